@@ -1,0 +1,156 @@
+"""`pedrag check`'s engine: paths -> loaded files -> diagnostics and a summary.
+
+Discovers theory and curriculum files, runs the front end on each, then the semantic checks
+on every file that resolved cleanly and the set-level checks on the whole set, and finally
+applies ignores and severity overrides. Returns data; the CLI chooses a writer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pedrag.compiler.checks import catalog
+from pedrag.compiler.config import CheckConfig
+from pedrag.dsl.diagnostics import Diagnostic, Severity, error
+from pedrag.dsl.loader import LoadedFile, load_file
+
+SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class CheckResult:
+    files: list[LoadedFile]
+    diagnostics: list[Diagnostic]
+    theories: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity is Severity.WARNING for d in self.diagnostics)
+
+    def summary(self) -> dict[str, Any]:
+        coverages = [t["coverage"] for t in self.theories if t.get("coverage") is not None]
+        return {
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "rules": sum(t["rules"] for t in self.theories),
+            "actions": sum(t["actions"] for t in self.theories),
+            "metrics": sum(t["metrics"] for t in self.theories),
+            "coverage": min(coverages) if coverages else None,
+            "theories": self.theories,
+        }
+
+
+class PathError(Exception):
+    pass
+
+
+def discover(paths: list[str]) -> list[Path]:
+    """Files named on the command line, and YAML files under named directories, in order."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise PathError(f"no such file or directory: {raw}")
+    unique: list[Path] = []
+    for path in found:
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def _item_ignores(loaded: LoadedFile) -> dict[str, frozenset[str]]:
+    """Item name (`rule:x`, `action:y`, `metric:z`) -> checks ignored on it."""
+    out: dict[str, frozenset[str]] = {}
+    theory = loaded.theory
+    if theory is None:
+        return out
+    for rule in theory.model.rules:
+        out[f"rule:{rule.id}"] = frozenset(rule.ignore)
+    for name, action in theory.model.actions.items():
+        out[f"action:{name}"] = frozenset(action.ignore)
+    for name, metric in theory.model.metrics.items():
+        out[f"metric:{name}"] = frozenset(metric.ignore)
+    return out
+
+
+def _file_ignores(loaded: LoadedFile) -> frozenset[str]:
+    if loaded.theory is not None:
+        return loaded.theory.ignore
+    if loaded.curriculum is not None:
+        return loaded.curriculum.ignore
+    return frozenset()
+
+
+def run_semantic(loaded: LoadedFile) -> tuple[list[Diagnostic], dict[str, Any]]:
+    """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts."""
+    checks = [c for c in catalog().values() if c.info.stage == "semantic" and c.run is not None]
+    if not checks:
+        return [], {}
+    from pedrag.compiler.analysis import Analysis  # z3 is imported only when it is needed
+
+    assert loaded.theory is not None
+    analysis = Analysis(loaded.theory)
+    diagnostics: list[Diagnostic] = []
+    for check in checks:
+        assert check.run is not None
+        diagnostics.extend(check.run(analysis))
+    return diagnostics, analysis.facts()
+
+
+def check_paths(paths: list[str], config: CheckConfig | None = None, semantic: bool = True) -> CheckResult:
+    started = time.perf_counter()
+    config = config or CheckConfig()
+    files = [load_file(path) for path in discover(paths)]
+    diagnostics: list[Diagnostic] = []
+    theories: list[dict[str, Any]] = []
+    for loaded in files:
+        file_diagnostics = list(loaded.diagnostics)
+        facts: dict[str, Any] = {}
+        if loaded.theory is not None:
+            t = loaded.theory
+            facts = {"id": t.id, "file": loaded.path, "rules": len(t.rules), "actions": len(t.actions),
+                     "metrics": len(t.metrics), "coverage": None}
+            if semantic and loaded.ok:
+                try:
+                    more, extra = run_semantic(loaded)
+                except Exception as exc:  # a checker bug must not hide the file's other findings
+                    more, extra = [error("internal-error", f"the compiler failed on this file: {exc!r}", t.span)], {}
+                file_diagnostics.extend(more)
+                facts.update(extra)
+            theories.append(facts)
+        diagnostics.extend(_filter(loaded, file_diagnostics, config))
+    if semantic:
+        for check in catalog().values():
+            if check.info.stage == "set" and check.run is not None:
+                for diagnostic in check.run(files):
+                    owner = next((f for f in files if diagnostic.file == f.path), None)
+                    diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return CheckResult(files, diagnostics, theories, time.perf_counter() - started)
+
+
+def _filter(loaded: LoadedFile | None, diagnostics: list[Diagnostic], config: CheckConfig) -> list[Diagnostic]:
+    file_ignores = _file_ignores(loaded) if loaded else frozenset()
+    item_ignores = _item_ignores(loaded) if loaded else {}
+    kept: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        if diagnostic.check in config.ignore or diagnostic.check in file_ignores:
+            continue
+        if diagnostic.items and diagnostic.check in item_ignores.get(diagnostic.items[0], frozenset()):
+            continue
+        if diagnostic.check in config.severity:
+            diagnostic = diagnostic.with_severity(config.severity[diagnostic.check])
+        kept.append(diagnostic)
+    return kept

@@ -1,0 +1,131 @@
+"""The resolved theory: what the compiler and the runtime read.
+
+Frozen dataclasses built by `pedrag.dsl.resolve` from a validated `model.Theory`: every
+condition parsed and resolved (names replaced by metric, enum, action references), rungs as
+integers, defaults filled in (rule priority = its action's), spans kept for diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pedrag.dsl import ast
+from pedrag.dsl.model import Curriculum, Theory
+from pedrag.dsl.spans import ScalarMap, Span
+
+MetricType = Literal["int", "float", "bool", "enum"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    type: MetricType
+    source: str
+    low: float = 0.0
+    high: float = 0.0
+    values: tuple[str, ...] = ()
+    default: float | int | bool | str = 0
+    compute: ast.Expr | None = None
+    span: Span | None = None
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("int", "float")
+
+
+@dataclass(frozen=True)
+class ActionInfo:
+    name: str
+    rung: int
+    priority: int
+    description: str
+    tags: frozenset[str] = frozenset()
+    conflicts: tuple[str, ...] = ()
+    guidance: str | None = None
+    template: str | None = None
+    span: Span | None = None
+    ignore: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Located:
+    """A condition with what a diagnostic needs to point inside it."""
+
+    expr: ast.Expr
+    text: str
+    span: Span
+    scalar: ScalarMap | None = field(default=None, compare=False, repr=False)
+
+    def node_span(self, node: ast.Expr) -> Span:
+        if self.scalar is None or node.span == ast.NO_SPAN:
+            return self.span
+        return self.scalar.span(node.span[0], node.span[1])
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    index: int
+    when: Located
+    action: str
+    weight: float
+    priority: int
+    span: Span
+    ignore: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class CeilingStepInfo:
+    index: int
+    when: Located
+    effect: Literal["at_most", "at_least", "set"]
+    rung: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class InvariantInfo:
+    id: str
+    kind: Literal["never", "always"]
+    condition: Located
+    span: Span
+
+
+@dataclass(frozen=True)
+class SwitchInfo:
+    index: int
+    when: Located
+    to: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class ResolvedTheory:
+    id: str
+    name: str
+    file: str
+    selection: Literal["weighted", "priority"]
+    metrics: dict[str, MetricInfo]
+    actions: dict[str, ActionInfo]
+    rules: tuple[RuleInfo, ...]
+    ceiling_start: int
+    ceiling_steps: tuple[CeilingStepInfo, ...]
+    invariants: tuple[InvariantInfo, ...]
+    monitors: dict[str, Located]
+    escalate: dict[str, str]
+    alternatives: dict[str, tuple[str, ...]]
+    switches: tuple[SwitchInfo, ...]
+    model: Theory = field(compare=False, repr=False)
+    span: Span | None = None
+    ignore: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ResolvedCurriculum:
+    id: str
+    file: str
+    model: Curriculum = field(compare=False, repr=False)
+    goal_spans: dict[str, Span] = field(default_factory=dict)
+    requires_spans: dict[tuple[str, str], Span] = field(default_factory=dict)
+    ignore: frozenset[str] = frozenset()

@@ -1,0 +1,180 @@
+"""Theory and curriculum files -> resolved documents plus diagnostics. Never raises.
+
+The front end's entry point: read the file, parse YAML with positions, validate structure
+with the pydantic models (errors turned into diagnostics at the offending key, unknown keys
+with a "did you mean"), then resolve names and types. Whatever goes wrong becomes a
+`Diagnostic`; a user never sees a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any, Union
+
+from pydantic import BaseModel, ValidationError
+
+from pedrag.dsl.diagnostics import Diagnostic, Severity, error
+from pedrag.dsl.ir import ResolvedCurriculum, ResolvedTheory
+from pedrag.dsl.model import Curriculum, Theory
+from pedrag.dsl.resolve import resolve_curriculum, resolve_theory
+from pedrag.dsl.spans import SourceText
+from pedrag.dsl.yaml_source import Positions, YamlError, load_yaml
+
+
+@dataclass
+class LoadedFile:
+    """One checked file: its source, what it resolved to (if it did), and its diagnostics."""
+
+    path: str
+    source: SourceText
+    kind: str = "theory"
+    theory: ResolvedTheory | None = None
+    curriculum: ResolvedCurriculum | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    positions: Positions | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys allowed at `loc` inside `model`, to suggest a correction for an unknown key."""
+    annotation: Any = model
+    for part in loc:
+        annotation = _unwrap(annotation, part)
+        if annotation is None:
+            return []
+    annotation = _unwrap_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                return arg
+    if origin is typing.Annotated:
+        return _unwrap_optional(typing.get_args(annotation)[0])
+    return annotation
+
+
+def _unwrap(annotation: Any, part: Any) -> Any:
+    annotation = _unwrap_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        info = annotation.model_fields.get(part) if isinstance(part, str) else None
+        return info.annotation if info else None
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is dict and args:
+        return args[1]
+    if origin in (list, tuple) and args:
+        return args[0]
+    return None
+
+
+def _validation_diagnostics(exc: ValidationError, model: type[BaseModel], positions: Positions) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    seen: set[tuple[Any, ...]] = set()
+    for item in exc.errors(include_url=False):
+        loc = tuple(part for part in item["loc"] if not (isinstance(part, str) and "[" in part and part.endswith("]")))
+        # pydantic names union branches in loc (e.g. "str", "list[str]"); keep real path parts.
+        loc = tuple(p for p in loc if isinstance(p, int) or p in _all_keys(positions, loc) or True)
+        kind = item["type"]
+        where = ".".join(str(p) for p in loc) or "the document"
+        if loc in seen:
+            continue
+        if kind == "extra_forbidden":
+            seen.add(loc)
+            key = str(loc[-1])
+            allowed = _fields_at(model, loc[:-1])
+            hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            help = f"did you mean `{hint[0]}`?" if hint else (f"allowed keys: {', '.join(allowed)}" if allowed else None)
+            diagnostics.append(error("unknown-name", f"unknown key `{key}`", positions.key_span(loc), help=help))
+        elif kind == "missing":
+            seen.add(loc)
+            parent = loc[:-1]
+            diagnostics.append(error("syntax-error", f"missing required key `{loc[-1]}` in {'.'.join(map(str, parent)) or 'the document'}",
+                                     positions.key_span(parent) if parent else positions.span(()),
+                                     help=f"add `{loc[-1]}:`"))
+        else:
+            seen.add(loc)
+            message = item["msg"]
+            if message.startswith("Value error, "):
+                message = message[len("Value error, "):]
+            check = "type-error"
+            if kind in ("model_type", "dict_type", "list_type") and "input" in item:
+                check = "syntax-error"
+            if kind == "string_pattern_mismatch":
+                pattern = item.get("ctx", {}).get("pattern", "")
+                message = f"`{item.get('input')}` is not a valid " + ("rung (H0..H7)" if "H" in pattern else "name (lower_snake_case)" if "a-z0-9_" in pattern else "value")
+            elif kind == "literal_error":
+                message = f"{where}: {message} (got {item.get('input')!r})"
+            else:
+                message = f"{where}: {message}"
+            diagnostics.append(error(check, message, positions.span(loc)))
+    return diagnostics
+
+
+def _all_keys(positions: Positions, loc: tuple[Any, ...]) -> set[Any]:
+    return set()
+
+
+def load_text(text: str, path: str) -> LoadedFile:
+    source = SourceText(path, text)
+    loaded = LoadedFile(path=path, source=source)
+    try:
+        data, positions = load_yaml(source)
+    except YamlError as exc:
+        loaded.diagnostics.append(error("syntax-error", exc.problem.message, exc.problem.span, help=exc.problem.help))
+        return loaded
+    loaded.positions = positions
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a {type(data).__name__}"
+        loaded.diagnostics.append(error(
+            "syntax-error", f"a theory file is a YAML mapping, but this document is {what}",
+            positions.span(()), help="start with `pedrag: 1` and `theory:`"))
+        return loaded
+    kind = data.get("kind", "theory")
+    model: type[BaseModel] = Curriculum if kind == "curriculum" else Theory
+    loaded.kind = "curriculum" if kind == "curriculum" else "theory"
+    if data.get("pedrag") not in (1, None) and "pedrag" in data:
+        loaded.diagnostics.append(error("syntax-error", f"unsupported format version `pedrag: {data.get('pedrag')}`; this pedrag reads version 1",
+                                        positions.span(("pedrag",))))
+        return loaded
+    try:
+        validated = model.model_validate(data)
+    except ValidationError as exc:
+        loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions))
+        return loaded
+    if isinstance(validated, Theory):
+        loaded.theory, diagnostics = resolve_theory(validated, positions, path)
+    else:
+        assert isinstance(validated, Curriculum)
+        loaded.curriculum, diagnostics = resolve_curriculum(validated, positions, path)
+    loaded.diagnostics.extend(diagnostics)
+    return loaded
+
+
+def load_file(path: str | FsPath) -> LoadedFile:
+    shown = str(path)
+    try:
+        raw = FsPath(path).read_bytes()
+    except OSError as exc:
+        loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
+        loaded.diagnostics.append(error("syntax-error", f"cannot read file: {exc.strerror or exc}", None))
+        return loaded
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
+        loaded.diagnostics.append(error("syntax-error", f"file is not UTF-8 text (byte {exc.start})", None))
+        return loaded
+    return load_text(text, shown)

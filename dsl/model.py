@@ -1,0 +1,253 @@
+"""The theory file format, version 1, as pydantic models (and curricula).
+
+These models check *structure*: required keys, value types, unknown keys, ranges of plain
+numbers. They hold conditions as text; parsing, name and type resolution happen in
+`pedrag.dsl.resolve`, which has the positions needed for good diagnostics. The JSON Schema
+editors use (`pedrag schema`) is generated from these models, so it cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")]
+RungName = Annotated[str, Field(pattern=r"^H[0-7]$", description="hint-ladder rung H0..H7")]
+ConditionText = Annotated[str, Field(description="a condition in the pedrag condition language")]
+CheckName = Annotated[str, Field(pattern=r"^[a-z][a-z-]*$", description="a check name, e.g. coverage-gap")]
+
+METRIC_SOURCES = ("trusted", "classified", "inferred", "observed", "computed")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _condition_text(value: Any) -> Any:
+    # YAML reads `when: true` as a bool and `when: 1` as a number; conditions are text.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+class Source(_Strict):
+    id: Identifier
+    title: str
+    locator: str | None = None
+    author: str | None = None
+    year: int | None = None
+    document: str | None = None
+    page: int | None = None
+
+
+class Principle(_Strict):
+    id: Identifier
+    text: str
+    source: Identifier | list[Identifier] | None = None
+
+
+class TheoryInfo(_Strict):
+    id: Identifier
+    name: str
+    description: str | None = None
+    principles: list[Principle] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+
+
+class Metric(_Strict):
+    type: Literal["int", "float", "bool", "enum"]
+    source: Literal["trusted", "classified", "inferred", "observed", "computed"]
+    range: tuple[float, float] | None = None
+    values: list[Identifier] | None = None
+    default: float | bool | str | None = None
+    description: str | None = None
+    compute: ConditionText | None = None
+    ignore: list[CheckName] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Metric:
+        if self.type in ("int", "float"):
+            if self.range is None:
+                raise ValueError(f"a {self.type} metric needs `range: [low, high]`")
+            low, high = self.range
+            if low > high:
+                raise ValueError(f"range [{low:g}, {high:g}] is empty: low is above high")
+            if self.type == "int" and (low != int(low) or high != int(high)):
+                raise ValueError("an int metric's range must have integer bounds")
+            if self.values is not None:
+                raise ValueError("`values` belongs to enum metrics; numeric metrics take `range`")
+        elif self.type == "enum":
+            if not self.values:
+                raise ValueError("an enum metric needs `values: [...]` with at least one value")
+            if len(set(self.values)) != len(self.values):
+                raise ValueError("enum values must be distinct")
+            if self.range is not None:
+                raise ValueError("`range` belongs to int/float metrics; enum metrics take `values`")
+        else:
+            if self.range is not None or self.values is not None:
+                raise ValueError("a bool metric takes neither `range` nor `values`")
+        return self
+
+    @property
+    def default_value(self) -> float | int | bool | str:
+        """The declared default, or the lowest value of the domain (DESIGN, format v1)."""
+        if self.type == "bool":
+            return bool(self.default) if self.default is not None else False
+        if self.type == "enum":
+            assert self.values
+            return str(self.default) if self.default is not None else self.values[0]
+        assert self.range is not None
+        value = self.default if isinstance(self.default, (int, float)) and not isinstance(self.default, bool) else self.range[0]
+        return int(value) if self.type == "int" else float(value)
+
+
+class Action(_Strict):
+    rung: RungName
+    priority: Annotated[int, Field(ge=1, le=10)]
+    description: str
+    guidance: str | None = None
+    tags: list[Identifier] = Field(default_factory=list)
+    template: str | None = None
+    conflicts: list[Identifier] = Field(default_factory=list)
+    source: Identifier | list[Identifier] | None = None
+    ignore: list[CheckName] = Field(default_factory=list)
+
+
+class Rule(_Strict):
+    id: Identifier
+    when: ConditionText
+    then: Identifier
+    weight: Annotated[float, Field(gt=0)] = 1
+    priority: Annotated[int, Field(ge=1, le=10)] | None = None
+    description: str | None = None
+    source: Identifier | list[Identifier] | None = None
+    ignore: list[CheckName] = Field(default_factory=list)
+
+    _normalise_when = field_validator("when", mode="before")(_condition_text)
+
+
+class CeilingStep(_Strict):
+    when: ConditionText
+    at_most: RungName | None = None
+    at_least: RungName | None = None
+    set: RungName | None = None
+
+    _normalise_when = field_validator("when", mode="before")(_condition_text)
+
+    @model_validator(mode="after")
+    def _one_effect(self) -> CeilingStep:
+        given = [k for k in ("at_most", "at_least", "set") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a ceiling step takes exactly one of `at_most`, `at_least`, `set`")
+        return self
+
+    @property
+    def effect(self) -> tuple[str, str]:
+        for key in ("at_most", "at_least", "set"):
+            value = getattr(self, key)
+            if value is not None:
+                return key, value
+        raise AssertionError("validated")  # pragma: no cover
+
+
+class Ceiling(_Strict):
+    start: RungName = "H7"
+    steps: list[CeilingStep] = Field(default_factory=list)
+
+
+class Invariant(_Strict):
+    id: Identifier
+    never: ConditionText | None = None
+    always: ConditionText | None = None
+    description: str | None = None
+
+    _normalise_never = field_validator("never", "always", mode="before")(_condition_text)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Invariant:
+        if (self.never is None) == (self.always is None):
+            raise ValueError("an invariant takes exactly one of `never` or `always`")
+        return self
+
+
+class Switch(_Strict):
+    when: ConditionText
+    to: Identifier
+
+    _normalise_when = field_validator("when", mode="before")(_condition_text)
+
+
+class Adaptation(_Strict):
+    escalate: dict[Identifier, Identifier] = Field(default_factory=dict)
+    alternatives: dict[Identifier, list[Identifier]] = Field(default_factory=dict)
+    switch: list[Switch] = Field(default_factory=list)
+
+
+class Theory(_Strict):
+    """A theory file (DESIGN: "Theory file format, version 1")."""
+
+    pedrag: Literal[1]
+    theory: TheoryInfo
+    selection: Literal["weighted", "priority"] = "weighted"
+    metrics: dict[Identifier, Metric]
+    actions: dict[Identifier, Action]
+    rules: list[Rule]
+    ceiling: Ceiling = Field(default_factory=Ceiling)
+    invariants: list[Invariant] = Field(default_factory=list)
+    monitors: dict[Identifier, ConditionText] = Field(default_factory=dict)
+    adaptation: Adaptation = Field(default_factory=Adaptation)
+    ignore: list[CheckName] = Field(default_factory=list)
+    kind: Literal["theory"] = "theory"
+
+    @field_validator("monitors", mode="before")
+    @classmethod
+    def _monitor_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: _condition_text(v) for k, v in value.items()}
+        return value
+
+
+class Goal(_Strict):
+    id: Identifier
+    domain: str
+    topic: Identifier
+    description: str | None = None
+    requires: list[Identifier] = Field(default_factory=list)
+    mastery_threshold: Annotated[float, Field(ge=0, le=1)] = 0.8
+
+
+def _answer_text(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+class Exercise(_Strict):
+    id: Identifier
+    goal: Identifier
+    prompt: str
+    answer: str
+    accept: list[str] = Field(default_factory=list)
+    solution: str | None = None
+    language: str | None = None
+    exam: bool = False
+
+    _normalise_answer = field_validator("answer", mode="before")(_answer_text)
+
+    @field_validator("accept", mode="before")
+    @classmethod
+    def _accept_text(cls, value: Any) -> Any:
+        return [_answer_text(v) for v in value] if isinstance(value, list) else value
+
+
+class Curriculum(_Strict):
+    """A curriculum file: goals with prerequisites and exercises with hidden answers."""
+
+    pedrag: Literal[1]
+    kind: Literal["curriculum"]
+    id: Identifier
+    name: str | None = None
+    goals: list[Goal]
+    exercises: list[Exercise] = Field(default_factory=list)
+    ignore: list[CheckName] = Field(default_factory=list)

@@ -1,0 +1,158 @@
+"""Condition text -> AST, with offsets, using the Lark grammar shipped in `grammar/`.
+
+One LALR parser is built once per process (a few milliseconds) and reused. Syntax errors
+raise `ConditionSyntaxError` carrying the offset and what the parser expected, which the
+loader turns into a diagnostic at the YAML file's line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from pedrag.dsl import ast
+
+_RUNG = re.compile(r"H[0-7]")
+
+_TERMINAL_NAMES = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a quoted string", "COMP_OP": "a comparison",
+    "ADD_OP": "`+` or `-`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`",
+    "COMMA": "`,`", "STAR": "`*`", "MINUS": "`-`", "AND": "`and`", "OR": "`or`", "NOT": "`not`",
+    "IN": "`in`", "IMPLIES": "`implies`", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of condition",
+}
+
+
+class ConditionSyntaxError(Exception):
+    def __init__(self, message: str, offset: int, expected: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.expected = expected
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files("pedrag.grammar").joinpath("condition.lark").read_text("utf-8")
+    return Lark(
+        grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=False
+    )
+
+
+def _span(meta_or_token: object) -> tuple[int, int]:
+    start = getattr(meta_or_token, "start_pos", None)
+    end = getattr(meta_or_token, "end_pos", None)
+    if start is None or end is None:
+        return ast.NO_SPAN
+    return (int(start), int(end))
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):  # type: ignore[type-arg]
+    def number(self, meta, children):  # type: ignore[no-untyped-def]
+        text = str(children[0])
+        value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+        return ast.Number(value, span=_span(children[0]))
+
+    def true(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Bool(True, span=_span(meta))
+
+    def false(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Bool(False, span=_span(meta))
+
+    def string(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.String(str(children[0])[1:-1], span=_span(children[0]))
+
+    def name(self, meta, children):  # type: ignore[no-untyped-def]
+        token = children[0]
+        text = str(token)
+        if _RUNG.fullmatch(text):
+            return ast.Rung(int(text[1]), span=_span(token))
+        return ast.Name(text, span=_span(token))
+
+    def call(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Call(str(children[0]), tuple(children[1:]), span=_span(meta))
+
+    def neg(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Neg(children[0], span=_span(meta))
+
+    def arith(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Arith(children[0], str(children[1]), children[2], span=_span(meta))
+
+    def mul(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Mul(children[0], children[1], span=_span(meta))
+
+    def compare(self, meta, children):  # type: ignore[no-untyped-def]
+        operands = tuple(c for c in children if not isinstance(c, Token))
+        ops = tuple(str(c) for c in children if isinstance(c, Token))
+        return ast.Compare(operands, ops, span=_span(meta))
+
+    def list(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.ListExpr(tuple(c for c in children if c is not None), span=_span(meta))
+
+    def in_(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.In(children[0], children[1], False, span=_span(meta))
+
+    def not_in(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.In(children[0], children[1], True, span=_span(meta))
+
+    def not_(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Not(children[0], span=_span(meta))
+
+    def and_(self, meta, children):  # type: ignore[no-untyped-def]
+        node = ast.conjoin(list(children))
+        return _respan(node, _span(meta))
+
+    def or_(self, meta, children):  # type: ignore[no-untyped-def]
+        node = ast.disjoin(list(children))
+        return _respan(node, _span(meta))
+
+    def implies(self, meta, children):  # type: ignore[no-untyped-def]
+        return ast.Implies(children[0], children[1], span=_span(meta))
+
+
+def _respan(node: ast.Expr, span: tuple[int, int]) -> ast.Expr:
+    from dataclasses import replace
+
+    return replace(node, span=span)
+
+
+def _describe_expected(expected: set[str] | frozenset[str]) -> tuple[str, ...]:
+    names = sorted({_TERMINAL_NAMES.get(e, f"`{e.lower()}`") for e in expected if not e.startswith("__")})
+    return tuple(names)
+
+
+def parse_condition(text: str) -> ast.Expr:
+    """Parse one condition. Raises ConditionSyntaxError with the failing offset."""
+    if not text.strip():
+        raise ConditionSyntaxError("empty condition", 0, ("a condition",))
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedCharacters as exc:
+        raise ConditionSyntaxError(
+            f"unexpected character {text[exc.pos_in_stream]!r}", exc.pos_in_stream,
+            _describe_expected(exc.allowed or set()),
+        ) from None
+    except UnexpectedEOF as exc:
+        raise ConditionSyntaxError(
+            "condition ends too early", len(text.rstrip()), _describe_expected(set(exc.expected)),
+        ) from None
+    except UnexpectedToken as exc:
+        token = exc.token
+        if token.type == "$END":
+            offset = len(text.rstrip())
+            found = "end of condition"
+        else:
+            offset = token.start_pos or 0
+            found = repr(str(token))
+        raise ConditionSyntaxError(
+            f"unexpected {found}", offset, _describe_expected(exc.expected or set()),
+        ) from None
+    except UnexpectedInput as exc:  # pragma: no cover - other lark errors
+        raise ConditionSyntaxError(str(exc), getattr(exc, "pos_in_stream", 0) or 0) from None
+    if isinstance(tree, Tree):
+        return _ToAst().transform(tree)  # type: ignore[no-any-return]
+    raise ConditionSyntaxError("not a condition", 0)  # pragma: no cover

@@ -1,0 +1,100 @@
+"""Source positions: where in which file a thing was written.
+
+Spans are 1-based (line, column) pairs as editors and compilers print them. A `SourceText`
+turns character offsets into spans; `ScalarMap` maps offsets inside a YAML scalar's *value*
+(the condition text a parser sees) back to offsets in the file, so a syntax error in a block
+scalar still points at the right line and column of the YAML file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+class SourceText:
+    """A file's text with fast offset -> (line, column) conversion."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+        self._line_starts = [0]
+        for index, char in enumerate(text):
+            if char == "\n":
+                self._line_starts.append(index + 1)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line_index = bisect.bisect_right(self._line_starts, offset) - 1
+        return line_index + 1, offset - self._line_starts[line_index] + 1
+
+    def span(self, start: int, end: int | None = None) -> Span:
+        end = start if end is None else max(start, end)
+        line, column = self.position(start)
+        end_line, end_column = self.position(end)
+        return Span(self.name, line, column, end_line, end_column)
+
+    def line_text(self, line: int) -> str:
+        if line < 1 or line > len(self._line_starts):
+            return ""
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start:] if end < 0 else self.text[start:end]
+
+
+class ScalarMap:
+    """Maps offsets in a YAML scalar's value to offsets in the file.
+
+    YAML folds and unindents block scalars and strips quotes, so the value a condition parser
+    sees is not a substring of the file. We align the value with the raw source greedily: each
+    non-blank value character is matched with the next equal source character. That is exact
+    for plain, single-line quoted and block scalars, and close for escapes.
+    """
+
+    def __init__(self, source: SourceText, start: int, end: int, value: str) -> None:
+        self.source = source
+        raw = source.text[start:end]
+        offsets: list[int] = []
+        j = 0
+        if raw[:1] in ("|", ">"):
+            newline = raw.find("\n")
+            j = len(raw) if newline < 0 else newline + 1
+        elif raw[:1] in ("'", '"'):
+            j = 1
+        for char in value:
+            if char.isspace():
+                offsets.append(start + min(j, len(raw)))
+                continue
+            found = raw.find(char, j)
+            if found < 0:
+                offsets.append(start + min(j, len(raw)))
+                continue
+            offsets.append(start + found)
+            j = found + 1
+        offsets.append(start + min(j, len(raw)))
+        self._offsets = offsets
+        self.start = start
+
+    def offset(self, value_offset: int) -> int:
+        if not self._offsets:
+            return self.start
+        return self._offsets[max(0, min(value_offset, len(self._offsets) - 1))]
+
+    def span(self, value_start: int, value_end: int | None = None) -> Span:
+        start = self.offset(value_start)
+        if value_end is None or value_end <= value_start:
+            return self.source.span(start, start + 1)
+        end = self.offset(value_end - 1) + 1
+        return self.source.span(start, end)

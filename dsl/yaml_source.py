@@ -1,0 +1,124 @@
+"""YAML text -> plain data plus the position of every key and value.
+
+PyYAML's composer keeps marks on every node; we walk the node graph ourselves so that
+(1) every path (`("rules", 3, "when")`) has a span for diagnostics, (2) duplicate keys are an
+error instead of PyYAML's silent last-one-wins, and (3) each scalar can map offsets inside its
+value back to the file (`ScalarMap`), which condition syntax errors need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from pedrag.dsl.spans import ScalarMap, SourceText, Span
+
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class Positions:
+    source: SourceText
+    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    scalars: dict[Path, tuple[int, int, str]] = field(default_factory=dict)
+
+    def span(self, path: Path, *, key: bool = False) -> Span:
+        """The span of the value at path (or of its key), falling back to the nearest parent."""
+        probe = path
+        while True:
+            table = self.keys if key and probe in self.keys else self.values
+            if probe in table:
+                start, end = table[probe]
+                if table is self.values and end > start:
+                    # Point at the first line of a multi-line value only.
+                    newline = self.source.text.find("\n", start, end)
+                    end = end if newline < 0 else newline
+                return self.source.span(start, max(end, start + 1))
+            if not probe:
+                return self.source.span(0, 1)
+            probe = probe[:-1]
+            key = False
+
+    def key_span(self, path: Path) -> Span:
+        return self.span(path, key=True)
+
+    def scalar_map(self, path: Path) -> ScalarMap | None:
+        if path not in self.scalars:
+            return None
+        start, end, value = self.scalars[path]
+        return ScalarMap(self.source, start, end, value)
+
+
+@dataclass(frozen=True)
+class YamlProblem:
+    message: str
+    span: Span
+    help: str | None = None
+
+
+class YamlError(Exception):
+    def __init__(self, problem: YamlProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+_CONSTRUCTOR = yaml.SafeLoader(b"")
+
+
+def load_yaml(source: SourceText) -> tuple[Any, Positions]:
+    """Parse one YAML document. Raises YamlError on syntax errors and duplicate keys."""
+    positions = Positions(source)
+    try:
+        nodes = list(yaml.compose_all(source.text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        offset = mark.index if mark is not None else 0
+        message = exc.problem or exc.context or "invalid YAML"
+        raise YamlError(YamlProblem(f"YAML syntax error: {message}", source.span(offset, offset + 1))) from None
+    except yaml.YAMLError as exc:  # e.g. reader errors on control characters
+        raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
+    if len(nodes) > 1:
+        second = nodes[1]
+        raise YamlError(YamlProblem(
+            "a theory file holds exactly one YAML document", source.span(second.start_mark.index, second.start_mark.index + 1),
+            help="remove the `---` separator or split the file",
+        ))
+    if not nodes or nodes[0] is None:
+        return None, positions
+    return _convert(nodes[0], (), positions, set()), positions
+
+
+def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]) -> Any:
+    positions.values[path] = (node.start_mark.index, node.end_mark.index)
+    if id(node) in active:
+        raise YamlError(YamlProblem("recursive YAML alias", positions.source.span(node.start_mark.index, node.start_mark.index + 1)))
+    if isinstance(node, yaml.ScalarNode):
+        value = _CONSTRUCTOR.construct_object(node, deep=True)
+        if isinstance(value, str):
+            positions.scalars[path] = (node.start_mark.index, node.end_mark.index, value)
+        return value
+    active = active | {id(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return [_convert(item, (*path, index), positions, active) for index, item in enumerate(node.value)]
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key_value = _CONSTRUCTOR.construct_object(key_node, deep=True) if isinstance(key_node, yaml.ScalarNode) else None
+            key_span = positions.source.span(key_node.start_mark.index, key_node.end_mark.index)
+            if not isinstance(key_value, (str, int, float, bool)) or isinstance(key_value, bool) and False:
+                raise YamlError(YamlProblem("mapping keys must be plain names", key_span))
+            key: str | int = key_value if isinstance(key_value, (str, int)) and not isinstance(key_value, bool) else str(key_value).lower()
+            if key in result:
+                first = positions.keys.get((*path, key))
+                where = f" (first defined on line {positions.source.position(first[0])[0]})" if first else ""
+                raise YamlError(YamlProblem(
+                    f"duplicate key `{key}`{where}", key_span,
+                    help="YAML would silently keep only the last one; remove or rename one of them",
+                ))
+            positions.keys[(*path, key)] = (key_node.start_mark.index, key_node.end_mark.index)
+            result[key] = _convert(value_node, (*path, key), positions, active)
+        return result
+    raise YamlError(YamlProblem("unsupported YAML node", positions.source.span(node.start_mark.index)))  # pragma: no cover

@@ -1,0 +1,101 @@
+"""`pedrag check PATH...`: check theory files and curricula; text, JSON or SARIF out."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from pedrag.compiler.checks import catalog
+from pedrag.compiler.config import ConfigError, load_config
+from pedrag.compiler.driver import PathError, check_paths
+from pedrag.compiler.reports.json_report import format_json
+from pedrag.compiler.reports.sarif import format_sarif
+from pedrag.compiler.reports.text import format_report
+
+NAME = "check"
+ORDER = 10
+HELP = "check theory files and curricula (files or folders, recursively)"
+DESCRIPTION = """\
+Check theory files and curricula. Folders are searched recursively for *.yaml / *.yml.
+
+Front-end checks (syntax, names, types, the trust boundary) run on every file; the
+compiler's semantic checks (dead rules, conflicts, coverage gaps, invariants, ...) run on
+every theory that passes them. Severity overrides and ignores come from [tool.pedrag] in
+pyproject.toml and from `ignore:` lists in the files.
+
+exit status: 0 no errors, 1 errors found, 2 usage problem (bad path, bad option)
+"""
+EPILOG = """\
+examples:
+  pedrag check theories/
+  pedrag check theories/socratic.yaml --format json
+  pedrag check theories/ --format sarif > pedrag.sarif
+  pedrag check --explain dead-rule
+  pedrag check --list-checks
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="theory/curriculum files or folders")
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format (default: text)")
+    parser.add_argument("--explain", metavar="CHECK", help="explain a check: meaning, failing example, fix")
+    parser.add_argument("--list-checks", action="store_true", help="list every check with its default severity")
+    parser.add_argument("--no-semantic", action="store_true", help="front-end checks only (fast; no z3)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour text output (default: auto)")
+
+
+def _colour(mode: str) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def explain(name: str) -> int:
+    checks = catalog()
+    if name not in checks:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(checks), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        print(f"pedrag: unknown check `{name}`{hint} (see `pedrag check --list-checks`)", file=sys.stderr)
+        return 2
+    info = checks[name].info
+    print(f"{info.name} ({info.severity.value} by default)\n")
+    print(f"{info.summary}\n")
+    print(info.explanation + "\n")
+    print("Example that fails:\n")
+    print("\n".join("    " + line for line in info.example.rstrip().splitlines()) + "\n")
+    print(f"How to fix: {info.fix}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.explain:
+        return explain(args.explain)
+    if args.list_checks:
+        for info in sorted((c.info for c in catalog().values()), key=lambda i: i.name):
+            print(f"{info.name:<22} {info.severity.value:<8} {info.summary}")
+        return 0
+    if not args.paths:
+        print("pedrag check: give at least one PATH (a theory file or a folder); see --help", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(Path.cwd(), frozenset(catalog()))
+        result = check_paths(args.paths, config, semantic=not args.no_semantic)
+    except (PathError, ConfigError) as exc:
+        print(f"pedrag check: {exc}", file=sys.stderr)
+        return 2
+    files = [f.path for f in result.files]
+    summary = result.summary()
+    if args.format == "json":
+        print(format_json(files, result.diagnostics, summary))
+    elif args.format == "sarif":
+        print(format_sarif(result.diagnostics))
+    else:
+        sources = {f.path: f.source for f in result.files}
+        print(format_report(result.diagnostics, sources, len(files), summary, _colour(args.color)))
+    return 1 if result.errors else 0
