@@ -20,7 +20,7 @@ _RUNG = re.compile(r"H[0-7]")
 
 _TERMINAL_NAMES = {
     "NAME": "a name", "NUMBER": "a number", "STRING": "a quoted string", "COMP_OP": "a comparison",
-    "ADD_OP": "`+` or `-`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`",
+    "PLUS": "`+`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`",
     "COMMA": "`,`", "STAR": "`*`", "MINUS": "`-`", "AND": "`and`", "OR": "`or`", "NOT": "`not`",
     "IN": "`in`", "IMPLIES": "`implies`", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of condition",
 }
@@ -77,7 +77,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Call(str(children[0]), tuple(children[1:]), span=_span(meta))
 
     def neg(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Neg(children[0], span=_span(meta))
+        return ast.Neg(children[-1], span=_span(meta))
 
     def arith(self, meta, children):  # type: ignore[no-untyped-def]
         return ast.Arith(children[0], str(children[1]), children[2], span=_span(meta))

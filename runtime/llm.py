@@ -1,0 +1,447 @@
+"""LLM access: the one interface every model call in pedrag goes through.
+
+Runtime stage: LLM backends. Takes an :class:`LLMRequest` (a role, messages, optionally a JSON
+Schema for structured output), gives an :class:`LLMResponse` (text, parsed object, tokens,
+cost, latency) or raises one of the :class:`LLMError` subclasses.
+
+Why one small interface: the turn loop, extraction and evaluation must not care whether the
+model is a remote OpenAI-compatible endpoint (``llm_openai``) or the deterministic offline
+backend; they build requests, catch one exception hierarchy and fail closed on it. The
+structured-output helpers live here too, so every backend parses and validates replies the
+same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
+
+Role = Literal[
+    "actor", "classifier", "analyzer", "judge", "selector", "extractor", "evaluator", "student"
+]
+"""Who is calling: each role can be served by its own model (``PEDRAG_MODEL_<ROLE>``)."""
+
+ROLES: tuple[Role, ...] = get_args(Role)
+
+MessageRole = Literal["system", "user", "assistant"]
+Message = tuple[MessageRole, str]
+
+_MESSAGE_ROLES: tuple[str, ...] = get_args(MessageRole)
+# OpenAI's rule for json_schema names; enforced here so every backend agrees.
+_SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One model call. ``json_schema`` asks for a JSON object reply validated against it."""
+
+    role: Role
+    messages: tuple[Message, ...]
+    json_schema: dict[str, Any] | None = field(default=None, hash=False)
+    schema_name: str = "reply"
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"unknown LLM role {self.role!r}; expected one of {', '.join(ROLES)}")
+        # Accept lists for convenience but store tuples so the request stays immutable.
+        messages = tuple((str(who), content) for who, content in self.messages)
+        for who, content in messages:
+            if who not in _MESSAGE_ROLES:
+                raise ValueError(
+                    f"unknown message role {who!r}; expected system, user or assistant"
+                )
+            if not isinstance(content, str):
+                raise TypeError(f"message content must be str, got {type(content).__name__}")
+        if not messages:
+            raise ValueError("an LLM request needs at least one message")
+        object.__setattr__(self, "messages", messages)
+        if not _SCHEMA_NAME.match(self.schema_name):
+            raise ValueError(f"schema_name {self.schema_name!r} must match {_SCHEMA_NAME.pattern}")
+        if self.temperature is not None and not 0.0 <= self.temperature <= 2.0:
+            raise ValueError(f"temperature {self.temperature} is outside [0, 2]")
+        if self.max_tokens is not None and self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be positive, got {self.max_tokens}")
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """What a model call produced and what it cost.
+
+    ``parsed`` is set only when the request had a ``json_schema`` and the reply was a JSON
+    object satisfying it. ``role`` echoes the request's role so :class:`Usage` can file it.
+    """
+
+    text: str
+    parsed: dict[str, Any] | None = None
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    role: Role | None = None
+    finish_reason: str = "stop"
+
+
+@runtime_checkable
+class LLMBackend(Protocol):
+    """Anything that answers an :class:`LLMRequest`. Implementations raise only
+    :class:`LLMError` subclasses, never transport exceptions."""
+
+    def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+@runtime_checkable
+class EmbeddingBackend(Protocol):
+    """Anything that turns texts into vectors (used by extraction)."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+class LLMError(Exception):
+    """Base of every LLM failure. Messages never quote the prompt (it may hold student text)."""
+
+    def __init__(
+        self, message: str, *, role: str | None = None, model: str | None = None, attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.role = role
+        self.model = model
+        self.attempts = attempts
+
+
+class LLMTimeout(LLMError):
+    """The endpoint did not answer within the configured timeout (after retries)."""
+
+
+class LLMUnavailable(LLMError):
+    """The endpoint is unreachable, overloaded (HTTP 5xx / 429) or not speaking the protocol."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        attempts: int = 1,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message, role=role, model=model, attempts=attempts)
+        self.status_code = status_code
+
+
+class LLMRefusal(LLMError):
+    """The model refused (a ``refusal`` field, a content filter) or returned nothing."""
+
+
+class LLMMalformedOutput(LLMError):
+    """A structured reply was not JSON or did not match the schema. ``raw_text`` holds the
+    reply for the audit log; it is kept out of the message."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        attempts: int = 1,
+        raw_text: str = "",
+        errors: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, role=role, model=model, attempts=attempts)
+        self.raw_text = raw_text
+        self.errors = tuple(errors)
+
+
+class LLMBudgetExceeded(LLMError):
+    """A spending or call cap would be exceeded; the caller must fail closed."""
+
+
+# -- usage accounting -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoleUsage:
+    """Totals for one role."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+
+    def __add__(self, other: RoleUsage) -> RoleUsage:
+        return RoleUsage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            latency_ms=self.latency_ms + other.latency_ms,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class Usage:
+    """Tokens, cost and latency per role, accumulated over calls.
+
+    ``record`` a response after each call; add two ``Usage`` objects (or ``sum`` many) to get
+    session or evaluation totals.
+    """
+
+    by_role: dict[str, RoleUsage] = field(default_factory=dict)
+
+    def record(self, response: LLMResponse, role: str | None = None) -> None:
+        role = role or response.role
+        if role is None:
+            raise ValueError("cannot file usage: neither the response nor the caller names a role")
+        entry = RoleUsage(
+            calls=1,
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+            cost_usd=response.cost_usd,
+            latency_ms=response.latency_ms,
+        )
+        self.by_role[role] = self.by_role.get(role, RoleUsage()) + entry
+
+    def __add__(self, other: Usage) -> Usage:
+        combined = dict(self.by_role)
+        for role, entry in other.by_role.items():
+            combined[role] = combined.get(role, RoleUsage()) + entry
+        return Usage(combined)
+
+    def __radd__(self, other: object) -> Usage:
+        # Lets sum(usages) start from its default 0.
+        if other == 0:
+            return Usage(dict(self.by_role))
+        if isinstance(other, Usage):
+            return other + self
+        return NotImplemented
+
+    @property
+    def total(self) -> RoleUsage:
+        result = RoleUsage()
+        for entry in self.by_role.values():
+            result = result + entry
+        return result
+
+    @property
+    def calls(self) -> int:
+        return self.total.calls
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.total.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.total.completion_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.total.total_tokens
+
+    @property
+    def cost_usd(self) -> float:
+        return self.total.cost_usd
+
+    def to_dict(self) -> dict[str, dict[str, float | int]]:
+        """Plain JSON-ready form, for audit records and reports."""
+        return {
+            role: {
+                "calls": entry.calls,
+                "prompt_tokens": entry.prompt_tokens,
+                "completion_tokens": entry.completion_tokens,
+                "cost_usd": entry.cost_usd,
+                "latency_ms": entry.latency_ms,
+            }
+            for role, entry in sorted(self.by_role.items())
+        }
+
+
+# -- structured output ----------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model reply: the whole text, else the first ``` fence, else the
+    outermost ``{...}``. Raises ``ValueError`` when there is none.
+
+    Why so forgiving: servers that ignore ``response_format`` often wrap the JSON in prose or
+    Markdown fences; the schema check afterwards is what guarantees the shape.
+    """
+    candidates = [text.strip()]
+    fenced = _FENCE.search(text)
+    if fenced:
+        candidates.append(fenced.group(1).strip())
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    last_error = "the reply is empty"
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError as error:
+            last_error = f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+            continue
+        if isinstance(value, dict):
+            return value
+        last_error = f"expected a JSON object, got {_json_type(value)}"
+    raise ValueError(last_error)
+
+
+def schema_errors(value: Any, schema: Mapping[str, Any]) -> list[str]:
+    """Where ``value`` breaks ``schema``, as ``$.path: problem`` strings (empty when valid).
+
+    A deliberately small JSON Schema subset — ``type``, ``properties``, ``required``,
+    ``additionalProperties``, ``items``, ``enum``, ``const``, ``anyOf``/``oneOf``/``allOf``,
+    ``minimum``/``maximum``, ``minItems``/``maxItems`` and local ``$ref`` (as pydantic emits) —
+    enough to catch a model that ignored the requested shape without adding a dependency.
+    """
+    errors: list[str] = []
+    _check(value, schema, schema, "$", errors)
+    return errors
+
+
+def parse_structured(
+    text: str,
+    schema: Mapping[str, Any],
+    *,
+    role: str | None = None,
+    model: str | None = None,
+    finish_reason: str = "stop",
+) -> dict[str, Any]:
+    """Parse and validate a structured reply, or raise :class:`LLMMalformedOutput`."""
+    truncated = (
+        " (the reply was cut off: finish_reason=length)" if finish_reason == "length" else ""
+    )
+    try:
+        value = extract_json_object(text)
+    except ValueError as error:
+        raise LLMMalformedOutput(
+            f"{role or 'LLM'} reply is not a JSON object: {error}{truncated}",
+            role=role,
+            model=model,
+            raw_text=text,
+            errors=(str(error),),
+        ) from None
+    errors = schema_errors(value, schema)
+    if errors:
+        shown = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise LLMMalformedOutput(
+            f"{role or 'LLM'} reply does not match its schema: {shown}{truncated}",
+            role=role,
+            model=model,
+            raw_text=text,
+            errors=errors,
+        )
+    return value
+
+
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+}
+
+
+def _json_type(value: Any) -> str:
+    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _TYPE_CHECKS[name](value):
+            return name
+    return type(value).__name__
+
+
+def _same_json(left: Any, right: Any) -> bool:
+    # JSON distinguishes true from 1, Python does not.
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    return bool(left == right)
+
+
+def _resolve(reference: str, root: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not reference.startswith("#"):
+        raise ValueError(f"only local $ref is supported, got {reference!r}")
+    node: Any = root
+    for part in reference.lstrip("#").strip("/").split("/"):
+        if part:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node  # type: ignore[no-any-return]
+
+
+def _conforms(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+    errors: list[str] = []
+    _check(value, schema, root, "$", errors)
+    return not errors
+
+
+def _check(
+    value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], path: str, errors: list[str]
+) -> None:
+    if "$ref" in schema:
+        _check(value, _resolve(schema["$ref"], root), root, path, errors)
+    for branch_key in ("anyOf", "oneOf"):
+        if branch_key in schema:
+            branches = schema[branch_key]
+            if not any(_conforms(value, branch, root) for branch in branches):
+                errors.append(f"{path}: matches none of the {len(branches)} allowed shapes")
+    for branch in schema.get("allOf", ()):
+        _check(value, branch, root, path, errors)
+    if "const" in schema and not _same_json(value, schema["const"]):
+        errors.append(f"{path}: expected {json.dumps(schema['const'])}")
+    if "enum" in schema and not any(_same_json(value, option) for option in schema["enum"]):
+        options = ", ".join(json.dumps(option) for option in schema["enum"])
+        errors.append(f"{path}: {json.dumps(value)[:40]} is not one of {options}")
+    expected = schema.get("type")
+    if expected is not None:
+        types = [expected] if isinstance(expected, str) else list(expected)
+        if not any(_TYPE_CHECKS.get(name, lambda v: True)(value) for name in types):
+            errors.append(f"{path}: expected {' or '.join(types)}, got {_json_type(value)}")
+            return  # deeper checks would only repeat the type error
+    if isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        for name in schema.get("required", ()):
+            if name not in value:
+                errors.append(f"{path}: missing required key {name!r}")
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in properties:
+                _check(item, properties[name], root, f"{path}.{name}", errors)
+            elif extra is False:
+                errors.append(f"{path}: unexpected key {name!r}")
+            elif isinstance(extra, Mapping):
+                _check(item, extra, root, f"{path}.{name}", errors)
+    elif isinstance(value, list):
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            errors.append(f"{path}: expected at least {schema['minItems']} items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(f"{path}: expected at most {schema['maxItems']} items")
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for index, item in enumerate(value):
+                _check(item, items, root, f"{path}[{index}]", errors)
+    elif _TYPE_CHECKS["number"](value):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{path}: {value} is below the minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{path}: {value} is above the maximum {schema['maximum']}")

@@ -1,0 +1,26 @@
+"""Shared pytest fixtures for the whole test tree.
+
+``fake_openai``: a scripted OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``),
+so LLM tests run the real ``openai`` client without any network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running fake server: ``.base_url`` (ends in ``/v1``), ``.script(...)``, ``.always(...)``,
+    ``.requests``. A chat request nobody scripted fails the test at teardown."""
+    with FakeOpenAI() as server:
+        yield server
+        if server.unscripted:
+            pytest.fail(
+                f"fake_openai received {len(server.unscripted)} unscripted chat request(s); "
+                "script(...) or always(...) a reply for them"
+            )

@@ -1,0 +1,180 @@
+"""The loader: YAML positions, structural errors, resolution, and diagnostics at file:line:col."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pedrag.dsl.loader import load_text
+
+BASE = """\
+pedrag: 1
+theory:
+  id: tiny
+  name: Tiny theory
+metrics:
+  frustration: {type: float, range: [0, 1], source: inferred}
+  affect: {type: enum, values: [calm, frustrated], source: inferred}
+  mastery: {type: float, range: [0, 1], source: trusted}
+  exam_active: {type: bool, source: trusted}
+  intent: {type: enum, values: [question, attempt], source: classified}
+actions:
+  encourage: {rung: H0, priority: 5, description: Encourage., tags: [affect_support]}
+  hint: {rung: H3, priority: 6, description: Leading question.}
+rules:
+  - id: upset
+    when: "frustration >= 0.7 or affect == frustrated"
+    then: encourage
+  - id: stuck
+    when: "frustration < 0.7 and mastery < 0.5"
+    then: hint
+ceiling:
+  start: H4
+  steps:
+    - {when: exam_active, set: H0}
+"""
+
+
+def diagnostics(text: str) -> list[tuple[str, int, int, str]]:
+    loaded = load_text(textwrap.dedent(text), "t.yaml")
+    return [(d.check, d.span.line, d.span.column, d.message) for d in loaded.diagnostics if d.span]
+
+
+def test_the_base_file_is_clean_and_resolves() -> None:
+    loaded = load_text(BASE, "t.yaml")
+    assert loaded.diagnostics == []
+    assert loaded.theory is not None
+    assert [r.id for r in loaded.theory.rules] == ["upset", "stuck"]
+    assert loaded.theory.rules[0].priority == 5  # defaults to the action's priority
+    assert loaded.theory.ceiling_start == 4
+    assert loaded.theory.metrics["exam_active"].default is False
+    assert loaded.theory.metrics["affect"].default == "calm"
+
+
+def test_syntax_error_inside_a_block_scalar_points_into_the_yaml_file() -> None:
+    text = BASE.replace(
+        '    when: "frustration < 0.7 and mastery < 0.5"\n',
+        "    when: |\n      frustration < 0.7 and\n        mastery << 0.5\n",
+    )
+    found = diagnostics(text)
+    assert found[0][:3] == ("syntax-error", 21, 18)
+    line = text.splitlines()[20]
+    assert line[17] == "<"
+
+
+def test_syntax_error_in_a_folded_plain_scalar() -> None:
+    text = BASE.replace(
+        '    when: "frustration < 0.7 and mastery < 0.5"\n',
+        "    when: frustration < 0.7 and\n      mastery ! 0.5\n",
+    )
+    check, line, column, _ = diagnostics(text)[0]
+    assert (check, line, column) == ("syntax-error", 20, 15)
+
+
+def test_duplicate_yaml_keys_are_an_error_not_last_one_wins() -> None:
+    text = BASE.replace("  hint: {rung: H3", "  encourage: {rung: H1, priority: 2, description: x}\n  hint: {rung: H3")
+    check, line, column, message = diagnostics(text)[0]
+    assert (check, line, column) == ("syntax-error", 13, 3)
+    assert "duplicate key `encourage`" in message and "line 12" in message
+
+
+def test_unknown_key_suggests_the_closest_allowed_key() -> None:
+    loaded = load_text(BASE.replace("priority: 6,", "prority: 6,"), "t.yaml")
+    unknown = [d for d in loaded.diagnostics if d.check == "unknown-name"]
+    assert unknown and unknown[0].help == "did you mean `priority`?"
+    assert (unknown[0].span.line, unknown[0].span.column) == (13, 20)
+
+
+def test_unknown_enum_value_and_action_are_named_with_suggestions() -> None:
+    text = BASE.replace("affect == frustrated", "affect == frustated").replace("then: hint", "then: hnt")
+    loaded = load_text(text, "t.yaml")
+    messages = {(d.check, d.span.line, d.help) for d in loaded.diagnostics}
+    assert ("unknown-name", 16, "did you mean `frustrated`?") in messages
+    assert ("unknown-name", 20, "did you mean `hint`?") in messages
+
+
+def test_constant_outside_the_metric_range_is_a_type_error() -> None:
+    found = diagnostics(BASE.replace("frustration >= 0.7 or", "frustration >= 1.7 or"))
+    assert found[0][:3] == ("type-error", 16, 27)
+
+
+@pytest.mark.parametrize(
+    ("condition", "fragment"),
+    [
+        ("affect > calm", "takes only `==` and `!=`"),
+        ("frustration == calm", "unknown name `calm`"),
+        ("mastery", "must be true or false"),
+        ("frustration * mastery > 0.1", "multiply only by a constant"),
+        ("rung > H2", "unknown name `rung`"),
+        ("frustration > H2", "cannot compare"),
+        ("trend(affect, 3) > 0", "numeric metric"),
+        ("mean(frustration, 0) > 0.5", "at least 1"),
+        ("foo(frustration, 3) > 0", "unknown function"),
+    ],
+)
+def test_type_and_name_errors_in_rule_conditions(condition: str, fragment: str) -> None:
+    text = BASE.replace('"frustration >= 0.7 or affect == frustrated"', f'"{condition}"')
+    loaded = load_text(text, "t.yaml")
+    assert loaded.theory is None
+    assert any(fragment in d.message for d in loaded.diagnostics), [d.message for d in loaded.diagnostics]
+    assert all(d.span and d.span.line == 16 for d in loaded.diagnostics)
+
+
+def test_ceiling_steps_may_read_only_trusted_and_classified_metrics() -> None:
+    text = BASE.replace("- {when: exam_active, set: H0}", '- {when: "intent == attempt and frustration > 0.5", set: H7}')
+    found = diagnostics(text)
+    assert [f[:3] for f in found] == [("trust-boundary", 24, 37)]
+
+
+def test_history_functions_in_a_ceiling_cross_the_trust_boundary() -> None:
+    text = BASE.replace("- {when: exam_active, set: H0}", '- {when: "mean(mastery, 3) > 0.5", at_most: H2}')
+    assert [f[0] for f in diagnostics(text)] == ["trust-boundary"]
+
+
+def test_invariants_read_action_rung_and_tags() -> None:
+    text = BASE + (
+        "invariants:\n"
+        "  - {id: exam_quiet, never: \"exam_active and rung > H0\"}\n"
+        "  - {id: support, always: \"frustration >= 0.8 implies 'affect_support' in tags\"}\n"
+        "  - {id: no_hint, never: \"action == hint and mastery > 0.9\"}\n"
+    )
+    loaded = load_text(text, "t.yaml")
+    assert loaded.diagnostics == []
+    assert loaded.theory is not None and len(loaded.theory.invariants) == 3
+
+
+def test_unknown_tag_in_an_invariant() -> None:
+    text = BASE + "invariants:\n  - {id: support, always: \"'afect_support' in tags\"}\n"
+    (check, line, column, message), = diagnostics(text)
+    assert (check, line) == ("unknown-name", 26) and "afect_support" in message
+
+
+def test_compute_only_on_computed_metrics_and_range_must_hold_it() -> None:
+    bad = BASE.replace(
+        "  exam_active: {type: bool, source: trusted}\n",
+        "  exam_active: {type: bool, source: trusted, compute: \"mean(mastery, 3)\"}\n"
+        "  mastery_trend: {type: float, range: [-0.5, 0.5], source: computed, compute: \"trend(mastery, 3)\"}\n",
+    )
+    messages = [m for *_, m in diagnostics(bad)]
+    assert any("only allowed on computed metrics" in m for m in messages)
+    assert any("outside its range" in m for m in messages)
+
+
+def test_duplicate_rule_ids() -> None:
+    text = BASE.replace("- id: stuck", "- id: upset")
+    assert [f[:3] for f in diagnostics(text)] == [("duplicate-id", 18, 9)]
+
+
+def test_missing_required_key_and_wrong_shapes() -> None:
+    text = BASE.replace("  hint: {rung: H3, priority: 6, description: Leading question.}", "  hint: {rung: H9, priority: 11}")
+    found = diagnostics(text)
+    checks = sorted(f[0] for f in found)
+    assert checks == ["syntax-error", "type-error", "type-error"]
+    assert all(f[1] == 13 for f in found)
+
+
+@pytest.mark.parametrize("text", ["", "just a string", "- a\n- b\n", "pedrag: 2\n", "a: [1\n", "a: &x [*x]\n", "\x00"])
+def test_non_theory_documents_give_diagnostics(text: str) -> None:
+    loaded = load_text(text, "t.yaml")
+    assert loaded.diagnostics and not loaded.ok
