@@ -37,7 +37,9 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_config(start: Path | None = None, known_checks: frozenset[str] = frozenset()) -> CheckConfig:
+def load_config(
+    start: Path | None = None, known_checks: frozenset[str] = frozenset()
+) -> CheckConfig:
     path = find_pyproject((start or Path.cwd()).resolve())
     if path is None:
         return CheckConfig()
@@ -59,7 +61,9 @@ def load_config(start: Path | None = None, known_checks: frozenset[str] = frozen
         try:
             levels[name] = Severity(level)
         except ValueError:
-            raise ConfigError(f"{path.name}: severity of `{name}` must be error, warning or note, not {level!r}") from None
+            raise ConfigError(
+                f"{path.name}: severity of `{name}` must be error, warning or note, not {level!r}"
+            ) from None
     for name in [*ignore, *levels]:
         if known_checks and name not in known_checks:
             raise ConfigError(f"{path.name}: [tool.pedrag] names unknown check `{name}`")

@@ -109,7 +109,9 @@ def run_semantic(loaded: LoadedFile) -> tuple[list[Diagnostic], dict[str, Any]]:
     return diagnostics, analysis.facts()
 
 
-def check_paths(paths: list[str], config: CheckConfig | None = None, semantic: bool = True) -> CheckResult:
+def check_paths(
+    paths: list[str], config: CheckConfig | None = None, semantic: bool = True
+) -> CheckResult:
     started = time.perf_counter()
     config = config or CheckConfig()
     files = [load_file(path) for path in discover(paths)]
@@ -120,13 +122,28 @@ def check_paths(paths: list[str], config: CheckConfig | None = None, semantic: b
         facts: dict[str, Any] = {}
         if loaded.theory is not None:
             t = loaded.theory
-            facts = {"id": t.id, "file": loaded.path, "rules": len(t.rules), "actions": len(t.actions),
-                     "metrics": len(t.metrics), "coverage": None}
+            facts = {
+                "id": t.id,
+                "file": loaded.path,
+                "rules": len(t.rules),
+                "actions": len(t.actions),
+                "metrics": len(t.metrics),
+                "coverage": None,
+            }
             if semantic and loaded.ok:
                 try:
                     more, extra = run_semantic(loaded)
                 except Exception as exc:  # a checker bug must not hide the file's other findings
-                    more, extra = [error("internal-error", f"the compiler failed on this file: {exc!r}", t.span)], {}
+                    more, extra = (
+                        [
+                            error(
+                                "internal-error",
+                                f"the compiler failed on this file: {exc!r}",
+                                t.span,
+                            )
+                        ],
+                        {},
+                    )
                 file_diagnostics.extend(more)
                 facts.update(extra)
             theories.append(facts)
@@ -136,19 +153,25 @@ def check_paths(paths: list[str], config: CheckConfig | None = None, semantic: b
             if check.info.stage == "set" and check.run is not None:
                 for diagnostic in check.run(files):
                     owner = next((f for f in files if diagnostic.file == f.path), None)
-                    diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
+                    diagnostics.extend(
+                        _filter(owner, [diagnostic], config) if owner else [diagnostic]
+                    )
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckResult(files, diagnostics, theories, time.perf_counter() - started)
 
 
-def _filter(loaded: LoadedFile | None, diagnostics: list[Diagnostic], config: CheckConfig) -> list[Diagnostic]:
+def _filter(
+    loaded: LoadedFile | None, diagnostics: list[Diagnostic], config: CheckConfig
+) -> list[Diagnostic]:
     file_ignores = _file_ignores(loaded) if loaded else frozenset()
     item_ignores = _item_ignores(loaded) if loaded else {}
     kept: list[Diagnostic] = []
     for diagnostic in diagnostics:
         if diagnostic.check in config.ignore or diagnostic.check in file_ignores:
             continue
-        if diagnostic.items and diagnostic.check in item_ignores.get(diagnostic.items[0], frozenset()):
+        if diagnostic.items and diagnostic.check in item_ignores.get(
+            diagnostic.items[0], frozenset()
+        ):
             continue
         if diagnostic.check in config.severity:
             diagnostic = diagnostic.with_severity(config.severity[diagnostic.check])

@@ -154,8 +154,26 @@ class Implies:
 
 
 Expr = Union[
-    Number, Bool, String, Rung, Name, MetricRef, EnumConst, ActionConst, InvariantVar, Call,
-    Neg, Arith, Mul, Compare, ListExpr, In, Not, And, Or, Implies,
+    Number,
+    Bool,
+    String,
+    Rung,
+    Name,
+    MetricRef,
+    EnumConst,
+    ActionConst,
+    InvariantVar,
+    Call,
+    Neg,
+    Arith,
+    Mul,
+    Compare,
+    ListExpr,
+    In,
+    Not,
+    And,
+    Or,
+    Implies,
 ]
 
 HISTORY_FUNCTIONS = ("trend", "mean", "delta", "count", "streak")

@@ -8,13 +8,13 @@ Exceptions stay inside a stage and are converted to diagnostics at its boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pedrag.dsl.spans import Span
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"
@@ -68,7 +68,12 @@ class Diagnostic:
         }
         if self.related:
             out["related"] = [
-                {"line": r.line, "column": r.column, "end_line": r.end_line, "end_column": r.end_column}
+                {
+                    "line": r.line,
+                    "column": r.column,
+                    "end_line": r.end_line,
+                    "end_column": r.end_column,
+                }
                 for r in self.related
             ]
         if self.data:

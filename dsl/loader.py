@@ -80,11 +80,17 @@ def _unwrap(annotation: Any, part: Any) -> Any:
     return None
 
 
-def _validation_diagnostics(exc: ValidationError, model: type[BaseModel], positions: Positions) -> list[Diagnostic]:
+def _validation_diagnostics(
+    exc: ValidationError, model: type[BaseModel], positions: Positions
+) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
     for item in exc.errors(include_url=False):
-        loc = tuple(part for part in item["loc"] if not (isinstance(part, str) and "[" in part and part.endswith("]")))
+        loc = tuple(
+            part
+            for part in item["loc"]
+            if not (isinstance(part, str) and "[" in part and part.endswith("]"))
+        )
         # pydantic names union branches in loc (e.g. "str", "list[str]"); keep real path parts.
         loc = tuple(p for p in loc if isinstance(p, int) or p in _all_keys(positions, loc) or True)
         kind = item["type"]
@@ -96,25 +102,42 @@ def _validation_diagnostics(exc: ValidationError, model: type[BaseModel], positi
             key = str(loc[-1])
             allowed = _fields_at(model, loc[:-1])
             hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            help = f"did you mean `{hint[0]}`?" if hint else (f"allowed keys: {', '.join(allowed)}" if allowed else None)
-            diagnostics.append(error("unknown-name", f"unknown key `{key}`", positions.key_span(loc), help=help))
+            help = (
+                f"did you mean `{hint[0]}`?"
+                if hint
+                else (f"allowed keys: {', '.join(allowed)}" if allowed else None)
+            )
+            diagnostics.append(
+                error("unknown-name", f"unknown key `{key}`", positions.key_span(loc), help=help)
+            )
         elif kind == "missing":
             seen.add(loc)
             parent = loc[:-1]
-            diagnostics.append(error("syntax-error", f"missing required key `{loc[-1]}` in {'.'.join(map(str, parent)) or 'the document'}",
-                                     positions.key_span(parent) if parent else positions.span(()),
-                                     help=f"add `{loc[-1]}:`"))
+            diagnostics.append(
+                error(
+                    "syntax-error",
+                    f"missing required key `{loc[-1]}` in {'.'.join(map(str, parent)) or 'the document'}",
+                    positions.key_span(parent) if parent else positions.span(()),
+                    help=f"add `{loc[-1]}:`",
+                )
+            )
         else:
             seen.add(loc)
             message = item["msg"]
             if message.startswith("Value error, "):
-                message = message[len("Value error, "):]
+                message = message[len("Value error, ") :]
             check = "type-error"
             if kind in ("model_type", "dict_type", "list_type") and "input" in item:
                 check = "syntax-error"
             if kind == "string_pattern_mismatch":
                 pattern = item.get("ctx", {}).get("pattern", "")
-                message = f"`{item.get('input')}` is not a valid " + ("rung (H0..H7)" if "H" in pattern else "name (lower_snake_case)" if "a-z0-9_" in pattern else "value")
+                message = f"`{item.get('input')}` is not a valid " + (
+                    "rung (H0..H7)"
+                    if "H" in pattern
+                    else "name (lower_snake_case)"
+                    if "a-z0-9_" in pattern
+                    else "value"
+                )
             elif kind == "literal_error":
                 message = f"{where}: {message} (got {item.get('input')!r})"
             else:
@@ -133,21 +156,33 @@ def load_text(text: str, path: str) -> LoadedFile:
     try:
         data, positions = load_yaml(source)
     except YamlError as exc:
-        loaded.diagnostics.append(error("syntax-error", exc.problem.message, exc.problem.span, help=exc.problem.help))
+        loaded.diagnostics.append(
+            error("syntax-error", exc.problem.message, exc.problem.span, help=exc.problem.help)
+        )
         return loaded
     loaded.positions = positions
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}"
-        loaded.diagnostics.append(error(
-            "syntax-error", f"a theory file is a YAML mapping, but this document is {what}",
-            positions.span(()), help="start with `pedrag: 1` and `theory:`"))
+        loaded.diagnostics.append(
+            error(
+                "syntax-error",
+                f"a theory file is a YAML mapping, but this document is {what}",
+                positions.span(()),
+                help="start with `pedrag: 1` and `theory:`",
+            )
+        )
         return loaded
     kind = data.get("kind", "theory")
     model: type[BaseModel] = Curriculum if kind == "curriculum" else Theory
     loaded.kind = "curriculum" if kind == "curriculum" else "theory"
     if data.get("pedrag") not in (1, None) and "pedrag" in data:
-        loaded.diagnostics.append(error("syntax-error", f"unsupported format version `pedrag: {data.get('pedrag')}`; this pedrag reads version 1",
-                                        positions.span(("pedrag",))))
+        loaded.diagnostics.append(
+            error(
+                "syntax-error",
+                f"unsupported format version `pedrag: {data.get('pedrag')}`; this pedrag reads version 1",
+                positions.span(("pedrag",)),
+            )
+        )
         return loaded
     try:
         validated = model.model_validate(data)
@@ -169,12 +204,16 @@ def load_file(path: str | FsPath) -> LoadedFile:
         raw = FsPath(path).read_bytes()
     except OSError as exc:
         loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
-        loaded.diagnostics.append(error("syntax-error", f"cannot read file: {exc.strerror or exc}", None))
+        loaded.diagnostics.append(
+            error("syntax-error", f"cannot read file: {exc.strerror or exc}", None)
+        )
         return loaded
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
-        loaded.diagnostics.append(error("syntax-error", f"file is not UTF-8 text (byte {exc.start})", None))
+        loaded.diagnostics.append(
+            error("syntax-error", f"file is not UTF-8 text (byte {exc.start})", None)
+        )
         return loaded
     return load_text(text, shown)

@@ -12,10 +12,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Identifier = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")]
+Identifier = Annotated[
+    str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")
+]
 RungName = Annotated[str, Field(pattern=r"^H[0-7]$", description="hint-ladder rung H0..H7")]
 ConditionText = Annotated[str, Field(description="a condition in the pedrag condition language")]
-CheckName = Annotated[str, Field(pattern=r"^[a-z][a-z-]*$", description="a check name, e.g. coverage-gap")]
+CheckName = Annotated[
+    str, Field(pattern=r"^[a-z][a-z-]*$", description="a check name, e.g. coverage-gap")
+]
 
 METRIC_SOURCES = ("trusted", "classified", "inferred", "observed", "computed")
 
@@ -98,7 +102,11 @@ class Metric(_Strict):
             assert self.values
             return str(self.default) if self.default is not None else self.values[0]
         assert self.range is not None
-        value = self.default if isinstance(self.default, (int, float)) and not isinstance(self.default, bool) else self.range[0]
+        value = (
+            self.default
+            if isinstance(self.default, (int, float)) and not isinstance(self.default, bool)
+            else self.range[0]
+        )
         return int(value) if self.type == "int" else float(value)
 
 

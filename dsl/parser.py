@@ -19,10 +19,26 @@ from pedrag.dsl import ast
 _RUNG = re.compile(r"H[0-7]")
 
 _TERMINAL_NAMES = {
-    "NAME": "a name", "NUMBER": "a number", "STRING": "a quoted string", "COMP_OP": "a comparison",
-    "PLUS": "`+`", "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`",
-    "COMMA": "`,`", "STAR": "`*`", "MINUS": "`-`", "AND": "`and`", "OR": "`or`", "NOT": "`not`",
-    "IN": "`in`", "IMPLIES": "`implies`", "TRUE": "`true`", "FALSE": "`false`", "$END": "end of condition",
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a quoted string",
+    "COMP_OP": "a comparison",
+    "PLUS": "`+`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "COMMA": "`,`",
+    "STAR": "`*`",
+    "MINUS": "`-`",
+    "AND": "`and`",
+    "OR": "`or`",
+    "NOT": "`not`",
+    "IN": "`in`",
+    "IMPLIES": "`implies`",
+    "TRUE": "`true`",
+    "FALSE": "`false`",
+    "$END": "end of condition",
 }
 
 
@@ -121,7 +137,9 @@ def _respan(node: ast.Expr, span: tuple[int, int]) -> ast.Expr:
 
 
 def _describe_expected(expected: set[str] | frozenset[str]) -> tuple[str, ...]:
-    names = sorted({_TERMINAL_NAMES.get(e, f"`{e.lower()}`") for e in expected if not e.startswith("__")})
+    names = sorted(
+        {_TERMINAL_NAMES.get(e, f"`{e.lower()}`") for e in expected if not e.startswith("__")}
+    )
     return tuple(names)
 
 
@@ -133,12 +151,15 @@ def parse_condition(text: str) -> ast.Expr:
         tree = _parser().parse(text)
     except UnexpectedCharacters as exc:
         raise ConditionSyntaxError(
-            f"unexpected character {text[exc.pos_in_stream]!r}", exc.pos_in_stream,
+            f"unexpected character {text[exc.pos_in_stream]!r}",
+            exc.pos_in_stream,
             _describe_expected(exc.allowed or set()),
         ) from None
     except UnexpectedEOF as exc:
         raise ConditionSyntaxError(
-            "condition ends too early", len(text.rstrip()), _describe_expected(set(exc.expected)),
+            "condition ends too early",
+            len(text.rstrip()),
+            _describe_expected(set(exc.expected)),
         ) from None
     except UnexpectedToken as exc:
         token = exc.token
@@ -149,7 +170,9 @@ def parse_condition(text: str) -> ast.Expr:
             offset = token.start_pos or 0
             found = repr(str(token))
         raise ConditionSyntaxError(
-            f"unexpected {found}", offset, _describe_expected(exc.expected or set()),
+            f"unexpected {found}",
+            offset,
+            _describe_expected(exc.expected or set()),
         ) from None
     except UnexpectedInput as exc:  # pragma: no cover - other lark errors
         raise ConditionSyntaxError(str(exc), getattr(exc, "pos_in_stream", 0) or 0) from None

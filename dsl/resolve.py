@@ -17,8 +17,15 @@ from pedrag.dsl import ast
 from pedrag.dsl import types as T
 from pedrag.dsl.diagnostics import Diagnostic, error
 from pedrag.dsl.ir import (
-    ActionInfo, CeilingStepInfo, InvariantInfo, Located, MetricInfo, ResolvedCurriculum,
-    ResolvedTheory, RuleInfo, SwitchInfo,
+    ActionInfo,
+    CeilingStepInfo,
+    InvariantInfo,
+    Located,
+    MetricInfo,
+    ResolvedCurriculum,
+    ResolvedTheory,
+    RuleInfo,
+    SwitchInfo,
 )
 from pedrag.dsl.model import Curriculum, Metric, Theory
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
@@ -41,7 +48,9 @@ def rung_number(name: str) -> int:
 class _ConditionResolver:
     """Resolves one condition in one context, collecting diagnostics."""
 
-    def __init__(self, owner: TheoryResolver, located: Located, context: Context, path: Path) -> None:
+    def __init__(
+        self, owner: TheoryResolver, located: Located, context: Context, path: Path
+    ) -> None:
         self.owner = owner
         self.located = located
         self.context = context
@@ -49,7 +58,9 @@ class _ConditionResolver:
 
     # -- helpers ---------------------------------------------------------------------------
     def _report(self, check: str, message: str, node: ast.Expr, help: str | None = None) -> None:
-        self.owner.diagnostics.append(error(check, message, self.located.node_span(node), help=help))
+        self.owner.diagnostics.append(
+            error(check, message, self.located.node_span(node), help=help)
+        )
 
     def _unknown_word(self, node: ast.Name) -> None:
         owner = self.owner
@@ -68,8 +79,12 @@ class _ConditionResolver:
         if ty.kind == "word" and isinstance(node, ast.Name):
             self._unknown_word(node)
         elif ty.kind not in ("bool", "error"):
-            self._report("type-error", f"a condition must be true or false, but this is a {ty.describe()}", node,
-                         "compare it with something, e.g. `x > 0`")
+            self._report(
+                "type-error",
+                f"a condition must be true or false, but this is a {ty.describe()}",
+                node,
+                "compare it with something, e.g. `x > 0`",
+            )
         return node
 
     def expr(self, node: ast.Expr) -> tuple[ast.Expr, T.Ty]:
@@ -91,8 +106,12 @@ class _ConditionResolver:
                     return ref, self._metric_type(metric)
                 if name in ast.INVARIANT_VARS and self.context == "invariant":
                     var = ast.InvariantVar(name, span=node.span)
-                    return var, {"action": T.ACTION, "rung": T.RUNG, "tags": T.TAGS,
-                                 "priority": T.number(1, 10, True)}[name]
+                    return var, {
+                        "action": T.ACTION,
+                        "rung": T.RUNG,
+                        "tags": T.TAGS,
+                        "priority": T.number(1, 10, True),
+                    }[name]
                 return node, T.WORD
             case ast.Call():
                 return self._call(node)
@@ -106,15 +125,30 @@ class _ConditionResolver:
                     bounds = (lty.low + rty.low, lty.high + rty.high)
                 else:
                     bounds = (lty.low - rty.high, lty.high - rty.low)
-                return replace(node, left=lnode, right=rnode), T.number(*bounds, lty.integer and rty.integer)
+                return replace(node, left=lnode, right=rnode), T.number(
+                    *bounds, lty.integer and rty.integer
+                )
             case ast.Mul(left=left, right=right):
                 lnode, lty = self._numeric(left, "`*`")
                 rnode, rty = self._numeric(right, "`*`")
                 if not (_constant(lnode) is not None or _constant(rnode) is not None):
-                    self._report("type-error", "multiply only by a constant: conditions stay linear so the compiler can decide them exactly", node)
+                    self._report(
+                        "type-error",
+                        "multiply only by a constant: conditions stay linear so the compiler can decide them exactly",
+                        node,
+                    )
                     return replace(node, left=lnode, right=rnode), T.ERROR
-                corners = [a * b for a in (lty.low, lty.high) for b in (rty.low, rty.high) if abs(a) != float("inf") and abs(b) != float("inf")]
-                ty = T.number(min(corners), max(corners), lty.integer and rty.integer) if len(corners) == 4 else T.number()
+                corners = [
+                    a * b
+                    for a in (lty.low, lty.high)
+                    for b in (rty.low, rty.high)
+                    if abs(a) != float("inf") and abs(b) != float("inf")
+                ]
+                ty = (
+                    T.number(min(corners), max(corners), lty.integer and rty.integer)
+                    if len(corners) == 4
+                    else T.number()
+                )
                 return replace(node, left=lnode, right=rnode), ty
             case ast.Compare():
                 return self._compare(node)
@@ -127,11 +161,19 @@ class _ConditionResolver:
                 inner = self._boolean(operand, "`not`")
                 return replace(node, operand=inner), T.BOOL
             case ast.And(operands=operands):
-                return replace(node, operands=tuple(self._boolean(o, "`and`") for o in operands)), T.BOOL
+                return replace(
+                    node, operands=tuple(self._boolean(o, "`and`") for o in operands)
+                ), T.BOOL
             case ast.Or(operands=operands):
-                return replace(node, operands=tuple(self._boolean(o, "`or`") for o in operands)), T.BOOL
+                return replace(
+                    node, operands=tuple(self._boolean(o, "`or`") for o in operands)
+                ), T.BOOL
             case ast.Implies(left=left, right=right):
-                return replace(node, left=self._boolean(left, "`implies`"), right=self._boolean(right, "`implies`")), T.BOOL
+                return replace(
+                    node,
+                    left=self._boolean(left, "`implies`"),
+                    right=self._boolean(right, "`implies`"),
+                ), T.BOOL
         return node, T.ERROR  # pragma: no cover - resolved nodes do not come back here
 
     # -- pieces ----------------------------------------------------------------------------
@@ -144,21 +186,27 @@ class _ConditionResolver:
 
     def _check_trust(self, ref: ast.Expr, metric: MetricInfo) -> None:
         if self.context == "ceiling" and metric.source not in CEILING_READABLE:
-            self.owner.diagnostics.append(error(
-                "trust-boundary",
-                f"ceiling step reads `{metric.name}`, {_article(metric.source)} {metric.source} metric; the help ceiling may "
-                "depend only on trusted and classified metrics",
-                self.located.node_span(ref),
-                items=(f"metric:{metric.name}",),
-                help="move this condition into a rule, or derive a trusted metric the system writes",
-            ))
+            self.owner.diagnostics.append(
+                error(
+                    "trust-boundary",
+                    f"ceiling step reads `{metric.name}`, {_article(metric.source)} {metric.source} metric; the help ceiling may "
+                    "depend only on trusted and classified metrics",
+                    self.located.node_span(ref),
+                    items=(f"metric:{metric.name}",),
+                    help="move this condition into a rule, or derive a trusted metric the system writes",
+                )
+            )
 
     def _boolean(self, node: ast.Expr, where: str) -> ast.Expr:
         new, ty = self.expr(node)
         if ty.kind == "word" and isinstance(new, ast.Name):
             self._unknown_word(new)
         elif ty.kind not in ("bool", "error"):
-            self._report("type-error", f"{where} needs true/false operands, but this is a {ty.describe()}", new)
+            self._report(
+                "type-error",
+                f"{where} needs true/false operands, but this is a {ty.describe()}",
+                new,
+            )
         return new
 
     def _numeric(self, node: ast.Expr, where: str) -> tuple[ast.Expr, T.Ty]:
@@ -176,22 +224,38 @@ class _ConditionResolver:
     def _call(self, node: ast.Call) -> tuple[ast.Expr, T.Ty]:
         if node.func not in ast.HISTORY_FUNCTIONS:
             hint = did_you_mean(node.func, ast.HISTORY_FUNCTIONS)
-            self._report("unknown-name", f"unknown function `{node.func}`", node,
-                         hint or "history functions are " + ", ".join(ast.HISTORY_FUNCTIONS))
+            self._report(
+                "unknown-name",
+                f"unknown function `{node.func}`",
+                node,
+                hint or "history functions are " + ", ".join(ast.HISTORY_FUNCTIONS),
+            )
             return node, T.ERROR
         if self.context == "ceiling":
-            self.owner.diagnostics.append(error(
-                "trust-boundary", f"ceiling step reads `{node.func}(...)`, a computed value; the help "
-                "ceiling may depend only on trusted and classified metrics",
-                self.located.node_span(node), help="move this condition into a rule",
-            ))
+            self.owner.diagnostics.append(
+                error(
+                    "trust-boundary",
+                    f"ceiling step reads `{node.func}(...)`, a computed value; the help "
+                    "ceiling may depend only on trusted and classified metrics",
+                    self.located.node_span(node),
+                    help="move this condition into a rule",
+                )
+            )
         if len(node.args) != 2:
-            self._report("type-error", f"`{node.func}` takes two arguments: `{node.func}({'cond' if node.func in ('count', 'streak') else 'metric'}, turns)`", node)
+            self._report(
+                "type-error",
+                f"`{node.func}` takes two arguments: `{node.func}({'cond' if node.func in ('count', 'streak') else 'metric'}, turns)`",
+                node,
+            )
             return node, T.ERROR
         first, window = node.args
         window_value = _constant(window)
-        if not (isinstance(window_value, int) and window_value >= 1) or not isinstance(window, ast.Number):
-            self._report("type-error", "the window must be a whole number of turns, at least 1", window)
+        if not (isinstance(window_value, int) and window_value >= 1) or not isinstance(
+            window, ast.Number
+        ):
+            self._report(
+                "type-error", "the window must be a whole number of turns, at least 1", window
+            )
             window_value = 1
         if node.func in ("count", "streak"):
             inner = self._boolean(first, f"`{node.func}`")
@@ -201,11 +265,19 @@ class _ConditionResolver:
             if isinstance(new_first, ast.Name):
                 self._unknown_word(new_first)
             else:
-                self._report("type-error", f"`{node.func}` reads a numeric metric, e.g. `{node.func}(frustration, 3)`", first)
+                self._report(
+                    "type-error",
+                    f"`{node.func}` reads a numeric metric, e.g. `{node.func}(frustration, 3)`",
+                    first,
+                )
             return replace(node, args=(new_first, window)), T.number()
         width = ty.high - ty.low
-        bounds = {"mean": (ty.low, ty.high), "delta": (-width, width), "trend": (-width, width)}[node.func]
-        return replace(node, args=(new_first, window)), T.number(*bounds, ty.integer and node.func == "delta")
+        bounds = {"mean": (ty.low, ty.high), "delta": (-width, width), "trend": (-width, width)}[
+            node.func
+        ]
+        return replace(node, args=(new_first, window)), T.number(
+            *bounds, ty.integer and node.func == "delta"
+        )
 
     def _compare(self, node: ast.Compare) -> tuple[ast.Expr, T.Ty]:
         typed = [self.expr(o) for o in node.operands]
@@ -218,7 +290,9 @@ class _ConditionResolver:
             )
         return replace(node, operands=tuple(operands)), T.BOOL
 
-    def _pair(self, op: str, lnode: ast.Expr, lty: T.Ty, rnode: ast.Expr, rty: T.Ty) -> tuple[ast.Expr, ast.Expr, T.Ty, T.Ty]:
+    def _pair(
+        self, op: str, lnode: ast.Expr, lty: T.Ty, rnode: ast.Expr, rty: T.Ty
+    ) -> tuple[ast.Expr, ast.Expr, T.Ty, T.Ty]:
         # Bare words take their meaning from the other side.
         if lty.kind == "word" and rty.kind != "word":
             lnode, lty = self._word_against(lnode, rty)
@@ -235,19 +309,34 @@ class _ConditionResolver:
             hint = None
             if "rung" in (lty.kind, rty.kind):
                 hint = "rungs compare only with rungs: `rung > H2`"
-            self._report("type-error", f"cannot compare a {lty.describe()} with a {rty.describe()}", node_for_error, hint)
+            self._report(
+                "type-error",
+                f"cannot compare a {lty.describe()} with a {rty.describe()}",
+                node_for_error,
+                hint,
+            )
             return lnode, rnode, T.ERROR, T.ERROR
         kind = lty.kind
         if kind in ("enum", "bool", "action", "string", "tags") and op in _ORDERING:
-            self._report("type-error", f"`{op}` orders numbers and rungs; a {lty.describe()} takes only `==` and `!=`", lnode)
+            self._report(
+                "type-error",
+                f"`{op}` orders numbers and rungs; a {lty.describe()} takes only `==` and `!=`",
+                lnode,
+            )
         if kind == "enum" and lty.metric != rty.metric and set(lty.values) != set(rty.values):
-            self._report("type-error", f"cannot compare enum `{lty.metric}` with enum `{rty.metric}`: they have different values", lnode)
+            self._report(
+                "type-error",
+                f"cannot compare enum `{lty.metric}` with enum `{rty.metric}`: they have different values",
+                lnode,
+            )
         if kind == "num":
             self._range_check(lnode, lty, rnode, rty)
             self._range_check(rnode, rty, lnode, lty)
         return lnode, rnode, lty, rty
 
-    def _range_check(self, metric_node: ast.Expr, metric_ty: T.Ty, const_node: ast.Expr, const_ty: T.Ty) -> None:
+    def _range_check(
+        self, metric_node: ast.Expr, metric_ty: T.Ty, const_node: ast.Expr, const_ty: T.Ty
+    ) -> None:
         if not isinstance(metric_node, ast.MetricRef):
             return
         value = _constant(const_node)
@@ -267,31 +356,57 @@ class _ConditionResolver:
             if node.id in other.values:
                 return ast.EnumConst(node.id, span=node.span), other
             hint = did_you_mean(node.id, other.values)
-            self._report("unknown-name", f"`{node.id}` is not a value of enum `{other.metric}`", node,
-                         hint or f"values are: {', '.join(other.values)}")
+            self._report(
+                "unknown-name",
+                f"`{node.id}` is not a value of enum `{other.metric}`",
+                node,
+                hint or f"values are: {', '.join(other.values)}",
+            )
             return node, T.ERROR
         if other.kind == "action":
             if node.id in self.owner.actions:
                 return ast.ActionConst(node.id, span=node.span), T.ACTION
-            self._report("unknown-name", f"unknown action `{node.id}`", node, did_you_mean(node.id, self.owner.actions) or None)
+            self._report(
+                "unknown-name",
+                f"unknown action `{node.id}`",
+                node,
+                did_you_mean(node.id, self.owner.actions) or None,
+            )
             return node, T.ERROR
         self._unknown_word(node)
         return node, T.ERROR
 
     def _in(self, node: ast.In) -> tuple[ast.Expr, T.Ty]:
         element, ety = self.expr(node.element)
-        container, cty = self.expr(node.container) if not isinstance(node.container, ast.ListExpr) else (node.container, T.Ty("list"))
+        container, cty = (
+            self.expr(node.container)
+            if not isinstance(node.container, ast.ListExpr)
+            else (node.container, T.Ty("list"))
+        )
         if cty.kind == "tags":
             if isinstance(element, ast.Name):
                 element, ety = ast.String(element.id, span=element.span), T.STRING
             if ety.kind != "string":
-                self._report("type-error", f"`in tags` takes a tag name, but this is a {ety.describe()}", element)
+                self._report(
+                    "type-error",
+                    f"`in tags` takes a tag name, but this is a {ety.describe()}",
+                    element,
+                )
             elif isinstance(element, ast.String) and element.value not in self.owner.all_tags:
                 hint = did_you_mean(element.value, self.owner.all_tags)
-                self._report("unknown-name", f"no action has the tag `{element.value}`", element, hint or None)
+                self._report(
+                    "unknown-name",
+                    f"no action has the tag `{element.value}`",
+                    element,
+                    hint or None,
+                )
             return replace(node, element=element, container=container), T.BOOL
         if not isinstance(container, ast.ListExpr):
-            self._report("type-error", f"`in` takes a list `[a, b]` or `tags`, but this is a {cty.describe()}", container)
+            self._report(
+                "type-error",
+                f"`in` takes a list `[a, b]` or `tags`, but this is a {cty.describe()}",
+                container,
+            )
             return replace(node, element=element, container=container), T.BOOL
         items = []
         for item in container.items:
@@ -300,7 +415,9 @@ class _ConditionResolver:
             if ety.kind == "word" and ety2.kind != "error":
                 ety = ety2
             items.append(item_node)
-        return replace(node, element=element, container=replace(container, items=tuple(items))), T.BOOL
+        return replace(
+            node, element=element, container=replace(container, items=tuple(items))
+        ), T.BOOL
 
 
 def _article(word: str) -> str:
@@ -341,8 +458,17 @@ class TheoryResolver:
             expected = ""
             if exc.expected:
                 shown = list(exc.expected)[:8]
-                expected = "expected " + (shown[0] if len(shown) == 1 else "one of " + ", ".join(shown))
-            self.diagnostics.append(error("syntax-error", f"invalid condition: {exc.message}", where, help=expected or None))
+                expected = "expected " + (
+                    shown[0] if len(shown) == 1 else "one of " + ", ".join(shown)
+                )
+            self.diagnostics.append(
+                error(
+                    "syntax-error",
+                    f"invalid condition: {exc.message}",
+                    where,
+                    help=expected or None,
+                )
+            )
             return None
         return Located(expr, text, span, scalar)
 
@@ -357,15 +483,28 @@ class TheoryResolver:
 
     def _reserved(self, name: str, path: Path, what: str) -> None:
         if name in ast.RESERVED:
-            self.diagnostics.append(error("syntax-error", f"`{name}` is a reserved word and cannot name a {what}",
-                                          self.positions.key_span(path), help="choose another name"))
+            self.diagnostics.append(
+                error(
+                    "syntax-error",
+                    f"`{name}` is a reserved word and cannot name a {what}",
+                    self.positions.key_span(path),
+                    help="choose another name",
+                )
+            )
 
     def _action_ref(self, name: str, path: Path, what: str) -> bool:
         if name in self.actions:
             return True
         hint = did_you_mean(name, self.actions)
-        self.diagnostics.append(error("unknown-name", f"{what} names unknown action `{name}`", self._span(path),
-                                      items=(f"action:{name}",), help=hint or "declare it under `actions:`"))
+        self.diagnostics.append(
+            error(
+                "unknown-name",
+                f"{what} names unknown action `{name}`",
+                self._span(path),
+                items=(f"action:{name}",),
+                help=hint or "declare it under `actions:`",
+            )
+        )
         return False
 
     def _source_refs(self, value: str | list[str] | None, path: Path) -> None:
@@ -374,16 +513,28 @@ class TheoryResolver:
         for index, name in enumerate(names):
             if name not in known:
                 sub = path if isinstance(value, str) else (*path, index)
-                self.diagnostics.append(error("unknown-name", f"unknown source `{name}`", self._span(sub),
-                                              help=did_you_mean(name, known) or "declare it under `theory.sources`"))
+                self.diagnostics.append(
+                    error(
+                        "unknown-name",
+                        f"unknown source `{name}`",
+                        self._span(sub),
+                        help=did_you_mean(name, known) or "declare it under `theory.sources`",
+                    )
+                )
 
     def _duplicates(self, ids: list[str], path: tuple[str, ...], what: str) -> None:
         seen: dict[str, int] = {}
         for index, name in enumerate(ids):
             if name in seen:
                 first_line = self._span((*path, seen[name], "id")).line
-                self.diagnostics.append(error("duplicate-id", f"duplicate {what} id `{name}` (first on line {first_line})",
-                                              self._span((*path, index, "id")), help="ids must be unique within a file"))
+                self.diagnostics.append(
+                    error(
+                        "duplicate-id",
+                        f"duplicate {what} id `{name}` (first on line {first_line})",
+                        self._span((*path, index, "id")),
+                        help="ids must be unique within a file",
+                    )
+                )
             else:
                 seen[name] = index
 
@@ -394,9 +545,15 @@ class TheoryResolver:
         default = metric.default_value
         if metric.default is not None:
             bad = None
-            if metric.type in ("int", "float") and (isinstance(metric.default, (bool, str)) or not low <= float(metric.default) <= high):
+            if metric.type in ("int", "float") and (
+                isinstance(metric.default, (bool, str)) or not low <= float(metric.default) <= high
+            ):
                 bad = f"default {metric.default!r} is outside the range [{low:g}, {high:g}]"
-            elif metric.type == "int" and isinstance(metric.default, float) and not metric.default.is_integer():
+            elif (
+                metric.type == "int"
+                and isinstance(metric.default, float)
+                and not metric.default.is_integer()
+            ):
                 bad = "an int metric's default must be a whole number"
             elif metric.type == "bool" and not isinstance(metric.default, bool):
                 bad = f"default {metric.default!r} is not true or false"
@@ -405,18 +562,41 @@ class TheoryResolver:
             if bad:
                 self.diagnostics.append(error("type-error", bad, self._span((*path, "default"))))
         if metric.source == "classified" and metric.type not in ("enum", "bool"):
-            self.diagnostics.append(error(
-                "type-error", f"classified metric `{name}` is a {metric.type}; the pre-classifier outputs only narrow enums and bools",
-                self._span((*path, "type")), help="make it an enum of labels, or an inferred metric"))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    f"classified metric `{name}` is a {metric.type}; the pre-classifier outputs only narrow enums and bools",
+                    self._span((*path, "type")),
+                    help="make it an enum of labels, or an inferred metric",
+                )
+            )
         if metric.compute is not None and metric.source != "computed":
-            self.diagnostics.append(error("type-error", "`compute:` is only allowed on computed metrics",
-                                          self.positions.key_span((*path, "compute")), help="set `source: computed`, or drop `compute:`"))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    "`compute:` is only allowed on computed metrics",
+                    self.positions.key_span((*path, "compute")),
+                    help="set `source: computed`, or drop `compute:`",
+                )
+            )
         if metric.source == "computed" and metric.compute is None:
-            self.diagnostics.append(error("type-error", f"computed metric `{name}` needs `compute:` (a history expression)",
-                                          self._span(path), help='e.g. compute: "trend(frustration, 3)"'))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    f"computed metric `{name}` needs `compute:` (a history expression)",
+                    self._span(path),
+                    help='e.g. compute: "trend(frustration, 3)"',
+                )
+            )
         return MetricInfo(
-            name=name, type=metric.type, source=metric.source, low=float(low), high=float(high),
-            values=tuple(metric.values or ()), default=default, span=self.positions.key_span(path),
+            name=name,
+            type=metric.type,
+            source=metric.source,
+            low=float(low),
+            high=float(high),
+            values=tuple(metric.values or ()),
+            default=default,
+            span=self.positions.key_span(path),
         )
 
     def resolve(self) -> ResolvedTheory | None:
@@ -444,10 +624,16 @@ class TheoryResolver:
             for index, other in enumerate(action.conflicts):
                 self._action_ref(other, (*path, "conflicts", index), f"`{name}` conflicts")
             actions[name] = ActionInfo(
-                name=name, rung=rung_number(action.rung), priority=action.priority,
-                description=action.description, tags=frozenset(action.tags),
-                conflicts=tuple(action.conflicts), guidance=action.guidance, template=action.template,
-                span=self.positions.key_span(path), ignore=frozenset(action.ignore),
+                name=name,
+                rung=rung_number(action.rung),
+                priority=action.priority,
+                description=action.description,
+                tags=frozenset(action.tags),
+                conflicts=tuple(action.conflicts),
+                guidance=action.guidance,
+                template=action.template,
+                span=self.positions.key_span(path),
+                ignore=frozenset(action.ignore),
             )
         rules: list[RuleInfo] = []
         for index, rule in enumerate(t.rules):
@@ -457,18 +643,29 @@ class TheoryResolver:
             when = self.condition((*path, "when"), rule.when, "rule")
             if when is None or not known:
                 continue
-            rules.append(RuleInfo(
-                id=rule.id, index=index, when=when, action=rule.then, weight=float(rule.weight),
-                priority=rule.priority if rule.priority is not None else t.actions[rule.then].priority,
-                span=self._span((*path, "id")), ignore=frozenset(rule.ignore),
-            ))
+            rules.append(
+                RuleInfo(
+                    id=rule.id,
+                    index=index,
+                    when=when,
+                    action=rule.then,
+                    weight=float(rule.weight),
+                    priority=rule.priority
+                    if rule.priority is not None
+                    else t.actions[rule.then].priority,
+                    span=self._span((*path, "id")),
+                    ignore=frozenset(rule.ignore),
+                )
+            )
         steps: list[CeilingStepInfo] = []
         for index, step in enumerate(t.ceiling.steps):
             path = ("ceiling", "steps", index)
             when = self.condition((*path, "when"), step.when, "ceiling")
             effect, rung = step.effect
             if when is not None:
-                steps.append(CeilingStepInfo(index, when, effect, rung_number(rung), self._span(path)))  # type: ignore[arg-type]
+                steps.append(
+                    CeilingStepInfo(index, when, effect, rung_number(rung), self._span(path))
+                )  # type: ignore[arg-type]
         invariants: list[InvariantInfo] = []
         for index, invariant in enumerate(t.invariants):
             kind = "never" if invariant.never is not None else "always"
@@ -477,7 +674,11 @@ class TheoryResolver:
             assert text is not None
             located = self.condition(path, text, "invariant")
             if located is not None:
-                invariants.append(InvariantInfo(invariant.id, kind, located, self._span(("invariants", index, "id"))))  # type: ignore[arg-type]
+                invariants.append(
+                    InvariantInfo(
+                        invariant.id, kind, located, self._span(("invariants", index, "id"))
+                    )
+                )  # type: ignore[arg-type]
         monitors: dict[str, Located] = {}
         for name, text in t.monitors.items():
             located = self.condition(("monitors", name), text, "monitor")
@@ -489,7 +690,9 @@ class TheoryResolver:
         for source_action, targets in t.adaptation.alternatives.items():
             self._action_ref(source_action, ("adaptation", "alternatives"), "`alternatives`")
             for index, target in enumerate(targets):
-                self._action_ref(target, ("adaptation", "alternatives", source_action, index), "`alternatives`")
+                self._action_ref(
+                    target, ("adaptation", "alternatives", source_action, index), "`alternatives`"
+                )
         switches: list[SwitchInfo] = []
         for index, switch in enumerate(t.adaptation.switch):
             path = ("adaptation", "switch", index)
@@ -499,13 +702,22 @@ class TheoryResolver:
         if any(d.severity.value == "error" for d in self.diagnostics):
             return None
         return ResolvedTheory(
-            id=t.theory.id, name=t.theory.name, file=self.file, selection=t.selection,
-            metrics=self.metrics, actions=actions, rules=tuple(rules),
-            ceiling_start=rung_number(t.ceiling.start), ceiling_steps=tuple(steps),
-            invariants=tuple(invariants), monitors=monitors,
+            id=t.theory.id,
+            name=t.theory.name,
+            file=self.file,
+            selection=t.selection,
+            metrics=self.metrics,
+            actions=actions,
+            rules=tuple(rules),
+            ceiling_start=rung_number(t.ceiling.start),
+            ceiling_steps=tuple(steps),
+            invariants=tuple(invariants),
+            monitors=monitors,
             escalate=dict(t.adaptation.escalate),
             alternatives={k: tuple(v) for k, v in t.adaptation.alternatives.items()},
-            switches=tuple(switches), model=t, span=self._span(("theory", "id")),
+            switches=tuple(switches),
+            model=t,
+            span=self._span(("theory", "id")),
             ignore=frozenset(t.ignore),
         )
 
@@ -518,38 +730,71 @@ class TheoryResolver:
         expr, ty = resolver.expr(located.expr)
         metric = self.metrics[metric_name]
         if any(isinstance(n, ast.MetricRef) and n.name == metric_name for n in ast.walk(expr)):
-            self.diagnostics.append(error("type-error", f"computed metric `{metric_name}` refers to itself", located.span))
+            self.diagnostics.append(
+                error(
+                    "type-error", f"computed metric `{metric_name}` refers to itself", located.span
+                )
+            )
         elif isinstance(expr, ast.Name):
             resolver._unknown_word(expr)
         elif metric.type == "bool" and ty.kind != "bool":
-            self.diagnostics.append(error("type-error", f"`{metric_name}` is a bool metric but its compute is a {ty.describe()}", located.span))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    f"`{metric_name}` is a bool metric but its compute is a {ty.describe()}",
+                    located.span,
+                )
+            )
         elif metric.numeric and ty.kind != "num" and ty.kind != "error":
-            self.diagnostics.append(error("type-error", f"`{metric_name}` is numeric but its compute is a {ty.describe()}", located.span))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    f"`{metric_name}` is numeric but its compute is a {ty.describe()}",
+                    located.span,
+                )
+            )
         elif metric.numeric and ty.kind == "num" and (ty.low < metric.low or ty.high > metric.high):
-            self.diagnostics.append(error(
-                "type-error", f"`{metric_name}`'s compute can take values in [{ty.low:g}, {ty.high:g}], outside its range [{metric.low:g}, {metric.high:g}]",
-                located.span, help=f"widen the range to [{ty.low:g}, {ty.high:g}]"))
+            self.diagnostics.append(
+                error(
+                    "type-error",
+                    f"`{metric_name}`'s compute can take values in [{ty.low:g}, {ty.high:g}], outside its range [{metric.low:g}, {metric.high:g}]",
+                    located.span,
+                    help=f"widen the range to [{ty.low:g}, {ty.high:g}]",
+                )
+            )
         elif metric.type == "enum":
-            self.diagnostics.append(error("type-error", "an enum metric cannot be computed", located.span))
+            self.diagnostics.append(
+                error("type-error", "an enum metric cannot be computed", located.span)
+            )
         if len(self.diagnostics) != before:
             return None
         return replace(located, expr=expr)
 
 
-def resolve_theory(theory: Theory, positions: Positions, file: str) -> tuple[ResolvedTheory | None, list[Diagnostic]]:
+def resolve_theory(
+    theory: Theory, positions: Positions, file: str
+) -> tuple[ResolvedTheory | None, list[Diagnostic]]:
     resolver = TheoryResolver(theory, positions, file)
     resolved = resolver.resolve()
     return resolved, resolver.diagnostics
 
 
-def resolve_curriculum(curriculum: Curriculum, positions: Positions, file: str) -> tuple[ResolvedCurriculum | None, list[Diagnostic]]:
+def resolve_curriculum(
+    curriculum: Curriculum, positions: Positions, file: str
+) -> tuple[ResolvedCurriculum | None, list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     goal_index: dict[str, int] = {}
     goal_spans = {}
     requires_spans = {}
     for index, goal in enumerate(curriculum.goals):
         if goal.id in goal_index:
-            diagnostics.append(error("duplicate-id", f"duplicate goal id `{goal.id}`", positions.span(("goals", index, "id"))))
+            diagnostics.append(
+                error(
+                    "duplicate-id",
+                    f"duplicate goal id `{goal.id}`",
+                    positions.span(("goals", index, "id")),
+                )
+            )
         goal_index.setdefault(goal.id, index)
         goal_spans[goal.id] = positions.span(("goals", index, "id"))
     for index, goal in enumerate(curriculum.goals):
@@ -557,16 +802,36 @@ def resolve_curriculum(curriculum: Curriculum, positions: Positions, file: str) 
             span = positions.span(("goals", index, "requires", r_index))
             requires_spans[(goal.id, required)] = span
             if required not in goal_index:
-                diagnostics.append(error("unknown-name", f"goal `{goal.id}` requires unknown goal `{required}`", span,
-                                         help=did_you_mean(required, goal_index) or None))
+                diagnostics.append(
+                    error(
+                        "unknown-name",
+                        f"goal `{goal.id}` requires unknown goal `{required}`",
+                        span,
+                        help=did_you_mean(required, goal_index) or None,
+                    )
+                )
     seen: set[str] = set()
     for index, exercise in enumerate(curriculum.exercises):
         if exercise.id in seen:
-            diagnostics.append(error("duplicate-id", f"duplicate exercise id `{exercise.id}`", positions.span(("exercises", index, "id"))))
+            diagnostics.append(
+                error(
+                    "duplicate-id",
+                    f"duplicate exercise id `{exercise.id}`",
+                    positions.span(("exercises", index, "id")),
+                )
+            )
         seen.add(exercise.id)
         if exercise.goal not in goal_index:
-            diagnostics.append(error("unknown-name", f"exercise `{exercise.id}` names unknown goal `{exercise.goal}`",
-                                     positions.span(("exercises", index, "goal")), help=did_you_mean(exercise.goal, goal_index) or None))
+            diagnostics.append(
+                error(
+                    "unknown-name",
+                    f"exercise `{exercise.id}` names unknown goal `{exercise.goal}`",
+                    positions.span(("exercises", index, "goal")),
+                    help=did_you_mean(exercise.goal, goal_index) or None,
+                )
+            )
     if diagnostics:
         return None, diagnostics
-    return ResolvedCurriculum(curriculum.id, file, curriculum, goal_spans, requires_spans, frozenset(curriculum.ignore)), diagnostics
+    return ResolvedCurriculum(
+        curriculum.id, file, curriculum, goal_spans, requires_spans, frozenset(curriculum.ignore)
+    ), diagnostics

@@ -31,8 +31,14 @@ class Ty:
         if self.kind == "enum":
             return f"enum `{self.metric}` ({', '.join(self.values)})"
         return {
-            "bool": "true/false", "rung": "rung (H0..H7)", "action": "action", "tags": "tag set",
-            "string": "string", "word": "name", "list": "list", "error": "invalid",
+            "bool": "true/false",
+            "rung": "rung (H0..H7)",
+            "action": "action",
+            "tags": "tag set",
+            "string": "string",
+            "word": "name",
+            "list": "list",
+            "error": "invalid",
         }[self.kind]
 
 

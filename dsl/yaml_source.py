@@ -77,15 +77,20 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         mark = exc.problem_mark or exc.context_mark
         offset = mark.index if mark is not None else 0
         message = exc.problem or exc.context or "invalid YAML"
-        raise YamlError(YamlProblem(f"YAML syntax error: {message}", source.span(offset, offset + 1))) from None
+        raise YamlError(
+            YamlProblem(f"YAML syntax error: {message}", source.span(offset, offset + 1))
+        ) from None
     except yaml.YAMLError as exc:  # e.g. reader errors on control characters
         raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
     if len(nodes) > 1:
         second = nodes[1]
-        raise YamlError(YamlProblem(
-            "a theory file holds exactly one YAML document", source.span(second.start_mark.index, second.start_mark.index + 1),
-            help="remove the `---` separator or split the file",
-        ))
+        raise YamlError(
+            YamlProblem(
+                "a theory file holds exactly one YAML document",
+                source.span(second.start_mark.index, second.start_mark.index + 1),
+                help="remove the `---` separator or split the file",
+            )
+        )
     if not nodes or nodes[0] is None:
         return None, positions
     return _convert(nodes[0], (), positions, set()), positions
@@ -94,7 +99,12 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
 def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]) -> Any:
     positions.values[path] = (node.start_mark.index, node.end_mark.index)
     if id(node) in active:
-        raise YamlError(YamlProblem("recursive YAML alias", positions.source.span(node.start_mark.index, node.start_mark.index + 1)))
+        raise YamlError(
+            YamlProblem(
+                "recursive YAML alias",
+                positions.source.span(node.start_mark.index, node.start_mark.index + 1),
+            )
+        )
     if isinstance(node, yaml.ScalarNode):
         value = _CONSTRUCTOR.construct_object(node, deep=True)
         if isinstance(value, str):
@@ -102,23 +112,47 @@ def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]
         return value
     active = active | {id(node)}
     if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, index), positions, active) for index, item in enumerate(node.value)]
+        return [
+            _convert(item, (*path, index), positions, active)
+            for index, item in enumerate(node.value)
+        ]
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key_value = _CONSTRUCTOR.construct_object(key_node, deep=True) if isinstance(key_node, yaml.ScalarNode) else None
+            key_value = (
+                _CONSTRUCTOR.construct_object(key_node, deep=True)
+                if isinstance(key_node, yaml.ScalarNode)
+                else None
+            )
             key_span = positions.source.span(key_node.start_mark.index, key_node.end_mark.index)
-            if not isinstance(key_value, (str, int, float, bool)) or isinstance(key_value, bool) and False:
+            if (
+                not isinstance(key_value, (str, int, float, bool))
+                or isinstance(key_value, bool)
+                and False
+            ):
                 raise YamlError(YamlProblem("mapping keys must be plain names", key_span))
-            key: str | int = key_value if isinstance(key_value, (str, int)) and not isinstance(key_value, bool) else str(key_value).lower()
+            key: str | int = (
+                key_value
+                if isinstance(key_value, (str, int)) and not isinstance(key_value, bool)
+                else str(key_value).lower()
+            )
             if key in result:
                 first = positions.keys.get((*path, key))
-                where = f" (first defined on line {positions.source.position(first[0])[0]})" if first else ""
-                raise YamlError(YamlProblem(
-                    f"duplicate key `{key}`{where}", key_span,
-                    help="YAML would silently keep only the last one; remove or rename one of them",
-                ))
+                where = (
+                    f" (first defined on line {positions.source.position(first[0])[0]})"
+                    if first
+                    else ""
+                )
+                raise YamlError(
+                    YamlProblem(
+                        f"duplicate key `{key}`{where}",
+                        key_span,
+                        help="YAML would silently keep only the last one; remove or rename one of them",
+                    )
+                )
             positions.keys[(*path, key)] = (key_node.start_mark.index, key_node.end_mark.index)
             result[key] = _convert(value_node, (*path, key), positions, active)
         return result
-    raise YamlError(YamlProblem("unsupported YAML node", positions.source.span(node.start_mark.index)))  # pragma: no cover
+    raise YamlError(
+        YamlProblem("unsupported YAML node", positions.source.span(node.start_mark.index))
+    )  # pragma: no cover

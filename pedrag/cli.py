@@ -45,15 +45,20 @@ def _command_modules() -> list[object]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pedrag", description=DESCRIPTION, epilog=EPILOG,
+        prog="pedrag",
+        description=DESCRIPTION,
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pedrag {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         sub = subparsers.add_parser(
-            module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),  # type: ignore[attr-defined]
-            epilog=getattr(module, "EPILOG", None), formatter_class=argparse.RawDescriptionHelpFormatter,
+            module.NAME,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),  # type: ignore[attr-defined]
+            epilog=getattr(module, "EPILOG", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(sub)  # type: ignore[attr-defined]
         sub.set_defaults(_run=module.run)  # type: ignore[attr-defined]

@@ -11,10 +11,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_tree(tmp_path: Path) -> None:
+def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_tree(
+    tmp_path: Path,
+) -> None:
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"), str(ROOT)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert built.returncode == 0, built.stderr
     wheel = next((tmp_path / "dist").glob("pedrag-*.whl"))
@@ -22,12 +36,25 @@ def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_t
     assert "pedrag/grammar/condition.lark" in names
     assert "pedrag/theories/socratic.yaml" in names
     assert "pedrag/dsl/parser.py" in names and "pedrag/compiler/driver.py" in names
-    assert not any(name.startswith(("dsl/", "compiler/", "runtime/")) for name in names), "no top-level stage packages"
+    assert not any(name.startswith(("dsl/", "compiler/", "runtime/")) for name in names), (
+        "no top-level stage packages"
+    )
 
     target = tmp_path / "site"
     installed = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert installed.returncode == 0, installed.stderr
     workdir = tmp_path / "elsewhere"
@@ -35,13 +62,15 @@ def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_t
     env = {**os.environ, "PYTHONPATH": str(target)}
     script = (
         "import importlib.resources as r, pedrag, pedrag.dsl.parser as p;"
-        "assert str(pedrag.__file__).startswith(%r), pedrag.__file__;"
+        f"assert str(pedrag.__file__).startswith({str(target)!r}), pedrag.__file__;"
         "folder = r.files('pedrag.theories');"
         "from pedrag.compiler.driver import check_paths;"
         "import sys; res = check_paths([str(folder)], semantic=False);"
         "print(len(res.files), res.errors); p.parse_condition('x > 1')"
-    ) % str(target)
-    result = subprocess.run([sys.executable, "-c", script], cwd=workdir, env=env, capture_output=True, text=True)
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=workdir, env=env, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     files, errors = map(int, result.stdout.split())
     assert files >= 2 and errors == 0

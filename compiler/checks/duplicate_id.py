@@ -11,7 +11,7 @@ INFO = CheckInfo(
         "Ids name items in diagnostics, audit records and `ignore:` lists, so they must be unique: "
         "rule, invariant, principle and source ids within a file, theory ids across a checked set."
     ),
-    example="rules:\n  - {id: calm, when: \"affect == calm\", then: probe}\n  - {id: calm, when: \"affect == confused\", then: hint}\n",
+    example='rules:\n  - {id: calm, when: "affect == calm", then: probe}\n  - {id: calm, when: "affect == confused", then: hint}\n',
     fix="Rename one of the items.",
     stage="front-end",
 )

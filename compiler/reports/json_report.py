@@ -8,7 +8,9 @@ from typing import Any
 from pedrag.dsl.diagnostics import Diagnostic
 
 
-def report_dict(files: list[str], diagnostics: list[Diagnostic], summary: dict[str, Any]) -> dict[str, Any]:
+def report_dict(
+    files: list[str], diagnostics: list[Diagnostic], summary: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "version": 1,
         "files": files,

@@ -24,16 +24,22 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
     for name in names:
         check = checks.get(name)
         info = check.info if check else None
-        rules.append({
-            "id": name,
-            "name": "".join(part.capitalize() for part in name.split("-")),
-            "shortDescription": {"text": info.summary if info else name},
-            "fullDescription": {"text": info.explanation if info else name},
-            "help": {"text": (info.fix if info else name),
-                     "markdown": f"{info.explanation}\n\nExample:\n```yaml\n{info.example}```\n\nFix: {info.fix}" if info else name},
-            "defaultConfiguration": {"level": _LEVEL[info.severity] if info else "error"},
-            "properties": {"tags": [info.stage if info else "internal"]},
-        })
+        rules.append(
+            {
+                "id": name,
+                "name": "".join(part.capitalize() for part in name.split("-")),
+                "shortDescription": {"text": info.summary if info else name},
+                "fullDescription": {"text": info.explanation if info else name},
+                "help": {
+                    "text": (info.fix if info else name),
+                    "markdown": f"{info.explanation}\n\nExample:\n```yaml\n{info.example}```\n\nFix: {info.fix}"
+                    if info
+                    else name,
+                },
+                "defaultConfiguration": {"level": _LEVEL[info.severity] if info else "error"},
+                "properties": {"tags": [info.stage if info else "internal"]},
+            }
+        )
     index = {name: i for i, name in enumerate(names)}
     results = []
     for d in diagnostics:
@@ -44,16 +50,21 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
             "message": {"text": d.message + (f" (help: {d.help})" if d.help else "")},
         }
         if d.span is not None:
-            result["locations"] = [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": d.span.file.replace("\\", "/")},
-                    "region": {
-                        "startLine": d.span.line, "startColumn": d.span.column,
-                        "endLine": d.span.end_line, "endColumn": max(d.span.end_column, d.span.column + 1)
-                        if d.span.end_line == d.span.line else d.span.end_column,
-                    },
+            result["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": d.span.file.replace("\\", "/")},
+                        "region": {
+                            "startLine": d.span.line,
+                            "startColumn": d.span.column,
+                            "endLine": d.span.end_line,
+                            "endColumn": max(d.span.end_column, d.span.column + 1)
+                            if d.span.end_line == d.span.line
+                            else d.span.end_column,
+                        },
+                    }
                 }
-            }]
+            ]
         properties: dict[str, Any] = {}
         if d.items:
             properties["items"] = list(d.items)
@@ -65,11 +76,19 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "pedrag", "version": __version__,
-                                "informationUri": "https://pypi.org/project/pedrag/", "rules": rules}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pedrag",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/pedrag/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
 
 

@@ -16,7 +16,11 @@ from typing import Any
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.spans import SourceText, Span
 
-_COLOURS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.NOTE: "\x1b[1;36m"}
+_COLOURS = {
+    Severity.ERROR: "\x1b[1;31m",
+    Severity.WARNING: "\x1b[1;33m",
+    Severity.NOTE: "\x1b[1;36m",
+}
 _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
 
 
@@ -29,7 +33,9 @@ def _witness_text(witness: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _caret_block(source: SourceText | None, span: Span, colour: bool, marker: str = "^") -> list[str]:
+def _caret_block(
+    source: SourceText | None, span: Span, colour: bool, marker: str = "^"
+) -> list[str]:
     if source is None or not source.text:
         return []
     line_text = source.line_text(span.line)
@@ -51,7 +57,9 @@ def _caret_block(source: SourceText | None, span: Span, colour: bool, marker: st
     ]
 
 
-def format_diagnostic(diagnostic: Diagnostic, sources: dict[str, SourceText], colour: bool = False) -> str:
+def format_diagnostic(
+    diagnostic: Diagnostic, sources: dict[str, SourceText], colour: bool = False
+) -> str:
     span = diagnostic.span
     where = f"{span.file}:{span.line}:{span.column}: " if span else ""
     level = diagnostic.severity.value
@@ -73,8 +81,13 @@ def format_diagnostic(diagnostic: Diagnostic, sources: dict[str, SourceText], co
     return "\n".join(lines)
 
 
-def format_report(diagnostics: list[Diagnostic], sources: dict[str, SourceText], files: int,
-                  summary: dict[str, Any], colour: bool = False) -> str:
+def format_report(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, SourceText],
+    files: int,
+    summary: dict[str, Any],
+    colour: bool = False,
+) -> str:
     blocks = [format_diagnostic(d, sources, colour) for d in diagnostics]
     errors, warnings = summary["errors"], summary["warnings"]
     tail = f"checked {files} file{'s' if files != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
@@ -82,5 +95,7 @@ def format_report(diagnostics: list[Diagnostic], sources: dict[str, SourceText],
     for theory in summary.get("theories", []):
         coverage = theory.get("coverage")
         cov = f", coverage {coverage:.1%}" if isinstance(coverage, float) else ""
-        extras.append(f"  {theory['id']}: {theory['metrics']} metrics, {theory['actions']} actions, {theory['rules']} rules{cov}")
+        extras.append(
+            f"  {theory['id']}: {theory['metrics']} metrics, {theory['actions']} actions, {theory['rules']} rules{cov}"
+        )
     return "\n\n".join(blocks + [tail]) + ("\n" + "\n".join(extras) if extras else "")

@@ -38,12 +38,30 @@ examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="theory/curriculum files or folders")
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format (default: text)")
-    parser.add_argument("--explain", metavar="CHECK", help="explain a check: meaning, failing example, fix")
-    parser.add_argument("--list-checks", action="store_true", help="list every check with its default severity")
-    parser.add_argument("--no-semantic", action="store_true", help="front-end checks only (fast; no z3)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour text output (default: auto)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="theory/curriculum files or folders"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="output format (default: text)",
+    )
+    parser.add_argument(
+        "--explain", metavar="CHECK", help="explain a check: meaning, failing example, fix"
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="list every check with its default severity"
+    )
+    parser.add_argument(
+        "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour text output (default: auto)",
+    )
 
 
 def _colour(mode: str) -> bool:
@@ -61,7 +79,10 @@ def explain(name: str) -> int:
 
         close = difflib.get_close_matches(name, list(checks), n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
-        print(f"pedrag: unknown check `{name}`{hint} (see `pedrag check --list-checks`)", file=sys.stderr)
+        print(
+            f"pedrag: unknown check `{name}`{hint} (see `pedrag check --list-checks`)",
+            file=sys.stderr,
+        )
         return 2
     info = checks[name].info
     print(f"{info.name} ({info.severity.value} by default)\n")
@@ -81,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{info.name:<22} {info.severity.value:<8} {info.summary}")
         return 0
     if not args.paths:
-        print("pedrag check: give at least one PATH (a theory file or a folder); see --help", file=sys.stderr)
+        print(
+            "pedrag check: give at least one PATH (a theory file or a folder); see --help",
+            file=sys.stderr,
+        )
         return 2
     try:
         config = load_config(Path.cwd(), frozenset(catalog()))

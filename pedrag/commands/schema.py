@@ -21,7 +21,12 @@ examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=("theory", "curriculum"), default="theory", help="which format (default: theory)")
+    parser.add_argument(
+        "--kind",
+        choices=("theory", "curriculum"),
+        default="theory",
+        help="which format (default: theory)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -73,7 +73,10 @@ def test_syntax_error_in_a_folded_plain_scalar() -> None:
 
 
 def test_duplicate_yaml_keys_are_an_error_not_last_one_wins() -> None:
-    text = BASE.replace("  hint: {rung: H3", "  encourage: {rung: H1, priority: 2, description: x}\n  hint: {rung: H3")
+    text = BASE.replace(
+        "  hint: {rung: H3",
+        "  encourage: {rung: H1, priority: 2, description: x}\n  hint: {rung: H3",
+    )
     check, line, column, message = diagnostics(text)[0]
     assert (check, line, column) == ("syntax-error", 13, 3)
     assert "duplicate key `encourage`" in message and "line 12" in message
@@ -87,7 +90,9 @@ def test_unknown_key_suggests_the_closest_allowed_key() -> None:
 
 
 def test_unknown_enum_value_and_action_are_named_with_suggestions() -> None:
-    text = BASE.replace("affect == frustrated", "affect == frustated").replace("then: hint", "then: hnt")
+    text = BASE.replace("affect == frustrated", "affect == frustated").replace(
+        "then: hint", "then: hnt"
+    )
     loaded = load_text(text, "t.yaml")
     messages = {(d.check, d.span.line, d.help) for d in loaded.diagnostics}
     assert ("unknown-name", 16, "did you mean `frustrated`?") in messages
@@ -117,27 +122,34 @@ def test_type_and_name_errors_in_rule_conditions(condition: str, fragment: str) 
     text = BASE.replace('"frustration >= 0.7 or affect == frustrated"', f'"{condition}"')
     loaded = load_text(text, "t.yaml")
     assert loaded.theory is None
-    assert any(fragment in d.message for d in loaded.diagnostics), [d.message for d in loaded.diagnostics]
+    assert any(fragment in d.message for d in loaded.diagnostics), [
+        d.message for d in loaded.diagnostics
+    ]
     assert all(d.span and d.span.line == 16 for d in loaded.diagnostics)
 
 
 def test_ceiling_steps_may_read_only_trusted_and_classified_metrics() -> None:
-    text = BASE.replace("- {when: exam_active, set: H0}", '- {when: "intent == attempt and frustration > 0.5", set: H7}')
+    text = BASE.replace(
+        "- {when: exam_active, set: H0}",
+        '- {when: "intent == attempt and frustration > 0.5", set: H7}',
+    )
     found = diagnostics(text)
     assert [f[:3] for f in found] == [("trust-boundary", 24, 37)]
 
 
 def test_history_functions_in_a_ceiling_cross_the_trust_boundary() -> None:
-    text = BASE.replace("- {when: exam_active, set: H0}", '- {when: "mean(mastery, 3) > 0.5", at_most: H2}')
+    text = BASE.replace(
+        "- {when: exam_active, set: H0}", '- {when: "mean(mastery, 3) > 0.5", at_most: H2}'
+    )
     assert [f[0] for f in diagnostics(text)] == ["trust-boundary"]
 
 
 def test_invariants_read_action_rung_and_tags() -> None:
     text = BASE + (
         "invariants:\n"
-        "  - {id: exam_quiet, never: \"exam_active and rung > H0\"}\n"
+        '  - {id: exam_quiet, never: "exam_active and rung > H0"}\n'
         "  - {id: support, always: \"frustration >= 0.8 implies 'affect_support' in tags\"}\n"
-        "  - {id: no_hint, never: \"action == hint and mastery > 0.9\"}\n"
+        '  - {id: no_hint, never: "action == hint and mastery > 0.9"}\n'
     )
     loaded = load_text(text, "t.yaml")
     assert loaded.diagnostics == []
@@ -146,15 +158,15 @@ def test_invariants_read_action_rung_and_tags() -> None:
 
 def test_unknown_tag_in_an_invariant() -> None:
     text = BASE + "invariants:\n  - {id: support, always: \"'afect_support' in tags\"}\n"
-    (check, line, column, message), = diagnostics(text)
+    ((check, line, column, message),) = diagnostics(text)
     assert (check, line) == ("unknown-name", 26) and "afect_support" in message
 
 
 def test_compute_only_on_computed_metrics_and_range_must_hold_it() -> None:
     bad = BASE.replace(
         "  exam_active: {type: bool, source: trusted}\n",
-        "  exam_active: {type: bool, source: trusted, compute: \"mean(mastery, 3)\"}\n"
-        "  mastery_trend: {type: float, range: [-0.5, 0.5], source: computed, compute: \"trend(mastery, 3)\"}\n",
+        '  exam_active: {type: bool, source: trusted, compute: "mean(mastery, 3)"}\n'
+        '  mastery_trend: {type: float, range: [-0.5, 0.5], source: computed, compute: "trend(mastery, 3)"}\n',
     )
     messages = [m for *_, m in diagnostics(bad)]
     assert any("only allowed on computed metrics" in m for m in messages)
@@ -167,14 +179,19 @@ def test_duplicate_rule_ids() -> None:
 
 
 def test_missing_required_key_and_wrong_shapes() -> None:
-    text = BASE.replace("  hint: {rung: H3, priority: 6, description: Leading question.}", "  hint: {rung: H9, priority: 11}")
+    text = BASE.replace(
+        "  hint: {rung: H3, priority: 6, description: Leading question.}",
+        "  hint: {rung: H9, priority: 11}",
+    )
     found = diagnostics(text)
     checks = sorted(f[0] for f in found)
     assert checks == ["syntax-error", "type-error", "type-error"]
     assert all(f[1] == 13 for f in found)
 
 
-@pytest.mark.parametrize("text", ["", "just a string", "- a\n- b\n", "pedrag: 2\n", "a: [1\n", "a: &x [*x]\n", "\x00"])
+@pytest.mark.parametrize(
+    "text", ["", "just a string", "- a\n- b\n", "pedrag: 2\n", "a: [1\n", "a: &x [*x]\n", "\x00"]
+)
 def test_non_theory_documents_give_diagnostics(text: str) -> None:
     loaded = load_text(text, "t.yaml")
     assert loaded.diagnostics and not loaded.ok

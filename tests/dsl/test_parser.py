@@ -10,8 +10,13 @@ from pedrag.dsl import ast
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.printer import to_text
 
-names = st.sampled_from(["frustration", "hint_requests", "affect", "exam_active", "calm", "x_1", "mastery"])
-numbers = st.one_of(st.integers(0, 1000), st.floats(0, 1000, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 3)))
+names = st.sampled_from(
+    ["frustration", "hint_requests", "affect", "exam_active", "calm", "x_1", "mastery"]
+)
+numbers = st.one_of(
+    st.integers(0, 1000),
+    st.floats(0, 1000, allow_nan=False, allow_infinity=False).map(lambda f: round(f, 3)),
+)
 
 
 def atoms() -> st.SearchStrategy[ast.Expr]:
@@ -31,7 +36,9 @@ def sums(leaf: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[ast.Expr]:
             st.tuples(inner, st.sampled_from(["+", "-"]), inner).map(lambda t: ast.Arith(*t)),
             st.tuples(inner, inner).map(lambda t: ast.Mul(*t)),
             inner.map(ast.Neg).filter(lambda n: not isinstance(n.operand, ast.Number)),
-            st.tuples(names, inner).map(lambda t: ast.Call("trend", (ast.Name(t[0]), ast.Number(3)))),
+            st.tuples(names, inner).map(
+                lambda t: ast.Call("trend", (ast.Name(t[0]), ast.Number(3)))
+            ),
         ),
         max_leaves=4,
     )
@@ -40,10 +47,14 @@ def sums(leaf: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[ast.Expr]:
 def conditions() -> st.SearchStrategy[ast.Expr]:
     value = sums(atoms())
     comparison = st.one_of(
-        st.tuples(st.lists(value, min_size=2, max_size=3), st.data()).map(lambda t: t[0]).flatmap(
-            lambda operands: st.lists(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]),
-                                      min_size=len(operands) - 1, max_size=len(operands) - 1)
-            .map(lambda ops: ast.Compare(tuple(operands), tuple(ops)))
+        st.tuples(st.lists(value, min_size=2, max_size=3), st.data())
+        .map(lambda t: t[0])
+        .flatmap(
+            lambda operands: st.lists(
+                st.sampled_from(["==", "!=", "<", "<=", ">", ">="]),
+                min_size=len(operands) - 1,
+                max_size=len(operands) - 1,
+            ).map(lambda ops: ast.Compare(tuple(operands), tuple(ops)))
         ),
         st.tuples(value, st.lists(value, max_size=3), st.booleans()).map(
             lambda t: ast.In(t[0], ast.ListExpr(tuple(t[1])), t[2])
@@ -92,13 +103,40 @@ def test_arbitrary_text_parses_or_raises_a_positioned_syntax_error(text: str) ->
     [
         ("a or b and c", ast.Or((ast.Name("a"), ast.And((ast.Name("b"), ast.Name("c")))))),
         ("not a and b", ast.And((ast.Not(ast.Name("a")), ast.Name("b")))),
-        ("a implies b implies c", ast.Implies(ast.Name("a"), ast.Implies(ast.Name("b"), ast.Name("c")))),
-        ("0.4 <= x < 0.7", ast.Compare((ast.Number(0.4), ast.Name("x"), ast.Number(0.7)), ("<=", "<"))),
+        (
+            "a implies b implies c",
+            ast.Implies(ast.Name("a"), ast.Implies(ast.Name("b"), ast.Name("c"))),
+        ),
+        (
+            "0.4 <= x < 0.7",
+            ast.Compare((ast.Number(0.4), ast.Name("x"), ast.Number(0.7)), ("<=", "<")),
+        ),
         ("rung > H2", ast.Compare((ast.Name("rung"), ast.Rung(2)), (">",))),
-        ("x not in [a, b]", ast.In(ast.Name("x"), ast.ListExpr((ast.Name("a"), ast.Name("b"))), True)),
-        ("2 * x - y <= 4", ast.Compare((ast.Arith(ast.Mul(ast.Number(2), ast.Name("x")), "-", ast.Name("y")), ast.Number(4)), ("<=",))),
+        (
+            "x not in [a, b]",
+            ast.In(ast.Name("x"), ast.ListExpr((ast.Name("a"), ast.Name("b"))), True),
+        ),
+        (
+            "2 * x - y <= 4",
+            ast.Compare(
+                (
+                    ast.Arith(ast.Mul(ast.Number(2), ast.Name("x")), "-", ast.Name("y")),
+                    ast.Number(4),
+                ),
+                ("<=",),
+            ),
+        ),
         ("'affect_support' in tags", ast.In(ast.String("affect_support"), ast.Name("tags"))),
-        ("trend(frustration, 3) > -0.1", ast.Compare((ast.Call("trend", (ast.Name("frustration"), ast.Number(3))), ast.Neg(ast.Number(0.1))), (">",))),
+        (
+            "trend(frustration, 3) > -0.1",
+            ast.Compare(
+                (
+                    ast.Call("trend", (ast.Name("frustration"), ast.Number(3))),
+                    ast.Neg(ast.Number(0.1)),
+                ),
+                (">",),
+            ),
+        ),
         ("android and notable", ast.And((ast.Name("android"), ast.Name("notable")))),
     ],
 )
@@ -125,7 +163,9 @@ def test_nodes_carry_offsets_into_the_condition() -> None:
         ("", 0, None),
     ],
 )
-def test_syntax_errors_point_at_the_offending_offset(text: str, offset: int, expects: str | None) -> None:
+def test_syntax_errors_point_at_the_offending_offset(
+    text: str, offset: int, expects: str | None
+) -> None:
     with pytest.raises(ConditionSyntaxError) as info:
         parse_condition(text)
     assert info.value.offset == offset

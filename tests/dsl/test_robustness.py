@@ -14,14 +14,50 @@ from pedrag.cli import main
 from pedrag.dsl.loader import load_text
 from tests.dsl.test_loader import BASE
 
-KEYS = ["pedrag", "theory", "id", "name", "metrics", "actions", "rules", "when", "then", "type", "range",
-        "values", "source", "rung", "priority", "ceiling", "steps", "start", "invariants", "never", "kind",
-        "goals", "exercises", "requires", "answer", "adaptation", "switch", "monitors", "x"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 60), st.floats(allow_nan=False, width=32),
-                    st.text(max_size=12), st.sampled_from(["H3", "H9", "inferred", "trusted", "enum", "float", "a and", "x > 1"]))
+KEYS = [
+    "pedrag",
+    "theory",
+    "id",
+    "name",
+    "metrics",
+    "actions",
+    "rules",
+    "when",
+    "then",
+    "type",
+    "range",
+    "values",
+    "source",
+    "rung",
+    "priority",
+    "ceiling",
+    "steps",
+    "start",
+    "invariants",
+    "never",
+    "kind",
+    "goals",
+    "exercises",
+    "requires",
+    "answer",
+    "adaptation",
+    "switch",
+    "monitors",
+    "x",
+]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 60),
+    st.floats(allow_nan=False, width=32),
+    st.text(max_size=12),
+    st.sampled_from(["H3", "H9", "inferred", "trusted", "enum", "float", "a and", "x > 1"]),
+)
 documents = st.recursive(
     scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)
+    ),
     max_leaves=25,
 )
 
@@ -54,9 +90,32 @@ def test_mutated_theories_never_raise(data: st.DataObject) -> None:
         position = data.draw(st.integers(0, len(text)))
         action = data.draw(st.sampled_from(["delete", "insert", "line"]))
         if action == "delete":
-            text = text[:position] + text[position + data.draw(st.integers(1, 8)):]
+            text = text[:position] + text[position + data.draw(st.integers(1, 8)) :]
         elif action == "insert":
-            text = text[:position] + data.draw(st.sampled_from([":", "{", "[", "'", "\"", " ", "\n", "- ", "&a", "*a", "#", "\t", "H9", "not "])) + text[position:]
+            text = (
+                text[:position]
+                + data.draw(
+                    st.sampled_from(
+                        [
+                            ":",
+                            "{",
+                            "[",
+                            "'",
+                            '"',
+                            " ",
+                            "\n",
+                            "- ",
+                            "&a",
+                            "*a",
+                            "#",
+                            "\t",
+                            "H9",
+                            "not ",
+                        ]
+                    )
+                )
+                + text[position:]
+            )
         else:
             lines = text.splitlines(keepends=True)
             del lines[data.draw(st.integers(0, len(lines) - 1))]
@@ -84,7 +143,9 @@ def test_the_cli_reports_arbitrary_documents_as_json(tmp_path_factory, document:
 def test_the_cli_in_a_subprocess_on_garbage_exits_1_without_traceback(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "garbage.yaml"
     path.write_bytes(b"rules: [\n  - {when: 'x >', then: \x00}\n")
-    result = subprocess.run([sys.executable, "-m", "pedrag.cli", "check", str(path)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pedrag.cli", "check", str(path)], capture_output=True, text=True
+    )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr + result.stdout
     assert "error[syntax-error]" in result.stdout
