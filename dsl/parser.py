@@ -150,9 +150,10 @@ def parse_condition(text: str) -> ast.Expr:
     try:
         tree = _parser().parse(text)
     except UnexpectedCharacters as exc:
+        position = exc.pos_in_stream or 0
         raise ConditionSyntaxError(
-            f"unexpected character {text[exc.pos_in_stream]!r}",
-            exc.pos_in_stream,
+            f"unexpected character {text[position]!r}",
+            position,
             _describe_expected(exc.allowed or set()),
         ) from None
     except UnexpectedEOF as exc:

@@ -606,7 +606,7 @@ class TheoryResolver:
         # Computed metrics' expressions, resolved once every metric is known.
         for name, metric in t.metrics.items():
             if metric.compute is not None and metric.source == "computed":
-                path = ("metrics", name, "compute")
+                path: Path = ("metrics", name, "compute")
                 located = self.condition_numeric(path, metric.compute, name)
                 if located is not None:
                     self.metrics[name] = replace(self.metrics[name], compute=located.expr)
@@ -664,8 +664,8 @@ class TheoryResolver:
             effect, rung = step.effect
             if when is not None:
                 steps.append(
-                    CeilingStepInfo(index, when, effect, rung_number(rung), self._span(path))
-                )  # type: ignore[arg-type]
+                    CeilingStepInfo(index, when, effect, rung_number(rung), self._span(path))  # type: ignore[arg-type]
+                )
         invariants: list[InvariantInfo] = []
         for index, invariant in enumerate(t.invariants):
             kind = "never" if invariant.never is not None else "always"
@@ -676,9 +676,12 @@ class TheoryResolver:
             if located is not None:
                 invariants.append(
                     InvariantInfo(
-                        invariant.id, kind, located, self._span(("invariants", index, "id"))
+                        invariant.id,
+                        kind,  # type: ignore[arg-type]
+                        located,
+                        self._span(("invariants", index, "id")),
                     )
-                )  # type: ignore[arg-type]
+                )
         monitors: dict[str, Located] = {}
         for name, text in t.monitors.items():
             located = self.condition(("monitors", name), text, "monitor")
