@@ -1,0 +1,475 @@
+"""Session persistence: tutoring sessions, their per-turn audit records and deployment spending.
+
+Runtime stage: persistence. Takes a session's state and one audit record per turn (opaque,
+JSON-able dicts owned by the turn loop) and gives them back after a restart, a crash or on
+another worker; also keeps running spend totals for deployment-wide caps.
+
+Why it looks like this:
+
+- **A turn is one transaction.** ``save_turn`` replaces the session state and inserts the turn's
+  audit record together, or writes nothing. A process killed mid-turn therefore loses nothing
+  that was committed and never leaves a state without its audit record (or the reverse); the
+  test suite checks this by SIGKILLing a real subprocess.
+- **Turn indexes are a compare-and-set.** ``save_turn(id, n, ...)`` commits only if exactly
+  ``n - 1`` turns are committed, so two writers working on the same session (two workers, a
+  retried request) cannot interleave: the loser gets :class:`TurnConflict` and nothing written.
+- **SQLAlchemy Core, two dialects.** SQLite is the default (``PEDRAG_DB``, a path or a URL);
+  PostgreSQL replaces it by URL for multi-worker deployments, with no change for callers. Other
+  databases are refused rather than half-supported: the atomic upsert behind ``add_spend`` and
+  the locking behind ``save_turn`` are only verified on those two.
+- **SQLite settings.** WAL, so readers (``pedrag audit``, the HTTP service) never block the
+  writer; ``synchronous=FULL``, so a committed turn also survives a power cut or OS crash, not
+  only a killed process (``NORMAL`` in WAL mode may lose the last commits then). Audit records
+  are the evidence that the tutor behaved, and the extra fsync per turn is small next to a model
+  call. Foreign keys on; a busy timeout so concurrent writers wait instead of failing; write
+  transactions start with ``BEGIN IMMEDIATE`` so they queue on the lock up front instead of
+  failing mid-transaction when a deferred read lock cannot be upgraded.
+- **What you save is what you load.** States and audit records must be plain JSON values (dict
+  with str keys, list, str, int, float, bool, None); anything JSON would silently change (a
+  tuple, an int key, NaN) is refused with the path to the offending value.
+- **One exception hierarchy.** Every database failure surfaces as :class:`StoreError` (or its
+  subclasses), never as a driver or SQLAlchemy exception, so the turn loop catches one thing.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from pedrag.runtime.store_schema import audit_records, metadata, sessions, spend
+
+__all__ = [
+    "DEFAULT_DB_PATH",
+    "ENV_DB",
+    "SessionNotFound",
+    "SessionStore",
+    "StoreError",
+    "TurnConflict",
+    "resolve_db_url",
+]
+
+ENV_DB = "PEDRAG_DB"
+"""Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
+
+DEFAULT_DB_PATH = Path(".pedrag") / "sessions.db"
+"""Used when neither ``url`` nor ``PEDRAG_DB`` is given; relative to the working directory."""
+
+BUSY_TIMEOUT_SECONDS = 30.0
+"""How long an SQLite writer waits for another writer's lock before giving up. A turn
+transaction takes milliseconds, so waiting this long means something is stuck."""
+
+_SUPPORTED_DIALECTS = ("sqlite", "postgresql")
+# Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
+_WRITE_TRANSACTION = "pedrag_write_transaction"
+
+
+class StoreError(Exception):
+    """Persistence failed: database unreachable or locked too long, or a value that cannot be
+    stored. The base of every error this module raises."""
+
+
+class SessionNotFound(StoreError):
+    """No session with this id exists."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session with id {session_id!r}")
+        self.session_id = session_id
+
+
+class TurnConflict(StoreError):
+    """``save_turn`` was given a turn index other than committed turns + 1; nothing was written.
+
+    Usually another writer committed this turn first: reload the session and decide again.
+    """
+
+    def __init__(self, session_id: str, turn_index: int, committed_turns: int) -> None:
+        super().__init__(
+            f"session {session_id!r}: cannot save turn {turn_index}, "
+            f"{committed_turns} turn(s) are committed (expected turn {committed_turns + 1})"
+        )
+        self.session_id = session_id
+        self.turn_index = turn_index
+        self.committed_turns = committed_turns
+
+
+def resolve_db_url(url: str | None = None) -> URL:
+    """The database a store opens: ``url``, else ``$PEDRAG_DB``, else ``./.pedrag/sessions.db``.
+
+    Either may be a filesystem path (``~`` expanded, made absolute now so a later ``chdir`` does
+    not move the database) or an SQLAlchemy URL such as ``postgresql+psycopg://host/pedrag``.
+    """
+    raw = url if url is not None else os.environ.get(ENV_DB, "").strip() or None
+    if raw is not None and "://" in raw:
+        try:
+            return make_url(raw)
+        except ArgumentError as error:
+            raise StoreError(f"invalid database URL {raw!r}: {error}") from error
+    path = Path(raw).expanduser() if raw is not None else DEFAULT_DB_PATH
+    return URL.create("sqlite+pysqlite", database=str(path.resolve()))
+
+
+class SessionStore:
+    """Sessions, audit records and spend totals in one SQL database (see the module docstring).
+
+    Safe to share between threads; several stores (in one process or many) may open the same
+    database. Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, url: str | None = None) -> None:
+        self._url = resolve_db_url(url)
+        dialect = self._url.get_backend_name()
+        if dialect not in _SUPPORTED_DIALECTS:
+            raise StoreError(
+                f"unsupported database {dialect!r}: pedrag stores sessions in "
+                f"{' or '.join(_SUPPORTED_DIALECTS)}"
+            )
+        self._closed = False
+        with self._errors("open the session database"):
+            self._engine = _create_engine(self._url)
+        try:
+            with self._errors("create the session tables"):
+                with self._transaction(write=True) as connection:
+                    # Inside a write transaction so that two processes opening a fresh
+                    # database at once do not both try to create the tables.
+                    metadata.create_all(connection)
+                if dialect == "sqlite" and _is_sqlite_file(self._url):
+                    with self._engine.connect() as connection:
+                        mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+                    if str(mode).lower() != "wal":
+                        # Some filesystems (network mounts) cannot hold a WAL; fail rather
+                        # than run with weaker guarantees than documented.
+                        raise StoreError(
+                            f"SQLite database {self._url.database} is in journal mode "
+                            f"{mode!r}, not WAL; put PEDRAG_DB on a local filesystem"
+                        )
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden (safe to log)."""
+        return self._url.render_as_string(hide_password=True)
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self.url!r})"
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+        """Start a session with zero turns. ``meta`` is fixed at creation (theory, learner,
+        exercise, ...); ``state`` is replaced by every :meth:`save_turn`."""
+        _require_session_id(session_id)
+        _require_document(meta, "meta")
+        _require_document(state, "state")
+        now = _utcnow()
+        with self._errors(f"create session {session_id!r}"):
+            try:
+                with self._transaction(write=True) as connection:
+                    connection.execute(
+                        insert(sessions).values(
+                            id=session_id,
+                            meta=meta,
+                            state=state,
+                            turns=0,
+                            created_at=now,
+                            updated_at=now,
+                        )
+                    )
+            except IntegrityError as error:
+                raise StoreError(f"a session with id {session_id!r} already exists") from error
+
+    def save_turn(
+        self, session_id: str, turn_index: int, state: dict[str, Any], audit: dict[str, Any]
+    ) -> None:
+        """Commit turn ``turn_index`` (1-based): insert its audit record and replace the session
+        state, in one transaction.
+
+        Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed, and
+        :class:`SessionNotFound` for an unknown id; in both cases, and on any other error,
+        nothing is written.
+        """
+        _require_session_id(session_id)
+        if isinstance(turn_index, bool) or not isinstance(turn_index, int) or turn_index < 1:
+            raise StoreError(f"turn_index must be an int >= 1, got {turn_index!r}")
+        _require_document(state, "state")
+        _require_document(audit, "audit")
+        now = _utcnow()
+        with self._errors(f"save turn {turn_index} of session {session_id!r}"):
+            with self._transaction(write=True) as connection:
+                # The compare-and-set: only the writer that saw turns == n - 1 advances it. On
+                # PostgreSQL a concurrent writer blocks on the row lock, then re-checks the
+                # condition against the committed row and matches nothing.
+                advanced = connection.execute(
+                    update(sessions)
+                    .where(sessions.c.id == session_id, sessions.c.turns == turn_index - 1)
+                    .values(state=state, turns=turn_index, updated_at=now)
+                )
+                if advanced.rowcount != 1:
+                    committed = connection.execute(
+                        select(sessions.c.turns).where(sessions.c.id == session_id)
+                    ).scalar_one_or_none()
+                    if committed is None:
+                        raise SessionNotFound(session_id)
+                    raise TurnConflict(session_id, turn_index, committed)
+                # A record already stored for this turn (only possible if the tables were
+                # edited behind the store's back) fails on the primary key: StoreError, and
+                # the update above is rolled back with it.
+                connection.execute(
+                    insert(audit_records).values(
+                        session_id=session_id,
+                        turn_index=turn_index,
+                        record=audit,
+                        created_at=now,
+                    )
+                )
+
+    def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
+        """``(meta, state, turns)`` as of the last committed turn; resume with turn
+        ``turns + 1``."""
+        with self._errors(f"load session {session_id!r}"):
+            with self._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(sessions.c.meta, sessions.c.state, sessions.c.turns).where(
+                        sessions.c.id == session_id
+                    )
+                ).one_or_none()
+        if row is None:
+            raise SessionNotFound(session_id)
+        return dict(row.meta), dict(row.state), int(row.turns)
+
+    def audit_records(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's audit records as saved, ordered by turn (the record of turn ``n`` is
+        at index ``n - 1``)."""
+        with self._errors(f"read the audit records of session {session_id!r}"):
+            with self._transaction(write=False) as connection:
+                exists = connection.execute(
+                    select(sessions.c.id).where(sessions.c.id == session_id)
+                ).first()
+                records = connection.execute(
+                    select(audit_records.c.record)
+                    .where(audit_records.c.session_id == session_id)
+                    .order_by(audit_records.c.turn_index)
+                ).scalars()
+                result = [dict(record) for record in records]
+        if exists is None:
+            raise SessionNotFound(session_id)
+        return result
+
+    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The most recently updated sessions first, each ``{"id", "created_at", "updated_at",
+        "turns", "meta"}``; the timestamps are timezone-aware UTC datetimes."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise StoreError(f"limit must be an int >= 0, got {limit!r}")
+        with self._errors("list sessions"):
+            with self._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(
+                        sessions.c.id,
+                        sessions.c.created_at,
+                        sessions.c.updated_at,
+                        sessions.c.turns,
+                        sessions.c.meta,
+                    )
+                    .order_by(sessions.c.updated_at.desc(), sessions.c.id)
+                    .limit(limit)
+                ).all()
+        return [
+            {
+                "id": row.id,
+                "created_at": _as_utc(row.created_at),
+                "updated_at": _as_utc(row.updated_at),
+                "turns": int(row.turns),
+                "meta": dict(row.meta),
+            }
+            for row in rows
+        ]
+
+    # -- spending ----------------------------------------------------------------------------
+
+    def add_spend(self, scope: str, usd: float) -> float:
+        """Add ``usd`` to the running total of ``scope`` atomically and return the new total.
+
+        One statement (an upsert returning the sum), so concurrent workers never lose an
+        addition and each sees the total including its own.
+        """
+        if not isinstance(scope, str) or not scope:
+            raise StoreError(f"spend scope must be a non-empty str, got {scope!r}")
+        if isinstance(usd, bool) or not isinstance(usd, int | float):
+            raise StoreError(f"usd must be a number, got {usd!r}")
+        if not math.isfinite(usd) or usd < 0:
+            raise StoreError(f"usd must be finite and >= 0, got {usd!r}")
+        dialect_insert = (
+            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+        )
+        row = dialect_insert(spend).values(scope=scope, usd=float(usd), updated_at=_utcnow())
+        statement = row.on_conflict_do_update(
+            index_elements=[spend.c.scope],
+            set_={"usd": spend.c.usd + row.excluded.usd, "updated_at": row.excluded.updated_at},
+        ).returning(spend.c.usd)
+        with self._errors(f"add spend to {scope!r}"):
+            with self._transaction(write=True) as connection:
+                total = connection.execute(statement).scalar_one()
+        return float(total)
+
+    def spend(self, scope: str) -> float:
+        """The running total of ``scope`` in USD; 0.0 if nothing was spent yet."""
+        with self._errors(f"read spend of {scope!r}"):
+            with self._transaction(write=False) as connection:
+                total = connection.execute(
+                    select(spend.c.usd).where(spend.c.scope == scope)
+                ).scalar_one_or_none()
+        return 0.0 if total is None else float(total)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release every connection. Idempotent; the store cannot be used afterwards."""
+        if not self._closed:
+            self._closed = True
+            self._engine.dispose()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        """A connection inside a transaction: committed on normal exit, rolled back on any
+        exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring)."""
+        if self._closed:
+            raise StoreError("the session store is closed")
+        with self._engine.connect() as connection:
+            if write:
+                connection.execution_options(**{_WRITE_TRANSACTION: True})
+            with connection.begin():
+                yield connection
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Turn SQLAlchemy and driver exceptions into :class:`StoreError`."""
+        try:
+            yield
+        except SQLAlchemyError as error:
+            cause = getattr(error, "orig", None) or error
+            raise StoreError(f"could not {action} in {self.url}: {cause}") from error
+
+
+def _create_engine(url: URL) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        # pool_pre_ping: a server restart should cost one reconnect, not a failed turn.
+        return create_engine(url, pool_pre_ping=True)
+    if _is_sqlite_file(url):
+        assert url.database is not None
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False}
+        )
+    else:
+        # In-memory: one shared connection, or every pooled connection would see its own
+        # empty database. Useful for tests; nothing persists.
+        engine = create_engine(url, connect_args={"check_same_thread": False}, poolclass=StaticPool)
+
+    @event.listens_for(engine, "connect")
+    def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's ``begin`` hook emit BEGIN itself; the pysqlite driver's implicit
+        # transactions are always deferred and skip some statements.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin_sqlite(connection: Connection) -> None:
+        write = connection.get_execution_options().get(_WRITE_TRANSACTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def _is_sqlite_file(url: URL) -> bool:
+    database = url.database or ""
+    return database not in ("", ":memory:") and not database.startswith("file:")
+
+
+def _require_session_id(session_id: object) -> None:
+    if not isinstance(session_id, str) or not 1 <= len(session_id) <= 128:
+        raise StoreError(f"session id must be a str of 1 to 128 characters, got {session_id!r}")
+
+
+def _require_document(value: object, what: str) -> None:
+    """Refuse anything that would not come back unchanged from a JSON column."""
+    if not isinstance(value, dict):
+        raise StoreError(f"{what} must be a dict, got {type(value).__name__}")
+    try:
+        problem = _json_problem(value, what)
+    except RecursionError:
+        problem = f"{what} is nested too deeply to store"
+    if problem is not None:
+        raise StoreError(problem)
+
+
+def _json_problem(value: object, path: str) -> str | None:
+    if isinstance(value, str):
+        # PostgreSQL's JSONB cannot hold U+0000; refuse it on SQLite too, so a turn that works
+        # in development cannot fail in a PostgreSQL deployment.
+        return f"{path} contains U+0000, which PostgreSQL cannot store" if "\x00" in value else None
+    if value is None or isinstance(value, bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path} is {value!r}, which JSON cannot hold"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has the key {key!r}; JSON object keys must be str"
+            if "\x00" in key:
+                return f"{path} has a key containing U+0000, which PostgreSQL cannot store"
+            problem = _json_problem(item, f"{path}[{key!r}]")
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _json_problem(item, f"{path}[{index}]")
+            if problem is not None:
+                return problem
+        return None
+    return (
+        f"{path} is a {type(value).__name__}; only dict, list, str, int, float, bool and None "
+        "are stored unchanged as JSON"
+    )
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _as_utc(moment: datetime) -> datetime:
+    # SQLite keeps no offset; every timestamp this module writes is UTC.
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

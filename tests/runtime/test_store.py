@@ -1,0 +1,566 @@
+"""Session persistence on SQLite: a turn is one transaction, turn indexes cannot interleave,
+and a process SIGKILLed mid-turn leaves the last committed turn intact.
+
+Concurrency is tested with real separate connections (threads with their own stores) and real
+separate processes; crash safety by killing a real subprocess at random moments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pedrag.runtime.store import (
+    ENV_DB,
+    SessionNotFound,
+    SessionStore,
+    StoreError,
+    TurnConflict,
+    resolve_db_url,
+)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Any:
+    with SessionStore(str(db_path)) as opened:
+        yield opened
+
+
+def _raw(db_path: Path) -> sqlite3.Connection:
+    """An independent connection that does not go through the store's code."""
+    return sqlite3.connect(db_path)
+
+
+# -- round trip -------------------------------------------------------------------------------
+
+
+def test_saved_turns_come_back_from_a_fresh_store(db_path: Path) -> None:
+    meta = {"theory": "socratic", "learner": "ana", "exercise": "fizzbuzz"}
+    with SessionStore(str(db_path)) as first:
+        first.create_session("s1", meta, {"turn": 0, "metrics": {}})
+        for turn in (1, 2, 3):
+            state = {
+                "turn": turn,
+                "metrics": {"frustration": 0.1 * turn, "affect": "calm", "exam_active": False},
+                "history": [{"student": "¿por qué? 🤔", "tutor": "What do you think?"}] * turn,
+                "goal": None,
+            }
+            first.save_turn("s1", turn, state, {"turn": turn, "action": "elicit", "cost": 0.001})
+
+    with SessionStore(str(db_path)) as second:
+        loaded_meta, loaded_state, turns = second.load_session("s1")
+        records = second.audit_records("s1")
+
+    assert loaded_meta == meta
+    assert turns == 3
+    assert loaded_state == state
+    assert records == [{"turn": t, "action": "elicit", "cost": 0.001} for t in (1, 2, 3)]
+
+
+def test_a_new_session_has_zero_turns_and_no_audit_records(store: SessionStore) -> None:
+    store.create_session("s1", {"m": 1}, {"s": 1})
+    assert store.load_session("s1") == ({"m": 1}, {"s": 1}, 0)
+    assert store.audit_records("s1") == []
+
+
+def test_unknown_sessions_raise_session_not_found(store: SessionStore) -> None:
+    with pytest.raises(SessionNotFound) as raised:
+        store.load_session("nope")
+    assert raised.value.session_id == "nope"
+    with pytest.raises(SessionNotFound):
+        store.audit_records("nope")
+    with pytest.raises(SessionNotFound):
+        store.save_turn("nope", 1, {}, {})
+    assert store.list_sessions() == []
+
+
+def test_creating_an_existing_session_fails_and_keeps_the_original(store: SessionStore) -> None:
+    store.create_session("s1", {"v": "original"}, {"v": "original"})
+    store.save_turn("s1", 1, {"v": "turn 1"}, {"turn": 1})
+    with pytest.raises(StoreError, match="already exists"):
+        store.create_session("s1", {"v": "impostor"}, {"v": "impostor"})
+    assert store.load_session("s1") == ({"v": "original"}, {"v": "turn 1"}, 1)
+    assert store.audit_records("s1") == [{"turn": 1}]
+
+
+# -- turn ordering ----------------------------------------------------------------------------
+
+
+def test_turns_must_be_saved_in_order_and_a_conflict_writes_nothing(
+    store: SessionStore, db_path: Path
+) -> None:
+    store.create_session("s1", {}, {"turn": 0})
+    store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+
+    for wrong in (1, 3, 7):
+        with pytest.raises(TurnConflict) as raised:
+            store.save_turn("s1", wrong, {"turn": "bad"}, {"turn": "bad"})
+        assert (raised.value.turn_index, raised.value.committed_turns) == (wrong, 1)
+
+    assert store.load_session("s1") == ({}, {"turn": 1}, 1)
+    assert store.audit_records("s1") == [{"turn": 1}]
+    with _raw(db_path) as raw:
+        assert raw.execute("SELECT count(*) FROM pedrag_audit_records").fetchone() == (1,)
+
+    store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})
+    assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
+
+
+@pytest.mark.parametrize("turn_index", [0, -1, True, 1.0, "1"])
+def test_turn_index_must_be_a_positive_int(store: SessionStore, turn_index: Any) -> None:
+    store.create_session("s1", {}, {})
+    with pytest.raises(StoreError, match="turn_index"):
+        store.save_turn("s1", turn_index, {}, {})
+    assert store.load_session("s1")[2] == 0
+
+
+# -- failing saves are all-or-nothing ---------------------------------------------------------
+
+
+def test_a_non_json_audit_record_writes_neither_state_nor_audit(store: SessionStore) -> None:
+    store.create_session("s1", {}, {"turn": 0})
+    store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+    with pytest.raises(StoreError, match=r"audit\['verdict'\] is a object"):
+        store.save_turn("s1", 2, {"turn": 2}, {"verdict": object()})
+    assert store.load_session("s1") == ({}, {"turn": 1}, 1)
+    assert store.audit_records("s1") == [{"turn": 1}]
+
+
+@pytest.mark.parametrize(
+    ("state", "problem"),
+    [
+        ({"history": ("a", "b")}, r"state\['history'\] is a tuple"),
+        ({"by_turn": {1: "a"}}, r"state\['by_turn'\] has the key 1"),
+        ({"frustration": float("nan")}, r"state\['frustration'\] is nan"),
+        ({"seen": {"a"}}, r"state\['seen'\] is a set"),
+        ({"when": datetime.now(UTC)}, r"state\['when'\] is a datetime"),
+        ({"reply": ["ok", "a\x00b"]}, r"state\['reply'\]\[1\] contains U\+0000"),
+    ],
+)
+def test_values_json_would_silently_change_are_refused(
+    store: SessionStore, state: dict[str, Any], problem: str
+) -> None:
+    store.create_session("s1", {}, {"turn": 0})
+    with pytest.raises(StoreError, match=problem):
+        store.save_turn("s1", 1, state, {"turn": 1})
+    assert store.load_session("s1") == ({}, {"turn": 0}, 0)
+
+
+def test_a_database_error_after_the_state_update_rolls_the_whole_turn_back(
+    store: SessionStore, db_path: Path
+) -> None:
+    """The failure happens inside the database, between the state update and the audit insert,
+    so only the transaction can undo the already-executed update."""
+    store.create_session("s1", {}, {"turn": 0})
+    store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+    with _raw(db_path) as raw:
+        raw.execute(
+            "CREATE TRIGGER fail_audit BEFORE INSERT ON pedrag_audit_records "
+            "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        )
+
+    with pytest.raises(StoreError, match="disk on fire"):
+        store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})
+    assert store.load_session("s1") == ({}, {"turn": 1}, 1)
+    assert store.audit_records("s1") == [{"turn": 1}]
+
+    with _raw(db_path) as raw:
+        raw.execute("DROP TRIGGER fail_audit")
+    store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})
+    assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
+
+
+# -- a real process killed mid-turn -----------------------------------------------------------
+
+_WRITER = textwrap.dedent(
+    """
+    import hashlib, sys
+    from pedrag.runtime.store import SessionStore
+
+    db, session_id, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = SessionStore(db)
+    _, _, turns = store.load_session(session_id)
+    print("ready", flush=True)
+    while True:
+        turn = turns + 1
+        # Different bytes every turn, so a state stitched from two turns fails its digest.
+        blob = hashlib.sha256(f"{session_id}:{turn}".encode()).hexdigest() * (size // 64)
+        state = {"turn": turn, "blob": blob, "digest": hashlib.sha256(blob.encode()).hexdigest()}
+        store.save_turn(session_id, turn, state, {"turn": turn, "trace": blob[: size // 2]})
+        print(turn, flush=True)
+        turns = turn
+    """
+)
+
+
+def test_a_process_killed_mid_turn_leaves_the_last_committed_turn_intact(db_path: Path) -> None:
+    size = 1 << 20  # ~1 MB states and ~0.5 MB audit records: each commit takes a while
+    with SessionStore(str(db_path)) as store:
+        store.create_session("s1", {"kind": "crash test"}, {"turn": 0})
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    last_turns = 0
+    for kill in range(6):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(db_path), "s1", str(size)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n", child.communicate()[1]
+        delay = rng.uniform(0.05, 0.35)
+        time.sleep(delay)
+        os.kill(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        where = f"seed {seed}, kill {kill}, after {delay:.3f}s"
+        assert child.returncode == -signal.SIGKILL, f"{where}: writer died on its own:\n{err}"
+        acknowledged = [int(line) for line in out.split()]
+
+        with _raw(db_path) as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
+            (turns,) = raw.execute("SELECT turns FROM pedrag_sessions WHERE id = 's1'").fetchone()
+            indexes = [
+                index
+                for (index,) in raw.execute(
+                    "SELECT turn_index FROM pedrag_audit_records "
+                    "WHERE session_id = 's1' ORDER BY turn_index"
+                )
+            ]
+        assert indexes == list(range(1, turns + 1)), where
+
+        with SessionStore(str(db_path)) as store:
+            _, state, loaded_turns = store.load_session("s1")
+            records = store.audit_records("s1")
+        assert loaded_turns == turns, where
+        assert len(records) == turns and records[-1]["turn"] == turns, where
+        assert state["turn"] == turns, where
+        assert hashlib.sha256(state["blob"].encode()).hexdigest() == state["digest"], where
+        # Nothing the writer saw committed is lost; at most the turn whose "committed" line
+        # the kill cut off is there without having been acknowledged.
+        last_acknowledged = acknowledged[-1] if acknowledged else last_turns
+        assert last_acknowledged <= turns <= last_acknowledged + 1, where
+        last_turns = turns
+
+    assert last_turns >= 6, f"seed {seed}: the writers made almost no progress"
+
+
+# -- several writers on one database ----------------------------------------------------------
+
+
+def test_two_stores_on_one_file_cannot_both_commit_the_same_turn(db_path: Path) -> None:
+    with SessionStore(str(db_path)) as first, SessionStore(str(db_path)) as second:
+        first.create_session("s1", {}, {"turn": 0})
+        assert first.load_session("s1")[2] == second.load_session("s1")[2] == 0
+
+        first.save_turn("s1", 1, {"turn": 1, "by": "first"}, {"by": "first"})
+        with pytest.raises(TurnConflict):
+            second.save_turn("s1", 1, {"turn": 1, "by": "second"}, {"by": "second"})
+
+        assert second.load_session("s1")[1:] == ({"turn": 1, "by": "first"}, 1)
+        assert second.audit_records("s1") == [{"by": "first"}]
+
+
+def test_simultaneous_writers_of_one_turn_yield_one_commit_and_only_conflicts(
+    db_path: Path,
+) -> None:
+    with SessionStore(str(db_path)) as setup:
+        setup.create_session("s1", {}, {"turn": 0})
+    writers = 8
+    stores = [SessionStore(str(db_path)) for _ in range(writers)]
+    barrier = threading.Barrier(writers)
+    outcomes: list[str] = [""] * writers
+
+    def write(number: int) -> None:
+        barrier.wait()
+        try:
+            stores[number].save_turn("s1", 1, {"by": number}, {"by": number})
+            outcomes[number] = "committed"
+        except TurnConflict:
+            outcomes[number] = "conflict"
+        except Exception as error:  # anything else (e.g. "database is locked") is a failure
+            outcomes[number] = repr(error)
+
+    threads = [threading.Thread(target=write, args=(number,)) for number in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+
+    assert sorted(outcomes) == ["committed"] + ["conflict"] * (writers - 1)
+    winner = outcomes.index("committed")
+    with SessionStore(str(db_path)) as check:
+        assert check.load_session("s1")[1:] == ({"by": winner}, 1)
+        assert check.audit_records("s1") == [{"by": winner}]
+
+
+def test_stores_opening_a_fresh_database_at_once_all_succeed(db_path: Path) -> None:
+    """Creating the tables reads the schema before writing it; the write lock taken at BEGIN
+    makes openers queue instead of failing with "database is locked" or "table exists"."""
+    openers = 8
+    barrier = threading.Barrier(openers)
+    failures: list[BaseException] = []
+    opened: list[SessionStore] = []
+
+    def open_store() -> None:
+        barrier.wait()
+        try:
+            opened.append(SessionStore(str(db_path)))
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=open_store) for _ in range(openers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for store in opened:
+        store.close()
+    assert failures == []
+
+
+_RACER = textwrap.dedent(
+    """
+    import sys
+    from pedrag.runtime.store import SessionStore, TurnConflict
+
+    db, name, wanted = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = SessionStore(db)
+    committed = []
+    while len(committed) < wanted:
+        _, state, turns = store.load_session("s1")
+        assert state["turn"] == turns, (state, turns)
+        try:
+            store.save_turn("s1", turns + 1, {"turn": turns + 1, "by": name}, {"by": name})
+        except TurnConflict:
+            continue
+        committed.append(turns + 1)
+    print(" ".join(map(str, committed)))
+    """
+)
+
+
+def test_racing_processes_each_commit_distinct_contiguous_turns(db_path: Path) -> None:
+    with SessionStore(str(db_path)) as setup:
+        setup.create_session("s1", {}, {"turn": 0})
+    per_process = 15
+    names = ["a", "b", "c"]
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, str(db_path), name, str(per_process)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
+    committed: dict[str, list[int]] = {}
+    for name, racer in zip(names, racers, strict=True):
+        out, err = racer.communicate(timeout=60)
+        assert racer.returncode == 0, err
+        committed[name] = [int(turn) for turn in out.split()]
+
+    total = per_process * len(names)
+    assert sorted(turn for turns in committed.values() for turn in turns) == list(
+        range(1, total + 1)
+    )
+    with SessionStore(str(db_path)) as check:
+        _, state, turns = check.load_session("s1")
+        records = check.audit_records("s1")
+    assert turns == total and state["turn"] == total
+    for name, turns_of_racer in committed.items():
+        assert all(records[turn - 1] == {"by": name} for turn in turns_of_racer)
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def test_pedrag_db_as_a_path_is_used_and_its_folders_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "deep" / "er" / "tutor.db"
+    monkeypatch.setenv(ENV_DB, str(target))
+    with SessionStore() as store:
+        store.create_session("s1", {}, {})
+    with _raw(target) as raw:
+        assert raw.execute("SELECT id FROM pedrag_sessions").fetchall() == [("s1",)]
+
+
+def test_pedrag_db_as_a_url_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "url.db"
+    monkeypatch.setenv(ENV_DB, f"sqlite:///{target}")
+    with SessionStore() as store:
+        store.create_session("s1", {}, {})
+    assert target.exists()
+
+
+def test_an_explicit_url_wins_over_pedrag_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "from_env.db"))
+    with SessionStore(str(tmp_path / "explicit.db")) as store:
+        store.create_session("s1", {}, {})
+    assert (tmp_path / "explicit.db").exists()
+    assert not (tmp_path / "from_env.db").exists()
+
+
+def test_without_pedrag_db_the_database_is_dot_pedrag_sessions_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_DB, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with SessionStore() as store:
+        store.create_session("s1", {}, {})
+        # Resolved once: changing directory later does not move the database.
+        monkeypatch.chdir(tmp_path.parent)
+        assert store.load_session("s1")[2] == 0
+    assert (tmp_path / ".pedrag" / "sessions.db").exists()
+    assert resolve_db_url().database == str(tmp_path.parent.resolve() / ".pedrag" / "sessions.db")
+
+
+def test_sqlite_runs_in_wal_mode_with_full_sync_foreign_keys_and_a_busy_timeout(
+    store: SessionStore, db_path: Path
+) -> None:
+    with _raw(db_path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with store._engine.connect() as connection:  # per-connection settings: look inside
+        pragma = connection.exec_driver_sql
+        assert pragma("PRAGMA synchronous").scalar() == 2  # FULL
+        assert pragma("PRAGMA foreign_keys").scalar() == 1
+        assert pragma("PRAGMA busy_timeout").scalar() >= 1000
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [("mysql://user@host/db", "unsupported database 'mysql'"), ("sqlite:://x", "invalid")],
+)
+def test_unsupported_or_malformed_urls_are_refused(url: str, problem: str) -> None:
+    with pytest.raises(StoreError, match=problem):
+        SessionStore(url)
+
+
+def test_a_closed_store_refuses_to_work(store: SessionStore) -> None:
+    store.close()
+    store.close()  # idempotent
+    with pytest.raises(StoreError, match="closed"):
+        store.list_sessions()
+
+
+def test_the_url_hides_the_password() -> None:
+    url = resolve_db_url("postgresql+psycopg://tutor:s3cret@db.internal/pedrag")
+    assert "s3cret" not in url.render_as_string(hide_password=True)
+    assert url.get_backend_name() == "postgresql"
+
+
+# -- listing ----------------------------------------------------------------------------------
+
+
+def test_list_sessions_shows_the_most_recently_updated_first_with_utc_timestamps(
+    store: SessionStore,
+) -> None:
+    before = datetime.now(UTC)
+    for name in ("old", "middle", "new"):
+        store.create_session(name, {"name": name}, {})
+        time.sleep(0.002)  # distinct timestamps even on a coarse clock
+    store.save_turn("old", 1, {}, {})  # now the most recently updated
+    after = datetime.now(UTC)
+
+    listed = store.list_sessions()
+    assert [row["id"] for row in listed] == ["old", "new", "middle"]
+    first = listed[0]
+    assert set(first) == {"id", "created_at", "updated_at", "turns", "meta"}
+    assert (first["turns"], first["meta"]) == (1, {"name": "old"})
+    for row in listed:
+        assert row["created_at"].utcoffset() == timedelta(0)
+        assert before <= row["created_at"] <= row["updated_at"] <= after
+    assert [row["id"] for row in store.list_sessions(limit=2)] == ["old", "new"]
+
+
+# -- spending ---------------------------------------------------------------------------------
+
+
+def test_spend_accumulates_per_scope(store: SessionStore) -> None:
+    assert store.spend("deployment") == 0.0
+    assert store.add_spend("deployment", 0.25) == 0.25
+    assert store.add_spend("deployment", 0.5) == 0.75
+    assert store.add_spend("other", 2.0) == 2.0
+    assert store.add_spend("deployment", 0) == 0.75
+    assert store.spend("deployment") == 0.75
+    assert store.spend("other") == 2.0
+    assert store.add_spend("tiny", 0.1) + store.add_spend("tiny", 0.2) - 0.1 == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("usd", [-0.01, float("nan"), float("inf"), "1", True])
+def test_spend_must_be_a_finite_non_negative_number(store: SessionStore, usd: Any) -> None:
+    with pytest.raises(StoreError, match="usd"):
+        store.add_spend("deployment", usd)
+    assert store.spend("deployment") == 0.0
+
+
+def test_concurrent_spend_from_several_stores_loses_nothing(db_path: Path) -> None:
+    """Each addition returns the total including itself, so the returned totals of all
+    writers together are exactly 0.25, 0.5, ..., the final total (0.25 is exact in binary)."""
+    workers, additions = 4, 40
+    stores = [SessionStore(str(db_path)) for _ in range(workers)]
+    returned: list[float] = []
+    lock = threading.Lock()
+
+    def spend_money(opened: SessionStore) -> None:
+        for _ in range(additions):
+            total = opened.add_spend("deployment", 0.25)
+            with lock:
+                returned.append(total)
+
+    threads = [threading.Thread(target=spend_money, args=(opened,)) for opened in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+
+    count = workers * additions
+    assert sorted(returned) == [0.25 * k for k in range(1, count + 1)]
+    with SessionStore(str(db_path)) as check:
+        assert check.spend("deployment") == 0.25 * count
+
+
+def test_one_store_can_be_shared_between_threads(store: SessionStore) -> None:
+    for number in range(4):
+        store.create_session(f"s{number}", {}, {"turn": 0})
+    errors: list[BaseException] = []
+
+    def run(number: int) -> None:
+        try:
+            for turn in range(1, 11):
+                store.save_turn(f"s{number}", turn, {"turn": turn}, {"turn": turn})
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert all(store.load_session(f"s{number}")[2] == 10 for number in range(4))
