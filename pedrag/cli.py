@@ -38,7 +38,9 @@ def _command_modules() -> list[object]:
     modules = []
     for info in sorted(pkgutil.iter_modules(commands_package.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
-            modules.append(importlib.import_module(f"{commands_package.__name__}.{info.name}"))
+            module = importlib.import_module(f"{commands_package.__name__}.{info.name}")
+            if hasattr(module, "NAME") and hasattr(module, "run"):
+                modules.append(module)
     modules.sort(key=lambda m: getattr(m, "ORDER", 50))
     return modules
 
