@@ -481,6 +481,12 @@ class TheoryResolver:
         resolved = replace(located, expr=expr)
         return resolved if len(self.diagnostics) == before else None
 
+    def _tag_since(self, before: int, item: str) -> None:
+        """Name the item that owns diagnostics reported since `before` (for ignores, repair)."""
+        for index in range(before, len(self.diagnostics)):
+            if not self.diagnostics[index].items:
+                self.diagnostics[index] = replace(self.diagnostics[index], items=(item,))
+
     def _reserved(self, name: str, path: Path, what: str) -> None:
         if name in ast.RESERVED:
             self.diagnostics.append(
@@ -602,12 +608,16 @@ class TheoryResolver:
     def resolve(self) -> ResolvedTheory | None:
         t = self.theory
         for name, metric in t.metrics.items():
+            before = len(self.diagnostics)
             self.metrics[name] = self._metric(name, metric)
+            self._tag_since(before, f"metric:{name}")
         # Computed metrics' expressions, resolved once every metric is known.
         for name, metric in t.metrics.items():
             if metric.compute is not None and metric.source == "computed":
                 path: Path = ("metrics", name, "compute")
+                before = len(self.diagnostics)
                 located = self.condition_numeric(path, metric.compute, name)
+                self._tag_since(before, f"metric:{name}")
                 if located is not None:
                     self.metrics[name] = replace(self.metrics[name], compute=located.expr)
         self._duplicates([p.id for p in t.theory.principles], ("theory", "principles"), "principle")
@@ -619,10 +629,12 @@ class TheoryResolver:
         actions: dict[str, ActionInfo] = {}
         for name, action in t.actions.items():
             path = ("actions", name)
+            before = len(self.diagnostics)
             self._reserved(name, path, "action")
             self._source_refs(action.source, (*path, "source"))
             for index, other in enumerate(action.conflicts):
                 self._action_ref(other, (*path, "conflicts", index), f"`{name}` conflicts")
+            self._tag_since(before, f"action:{name}")
             actions[name] = ActionInfo(
                 name=name,
                 rung=rung_number(action.rung),
@@ -639,8 +651,12 @@ class TheoryResolver:
         for index, rule in enumerate(t.rules):
             path = ("rules", index)
             self._source_refs(rule.source, (*path, "source"))
+            before = len(self.diagnostics)
             known = self._action_ref(rule.then, (*path, "then"), f"rule `{rule.id}`")
+            self._tag_since(before, f"rule:{rule.id}")
+            before = len(self.diagnostics)
             when = self.condition((*path, "when"), rule.when, "rule")
+            self._tag_since(before, f"rule:{rule.id}")
             if when is None or not known:
                 continue
             rules.append(
@@ -660,7 +676,9 @@ class TheoryResolver:
         steps: list[CeilingStepInfo] = []
         for index, step in enumerate(t.ceiling.steps):
             path = ("ceiling", "steps", index)
+            before = len(self.diagnostics)
             when = self.condition((*path, "when"), step.when, "ceiling")
+            self._tag_since(before, f"ceiling:{index}")
             effect, rung = step.effect
             if when is not None:
                 steps.append(
@@ -672,7 +690,9 @@ class TheoryResolver:
             path = ("invariants", index, kind)
             text = invariant.never if invariant.never is not None else invariant.always
             assert text is not None
+            before = len(self.diagnostics)
             located = self.condition(path, text, "invariant")
+            self._tag_since(before, f"invariant:{invariant.id}")
             if located is not None:
                 invariants.append(
                     InvariantInfo(
@@ -684,7 +704,9 @@ class TheoryResolver:
                 )
         monitors: dict[str, Located] = {}
         for name, text in t.monitors.items():
+            before = len(self.diagnostics)
             located = self.condition(("monitors", name), text, "monitor")
+            self._tag_since(before, f"monitor:{name}")
             if located is not None:
                 monitors[name] = located
         for source_action, target in t.adaptation.escalate.items():
@@ -699,7 +721,9 @@ class TheoryResolver:
         switches: list[SwitchInfo] = []
         for index, switch in enumerate(t.adaptation.switch):
             path = ("adaptation", "switch", index)
+            before = len(self.diagnostics)
             located = self.condition((*path, "when"), switch.when, "switch")
+            self._tag_since(before, f"switch:{index}")
             if located is not None:
                 switches.append(SwitchInfo(index, located, switch.to, self._span((*path, "to"))))
         if any(d.severity.value == "error" for d in self.diagnostics):

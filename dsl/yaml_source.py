@@ -93,7 +93,15 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         )
     if not nodes or nodes[0] is None:
         return None, positions
-    return _convert(nodes[0], (), positions, set()), positions
+    try:
+        return _convert(nodes[0], (), positions, set()), positions
+    except yaml.MarkedYAMLError as exc:  # e.g. an unknown tag such as `!python/object` or `=`
+        mark = exc.problem_mark or exc.context_mark
+        offset = mark.index if mark is not None else 0
+        message = exc.problem or exc.context or "invalid YAML value"
+        raise YamlError(YamlProblem(f"YAML error: {message}", source.span(offset, offset + 1))) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp out of range
+        raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
 
 
 def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]) -> Any:

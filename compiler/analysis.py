@@ -1,0 +1,495 @@
+"""Analysis: one resolved theory, encoded once, queried by every semantic check.
+
+Compiler stage. Takes a `ResolvedTheory`; gives the per-rule, per-pair and per-invariant
+answers the checks in `compiler/checks/` turn into diagnostics, each with a witness state,
+and `facts()` for the report summary (`coverage`).
+
+Performance (DESIGN: benchmarks): one shared z3 solver with push/pop and a per-query
+timeout; pairs are pruned with box reasoning (`compiler/boxes.py`) and decided without z3
+when both rules are plain boxes; only pairs whose actions make an overlap matter are looked
+at (declared conflicts, equal priorities under priority selection, the same action); and
+every answer is cached by content (the metric domains, the ceiling, the rules' condition
+text and rung), so re-checking a file after editing one rule re-asks only about that rule.
+A query the solver cannot decide in time is `unknown`, which checks report — never a pass.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import ceil, floor
+from typing import Any
+
+import z3
+
+from pedrag.compiler import formula as F
+from pedrag.compiler.boxes import Box, hull
+from pedrag.compiler.encode import Translator, Z3Encoding
+from pedrag.compiler.formula import Node
+from pedrag.compiler.measure import Measure, cells
+from pedrag.dsl import ast
+from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
+from pedrag.dsl.printer import to_text
+from pedrag.dsl.spans import Span
+
+TIMEOUT_MS = 10_000
+RUNG_NAMES = [f"H{i}" for i in range(8)]
+
+# Answers by content, shared by every Analysis in this process (see the module docstring).
+_CACHE: dict[tuple[Any, ...], Any] = {}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A solver answer: `sat` with a witness, `unsat` with the tracked parts in its core, or
+    `unknown`."""
+
+    status: str
+    witness: dict[str, Any] | None = None
+    core: tuple[int, ...] = ()
+
+    @property
+    def sat(self) -> bool:
+        return self.status == "sat"
+
+    @property
+    def unsat(self) -> bool:
+        return self.status == "unsat"
+
+    @property
+    def unknown(self) -> bool:
+        return self.status == "unknown"
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A conjunct of a condition (a chained comparison split into its links) and its span."""
+
+    text: str
+    span: Span
+    node: Node
+
+
+@dataclass
+class RuleStatus:
+    holds: Outcome
+    eligible: Outcome | None = None
+    dead_core: tuple[int, ...] = ()  # indices into `Analysis.pieces(rule.when)`
+
+    @property
+    def dead(self) -> bool:
+        return self.holds.unsat
+
+    @property
+    def blocked(self) -> bool:
+        return self.holds.sat and self.eligible is not None and self.eligible.unsat
+
+    @property
+    def live(self) -> bool:
+        """Eligible somewhere (or not known not to be)."""
+        return not self.dead and not self.blocked
+
+
+@dataclass
+class Finding:
+    """A pairwise or per-invariant answer a check reports."""
+
+    kind: str
+    rules: tuple[RuleInfo, ...]
+    outcome: Outcome
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def rule_key(analysis: Analysis, rule: RuleInfo) -> tuple[str, int]:
+    return (to_text(rule.when.expr), analysis.theory.actions[rule.action].rung)
+
+
+class Analysis:
+    """The encoded theory and the answers to every question the checks ask, computed lazily."""
+
+    def __init__(self, theory: ResolvedTheory, timeout_ms: int = TIMEOUT_MS) -> None:
+        self.theory = theory
+        self.translator = Translator(theory)
+        tr = self.translator
+        self.rules = theory.rules
+        self.by_id = {rule.id: rule for rule in self.rules}
+        self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
+        self.eligible = {rule.id: tr.eligible(rule) for rule in self.rules}
+        self.violations: dict[tuple[str, str], Node] = {}
+        for invariant in theory.invariants:
+            for name, action in theory.actions.items():
+                self.violations[(invariant.id, name)] = tr.invariant(invariant.condition.expr, invariant.kind, action)
+        self.any_eligible = F.or_(self.eligible.values())
+        self.domains = tr.domains
+        self.encoding = Z3Encoding(self.domains)
+        for name in self.domains:
+            self.encoding.var(name)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(*self.encoding.constraints)
+        self._synced = len(self.encoding.constraints)
+        self.queries = 0
+        metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
+        steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
+        self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
+        all_nodes = [*self.holds.values(), *self.eligible.values(), *self.violations.values()]
+        self.cuts: dict[str, set[Fraction]] = {}
+        for node in all_nodes:
+            for var, found in F.breakpoints(node).items():
+                self.cuts.setdefault(var, set()).update(found)
+        self._hulls: dict[int, tuple[Box, bool]] = {}
+        self._memo: dict[str, Any] = {}
+
+    # -- solving ---------------------------------------------------------------------------
+    def solve(self, formulas: list[Node], tracked: list[Node] | tuple[Node, ...] = (), witness: bool = True) -> Outcome:
+        """Satisfiability of the conjunction of `formulas` and `tracked` (whose indices an
+        unsat core names)."""
+        self.queries += 1
+        terms = [self.encoding.term(f) for f in formulas]
+        tracked_terms = [self.encoding.term(t) for t in tracked]
+        if self._synced < len(self.encoding.constraints):
+            self.solver.add(*self.encoding.constraints[self._synced:])
+            self._synced = len(self.encoding.constraints)
+        self.solver.push()
+        try:
+            if terms:
+                self.solver.add(*terms)
+            literals = []
+            for index, term in enumerate(tracked_terms):
+                literal = z3.Bool(f"__part_{index}")
+                self.solver.add(z3.Implies(literal, term))
+                literals.append(literal)
+            result = self.solver.check(*literals)
+            if result == z3.sat:
+                state = self._witness(self.solver.model(), [*formulas, *tracked]) if witness else None
+                return Outcome("sat", state)
+            if result == z3.unsat:
+                names = {str(c) for c in self.solver.unsat_core()}
+                return Outcome("unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names))
+            return Outcome("unknown")
+        finally:
+            self.solver.pop()
+
+    def minimal_core(self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]) -> tuple[int, ...]:
+        """Shrink an unsat core by deletion until every part is needed."""
+        kept = list(core)
+        for index in list(kept):
+            trial = [i for i in kept if i != index]
+            if self.solve(formulas, [tracked[i] for i in trial], witness=False).unsat:
+                kept = trial
+        return tuple(kept)
+
+    def _witness(self, model: Any, formulas: list[Node]) -> dict[str, Any]:
+        names: set[str] = set()
+        for node in formulas:
+            names |= node.vars
+        order = list(self.domains)
+        ordered = sorted(names, key=order.index)
+        state = {name: self.encoding.value(model, name) for name in ordered}
+        truth = [F.evaluate(node, state) for node in formulas]
+        for name in ordered:
+            domain = self.domains[name]
+            if domain.kind != "real":
+                continue
+            for candidate in _nice_candidates(state[name], domain.low, domain.high, self.cuts.get(name, set())):
+                trial = {**state, name: candidate}
+                if all(F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)):
+                    state[name] = candidate
+                    break
+        return {name: present(state[name], self.domains[name].kind) for name in ordered}
+
+    def hull(self, node: Node) -> tuple[Box, bool]:
+        hit = self._hulls.get(id(node))
+        if hit is None:
+            hit = hull(node, self.domains)
+            self._hulls[id(node)] = hit
+        return hit
+
+    def _cached(self, key: tuple[Any, ...], compute: Any) -> Any:
+        full = (self.context, *key)
+        if full in _CACHE:
+            return _CACHE[full]
+        value = compute()
+        if not (isinstance(value, Outcome) and value.unknown):
+            _CACHE[full] = value
+        return value
+
+    # -- pieces of a condition ---------------------------------------------------------------
+    def pieces(self, located: Located) -> list[Piece]:
+        """Top-level conjuncts, chained comparisons split into links, each with its span."""
+        out: list[Piece] = []
+        expr = located.expr
+        parts = expr.operands if isinstance(expr, ast.And) else (expr,)
+        for part in parts:
+            if isinstance(part, ast.Compare) and len(part.ops) > 1:
+                for i, op in enumerate(part.ops):
+                    link = ast.Compare((part.operands[i], part.operands[i + 1]), (op,))
+                    start, end = part.operands[i].span[0], part.operands[i + 1].span[1]
+                    span = located.scalar.span(start, end) if located.scalar and end > start else located.span
+                    out.append(Piece(to_text(link), span, self.translator.condition(link)))
+            else:
+                out.append(Piece(to_text(part), located.node_span(part), self.translator.condition(part)))
+        return out
+
+    # -- per rule ----------------------------------------------------------------------------
+    def rule_status(self, rule: RuleInfo) -> RuleStatus:
+        statuses = self._memo.setdefault("status", {})
+        if rule.id in statuses:
+            return statuses[rule.id]
+        key = rule_key(self, rule)
+        status = self._cached(("rule", *key), lambda: self._rule_status(rule))
+        statuses[rule.id] = status
+        return status
+
+    def _rule_status(self, rule: RuleInfo) -> RuleStatus:
+        holds = self.holds[rule.id]
+        box, exact = self.hull(holds)
+        pieces = self.pieces(rule.when)
+        if exact and not box.empty() and holds is not F.FALSE:
+            holds_outcome = self.solve([holds])
+        else:
+            holds_outcome = self.solve([], [p.node for p in pieces])
+        if holds_outcome.unsat:
+            tracked = [p.node for p in pieces]
+            core = self.minimal_core([], tracked, holds_outcome.core) if holds_outcome.core else ()
+            return RuleStatus(holds_outcome, None, core)
+        if not holds_outcome.sat:
+            return RuleStatus(holds_outcome)
+        eligible = self.eligible[rule.id]
+        if eligible is holds:
+            return RuleStatus(holds_outcome, holds_outcome)
+        return RuleStatus(holds_outcome, self.solve([eligible]))
+
+    def ceiling_at(self, state: dict[str, Any]) -> int:
+        """The ceiling in a (witness) state, stepping through the steps in order."""
+        values = {k: _value(v) for k, v in state.items()}
+        level = self.theory.ceiling_start
+        for step in self.theory.ceiling_steps:
+            node = self.translator.condition(step.when.expr)
+            if node.vars <= values.keys() and F.evaluate(node, values):
+                level = min(level, step.rung) if step.effect == "at_most" else max(level, step.rung) if step.effect == "at_least" else step.rung
+        return level
+
+    # -- pairs -------------------------------------------------------------------------------
+    def co_eligible(self, a: RuleInfo, b: RuleInfo) -> Outcome:
+        """Can both rules be eligible in one state?"""
+        ea, eb = self.eligible[a.id], self.eligible[b.id]
+        box_a, _ = self.hull(ea)
+        box_b, _ = self.hull(eb)
+        if not box_a.intersects(box_b):
+            return Outcome("unsat")
+        key = ("pair", rule_key(self, a), rule_key(self, b))
+        return self._cached(key, lambda: self.solve([ea, eb]))
+
+    def implies(self, a: RuleInfo, b: RuleInfo) -> Outcome:
+        """Does rule a's condition imply rule b's? (`unsat` = yes.)"""
+        ha, hb = self.holds[a.id], self.holds[b.id]
+        box_a, exact_a = self.hull(ha)
+        box_b, exact_b = self.hull(hb)
+        if exact_a and not box_a.empty():
+            if not box_a.intersects(box_b) or (exact_b and not box_a.within(box_b)):
+                return Outcome("sat")
+            if exact_b and box_a.within(box_b):
+                return Outcome("unsat")
+        key = ("implies", to_text(a.when.expr), to_text(b.when.expr))
+        return self._cached(key, lambda: self.solve([ha, F.not_(hb)]))
+
+    def conflicts(self) -> list[Finding]:
+        if "conflicts" in self._memo:
+            return self._memo["conflicts"]
+        actions = self.theory.actions
+        clashing = {(a, b) for a, info in actions.items() for b in info.conflicts}
+        clashing |= {(b, a) for a, b in clashing}
+        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
+        for rule in self.rules:
+            if self.rule_status(rule).live:
+                by_action[rule.action].append(rule)
+        candidates: dict[tuple[int, int], str] = {}
+        for a, b in clashing:
+            for ra in by_action.get(a, ()):
+                for rb in by_action.get(b, ()):
+                    if ra.index < rb.index:
+                        candidates[(ra.index, rb.index)] = "declared"
+        if self.theory.selection == "priority":
+            by_priority: dict[int, list[RuleInfo]] = defaultdict(list)
+            for rules in by_action.values():
+                for rule in rules:
+                    by_priority[rule.priority].append(rule)
+            for group in by_priority.values():
+                group.sort(key=lambda r: r.index)
+                for i, ra in enumerate(group):
+                    for rb in group[i + 1:]:
+                        if ra.action != rb.action:
+                            candidates.setdefault((ra.index, rb.index), "priority")
+        rules_by_index = {rule.index: rule for rule in self.rules}
+        found = []
+        for (ia, ib), why in sorted(candidates.items()):
+            ra, rb = rules_by_index[ia], rules_by_index[ib]
+            outcome = self.co_eligible(ra, rb)
+            if not outcome.unsat:
+                found.append(Finding("conflict", (ra, rb), outcome, {"why": why}))
+        self._memo["conflicts"] = found
+        return found
+
+    def redundant(self) -> list[Finding]:
+        if "redundant" in self._memo:
+            return self._memo["redundant"]
+        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
+        for rule in self.rules:
+            if not self.rule_status(rule).dead and self.rule_status(rule).holds.sat:
+                by_action[rule.action].append(rule)
+        found = []
+        for rules in by_action.values():
+            for a in rules:
+                for b in rules:
+                    if a is b:
+                        continue
+                    forward = self.implies(a, b)
+                    if forward.unknown:
+                        found.append(Finding("redundant", (a, b), forward))
+                        break
+                    if not forward.unsat:
+                        continue
+                    if b.index < a.index or not self.implies(b, a).unsat:
+                        found.append(Finding("redundant", (a, b), self.rule_status(a).holds))
+                        break
+        self._memo["redundant"] = found
+        return found
+
+    def beats(self, high: RuleInfo, low: RuleInfo) -> bool:
+        """Under priority selection, `high` wins over `low` when both are eligible."""
+        return (high.priority, high.weight) > (low.priority, low.weight)
+
+    def shadowed(self) -> list[Finding]:
+        if "shadowed" in self._memo:
+            return self._memo["shadowed"]
+        found: list[Finding] = []
+        if self.theory.selection != "priority":
+            self._memo["shadowed"] = found
+            return found
+        live = [r for r in self.rules if self.rule_status(r).live]
+        for rule in live:
+            box, _ = self.hull(self.eligible[rule.id])
+            higher = [h for h in live if h is not rule and self.beats(h, rule)
+                      and box.intersects(self.hull(self.eligible[h.id])[0])]
+            if not higher:
+                continue
+            key = ("shadow", rule_key(self, rule), tuple(rule_key(self, h) for h in higher))
+            result = self._cached(key, lambda rule=rule, higher=higher: self._shadow(rule, higher))
+            if result is None:
+                continue
+            outcome, core = result
+            found.append(Finding("shadowed", (rule, *(higher[i] for i in core)), outcome))
+        self._memo["shadowed"] = found
+        return found
+
+    def _shadow(self, rule: RuleInfo, higher: list[RuleInfo]) -> tuple[Outcome, tuple[int, ...]] | None:
+        base = [self.eligible[rule.id]]
+        tracked = [F.not_(self.eligible[h.id]) for h in higher]
+        outcome = self.solve(base, tracked, witness=False)
+        if outcome.sat:
+            return None
+        if outcome.unknown:
+            return outcome, ()
+        core = self.minimal_core(base, tracked, outcome.core)
+        witness = self.solve([*base, *(self.eligible[higher[i].id] for i in core[:1])])
+        return witness, core
+
+    def invariant_violations(self) -> list[Finding]:
+        if "invariants" in self._memo:
+            return self._memo["invariants"]
+        found = []
+        for invariant in self.theory.invariants:
+            for rule in self.rules:
+                if not self.rule_status(rule).live:
+                    continue
+                violation = self.violations[(invariant.id, rule.action)]
+                if violation is F.FALSE:
+                    continue
+                eligible = self.eligible[rule.id]
+                if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
+                    continue
+                key = ("invariant", rule_key(self, rule), rule.action, invariant.id, invariant.kind,
+                       to_text(invariant.condition.expr))
+                outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
+                if not outcome.unsat:
+                    found.append(Finding("invariant", (rule,), outcome, {"invariant": invariant}))
+        self._memo["invariants"] = found
+        return found
+
+    def pieces_for_action(self, located: Located, action: ActionInfo) -> list[tuple[Span, Node]]:
+        """Top-level conjuncts of an invariant condition, read with `action` selected."""
+        expr = located.expr
+        parts = expr.operands if isinstance(expr, ast.And) else (expr,)
+        return [(located.node_span(p), self.translator.condition(p, action)) for p in parts]
+
+    # -- coverage ----------------------------------------------------------------------------
+    def coverage(self) -> tuple[float, bool]:
+        """Share of the state space where some rule is eligible, and whether it is exact."""
+        if "coverage" not in self._memo:
+            key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
+
+            def compute() -> tuple[float, bool]:
+                measure = Measure(self.domains, [self.any_eligible])
+                share = measure.share(self.any_eligible)
+                return share, measure.exact
+
+            self._memo["coverage"] = self._cached(key, compute)
+        return self._memo["coverage"]
+
+    def gaps(self) -> list[Any]:
+        if "gaps" not in self._memo:
+            from pedrag.compiler.regions import gap_regions
+
+            key = ("gaps", tuple(rule_key(self, r) for r in self.rules))
+            self._memo["gaps"] = self._cached(key, lambda: gap_regions(self))
+        return self._memo["gaps"]
+
+    def facts(self) -> dict[str, Any]:
+        share, exact = self.coverage()
+        return {"coverage": round(share, 6), "coverage_exact": exact}
+
+
+def present(value: Any, kind: str) -> Any:
+    """A witness value as a designer reads it: whole numbers for ints, short decimals."""
+    if kind == "int":
+        return int(value)
+    if kind == "real":
+        number = float(value)
+        return int(number) if number.is_integer() else round(number, 6)
+    return value
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+def _nice_candidates(value: Fraction, low: Fraction, high: Fraction, cuts: set[Fraction]) -> list[Fraction]:
+    """Short decimals in the same cell as `value` (same truth for every one-variable atom)."""
+    if value in cuts or value in (low, high):
+        return []
+    points = sorted({low, high, *(c for c in cuts if low < c < high)})
+    below = max((p for p in points if p < value), default=low)
+    above = min((p for p in points if p > value), default=high)
+    out = []
+    for digits in range(0, 4):
+        scale = 10 ** digits
+        first = floor(below * scale) + 1
+        last = ceil(above * scale) - 1
+        options = [Fraction(k, scale) for k in range(first, last + 1)] if last - first < 50 else []
+        if options:
+            middle = (below + above) / 2
+            out.extend(sorted(options, key=lambda x: (abs(x - middle), x)))
+            if len(out) > 4:
+                break
+    return out
+
+
+def rung_name(level: int) -> str:
+    return RUNG_NAMES[level]
+
+
+__all__ = ["Analysis", "Finding", "Outcome", "Piece", "RuleStatus", "cells", "present", "rung_name"]

@@ -1,0 +1,58 @@
+"""conflict: two rules that can be eligible in the same state and must not be.
+
+Semantic check. A pair conflicts when both rules are eligible in some state and either their
+actions are declared `conflicts` (in either direction) or, under `selection: priority`, they
+have equal priority and different actions (the choice between them is then arbitrary).
+Only such pairs are examined; disjoint boxes are skipped before z3 is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="conflict",
+    severity=Severity.ERROR,
+    summary="two rules can be eligible together with conflicting actions (or tied priorities)",
+    explanation=(
+        "Actions may declare `conflicts`: they must never be candidates in the same turn (an "
+        "encouragement and a counterexample challenge, say). Under `selection: priority` two "
+        "eligible rules with equal priority and different actions also conflict, because the "
+        "theory does not say which should win. The witness is a state where both are eligible."
+    ),
+    example=(
+        "actions:\n"
+        "  encourage: {rung: H0, priority: 5, description: Encourage., conflicts: [challenge]}\n"
+        "  challenge: {rung: H3, priority: 5, description: Challenge.}\n"
+        "rules:\n"
+        '  - {id: support, when: "frustration >= 0.5", then: encourage}\n'
+        '  - {id: push, when: "confidence >= 0.5", then: challenge}\n'
+    ),
+    fix="Make the conditions exclusive (e.g. add `frustration < 0.5` to one rule), or change a priority.",
+)
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    for finding in analysis.conflicts():
+        first, second = finding.rules
+        items = (rule_item(second), rule_item(first))
+        if finding.outcome.unknown:
+            yield unknown(INFO.name, f"whether rules `{first.id}` and `{second.id}` can be eligible together",
+                          second.when.span, items)
+            continue
+        if finding.extra["why"] == "declared":
+            reason = f"their actions `{first.action}` and `{second.action}` are declared to conflict"
+        else:
+            reason = (f"they have equal priority {first.priority} under priority selection and choose "
+                      f"different actions (`{first.action}`, `{second.action}`)")
+        yield Diagnostic(
+            check=INFO.name, severity=INFO.severity,
+            message=f"rules `{first.id}` and `{second.id}` can both be eligible in the same state, and {reason}",
+            span=second.when.span, items=items, related=(first.when.span,) if first.when.span.file == second.when.span.file else (),
+            witness=with_ceiling(analysis, finding.outcome.witness), help=INFO.fix,
+        )

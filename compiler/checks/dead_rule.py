@@ -1,0 +1,57 @@
+"""dead-rule: a rule whose condition can never hold within the metric domains.
+
+Semantic check. Asks z3 whether the rule's condition is satisfiable; when it is not, the
+unsat core over the condition's conjuncts (chained comparisons split into links) is shrunk
+to a minimal set, and those exact atoms get carets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.diagnose import rule_item, unknown
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="dead-rule",
+    severity=Severity.ERROR,
+    summary="the condition can never hold within the metric domains",
+    explanation=(
+        "A rule whose condition contradicts itself (or the metrics' ranges) never fires, so the "
+        "behaviour its author intended never happens. The carets mark a minimal set of parts of "
+        "the condition that cannot all hold together."
+    ),
+    example=(
+        "rules:\n"
+        "  - id: calm_but_frustrated\n"
+        '    when: "frustration >= 0.7 and frustration < 0.3"\n'
+        "    then: encourage\n"
+    ),
+    fix="Relax or remove one of the marked parts, or delete the rule.",
+)
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    for rule in analysis.rules:
+        status = analysis.rule_status(rule)
+        if status.holds.unknown:
+            yield unknown(INFO.name, f"whether rule `{rule.id}` can ever hold", rule.when.span, (rule_item(rule),))
+            continue
+        if not status.dead:
+            continue
+        pieces = analysis.pieces(rule.when)
+        core = [pieces[i] for i in status.dead_core]
+        if core:
+            parts = " and ".join(f"`{p.text}`" for p in core)
+            message = f"rule `{rule.id}` can never fire: {parts} cannot hold together" if len(core) > 1 else \
+                f"rule `{rule.id}` can never fire: `{core[0].text}` is impossible within the metric domains"
+        else:
+            message = f"rule `{rule.id}` can never fire: its condition is unsatisfiable"
+        main = core[0].span if core else rule.when.span
+        yield Diagnostic(
+            check=INFO.name, severity=INFO.severity, message=message, span=main,
+            items=(rule_item(rule),), related=tuple(p.span for p in core[1:]),
+            help=INFO.fix, data={"core": [p.text for p in core]},
+        )

@@ -1,0 +1,71 @@
+"""invariant-violation: an eligible rule's action breaks an invariant in some state.
+
+Semantic check. For every rule and invariant, z3 looks for a state where the rule is eligible
+and the invariant, read with the rule's action as the selected action (`action`, `rung`,
+`priority`, `tags`), is broken (`never` condition true, `always` condition false). The
+witness is that state and the action; carets mark the invariant's parts that hold there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pedrag.compiler import formula as F
+from pedrag.compiler.analysis import Analysis, rung_name
+from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
+from pedrag.compiler.encode import _frac
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="invariant-violation",
+    severity=Severity.ERROR,
+    summary="an eligible rule's action breaks an invariant in some state",
+    explanation=(
+        "Invariants are promises about every turn: `never: exam_active and rung > H0` says no "
+        "help during an exam. The compiler proves them over every state and every rule that "
+        "can be eligible there; a counterexample is a state plus the action the runtime could "
+        "choose in it."
+    ),
+    example=(
+        "invariants:\n"
+        '  - {id: exam_no_help, never: "exam_active and rung > H0"}\n'
+        "rules:\n"
+        '  - {id: stuck, when: "attempts >= 3", then: leading_question}   # rung H3\n'
+    ),
+    fix="Exclude the witness state from the rule's condition (e.g. add `not exam_active`), or add a ceiling step that lowers the ceiling there.",
+)
+
+
+def _state(witness: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_frac(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in witness.items()}
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    for finding in analysis.invariant_violations():
+        rule = finding.rules[0]
+        invariant = finding.extra["invariant"]
+        action = analysis.theory.actions[rule.action]
+        items = (rule_item(rule), f"invariant:{invariant.id}")
+        if finding.outcome.unknown:
+            yield unknown(INFO.name, f"whether rule `{rule.id}` can break invariant `{invariant.id}`", rule.when.span, items)
+            continue
+        witness = with_ceiling(analysis, finding.outcome.witness) or {}
+        state = _state(finding.outcome.witness or {})
+        related = []
+        if invariant.kind == "never":  # the parts of the forbidden combination that hold here
+            for span, node in analysis.pieces_for_action(invariant.condition, action):
+                if node.vars <= state.keys() and F.evaluate(node, state):
+                    related.append(span)
+        related = related or [invariant.condition.span]
+        witness["action"] = f"{action.name} ({rung_name(action.rung)})"
+        verb = "never allows" if invariant.kind == "never" else "requires"
+        yield Diagnostic(
+            check=INFO.name, severity=INFO.severity,
+            message=(f"rule `{rule.id}` can choose `{action.name}` where invariant `{invariant.id}` "
+                     f"({invariant.kind}: {invariant.condition.text.strip()}) is broken"),
+            span=rule.when.span, items=items,
+            related=tuple(related),
+            witness=witness, help=INFO.fix, data={"invariant": invariant.id, "verb": verb},
+        )

@@ -1,0 +1,49 @@
+"""redundant-rule: a rule whose condition implies another rule's with the same action.
+
+Semantic check. Among rules choosing the same action, rule A is redundant when B holds
+wherever A holds (of two equivalent rules, the later one is reported). Plain boxes are
+compared directly; anything else asks z3 whether `A and not B` is satisfiable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.diagnose import rule_item, unknown
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="redundant-rule",
+    severity=Severity.WARNING,
+    summary="same action, condition implied by another rule's",
+    explanation=(
+        "Two rules choose the same action and one's condition implies the other's, so the "
+        "narrower rule adds nothing but weight. Under weighted selection it silently makes the "
+        "action more likely in its region; say so with `weight:` on one rule instead."
+    ),
+    example=(
+        "rules:\n"
+        '  - {id: frustrated, when: "frustration >= 0.7", then: encourage}\n'
+        '  - {id: very_frustrated, when: "frustration >= 0.9", then: encourage}\n'
+    ),
+    fix="Delete the narrower rule, or give the wider rule a `weight:`.",
+)
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    for finding in analysis.redundant():
+        rule, other = finding.rules
+        items = (rule_item(rule), rule_item(other))
+        if finding.outcome.unknown:
+            yield unknown(INFO.name, f"whether rule `{rule.id}` implies rule `{other.id}`", rule.when.span, items)
+            continue
+        yield Diagnostic(
+            check=INFO.name, severity=INFO.severity,
+            message=(f"rule `{rule.id}` is redundant: rule `{other.id}` chooses the same action "
+                     f"`{rule.action}` wherever `{rule.id}` holds"),
+            span=rule.when.span, items=items,
+            related=(other.when.span,) if other.when.span.file == rule.when.span.file else (),
+            witness=finding.outcome.witness, help=INFO.fix,
+        )

@@ -1,0 +1,56 @@
+"""unused-metric: a metric nothing reads.
+
+Semantic check (a graph check over metrics -> conditions). A metric is read when it occurs in
+a rule condition, a ceiling step, an invariant, a monitor, a switch condition, or another
+metric's `compute:` expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.checks import CheckInfo
+from pedrag.dsl import ast
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="unused-metric",
+    severity=Severity.WARNING,
+    summary="a metric is never read by any condition, computation, monitor or switch",
+    explanation=(
+        "Every metric costs something at runtime (an analyzer field, a classifier label, a "
+        "tracked history). One that no rule, ceiling step, invariant, monitor, switch or "
+        "computed metric reads has no effect on the tutor."
+    ),
+    example=(
+        "metrics:\n"
+        "  frustration: {type: float, range: [0, 1], source: inferred}\n"
+        "  boredom: {type: float, range: [0, 1], source: inferred}\n"
+        "rules:\n"
+        '  - {id: frustrated, when: "frustration >= 0.7", then: encourage}\n'
+    ),
+    fix="Read the metric in a rule or monitor, or delete it.",
+)
+
+
+def read_metrics(analysis: Analysis) -> set[str]:
+    theory = analysis.theory
+    expressions = [rule.when.expr for rule in theory.rules]
+    expressions += [step.when.expr for step in theory.ceiling_steps]
+    expressions += [inv.condition.expr for inv in theory.invariants]
+    expressions += [located.expr for located in theory.monitors.values()]
+    expressions += [switch.when.expr for switch in theory.switches]
+    expressions += [m.compute for m in theory.metrics.values() if m.compute is not None]
+    return {node.name for expr in expressions for node in ast.walk(expr) if isinstance(node, ast.MetricRef)}
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    read = read_metrics(analysis)
+    for name, metric in analysis.theory.metrics.items():
+        if name not in read:
+            yield Diagnostic(
+                check=INFO.name, severity=INFO.severity,
+                message=f"metric `{name}` is never read by any condition, computation, monitor or switch",
+                span=metric.span, items=(f"metric:{name}",), help=INFO.fix,
+            )

@@ -1,0 +1,49 @@
+"""Turning analysis answers into diagnostics: witnesses, `unknown` answers, rule spans.
+
+Compiler stage helper shared by the semantic checks in `compiler/checks/`. Takes `Outcome`s
+and rules; gives `Diagnostic` pieces so every check words witnesses and solver timeouts the
+same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pedrag.compiler.analysis import Analysis, Outcome, rung_name
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.ir import RuleInfo
+from pedrag.dsl.spans import Span
+
+
+def with_ceiling(analysis: Analysis, witness: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The witness plus the ceiling the policy core computes in it, when steps exist."""
+    if witness is None:
+        return None
+    if not analysis.theory.ceiling_steps:
+        return dict(witness)
+    full = dict(witness)
+    # Shown only when the witness fixes every metric the steps read; otherwise the ceiling
+    # did not matter to the question and depends on metrics the witness leaves free.
+    read = set().union(*(analysis.translator.condition(s.when.expr).vars for s in analysis.theory.ceiling_steps))
+    if read <= witness.keys():
+        full["ceiling"] = rung_name(analysis.ceiling_at(witness))
+    return full
+
+
+def unknown(check: str, what: str, span: Span | None, items: tuple[str, ...]) -> Diagnostic:
+    """A question the solver could not decide in time: reported, never taken as a pass."""
+    return Diagnostic(
+        check=check, severity=Severity.WARNING,
+        message=f"unknown: could not decide {what} (solver timeout); not proved either way",
+        span=span, items=items,
+        help="simplify the conditions involved, or raise the solver timeout",
+        data={"result": "unknown"},
+    )
+
+
+def rule_item(rule: RuleInfo) -> str:
+    return f"rule:{rule.id}"
+
+
+def outcome_unknown(outcome: Outcome) -> bool:
+    return outcome.unknown

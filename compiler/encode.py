@@ -1,0 +1,379 @@
+"""Encoding: a resolved theory -> formulas over bounded variables -> z3.
+
+Compiler stage. Takes a `ResolvedTheory`; gives one `Domain` per variable (a metric, or a
+history call such as `trend(frustration, 3)` standing for its unknown value), every rule's
+condition and eligibility as a `formula.Node`, the ceiling as its ordered steps, and the z3
+translation of any formula with the domain constraints.
+
+Variables and their domains (linear arithmetic only, so every z3 answer is exact):
+
+- int / float metrics: z3 Int / Real bounded by the range; bools: z3 Bool; enums: a bounded
+  Int indexing the values (reported back as the value's name).
+- computed metrics: their own bounded variable (their history is not modelled).
+- history calls in conditions: a fresh bounded variable per distinct call text:
+  `mean` in the metric's range, `delta` and `trend` in [-(high-low), high-low] (`delta` of an
+  int metric is an int), `count` and `streak` ints in [0, n].
+- the ceiling: `ceiling >= k` for each rung k, unfolded over the steps in order
+  (`at_most` = min, `at_least` = max, `set` = replace), so no ceiling variable is needed.
+- the selected action (invariants only): a fixed action's rung, priority, tags and name are
+  constants; `any_action_invariant` is the finite choice over all actions.
+
+A rule is eligible when its condition holds and its action's rung is at or below the ceiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import z3
+
+from pedrag.compiler import formula as F
+from pedrag.compiler.formula import Node
+from pedrag.dsl import ast
+from pedrag.dsl.ir import ActionInfo, ResolvedTheory, RuleInfo
+from pedrag.dsl.printer import to_text
+
+DomainKind = Literal["int", "real", "bool", "enum"]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One variable of the state space, and the uniform distribution coverage is measured in."""
+
+    name: str
+    kind: DomainKind
+    low: Fraction = Fraction(0)
+    high: Fraction = Fraction(0)
+    values: tuple[Any, ...] = ()
+    metric: str | None = None
+
+    @property
+    def finite(self) -> bool:
+        return self.kind != "real"
+
+    def size(self) -> int:
+        if self.kind == "int":
+            return int(self.high - self.low) + 1
+        if self.kind in ("enum", "bool"):
+            return len(self.values)
+        raise ValueError("a real domain has no size")
+
+    def signature(self) -> tuple[Any, ...]:
+        return (self.name, self.kind, self.low, self.high, self.values)
+
+
+def _frac(value: float | int) -> Fraction:
+    # Decimal text, not binary: 0.7 means 7/10 to a designer.
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
+class TranslationError(Exception):
+    """A resolved expression this encoding cannot express (should not happen after resolve)."""
+
+
+class Translator:
+    """Resolved condition ASTs -> `formula.Node`, collecting the variables they read."""
+
+    def __init__(self, theory: ResolvedTheory) -> None:
+        self.theory = theory
+        self.domains: dict[str, Domain] = {}
+        for name, metric in theory.metrics.items():
+            if metric.type == "bool":
+                self.domains[name] = Domain(name, "bool", values=(False, True), metric=name)
+            elif metric.type == "enum":
+                self.domains[name] = Domain(name, "enum", values=metric.values, metric=name)
+            else:
+                kind: DomainKind = "int" if metric.type == "int" else "real"
+                self.domains[name] = Domain(name, kind, _frac(metric.low), _frac(metric.high), metric=name)
+        self._ceiling_cache: dict[int, Node] = {}
+        self._conditions: dict[int, Node] = {}
+
+    # -- conditions ------------------------------------------------------------------------
+    def condition(self, expr: ast.Expr, action: ActionInfo | None = None) -> Node:
+        if action is None:
+            key = id(expr)
+            hit = self._conditions.get(key)
+            if hit is None:
+                hit = self._bool(expr, None)
+                self._conditions[key] = hit
+            return hit
+        return self._bool(expr, action)
+
+    def conjuncts(self, expr: ast.Expr) -> list[tuple[ast.Expr, Node]]:
+        """Top-level conjuncts of a condition, each with its formula (for unsat cores)."""
+        parts = expr.operands if isinstance(expr, ast.And) else (expr,)
+        return [(part, self._bool(part, None)) for part in parts]
+
+    def holds(self, rule: RuleInfo) -> Node:
+        return self.condition(rule.when.expr)
+
+    def fits(self, rung: int) -> Node:
+        """`rung <= ceiling`, as a formula over the ceiling steps' metrics."""
+        hit = self._ceiling_cache.get(rung)
+        if hit is not None:
+            return hit
+        at_least = F.const(self.theory.ceiling_start >= rung)
+        for step in self.theory.ceiling_steps:
+            when = self.condition(step.when.expr)
+            reaches = step.rung >= rung
+            if step.effect == "at_most":
+                at_least = at_least if reaches else F.and_([at_least, F.not_(when)])
+            elif step.effect == "at_least":
+                at_least = F.or_([when, at_least]) if reaches else at_least
+            else:  # set
+                at_least = F.or_([when, at_least]) if reaches else F.and_([F.not_(when), at_least])
+        self._ceiling_cache[rung] = at_least
+        return at_least
+
+    def eligible(self, rule: RuleInfo) -> Node:
+        return F.and_([self.holds(rule), self.fits(self.theory.actions[rule.action].rung)])
+
+    def invariant(self, condition: ast.Expr, kind: str, action: ActionInfo) -> Node:
+        """The formula that holds exactly where `action` violates the invariant."""
+        body = self._bool(condition, action)
+        return body if kind == "never" else F.not_(body)
+
+    # -- variables -------------------------------------------------------------------------
+    def _call_var(self, call: ast.Call) -> str:
+        name = to_text(call)
+        if name in self.domains:
+            return name
+        func = call.func
+        window_node = call.args[1]
+        window = int(window_node.value) if isinstance(window_node, ast.Number) else 1
+        if func in ("count", "streak"):
+            domain = Domain(name, "int", Fraction(0), Fraction(window))
+        else:
+            target = call.args[0]
+            assert isinstance(target, ast.MetricRef)
+            base = self.domains[target.name]
+            width = base.high - base.low
+            if func == "mean":
+                domain = Domain(name, "real", base.low, base.high)
+            else:
+                kind: DomainKind = "int" if (func == "delta" and base.kind == "int") else "real"
+                domain = Domain(name, kind, -width, width)
+        self.domains[name] = domain
+        return name
+
+    # -- expressions -----------------------------------------------------------------------
+    def _bool(self, node: ast.Expr, action: ActionInfo | None) -> Node:
+        match node:
+            case ast.Bool(value=value):
+                return F.const(value)
+            case ast.MetricRef(name=name):
+                domain = self.domains[name]
+                if domain.kind != "bool":
+                    raise TranslationError(f"`{name}` is not a bool metric")
+                return F.member(name, (True,), domain.values)
+            case ast.Not(operand=operand):
+                return F.not_(self._bool(operand, action))
+            case ast.And(operands=operands):
+                return F.and_(self._bool(o, action) for o in operands)
+            case ast.Or(operands=operands):
+                return F.or_(self._bool(o, action) for o in operands)
+            case ast.Implies(left=left, right=right):
+                return F.implies(self._bool(left, action), self._bool(right, action))
+            case ast.Compare(operands=operands, ops=ops):
+                return F.and_(self._pair(operands[i], op, operands[i + 1], action) for i, op in enumerate(ops))
+            case ast.In():
+                return self._in(node, action)
+            case ast.Call():
+                raise TranslationError("a history call is a number, not a condition")
+        raise TranslationError(f"cannot encode {type(node).__name__} as a condition")
+
+    def _kind(self, node: ast.Expr) -> str:
+        match node:
+            case ast.MetricRef(name=name):
+                kind = self.domains[name].kind
+                return "num" if kind in ("int", "real") else kind
+            case ast.EnumConst():
+                return "enum"
+            case ast.Bool() | ast.Not() | ast.And() | ast.Or() | ast.Implies() | ast.Compare() | ast.In():
+                return "bool"
+            case ast.ActionConst():
+                return "action"
+            case ast.InvariantVar(name=name):
+                return {"action": "action", "tags": "tags"}.get(name, "num")
+            case ast.String():
+                return "string"
+        return "num"
+
+    def _pair(self, left: ast.Expr, op: str, right: ast.Expr, action: ActionInfo | None) -> Node:
+        lkind, rkind = self._kind(left), self._kind(right)
+        if lkind == "enum" or rkind == "enum":
+            node = self._enum_eq(left, right)
+            return node if op == "==" else F.not_(node)
+        if lkind == "bool" or rkind == "bool":
+            a, b = self._bool(left, action), self._bool(right, action)
+            same = F.or_([F.and_([a, b]), F.and_([F.not_(a), F.not_(b)])])
+            return same if op == "==" else F.not_(same)
+        if lkind == "action" or rkind == "action":
+            names = [self._action_name(x, action) for x in (left, right)]
+            return F.const((names[0] == names[1]) == (op == "=="))
+        if lkind == "string" or rkind == "string":
+            values = [x.value if isinstance(x, ast.String) else None for x in (left, right)]
+            return F.const((values[0] == values[1]) == (op == "=="))
+        lterms, lconst = self._linear(left, action)
+        rterms, rconst = self._linear(right, action)
+        terms = dict(lterms)
+        for var, coef in rterms.items():
+            terms[var] = terms.get(var, Fraction(0)) - coef
+        return F.lin(terms, op, rconst - lconst)
+
+    def _enum_eq(self, left: ast.Expr, right: ast.Expr) -> Node:
+        if isinstance(right, ast.MetricRef) and not isinstance(left, ast.MetricRef):
+            left, right = right, left
+        if not isinstance(left, ast.MetricRef):
+            assert isinstance(left, ast.EnumConst) and isinstance(right, ast.EnumConst)
+            return F.const(left.value == right.value)
+        domain = self.domains[left.name]
+        if isinstance(right, ast.EnumConst):
+            return F.member(left.name, (right.value,), domain.values)
+        assert isinstance(right, ast.MetricRef)
+        other = self.domains[right.name]
+        shared = [v for v in domain.values if v in other.values]
+        return F.or_(F.and_([F.member(left.name, (v,), domain.values), F.member(right.name, (v,), other.values)])
+                     for v in shared)
+
+    def _action_name(self, node: ast.Expr, action: ActionInfo | None) -> str:
+        if isinstance(node, ast.ActionConst):
+            return node.name
+        if isinstance(node, ast.InvariantVar) and action is not None:
+            return action.name
+        raise TranslationError("`action` is readable only in invariants")
+
+    def _in(self, node: ast.In, action: ActionInfo | None) -> Node:
+        container = node.container
+        if isinstance(container, ast.InvariantVar) and container.name == "tags":
+            if action is None:
+                raise TranslationError("`tags` is readable only in invariants")
+            element = node.element
+            tag = element.value if isinstance(element, ast.String) else getattr(element, "id", "")
+            result = F.const(tag in action.tags)
+        else:
+            assert isinstance(container, ast.ListExpr)
+            element = node.element
+            kind = self._kind(element)
+            if kind == "enum" and isinstance(element, ast.MetricRef):
+                domain = self.domains[element.name]
+                names = [item.value for item in container.items if isinstance(item, ast.EnumConst)]
+                result = F.member(element.name, names, domain.values)
+            else:
+                result = F.or_(self._pair(element, "==", item, action) for item in container.items)
+        return F.not_(result) if node.negated else result
+
+    def _linear(self, node: ast.Expr, action: ActionInfo | None) -> tuple[dict[str, Fraction], Fraction]:
+        match node:
+            case ast.Number(value=value):
+                return {}, _frac(value)
+            case ast.Rung(level=level):
+                return {}, Fraction(level)
+            case ast.MetricRef(name=name):
+                return {name: Fraction(1)}, Fraction(0)
+            case ast.Call():
+                return {self._call_var(node): Fraction(1)}, Fraction(0)
+            case ast.InvariantVar(name=name):
+                if action is None:
+                    raise TranslationError(f"`{name}` is readable only in invariants")
+                return {}, Fraction(action.rung if name == "rung" else action.priority)
+            case ast.Neg(operand=operand):
+                terms, constant = self._linear(operand, action)
+                return {v: -c for v, c in terms.items()}, -constant
+            case ast.Arith(left=left, op=op, right=right):
+                lt, lc = self._linear(left, action)
+                rt, rc = self._linear(right, action)
+                sign = 1 if op == "+" else -1
+                out = dict(lt)
+                for var, coef in rt.items():
+                    out[var] = out.get(var, Fraction(0)) + sign * coef
+                return out, lc + sign * rc
+            case ast.Mul(left=left, right=right):
+                lt, lc = self._linear(left, action)
+                rt, rc = self._linear(right, action)
+                if lt and rt:
+                    raise TranslationError("multiplication of two variables is not linear")
+                if not lt:
+                    return {v: c * lc for v, c in rt.items()}, rc * lc
+                return {v: c * rc for v, c in lt.items()}, lc * rc
+        raise TranslationError(f"cannot encode {type(node).__name__} as a number")
+
+
+class Z3Encoding:
+    """Formulas -> z3 terms over one set of variables, with their domain constraints."""
+
+    def __init__(self, domains: dict[str, Domain]) -> None:
+        self.domains = domains
+        self.vars: dict[str, Any] = {}
+        self.constraints: list[Any] = []
+        self._memo: dict[int, Any] = {}
+
+    def var(self, name: str) -> Any:
+        hit = self.vars.get(name)
+        if hit is not None:
+            return hit
+        domain = self.domains[name]
+        if domain.kind == "bool":
+            term = z3.Bool(name)
+        elif domain.kind == "enum":
+            term = z3.Int(name)
+            self.constraints.append(z3.And(term >= 0, term < len(domain.values)))
+        else:
+            term = z3.Int(name) if domain.kind == "int" else z3.Real(name)
+            self.constraints.append(z3.And(term >= _num(domain.low), term <= _num(domain.high)))
+        self.vars[name] = term
+        return term
+
+    def term(self, node: Node) -> Any:
+        hit = self._memo.get(id(node))
+        if hit is not None:
+            return hit
+        kind = node.kind
+        if kind == "true":
+            out = z3.BoolVal(True)
+        elif kind == "false":
+            out = z3.BoolVal(False)
+        elif kind == "cmp":
+            v = self.var(node.var)  # type: ignore[arg-type]
+            c = _num(node.const)  # type: ignore[arg-type]
+            out = v < c if node.op == "<" else v <= c if node.op == "<=" else v == c
+        elif kind == "lin":
+            total = z3.Sum([_num(c) * self.var(v) for v, c in node.terms])  # type: ignore[union-attr]
+            c = _num(node.const)  # type: ignore[arg-type]
+            out = total < c if node.op == "<" else total <= c if node.op == "<=" else total == c
+        elif kind == "in":
+            domain = self.domains[node.var]  # type: ignore[index]
+            v = self.var(node.var)  # type: ignore[arg-type]
+            if domain.kind == "bool":
+                out = v if True in node.values else z3.Not(v)  # type: ignore[operator]
+            else:
+                out = z3.Or([v == domain.values.index(x) for x in domain.values if x in node.values])  # type: ignore[operator]
+        elif kind == "not":
+            out = z3.Not(self.term(node.children[0]))
+        elif kind == "and":
+            out = z3.And([self.term(c) for c in node.children])
+        else:
+            out = z3.Or([self.term(c) for c in node.children])
+        self._memo[id(node)] = out
+        return out
+
+    def value(self, model: Any, name: str) -> Any:
+        """A variable's value in a z3 model, in designer terms (Fraction, enum name, bool)."""
+        domain = self.domains[name]
+        term = self.var(name)
+        raw = model.eval(term, model_completion=True)
+        if domain.kind == "bool":
+            return z3.is_true(raw)
+        if domain.kind == "enum":
+            return domain.values[raw.as_long()]
+        if domain.kind == "int":
+            return Fraction(raw.as_long())
+        return Fraction(raw.numerator_as_long(), raw.denominator_as_long())
+
+
+def _num(value: Fraction) -> Any:
+    if value.denominator == 1:
+        return value.numerator
+    return z3.Q(value.numerator, value.denominator)

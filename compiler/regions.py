@@ -1,0 +1,209 @@
+"""Coverage-gap regions: uncovered states grown into maximal boxes, in designer terms.
+
+Compiler stage helper for the `coverage-gap` check and `--fix`. Takes an `Analysis`; gives
+the uncovered regions found, largest first, each a box of metric ranges in which no rule is
+eligible, with its share of the state space, a witness, and its condition text
+(`0.4 <= frustration < 0.7 and hint_requests == 0`).
+
+Loop: ask z3 for a state where no rule is eligible and that lies outside every box found so
+far; grow it one variable at a time (binary search over that variable's cells, since a box
+that meets an eligible state keeps meeting it as it grows) until no variable can widen
+without touching an eligible state; block the box; repeat, up to `LIMIT` boxes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from pedrag.compiler import formula as F
+from pedrag.compiler.formula import Node
+from pedrag.compiler.measure import Cell, cells
+
+if TYPE_CHECKING:
+    from pedrag.compiler.analysis import Analysis
+
+LIMIT = 12
+
+
+@dataclass(frozen=True)
+class Region:
+    condition: str
+    share: float
+    witness: dict[str, Any]
+    node: Node
+    bounds: tuple[tuple[str, Any], ...]  # (variable, description parts) for tools
+
+
+def _number(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.10g}"
+
+
+class _Grower:
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.domains = analysis.domains
+        # Cells are uniform for one-variable atoms only: variables in multi-variable linear
+        # atoms are split value by value (ints) or cut at the witness (reals, in `grow`).
+        self.linear = F.linear_vars(analysis.any_eligible)
+        self.cells: dict[str, list[Cell]] = {
+            var: cells(self.domains[var], analysis.cuts.get(var), enumerate_all=var in self.linear)
+            for var in self.domains
+        }
+
+    def index_of(self, var: str, value: Any) -> int:
+        found = self.cells[var]
+        domain = self.domains[var]
+        if domain.kind in ("bool", "enum"):
+            return next(i for i, c in enumerate(found) if c.value == value)
+        number = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+        for index, cell in enumerate(found):
+            assert cell.low is not None and cell.high is not None
+            if cell.point and number == cell.low:
+                return index
+            if not cell.point and (cell.low < number < cell.high or (
+                    domain.kind == "int" and cell.low <= number <= cell.high)):
+                return index
+        return 0
+
+    def span_node(self, var: str, part: Any) -> Node:
+        domain = self.domains[var]
+        found = self.cells[var]
+        if domain.kind in ("bool", "enum"):
+            return F.member(var, part, domain.values)
+        first, last = part
+        parts = []
+        if first > 0:
+            low = found[first]
+            parts.append(F.cmp(var, ">=" if low.low_closed else ">", low.low))  # type: ignore[arg-type]
+        if last < len(found) - 1:
+            high = found[last]
+            parts.append(F.cmp(var, "<=" if high.high_closed else "<", high.high))  # type: ignore[arg-type]
+        return F.and_(parts)
+
+    def box_node(self, box: dict[str, Any]) -> Node:
+        return F.and_(self.span_node(var, part) for var, part in box.items())
+
+    def clear(self, box: dict[str, Any]) -> bool:
+        """No rule is eligible anywhere in the box (unknown counts as not clear)."""
+        return self.analysis.solve([self.box_node(box), self.analysis.any_eligible], witness=False).unsat
+
+    def grow(self, witness: dict[str, Any], variables: list[str]) -> dict[str, Any]:
+        box: dict[str, Any] = {}
+        for var in variables:
+            domain = self.domains[var]
+            if var in self.linear and domain.kind == "real":
+                value = Fraction(str(witness[var])) if isinstance(witness[var], float) else Fraction(witness[var])
+                self.cells[var] = cells(domain, {*self.analysis.cuts.get(var, set()), value})
+            if domain.kind in ("bool", "enum"):
+                box[var] = frozenset([witness[var]])
+            else:
+                index = self.index_of(var, witness[var])
+                box[var] = (index, index)
+        for var in variables:
+            domain = self.domains[var]
+            if domain.kind in ("bool", "enum"):
+                for value in domain.values:
+                    if value not in box[var] and self.clear({**box, var: box[var] | {value}}):
+                        box[var] = box[var] | {value}
+                continue
+            first, last = box[var]
+            top = len(self.cells[var]) - 1
+            low, high = last, top  # widen upwards: largest clear `last`
+            while low < high:
+                mid = (low + high + 1) // 2
+                if self.clear({**box, var: (first, mid)}):
+                    low = mid
+                else:
+                    high = mid - 1
+            last = low
+            low, high = 0, first  # widen downwards: smallest clear `first`
+            while low < high:
+                mid = (low + high) // 2
+                if self.clear({**box, var: (mid, last)}):
+                    high = mid
+                else:
+                    low = mid + 1
+            box[var] = (high, last)
+        return box
+
+    def share(self, box: dict[str, Any]) -> float:
+        total = 1.0
+        for var, part in box.items():
+            found = self.cells[var]
+            if isinstance(part, frozenset):
+                total *= sum(c.weight for c in found if c.value in part)
+            else:
+                total *= sum(c.weight for c in found[part[0]:part[1] + 1])
+        return total
+
+    def describe(self, box: dict[str, Any]) -> tuple[str, tuple[tuple[str, Any], ...]]:
+        texts: list[str] = []
+        bounds: list[tuple[str, Any]] = []
+        for var in self.domains:
+            if var not in box:
+                continue
+            domain = self.domains[var]
+            part = box[var]
+            found = self.cells[var]
+            if domain.kind == "bool":
+                if len(part) == 1:
+                    texts.append(var if True in part else f"not {var}")
+                    bounds.append((var, sorted(part)))
+                continue
+            if domain.kind == "enum":
+                if len(part) == len(domain.values):
+                    continue
+                chosen = [v for v in domain.values if v in part]
+                others = [v for v in domain.values if v not in part]
+                if len(chosen) == 1:
+                    texts.append(f"{var} == {chosen[0]}")
+                elif len(others) == 1:
+                    texts.append(f"{var} != {others[0]}")
+                elif len(others) < len(chosen):
+                    texts.append(f"{var} not in [{', '.join(others)}]")
+                else:
+                    texts.append(f"{var} in [{', '.join(chosen)}]")
+                bounds.append((var, chosen))
+                continue
+            first, last = part
+            if first == 0 and last == len(found) - 1:
+                continue
+            low_cell, high_cell = found[first], found[last]
+            low = low_cell.low if domain.kind == "real" or first > 0 else domain.low
+            high = high_cell.high if domain.kind == "real" or last < len(found) - 1 else domain.high
+            low_closed = low_cell.low_closed or domain.kind == "int"
+            high_closed = high_cell.high_closed or domain.kind == "int"
+            assert low is not None and high is not None
+            if low == high:
+                texts.append(f"{var} == {_number(low)}")
+            else:
+                left = f"{_number(low)} {'<=' if low_closed else '<'} " if first > 0 else ""
+                right = f" {'<=' if high_closed else '<'} {_number(high)}" if last < len(found) - 1 else ""
+                texts.append(f"{left}{var}{right}")
+            bounds.append((var, (float(low), low_closed, float(high), high_closed)))
+        return (" and ".join(texts) or "true"), tuple(bounds)
+
+
+def gap_regions(analysis: Analysis, limit: int = LIMIT) -> list[Region]:
+    """Uncovered boxes, largest share first (an empty list when every state is covered)."""
+    grower = _Grower(analysis)
+    uncovered = F.not_(analysis.any_eligible)
+    variables = [v for v in analysis.domains if v in analysis.any_eligible.vars]
+    blocks: list[Node] = []
+    regions: list[Region] = []
+    for _ in range(limit):
+        outcome = analysis.solve([uncovered, *blocks])
+        if not outcome.sat:
+            break
+        assert outcome.witness is not None
+        box = grower.grow(outcome.witness, variables)
+        node = grower.box_node(box)
+        condition, bounds = grower.describe(box)
+        regions.append(Region(condition, grower.share(box), outcome.witness, node, bounds))
+        blocks.append(F.not_(node))
+    regions.sort(key=lambda r: -r.share)
+    return regions

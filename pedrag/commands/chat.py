@@ -1,0 +1,223 @@
+"""`pedrag chat`: the supervised tutor in the terminal, or over a script of student messages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+NAME = "chat"
+ORDER = 30
+HELP = "talk to the supervised tutor (offline by default; --model for an endpoint)"
+DESCRIPTION = """\
+Talk to the supervised tutor. Every turn runs the full pipeline: pre-classifier, context
+analyzer, policy core (the help ceiling), rule engine, generator, deterministic detector,
+judge on risky turns, monitors and an audit record saved to the session database.
+
+Offline by default (deterministic, no network). With OPENAI_BASE_URL / OPENAI_API_KEY set,
+or --model, the tutor calls an OpenAI-compatible endpoint (see docs/llm.md).
+Sessions are saved to $PEDRAG_DB (default ./.pedrag/sessions.db); read one back with
+`pedrag audit SESSION`.
+"""
+EPILOG = """\
+examples:
+  pedrag chat --exercise mult_7x8 --curriculum theories/curriculum.yaml
+  pedrag chat --script messages.txt --exercise mult_7x8 --format json
+  OPENAI_BASE_URL=http://localhost:8000/v1 pedrag chat --model llama3 --exercise mult_7x8
+"""
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--theory",
+        default="socratic",
+        help="theory id from the shipped set, or a theory file (default: socratic)",
+    )
+    parser.add_argument(
+        "--theories",
+        metavar="DIR",
+        help="load the theory set from this folder instead of the shipped one",
+    )
+    parser.add_argument(
+        "--curriculum",
+        metavar="FILE",
+        help="curriculum file with the exercise (default: the shipped curriculum)",
+    )
+    parser.add_argument("--exercise", metavar="ID", help="exercise id from the curriculum")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the session's rule selection (default: 0)"
+    )
+    parser.add_argument("--model", help="model name for every role on the configured endpoint")
+    parser.add_argument("--offline", action="store_true", help="force the offline backend")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="session database (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
+    )
+    parser.add_argument(
+        "--explain-mode",
+        action="store_true",
+        help="instructor toggle: allow full solutions (never during an exam)",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--script",
+        metavar="FILE",
+        help="run non-interactively: one student message per line ('-' for stdin)",
+    )
+
+
+class UsageProblem(Exception):
+    pass
+
+
+def build_tutor(args: argparse.Namespace) -> Any:
+    """The tutor the options describe (shared with `pedrag simulate`)."""
+    from pedrag.runtime.store import SessionStore
+    from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
+    from pedrag.runtime.tutor import Tutor
+
+    try:
+        if args.theories:
+            theories = TheorySet.from_paths([args.theories], strict=False)
+        else:
+            theories = TheorySet.shipped()
+        theory_path = Path(args.theory)
+        if args.theory.endswith((".yaml", ".yml")) or theory_path.is_file():
+            extra = TheorySet.from_paths([theory_path])
+            theories.theories.update(extra.theories)
+            theories.curricula.update(extra.curricula)
+            args.theory = next(iter(extra.theories), args.theory)
+        if args.theory not in theories:
+            raise UsageProblem(
+                f"unknown theory {args.theory!r} (loaded: {', '.join(theories.ids)})"
+            )
+        curriculum = args.curriculum
+        if curriculum is not None and not Path(curriculum).is_file():
+            raise UsageProblem(f"curriculum file not found: {curriculum}")
+    except TheoryLoadError as error:
+        raise UsageProblem(str(error)) from error
+    backend = _backend(args)
+    store = SessionStore(args.db)
+    tutor = Tutor(theories, backend, curriculum, store)
+    if args.exercise and tutor.curriculum is None:
+        raise UsageProblem("--exercise needs a curriculum: pass --curriculum FILE")
+    return tutor
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    if args.offline:
+        return None
+    from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings, backend_from_env
+
+    if args.model:
+        if not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
+            raise UsageProblem(
+                "--model needs an endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if required)"
+            )
+        settings = replace(OpenAISettings.from_env(), default_model=args.model)
+        return OpenAIBackend(settings)
+    return backend_from_env()
+
+
+def start_session(tutor: Any, args: argparse.Namespace, meta: dict[str, Any] | None = None) -> Any:
+    trusted = {"explain_mode": True} if args.explain_mode else None
+    try:
+        return tutor.start(
+            theory=args.theory, exercise=args.exercise, seed=args.seed, trusted=trusted, meta=meta
+        )
+    except KeyError as error:
+        raise UsageProblem(str(error.args[0])) from error
+
+
+def transcript_json(session: Any, results: list[Any]) -> str:
+    return json.dumps(
+        {
+            "session": session.id,
+            "theory": session.meta.get("theory"),
+            "exercise": session.meta.get("exercise"),
+            "backend": session.meta.get("backend"),
+            "turns": [result.to_dict() for result in results],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+def print_turn_text(result: Any) -> None:
+    flags = []
+    if result.fallback:
+        flags.append("fallback")
+    if result.revised:
+        flags.append("revised")
+    detail = f"[{result.action} {f'H{result.rung}'} <= ceiling H{result.ceiling}{'; ' + ', '.join(flags) if flags else ''}]"
+    print(f"student> {result.student}")
+    print(f"tutor>   {result.tutor}")
+    print(f"         {detail}")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        tutor = build_tutor(args)
+        if args.script:
+            lines = _read_script(args.script)
+            session = start_session(tutor, args)
+            results = [tutor.turn(session, line) for line in lines]
+            if args.format == "json":
+                print(transcript_json(session, results))
+            else:
+                print(f"session {session.id} ({session.meta['theory']}, {session.meta['backend']})")
+                for result in results:
+                    print_turn_text(result)
+            return 0
+        return _interactive(tutor, args)
+    except UsageProblem as error:
+        print(f"pedrag chat: {error}", file=sys.stderr)
+        return 2
+
+
+def _read_script(path: str) -> list[str]:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageProblem(f"cannot read script {path}: {error.strerror}") from error
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _interactive(tutor: Any, args: argparse.Namespace) -> int:
+    session = start_session(tutor, args)
+    info = session.exercise
+    print(
+        f"pedrag tutor ({session.meta['theory']}, {session.meta['backend']}); session {session.id}"
+    )
+    if info is not None:
+        print(f"exercise: {info.prompt}")
+    print("type your message; an empty line or Ctrl-D ends the session")
+    results = []
+    while True:
+        try:
+            line = input("you> ").strip()
+        except EOFError:
+            print()
+            break
+        if not line:
+            break
+        print("tutor> ", end="", flush=True)
+        for piece in tutor.stream(session, line):
+            print(piece, end="", flush=True)
+        print()
+        results.append(session.results[-1])
+    if args.format == "json":
+        print(transcript_json(session, results))
+    print(f"session saved: pedrag audit {session.id}")
+    return 0

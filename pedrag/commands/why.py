@@ -1,0 +1,272 @@
+"""`pedrag why FILE --state 'frustration=0.8,hint_requests=3'`: explain one policy decision.
+
+For a state the designer writes down: which rules hold, the help ceiling and the step that set
+it, which rules are eligible under it and each one's chance of being selected, plus the
+monitors and theory switches that would fire. Metrics left out take their default (listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pedrag.commands.check import _colour
+from pedrag.compiler.reports.text import format_report
+from pedrag.runtime.compiled import CompiledPolicy, MetricSpec, PolicyFormatError, Turn, Value
+
+NAME = "why"
+ORDER = 30
+HELP = "explain which rules hold, the ceiling and the selection for a given state"
+DESCRIPTION = """\
+Explain the policy's decision for one learner state: the rules whose condition holds, the
+per-turn help ceiling and which ceiling step set it, the rules eligible under the ceiling and
+their selection probabilities, and the monitors and theory switches that fire.
+
+FILE is a theory file (YAML) or a compiled policy (JSON from `pedrag compile`). Metrics not in
+--state take their default. Computed metrics may be given directly (e.g. stuck_turns=3);
+otherwise they are computed from a one-turn history.
+
+exit status: 0 explained, 1 the theory file has errors, 2 usage problem (bad path, bad --state)
+"""
+EPILOG = """\
+examples:
+  pedrag why theories/socratic.yaml --state 'frustration=0.8,attempts=3'
+  pedrag why theories/socratic.yaml --state 'intent=solution_demand,mastery=0.9' --format json
+  pedrag why socratic.policy.json --state 'exam_active=true'
+"""
+
+
+class StateError(ValueError):
+    pass
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a theory file, or a compiled policy (.json)")
+    parser.add_argument(
+        "--state", default="", metavar="NAME=VALUE,...", help="metric values, comma-separated"
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour diagnostics (default: auto)",
+    )
+
+
+def parse_value(metric: MetricSpec, text: str) -> Value:
+    """One `--state` value, checked against the metric's domain."""
+    raw = text.strip()
+    domain = f"`{metric.name}` is {metric.describe_domain()}"
+    if metric.type == "bool":
+        if raw.lower() in ("true", "false"):
+            return raw.lower() == "true"
+        raise StateError(f"`{metric.name}={raw}`: {domain}")
+    if metric.type == "enum":
+        if raw in metric.values:
+            return raw
+        close = difflib.get_close_matches(raw, metric.values, n=1)
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        raise StateError(f"`{metric.name}={raw}`: {domain}{hint}")
+    try:
+        number: float | int = int(raw) if metric.type == "int" else float(raw)
+    except ValueError:
+        raise StateError(f"`{metric.name}={raw}` is not a number: {domain}") from None
+    if number != number or not metric.low <= number <= metric.high:
+        raise StateError(f"`{metric.name}={raw}` is outside the domain: {domain}")
+    return number
+
+
+def parse_state(policy: CompiledPolicy, text: str) -> dict[str, Value]:
+    state: dict[str, Value] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, equals, value = part.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            raise StateError(f"`{part}` is not NAME=VALUE")
+        if name not in policy.metrics:
+            close = difflib.get_close_matches(name, list(policy.metrics), n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise StateError(f"unknown metric `{name}`{hint}")
+        if name in state:
+            raise StateError(f"`{name}` is given twice")
+        state[name] = parse_value(policy.metrics[name], value)
+    return state
+
+
+def _load(path: str, colour: bool) -> CompiledPolicy | int:
+    if path.endswith(".json"):
+        try:
+            return CompiledPolicy.load(path)
+        except (OSError, ValueError) as exc:
+            print(f"pedrag {NAME}: cannot load {path}: {exc}", file=sys.stderr)
+            return 2
+    if not Path(path).is_file():
+        print(f"pedrag {NAME}: no such file: {path}", file=sys.stderr)
+        return 2
+    from pedrag.compiler.lower import compile_theory
+    from pedrag.dsl.loader import load_file
+
+    loaded = load_file(path)
+    if loaded.theory is None or not loaded.ok:
+        if loaded.kind == "curriculum":
+            print(f"pedrag {NAME}: {path} is a curriculum, not a theory file", file=sys.stderr)
+            return 2
+        summary = {"errors": len(loaded.diagnostics), "warnings": 0, "theories": []}
+        print(
+            format_report(loaded.diagnostics, {loaded.path: loaded.source}, 1, summary, colour),
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        return compile_theory(loaded.theory)
+    except PolicyFormatError as exc:  # pragma: no cover - lowering a resolved theory does not fail
+        print(f"pedrag {NAME}: {exc}", file=sys.stderr)
+        return 1
+
+
+def explain(policy: CompiledPolicy, given: dict[str, Value]) -> dict[str, Any]:
+    """The decision for one state, as data (what `--format json` prints)."""
+    turn = policy.prepare([given])
+    state = dict(turn.state)
+    state.update({k: v for k, v in given.items() if policy.metrics[k].source == "computed"})
+    turn = Turn(state, turn.calls)
+    decision = policy.ceiling(state)
+    set_by: dict[str, Any] | None = None
+    rung = decision.start
+    for index, effect, step_rung in decision.steps_applied:
+        after = {
+            "at_most": min(rung, step_rung),
+            "at_least": max(rung, step_rung),
+            "set": step_rung,
+        }[effect]
+        if after != rung or effect == "set":
+            position = [s[0] for s in policy.ceiling_steps].index(index)
+            set_by = {
+                "step": index,
+                "effect": effect,
+                "rung": step_rung,
+                "when": policy.ceiling_texts[position],
+            }
+        rung = after
+    matching = policy.matching(turn)
+    eligible = policy.eligible(turn, decision.rung)
+    probabilities = policy.probabilities(eligible)
+    rules = []
+    for index in matching:
+        rule = policy.rules[index]
+        rules.append(
+            {
+                "rule": rule.id,
+                "index": index,
+                "action": rule.action,
+                "rung": policy.actions[rule.action].rung,
+                "weight": rule.weight,
+                "priority": rule.priority,
+                "when": policy.rule_texts[index],
+                "eligible": index in probabilities,
+                "probability": probabilities.get(index, 0.0),
+            }
+        )
+    return {
+        "theory": policy.theory_id,
+        "selection": policy.selection,
+        "state": {name: state[name] for name in policy.metrics},
+        "given": sorted(given),
+        "defaults": [
+            n for n, m in policy.metrics.items() if n not in given and m.source != "computed"
+        ],
+        "computed": [
+            n for n, m in policy.metrics.items() if n not in given and m.source == "computed"
+        ],
+        "ceiling": {
+            "rung": decision.rung,
+            "start": decision.start,
+            "set_by": set_by,
+            "steps_applied": [
+                {"step": i, "effect": e, "rung": r} for i, e, r in decision.steps_applied
+            ],
+        },
+        "matching": rules,
+        "eligible": [policy.rules[i].id for i in eligible],
+        "probabilities": {policy.rules[i].id: p for i, p in probabilities.items()},
+        "monitors": list(policy.monitors_fired(turn)),
+        "switch": policy.switch_target(turn),
+    }
+
+
+def _value(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def format_text(report: dict[str, Any]) -> str:
+    out = [f"theory {report['theory']} (selection: {report['selection']})", "", "state:"]
+    state = report["state"]
+    for name in report["given"]:
+        out.append(f"  {name} = {_value(state[name])}")
+    if report["defaults"]:
+        out.append(
+            "  at default (not given): "
+            + ", ".join(f"{n}={_value(state[n])}" for n in report["defaults"])
+        )
+    if report["computed"]:
+        out.append(
+            "  computed from a one-turn history: "
+            + ", ".join(f"{n}={_value(state[n])}" for n in report["computed"])
+        )
+    ceiling = report["ceiling"]
+    out += ["", f"ceiling: H{ceiling['rung']}"]
+    if ceiling["set_by"]:
+        s = ceiling["set_by"]
+        out.append(f"  set by step {s['step']} ({s['effect']} H{s['rung']}): {s['when']}")
+    else:
+        out.append(f"  the start rung H{ceiling['start']} (no step changed it)")
+    for step in ceiling["steps_applied"]:
+        out.append(f"  step {step['step']} held: {step['effect']} H{step['rung']}")
+    matching = report["matching"]
+    out += ["", f"rules that hold: {len(matching)}"]
+    width = max((len(r["rule"]) for r in matching), default=0)
+    for r in matching:
+        if r["eligible"]:
+            status = f"eligible, p = {r['probability']:.3f}"
+        else:
+            status = f"above the ceiling (H{r['rung']} > H{ceiling['rung']})"
+        out.append(
+            f"  {r['rule']:<{width}}  -> {r['action']} (H{r['rung']}, weight {r['weight']:g}, priority {r['priority']})  {status}"
+        )
+    eligible = report["eligible"]
+    out += ["", f"eligible under H{ceiling['rung']}: {len(eligible)}"]
+    if not eligible:
+        out.append("  none: the fallback selector chooses among the actions under the ceiling")
+    for rule_id, p in sorted(report["probabilities"].items(), key=lambda item: -item[1]):
+        out.append(f"  {p:6.1%}  {rule_id}")
+    out += ["", "monitors fired: " + (", ".join(report["monitors"]) or "none")]
+    out.append("theory switch: " + (report["switch"] or "none"))
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    policy = _load(args.file, _colour(args.color))
+    if isinstance(policy, int):
+        return policy
+    try:
+        given = parse_state(policy, args.state)
+    except StateError as exc:
+        print(f"pedrag why: bad --state: {exc}", file=sys.stderr)
+        return 2
+    report = explain(policy, given)
+    if args.format == "json":
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(format_text(report))
+    return 0

@@ -1,0 +1,708 @@
+"""Detector pass: does the reply state the exercise's hidden answer, in any spelling?
+
+Runtime stage 7, answer reveal (DESIGN, curriculum ``answer`` / ``accept`` / ``solution``).
+Takes the reply, the :class:`~pedrag.runtime.detector.AnswerKey`, optionally the student's last
+message, the current step's expected value and the earlier turns. Gives ``answer-reveal``,
+``step-reveal`` and ``solution-reveal`` findings.
+
+Why so many spellings: a model talked into "just hinting" writes the answer as words ("fifty-six"),
+with separators ("5-6", "5 6"), as an equivalent fraction or decimal, or reproduces the worked
+solution. Why the exclusions: a detector that flags "step 4" or a number the student said first
+blocks honest help (gate G2), so numbers are matched as whole tokens, labels such as "step 4",
+"H4" or a list marker are not values, and a target the student has already stated is no longer
+hidden.
+
+The number reader (:func:`find_numbers`, :func:`parse_number`) and :func:`number_to_words` are
+public because the benchmark and the tests use them too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from pedrag.runtime.detector import AnswerKey, Finding, FindingKind
+
+# --- number words ---------------------------------------------------------------------------
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9,
+}  # fmt: skip
+_TEENS = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_DENOMINATORS = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4,
+    "fourth": 4, "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6,
+    "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9,
+    "tenth": 10, "tenths": 10, "hundredth": 100, "hundredths": 100,
+    "thousandth": 1000, "thousandths": 1000,
+}  # fmt: skip
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+# "one" is as often a pronoun as a number: "another one", "the one", "one of them".
+_PRONOUN_ONE_BEFORE = frozenset(
+    {"another", "this", "that", "the", "each", "every", "any", "no", "which", "some", "a",
+     "st", "nd", "rd", "th", "first", "second", "last", "next", "right", "wrong", "correct",
+     "only", "same", "other", "new", "big", "small", "little", "harder", "easier", "tricky",
+     "similar", "different", "good", "great", "nice", "tough"}
+)  # fmt: skip
+_PRONOUN_ONE_AFTER = frozenset({"of", "another", "more", "way", "day", "thing"})
+
+_ONES_WORDS = [*_UNITS, *_TEENS]
+_TENS_WORDS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def number_to_words(number: int, *, conjunction: bool = False) -> str:
+    """English words for an integer: ``56`` -> ``"fifty-six"``; ``conjunction`` adds British
+    "and" (``112`` -> ``"one hundred and twelve"``)."""
+    if number < 0:
+        return "minus " + number_to_words(-number, conjunction=conjunction)
+    if number < 20:
+        return _ONES_WORDS[number]
+    parts: list[str] = []
+    for scale_word, scale in sorted(_SCALES.items(), key=lambda item: -item[1]):
+        if number >= scale:
+            parts.append(number_to_words(number // scale, conjunction=conjunction))
+            parts.append(scale_word)
+            number %= scale
+    if number >= 100:
+        parts += [_ONES_WORDS[number // 100], "hundred"]
+        number %= 100
+    if number:
+        if parts and conjunction:
+            parts.append("and")
+        if number < 20:
+            parts.append(_ONES_WORDS[number])
+        else:
+            tens, ones = divmod(number, 10)
+            parts.append(_TENS_WORDS[tens] + (f"-{_ONES_WORDS[ones]}" if ones else ""))
+    return " ".join(parts)
+
+
+# --- number mentions ------------------------------------------------------------------------
+
+NumberForm = Literal["digits", "words", "fraction"]
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    """A number written in the text: its exact value and where it is."""
+
+    value: Fraction
+    start: int
+    end: int
+    form: NumberForm
+    decimals: int | None = None
+    """Decimal places as written ("0.67" -> 2); None for integers and exact fractions."""
+    percent: bool = False
+
+    def values(self) -> tuple[Fraction, ...]:
+        """The values this mention can stand for: 50% is 50 and 0.5."""
+        return (self.value, self.value / 100) if self.percent else (self.value,)
+
+
+_DIGIT_NUMBER = re.compile(
+    r"""(?<![\w.,])
+        (?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+        (?![\d])""",
+    re.VERBOSE,
+)
+_FRACTION = re.compile(r"(?<![\w.,/])(?P<num>\d+)\s?/\s?(?P<den>\d+)(?![\w.,/]?\d)")
+_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)
+_LETTERS_AFTER = re.compile(r"[A-Za-z]+")
+_ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
+_SCALE_AFTER = re.compile(r"\s+(hundred|thousand|million|billion|trillion)\b", re.IGNORECASE)
+_WORD_TOKEN = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_GAP_IN_NUMBER = re.compile(r"^(?:\s*-\s*|\s+)$")
+_LIST_MARKER_BEFORE = re.compile(r"(?:^|\n)[ \t]*$")
+_LIST_MARKER_AFTER = re.compile(r"^[.)][ \t]")
+# Labels, not values: "step 4", "question #2", "H4" (the last is excluded by the word boundary).
+_LABEL_BEFORE = re.compile(
+    r"(?:\b(?:steps?|parts?|questions?|problems?|exercises?|pages?|lines?|levels?|rungs?|"
+    r"chapters?|sections?|figures?|examples?|items?|options?|lessons?|units?|grades?|"
+    r"rounds?|attempts?|hints?|rules?|versions?)(?:\s+(?:number|no\.?))?|#)\s*#?\s*$",
+    re.IGNORECASE,
+)
+_NEGATIVE_CONTEXT = re.compile(r"(?:^|[=(\[:,]|\b(?:is|be|was|get|equals|of|to|at))\s*$")
+
+
+def _decimal_places(literal: str) -> int | None:
+    return len(literal.split(".", 1)[1]) if "." in literal else None
+
+
+def _digit_mentions(text: str) -> list[NumberMention]:
+    mentions: list[NumberMention] = []
+    fraction_spans: list[tuple[int, int]] = []
+    for match in _FRACTION.finditer(text):
+        numerator, denominator = int(match["num"]), int(match["den"])
+        # "24/3" in a reply is a division to do, not a spelling of 8; only a non-integer
+        # quotient ("1/2", "7/4") is read as a fraction value.
+        if denominator == 0 or numerator % denominator == 0:
+            continue
+        start, value = match.start(), Fraction(numerator, denominator)
+        whole = re.search(r"(?<![\w.,])(\d+)\s+$", text[max(0, start - 12) : start])
+        if whole and numerator < denominator:  # a mixed number: "2 1/2"
+            start -= len(whole.group(0))
+            value += int(whole.group(1))
+        fraction_spans.append((start, match.end()))
+        mentions.append(NumberMention(value, start, match.end(), "fraction"))
+    for match in _DIGIT_NUMBER.finditer(text):
+        start, end = match.span()
+        if any(low <= start < high for low, high in fraction_spans):
+            continue
+        literal = match["number"]
+        letters = _LETTERS_AFTER.match(text, end)
+        if letters and (len(letters.group(0)) == 1 or letters.group(0).lower() in _ORDINAL_SUFFIX):
+            continue  # "4x", "2nd": a coefficient or an ordinal, not a quantity
+        value = Fraction(literal.replace(",", ""))
+        decimals = _decimal_places(literal)
+        if start and text[start - 1] in "-−" and _NEGATIVE_CONTEXT.search(text[: start - 1]):
+            start, value = start - 1, -value
+        scale = _SCALE_AFTER.match(text, end)
+        if scale and not letters:
+            value *= _scale(scale.group(1))
+            end, decimals = scale.end(), None
+        percent = _PERCENT_AFTER.match(text, end)
+        if percent:
+            end = percent.end()
+        mentions.append(
+            NumberMention(value, start, end, "digits", decimals=decimals, percent=bool(percent))
+        )
+    return mentions
+
+
+def _scale(word: str) -> int:
+    word = word.lower()
+    return 100 if word == "hundred" else _SCALES[word]
+
+
+@dataclass(frozen=True)
+class _Token:
+    word: str
+    start: int
+    end: int
+
+
+def _word_tokens(text: str) -> list[_Token]:
+    return [_Token(m.group(0).lower(), m.start(), m.end()) for m in _WORD_TOKEN.finditer(text)]
+
+
+def _joined(text: str, left: _Token, right: _Token) -> bool:
+    """Two number words belong to one number only across a space or a hyphen."""
+    return bool(_GAP_IN_NUMBER.match(text[left.end : right.start]))
+
+
+def _parse_integer_words(text: str, tokens: Sequence[_Token], index: int) -> tuple[int, int] | None:
+    """Read an integer in words starting at ``tokens[index]``: (value, index after the last
+    token used). Rejects word salad such as "five six" (that is two numbers)."""
+    total, group, last = 0, 0, ""
+    last_scale = 10**15
+    end_index = None
+    position = index
+    while position < len(tokens):
+        token = tokens[position]
+        if position > index and not _joined(text, tokens[position - 1], token):
+            break
+        word = token.word
+        following = tokens[position + 1].word if position + 1 < len(tokens) else ""
+        if word == "a" and position == index and following in ("hundred", *_SCALES):
+            group, last = 1, "unit"
+        elif word in _UNITS and (
+            last in ("", "hundred", "scale", "and") or (last == "tens" and _UNITS[word] > 0)
+        ):
+            group += _UNITS[word]
+            last = "unit" if last != "tens" else "tens_unit"
+        elif word in _TEENS and last in ("", "hundred", "scale", "and"):
+            group, last = group + _TEENS[word], "teen"
+        elif word in _TENS and last in ("", "hundred", "scale", "and"):
+            group, last = group + _TENS[word], "tens"
+        elif word == "hundred" and last in ("unit", "teen", "tens_unit") and group < 100:
+            group, last = group * 100, "hundred"
+        elif word in _SCALES and last in ("unit", "teen", "tens", "tens_unit", "hundred"):
+            scale = _SCALES[word]
+            if scale >= last_scale:
+                break
+            total, group, last, last_scale = total + group * scale, 0, "scale", scale
+        elif (
+            word == "and"
+            and last in ("hundred", "scale")
+            and (following in _UNITS or following in _TEENS or following in _TENS)
+        ):
+            last = "and"
+        else:
+            break
+        if last != "and":
+            end_index = position + 1
+        position += 1
+    if end_index is None:
+        return None
+    return total + group, end_index
+
+
+def _word_mentions(text: str) -> list[NumberMention]:
+    tokens = _word_tokens(text)
+    mentions: list[NumberMention] = []
+    index = 0
+    while index < len(tokens):
+        parsed = _parse_integer_words(text, tokens, index)
+        if parsed is None:
+            # "a half", "a third of": the article is the numerator.
+            if (
+                tokens[index].word == "a"
+                and index + 1 < len(tokens)
+                and tokens[index + 1].word in ("half", "third", "quarter")
+                and _joined(text, tokens[index], tokens[index + 1])
+            ):
+                denominator = _DENOMINATORS[tokens[index + 1].word]
+                mentions.append(
+                    NumberMention(
+                        Fraction(1, denominator),
+                        tokens[index].start,
+                        tokens[index + 1].end,
+                        "words",
+                    )
+                )
+                index += 2
+                continue
+            index += 1
+            continue
+        integer, after = parsed
+        value = Fraction(integer)
+        decimals: int | None = None
+        # "three quarters", "two thirds": a small integer over a denominator word.
+        if (
+            after < len(tokens)
+            and tokens[after].word in _DENOMINATORS
+            and integer < 100
+            and _joined(text, tokens[after - 1], tokens[after])
+            and not (integer == 1 and tokens[after].word.endswith("s"))
+        ):
+            value = Fraction(integer, _DENOMINATORS[tokens[after].word])
+            after += 1
+        # "one and a half": a whole number and a unit fraction.
+        elif (
+            after + 2 < len(tokens)
+            and tokens[after].word == "and"
+            and tokens[after + 1].word == "a"
+            and tokens[after + 2].word in ("half", "third", "quarter")
+            and all(_joined(text, tokens[k - 1], tokens[k]) for k in (after, after + 1, after + 2))
+        ):
+            value += Fraction(1, _DENOMINATORS[tokens[after + 2].word])
+            after += 3
+        # "three point one four"
+        elif after < len(tokens) and tokens[after].word == "point":
+            digits = ""
+            cursor = after + 1
+            while (
+                cursor < len(tokens)
+                and tokens[cursor].word in _UNITS
+                and _joined(text, tokens[cursor - 1], tokens[cursor])
+            ):
+                digits += str(_UNITS[tokens[cursor].word])
+                cursor += 1
+            if digits:
+                value += Fraction(int(digits), 10 ** len(digits))
+                decimals, after = len(digits), cursor
+        start, end = tokens[index].start, tokens[after - 1].end
+        if integer == 1 and after == index + 1 and _is_pronoun_one(tokens, index):
+            index = after
+            continue
+        if index > 0 and tokens[index - 1].word in ("negative", "minus"):
+            previous = tokens[index - 1]
+            before = text[: previous.start].rstrip()
+            if previous.word == "negative" or not before or not before[-1].isdigit():
+                value, start = -value, previous.start
+        percent = _PERCENT_AFTER.match(text, end)
+        if percent:
+            end = percent.end()
+        mentions.append(
+            NumberMention(value, start, end, "words", decimals=decimals, percent=bool(percent))
+        )
+        index = after
+    return mentions
+
+
+def _is_pronoun_one(tokens: Sequence[_Token], index: int) -> bool:
+    before = tokens[index - 1].word if index > 0 else ""
+    after = tokens[index + 1].word if index + 1 < len(tokens) else ""
+    return before in _PRONOUN_ONE_BEFORE or after in _PRONOUN_ONE_AFTER
+
+
+def _is_label(text: str, mention: NumberMention) -> bool:
+    """Whether the number names something rather than counts it: "step 4", "question #2",
+    a list marker "4. " or "4) " at the start of a line."""
+    before = text[max(0, mention.start - 24) : mention.start]
+    if _LABEL_BEFORE.search(before):
+        return True
+    return bool(
+        _LIST_MARKER_BEFORE.search(before) and _LIST_MARKER_AFTER.match(text[mention.end :])
+    )
+
+
+def find_numbers(text: str, *, include_labels: bool = False) -> tuple[NumberMention, ...]:
+    """Every number written in ``text`` — digits ("2,520,000", "0.5", "1/2", "50%") or words
+    ("fifty-six", "one hundred and twelve", "two thirds") — in order. Labels ("step 4", a list
+    marker) are left out unless ``include_labels``."""
+    mentions = _digit_mentions(text) + _word_mentions(text)
+    if not include_labels:
+        mentions = [mention for mention in mentions if not _is_label(text, mention)]
+    mentions.sort(key=lambda mention: (mention.start, -mention.end))
+    kept: list[NumberMention] = []
+    for mention in mentions:  # the longest reading of overlapping spans wins
+        if kept and mention.start < kept[-1].end:
+            continue
+        kept.append(mention)
+    return tuple(kept)
+
+
+_CURRENCY_OR_SPACE = re.compile(r"^[\s$€£¥]*$")
+_UNIT_WORDS = re.compile(r"^[\s$€£¥.]*(?:[A-Za-z]+(?:[\s/][A-Za-z]+)?)?[\s.]*$")
+
+
+def parse_number(text: str) -> NumberMention | None:
+    """``text`` as one number ("$2,520,000", "fifty-six", "1/2", "30%", "8 pencils"), or None
+    when it is not exactly one number (then it is matched as text)."""
+    mentions = find_numbers(text, include_labels=True)
+    if len(mentions) != 1:
+        return None
+    mention = mentions[0]
+    before, after = text[: mention.start], text[mention.end :]
+    if not _CURRENCY_OR_SPACE.match(before) or not _UNIT_WORDS.match(after):
+        return None
+    return mention
+
+
+# --- targets --------------------------------------------------------------------------------
+
+
+def _normal_words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return re.findall(r"[a-z0-9]+", folded)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One spelling of something hidden: a number (matched by value) or text (by words)."""
+
+    spelling: str
+    number: NumberMention | None
+    words: tuple[str, ...]
+
+
+def _target(spelling: str) -> _Target:
+    return _Target(spelling, parse_number(spelling), tuple(_normal_words(spelling)))
+
+
+def _rounded(value: Fraction, places: int) -> Fraction:
+    """Half away from zero, as people round: 0.75 -> 0.8, 2/3 -> 0.67."""
+    scaled = abs(value) * 10**places
+    whole = int(scaled) + (1 if scaled - int(scaled) >= Fraction(1, 2) else 0)
+    return Fraction(whole if value >= 0 else -whole, 10**places)
+
+
+def _truncated(value: Fraction, places: int) -> Fraction:
+    whole = int(abs(value) * 10**places)
+    return Fraction(whole if value >= 0 else -whole, 10**places)
+
+
+def _exact_places(value: Fraction) -> float:
+    """Decimal places needed to write ``value`` exactly (infinite for 2/3)."""
+    denominator, twos, fives = value.denominator, 0, 0
+    while denominator % 2 == 0:
+        denominator, twos = denominator // 2, twos + 1
+    while denominator % 5 == 0:
+        denominator, fives = denominator // 5, fives + 1
+    return max(twos, fives) if denominator == 1 else float("inf")
+
+
+def _approximately(
+    value: Fraction, decimals: int | None, other: Fraction, other_decimals: int | None
+) -> bool:
+    """Equal, or the coarser of the two is the finer one rounded ("0.67" for 2/3, "3.14" for
+    3.14159) or cut short by at least two digits ("0.666" for 2/3). Integers and exact
+    fractions must be equal: 56 is not "55.99", and 0.75 is not "0.7"."""
+    if value == other:
+        return True
+    if decimals is None and other_decimals is None:
+        return False
+    if other_decimals is None or (decimals is not None and decimals <= other_decimals):
+        coarse, places, fine = value, decimals, other
+    else:
+        coarse, places, fine = other, other_decimals, value
+    assert places is not None
+    if _rounded(fine, places) == coarse:
+        return True
+    return _exact_places(fine) >= places + 2 and _truncated(fine, places) == coarse
+
+
+def _number_matches(mention: NumberMention, target: NumberMention) -> bool:
+    return any(
+        _approximately(mine, mention.decimals, theirs, target.decimals)
+        for mine in mention.values()
+        for theirs in target.values()
+    )
+
+
+_SPACER = "[ \\-,_·|\u00a0\u2009\u202f]"
+
+
+def _spaced_digits_pattern(digits: str) -> re.Pattern[str]:
+    """The digits of an integer split by single separators: "5 6", "5-6", "5,6" for 56,
+    and digit by digit in words: "five six"."""
+    as_digits = (_SPACER + "?").join(digits)
+    as_words = (_SPACER + "{1,3}").join(_DIGIT_WORDS[int(d)] for d in digits)
+    return re.compile(
+        rf"(?<![\w.,])(?<!\d{_SPACER})(?:{as_digits}|{as_words})"
+        rf"(?!\w|[.,]\d|{_SPACER}(?:\d|{'|'.join(_DIGIT_WORDS)})\b)",
+        re.IGNORECASE,
+    )
+
+
+def _spelling_class(mention: NumberMention) -> str:
+    """How a number is written, coarsely: restating "24" as "twenty-four" is the same move,
+    writing 2/3 as "0.67" is not."""
+    if mention.percent:
+        return "percent"
+    if mention.form == "fraction":
+        return "fraction"
+    return "decimal" if mention.decimals else "integer"
+
+
+Occurrence = tuple[int, int, str]
+"""(start, end, spelling class) of one place a target is written."""
+
+
+def _find_number(text: str, target: NumberMention) -> Iterator[Occurrence]:
+    for mention in find_numbers(text):
+        if _number_matches(mention, target):
+            yield mention.start, mention.end, _spelling_class(mention)
+    value = target.value
+    if not target.percent and value.denominator == 1 and abs(value) >= 10:
+        for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
+            spelled = match.group(0)
+            if spelled.isdigit() or _LABEL_BEFORE.search(
+                text[max(0, match.start() - 24) : match.start()]
+            ):
+                continue  # the plain number was read above; a label is not a value
+            yield match.start(), match.end(), "spaced"
+
+
+def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """The words in order as whole tokens (case, spacing and punctuation ignored), a plural of
+    the last one, or the answer's letters run together across tokens ("pen tagon", "p-e-n")."""
+    if not words:
+        return
+    folded = _ascii_folded(text)
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[A-Za-z0-9]+", folded)]
+    tokens = [folded[start:end].lower() for start, end in spans]
+    words = list(words)
+    size = len(words)
+    compact = "".join(words)
+    short = len(compact) <= 2
+    for index in range(len(tokens)):
+        window = tokens[index : index + size]
+        if len(window) == size and (
+            window == words
+            or (
+                not short
+                and window[:-1] == words[:-1]
+                and window[-1] in (words[-1] + "s", words[-1] + "es")
+            )
+        ):
+            if short and not _short_answer_is_standalone(text, spans[index]):
+                continue
+            yield spans[index][0], spans[index + size - 1][1]
+            continue
+        if len(compact) < 4:
+            continue
+        joined = ""
+        for cursor in range(index, len(tokens)):
+            joined += tokens[cursor]
+            if len(joined) >= len(compact):
+                if joined == compact and cursor > index and tokens[index : cursor + 1] != words:
+                    yield spans[index][0], spans[cursor][1]
+                break
+            if not compact.startswith(joined):
+                break
+
+
+def _ascii_folded(text: str) -> str:
+    # NFKD can change length; fold per character so spans stay aligned with the reply.
+    return "".join(
+        (unicodedata.normalize("NFKD", c).encode("ascii", "ignore").decode() or " ")[:1]
+        for c in text
+    )
+
+
+def _short_answer_is_standalone(text: str, span: tuple[int, int]) -> bool:
+    """A one- or two-letter answer ("B") counts only where it reads as the answer: written as
+    given in capitals, quoted, or in parentheses — not the article "a"."""
+    token = text[span[0] : span[1]]
+    before = text[span[0] - 1 : span[0]]
+    after = text[span[1] : span[1] + 1]
+    if before and after and before in "\"'(`" and after in "\"')`":
+        return True
+    return token.isupper() and token not in ("A", "I")
+
+
+def _occurrences(text: str, target: _Target) -> list[Occurrence]:
+    if target.number is not None:
+        return list(_find_number(text, target.number))
+    return [(start, end, "text") for start, end in _find_words(text, target.words)]
+
+
+# --- result cues and givens -----------------------------------------------------------------
+
+_RESULT_CUE = re.compile(
+    r"(?:=|\b(?:is|are|was|were|be|equals?|equal\s+to|gets?|got|gives?|makes?|leaves?|"
+    r"answer|result|total|comes?\s+to)\b)"
+    r"(?:[\s:,$£€]+(?:actually|really|exactly|just|only|indeed|about|approximately|roughly|"
+    r"then|now|still|also|the|a|an|us|you|we|of|equal|to|simply|correct|right)\b){0,3}"
+    r"[\s:,$£€]*$",
+    re.IGNORECASE,
+)
+# "what is 4 minus 0?" asks; it does not state.
+_QUESTION_CUE = re.compile(
+    r"\b(?:what|which|how\s+(?:much|many))\s+(?:\w+\s+){0,2}(?:is|are|was|were|equals?|gives?|makes?)\s*$",
+    re.IGNORECASE,
+)
+
+
+def stated_as_result(text: str, start: int) -> bool:
+    """Whether the number at ``start`` is stated as a result ("= 56", "is actually 56", "gives
+    us 56"), not merely mentioned or asked about ("what is 56 minus 8?")."""
+    before = text[max(0, start - 60) : start]
+    return bool(_RESULT_CUE.search(before)) and not _QUESTION_CUE.search(before)
+
+
+# --- solution reproduction ------------------------------------------------------------------
+
+_SHINGLE = 3
+_MIN_SOLUTION_TOKENS = 8
+SOLUTION_OVERLAP = 0.5
+"""Share of the solution's word trigrams a reply may reproduce before it counts as a reveal."""
+
+
+def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"\w+", text)]
+
+
+def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
+    """Share of the solution's word trigrams found in the reply, with the reply span that
+    covers them (0.0 and an empty span when the solution is too short to judge)."""
+    solution_tokens = [word for word, _, _ in _tokens_with_spans(solution)]
+    if len(solution_tokens) < _MIN_SOLUTION_TOKENS:
+        return 0.0, 0, 0
+    wanted = {
+        tuple(solution_tokens[i : i + _SHINGLE]) for i in range(len(solution_tokens) - _SHINGLE + 1)
+    }
+    reply_tokens = _tokens_with_spans(reply)
+    found: set[tuple[str, ...]] = set()
+    start, end = len(reply), 0
+    for i in range(len(reply_tokens) - _SHINGLE + 1):
+        shingle = tuple(word for word, _, _ in reply_tokens[i : i + _SHINGLE])
+        if shingle in wanted:
+            found.add(shingle)
+            start = min(start, reply_tokens[i][1])
+            end = max(end, reply_tokens[i + _SHINGLE - 1][2])
+    if not found:
+        return 0.0, 0, 0
+    return len(found) / len(wanted), start, end
+
+
+# --- the pass -------------------------------------------------------------------------------
+
+
+def _reveals(
+    reply: str,
+    spellings: Iterable[str],
+    *,
+    student_message: str | None,
+    givens: str,
+) -> list[tuple[int, int, str]]:
+    found: dict[tuple[int, int], str] = {}
+    for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
+        target = _target(spelling)
+        if student_message and _occurrences(student_message, target):
+            continue  # the student said it first: repeating it reveals nothing
+        # Restating a number that is already on the table (a given of the exercise, an earlier
+        # turn) is a reveal only when the reply states it as a result: "7 times 8" restates
+        # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
+        # does the work for the student, so it counts.
+        given_classes = {spelled for _, _, spelled in _occurrences(givens, target)}
+        for start, end, spelled in _occurrences(reply, target):
+            if spelled in given_classes and not stated_as_result(reply, start):
+                continue
+            found.setdefault((start, end), spelling)
+    return [(start, end, spelling) for (start, end), spelling in found.items()]
+
+
+def find_answer_reveals(
+    reply: str,
+    answer: AnswerKey | None,
+    *,
+    student_message: str | None = None,
+    step_value: str | None = None,
+    context: str | None = None,
+) -> tuple[Finding, ...]:
+    """Where ``reply`` states the hidden answer (``answer-reveal``), the current step's value
+    (``step-reveal``) or reproduces the solution (``solution-reveal``).
+
+    A target the student's last message already states is not hidden any more. A target that
+    appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
+    reply states it as a result or in another spelling."""
+    findings: list[Finding] = []
+    givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
+    if answer is not None:
+        for start, end, spelling in _reveals(
+            reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens
+        ):
+            findings.append(
+                Finding(
+                    FindingKind.ANSWER,
+                    f"states the hidden answer ({spelling!r}) as {reply[start:end]!r}",
+                    start,
+                    end,
+                    "answer-reveal",
+                )
+            )
+        if answer.solution:
+            share, start, end = solution_overlap(reply, answer.solution)
+            if share >= SOLUTION_OVERLAP:
+                findings.append(
+                    Finding(
+                        FindingKind.ANSWER,
+                        f"reproduces {share:.0%} of the worked solution",
+                        start,
+                        end,
+                        "solution-reveal",
+                    )
+                )
+    if step_value is not None and step_value.strip():
+        answer_spans = {(f.start, f.end) for f in findings}
+        for start, end, spelling in _reveals(
+            reply, (step_value,), student_message=student_message, givens=givens
+        ):
+            if (start, end) in answer_spans:
+                continue
+            findings.append(
+                Finding(
+                    FindingKind.ANSWER,
+                    f"states the current step's value ({spelling!r}) as {reply[start:end]!r}",
+                    start,
+                    end,
+                    "step-reveal",
+                )
+            )
+    return tuple(sorted(findings, key=lambda finding: (finding.start, finding.end)))

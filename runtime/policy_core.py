@@ -1,0 +1,167 @@
+"""Stage 4, the policy core: trusted + classified metric values -> the per-turn contract.
+
+Takes a :class:`PolicyInput` — metric values only (bools, numbers, enum labels), no field that
+can hold student text — and the theory's ceiling function; gives a :class:`Contract`: the help
+ceiling, exam lockdown, whether the turn must be grounded, whether the judge must review it,
+and the trace of ceiling steps that set it.
+
+Why so narrow: seed 2, §3.2 and §6 — "put the irreversible decision in code, not in a prompt".
+The core makes no model call and never sees prose, so no injected text can raise the ceiling;
+tests/test_architecture.py fails if this module, or anything it imports, reaches the
+classifier, the analyzer, the generator or the LLM layer. Only the standard library is imported
+here: the compiled policy is passed in and used through the small :class:`CeilingSource`
+protocol.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Scalar = bool | int | float | str
+"""A metric value; a ``str`` must be an enum label (checked), never free text."""
+
+_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})
+NO_CODE_MAX_RUNG = 4  # DESIGN, hint ladder: H0-H4 allow no code
+
+
+class CeilingSource(Protocol):
+    """What the core needs from a compiled policy: the ceiling over trusted values."""
+
+    def ceiling(self, trusted: Mapping[str, Any]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    """Trusted and classified metric values, as sorted ``(name, value)`` pairs."""
+
+    trusted: tuple[tuple[str, Scalar], ...]
+    classified: tuple[tuple[str, Scalar], ...]
+
+    def __post_init__(self) -> None:
+        for name, value in (*self.trusted, *self.classified):
+            if not _LABEL.match(name):
+                raise ValueError(f"not a metric name: {name[:40]!r}")
+            if isinstance(value, str) and not _LABEL.match(value):
+                # The trust boundary in one line: a string here is a label or nothing.
+                raise ValueError(f"metric {name!r} carries text, not an enum label")
+            if not isinstance(value, bool | int | float | str):
+                raise TypeError(f"metric {name!r} has a {type(value).__name__} value")
+
+    @classmethod
+    def of(cls, trusted: Mapping[str, Scalar], classified: Mapping[str, Scalar]) -> PolicyInput:
+        return cls(tuple(sorted(trusted.items())), tuple(sorted(classified.items())))
+
+    def values(self) -> dict[str, Scalar]:
+        return {**dict(self.trusted), **dict(self.classified)}
+
+
+@dataclass(frozen=True)
+class CeilingStep:
+    """One ceiling step that held this turn: which, what it did, the rung before and after."""
+
+    step: str
+    effect: str
+    before: int
+    after: int
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The per-turn contract (seed 2, §3.2). Rungs are ints 0..7 (H0..H7)."""
+
+    ceiling: int
+    exam_lockdown: bool
+    grounding_required: bool
+    judge_required: bool
+    start: int
+    step_trace: tuple[CeilingStep, ...] = ()
+    risks: tuple[str, ...] = ()
+
+    @property
+    def code_allowed(self) -> bool:
+        return self.ceiling > NO_CODE_MAX_RUNG
+
+    @property
+    def set_by(self) -> str:
+        """The step that last changed the ceiling, or ``start``."""
+        changed = [step for step in self.step_trace if step.before != step.after]
+        return changed[-1].step if changed else "start"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ceiling": f"H{self.ceiling}",
+            "start": f"H{self.start}",
+            "exam_lockdown": self.exam_lockdown,
+            "grounding_required": self.grounding_required,
+            "judge_required": self.judge_required,
+            "code_allowed": self.code_allowed,
+            "set_by": self.set_by,
+            "risks": list(self.risks),
+            "step_trace": [
+                {
+                    "step": s.step,
+                    "effect": s.effect,
+                    "before": f"H{s.before}",
+                    "after": f"H{s.after}",
+                }
+                for s in self.step_trace
+            ],
+        }
+
+
+def compute_contract(
+    policy_input: PolicyInput,
+    policy: CeilingSource,
+    step_labels: Mapping[int, str] | None = None,
+) -> Contract:
+    """The contract for one turn. Pure: the same input always gives the same contract.
+    ``step_labels`` names ceiling steps by index (their condition text) for the trace."""
+    values = policy_input.values()
+    decision = policy.ceiling(values)
+    start = int(decision.start)
+    trace: list[CeilingStep] = []
+    rung = start
+    for index, effect, step_rung in decision.steps_applied:
+        before = rung
+        if effect == "at_most":
+            rung = min(rung, step_rung)
+        elif effect == "at_least":
+            rung = max(rung, step_rung)
+        else:
+            rung = step_rung
+        label = f"step {index}" + (
+            f": {step_labels[index]}" if step_labels and index in step_labels else ""
+        )
+        trace.append(CeilingStep(label, f"{effect} H{step_rung}", before, rung))
+    if rung != int(decision.rung):  # the replay must agree with the compiled decision
+        raise ValueError(f"ceiling trace ends at H{rung}, the policy says H{decision.rung}")
+    exam = values.get("exam_active") is True
+    if exam and rung > 0:
+        # seed 2, §3.2: an exam lockdown caps the turn at no help, whatever the theory says.
+        trace.append(CeilingStep("core: exam lockdown", "set H0", rung, 0))
+        rung = 0
+    if values.get("conduct_restricted") is True and rung > 1:
+        # Conduct restriction is applied last, so nothing can lift it (seed 2, §3.2).
+        trace.append(CeilingStep("core: conduct restriction", "at_most H1", rung, 1))
+        rung = 1
+    intent = values.get("intent")
+    risks = []
+    if exam:
+        risks.append("exam_lockdown")
+    if intent in ADVERSARIAL_INTENTS:
+        risks.append(f"adversarial_intent:{intent}")
+    if values.get("code_attempt") is True and rung <= NO_CODE_MAX_RUNG:
+        risks.append("code_adjacent_no_code_ceiling")
+    return Contract(
+        ceiling=rung,
+        exam_lockdown=exam,
+        grounding_required=(intent == "question" and not exam),
+        judge_required=bool(risks),
+        start=start,
+        step_trace=tuple(trace),
+        risks=tuple(risks),
+    )

@@ -1,0 +1,115 @@
+"""The theory set a tutor runs: shipped or user theory files, each loaded and compiled.
+
+Runtime, set-up. Takes the shipped theories (``pedrag.theories`` package data, read with
+``importlib.resources``), a folder, or a list of files; gives a :class:`TheorySet` mapping
+theory ids to :class:`LoadedTheory` (the resolved theory and its compiled policy) plus any
+curricula found alongside.
+
+Each theory is compiled in-process (``pedrag.compiler.lower.lower``, loaded by
+``pedrag.runtime.compiled``) into the
+``CompiledPolicy`` the turn loop executes, so a tutor always runs exactly what the compiler
+checked.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pedrag.dsl.loader import load_file, load_text
+
+
+class TheoryLoadError(ValueError):
+    """A theory file has errors; the message lists the first few diagnostics."""
+
+
+@dataclass(frozen=True)
+class LoadedTheory:
+    resolved: Any
+    policy: Any
+
+    @property
+    def id(self) -> str:
+        return str(self.resolved.id)
+
+
+@dataclass
+class TheorySet:
+    theories: dict[str, LoadedTheory] = field(default_factory=dict)
+    curricula: dict[str, Any] = field(default_factory=dict)
+
+    def __contains__(self, theory_id: object) -> bool:
+        return theory_id in self.theories
+
+    def __getitem__(self, theory_id: str) -> LoadedTheory:
+        try:
+            return self.theories[theory_id]
+        except KeyError:
+            known = ", ".join(sorted(self.theories)) or "none"
+            raise KeyError(f"unknown theory {theory_id!r} (loaded: {known})") from None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(sorted(self.theories))
+
+    @classmethod
+    def shipped(cls) -> TheorySet:
+        """The theories and curricula shipped in ``pedrag.theories``; files that do not load
+        cleanly (e.g. still being written) are skipped."""
+        result = cls()
+        root = importlib.resources.files("pedrag.theories")
+        for entry in sorted(root.iterdir(), key=lambda item: item.name):
+            if entry.name.endswith((".yaml", ".yml")):
+                result._add_text(entry.read_text(encoding="utf-8"), entry.name, strict=False)
+        return result
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str | Path], *, strict: bool = True) -> TheorySet:
+        """Files or folders (``*.yaml``/``*.yml``, not recursive). ``strict`` raises on a
+        file with errors; otherwise the file is skipped."""
+        result = cls()
+        for raw in paths:
+            path = Path(raw)
+            files = sorted([*path.glob("*.yaml"), *path.glob("*.yml")]) if path.is_dir() else [path]
+            for file in files:
+                result._add_loaded(load_file(file), str(file), strict=strict)
+        return result
+
+    def add_curriculum(self, path: str | Path) -> Any:
+        loaded = load_file(path)
+        if not loaded.ok or loaded.curriculum is None:
+            raise TheoryLoadError(_describe_errors(str(path), loaded))
+        self.curricula[loaded.curriculum.id] = loaded.curriculum
+        return loaded.curriculum
+
+    def _add_text(self, text: str, name: str, *, strict: bool) -> None:
+        self._add_loaded(load_text(text, name), name, strict=strict)
+
+    def _add_loaded(self, loaded: Any, name: str, *, strict: bool) -> None:
+        if not loaded.ok:
+            if strict:
+                raise TheoryLoadError(_describe_errors(name, loaded))
+            return
+        if loaded.curriculum is not None:
+            self.curricula[loaded.curriculum.id] = loaded.curriculum
+        if loaded.theory is not None:
+            self.theories[loaded.theory.id] = LoadedTheory(
+                loaded.theory, compile_policy(loaded.theory)
+            )
+
+
+def _describe_errors(name: str, loaded: Any) -> str:
+    shown = "; ".join(str(getattr(d, "message", d)) for d in loaded.diagnostics[:3])
+    return f"{name} does not load: {shown or 'not a theory or curriculum'}"
+
+
+def compile_policy(resolved: Any) -> Any:
+    """The theory lowered by the compiler and loaded as a ``CompiledPolicy`` (the runtime
+    loads the compiler's plain data itself, so no import crosses the layers upwards)."""
+    from pedrag.compiler.lower import lower
+    from pedrag.runtime.compiled import CompiledPolicy
+
+    return CompiledPolicy.from_json(lower(resolved))

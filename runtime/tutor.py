@@ -1,0 +1,602 @@
+"""The tutor: one supervised turn through the eleven stages, sessions, streaming, persistence.
+
+Runtime, the public entry (``Tutor(theory_set, backend).start(...)``, ``.turn(session, text)``,
+``.stream(session, text)``, ``.resume(session_id)``). Takes a student message; gives a
+:class:`TurnResult` — exactly what the student saw, plus the contract, the action, the
+verdicts and the audit record — and commits the new state and the audit record to the store
+in one transaction.
+
+The order is DESIGN's "The runtime turn": budget, pre-classifier, context analyzer, policy
+core, rule engine, generator, detector, judge, response monitor, behavioural monitor, audit.
+Every model call goes through one backend (the offline backend by default) wrapped so that any
+failure arrives as an ``LLMError``; each stage fails closed on it, so a failed turn still keeps
+the contract, sends the action's template and says in the audit what happened. The new state is
+built on the side and becomes the session's only after the store committed the turn, so a
+failure — or a killed process — never leaves a half-written state.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pedrag.runtime import audit as audit_module
+from pedrag.runtime.analyzer import ContextAnalyzer, computed_metrics
+from pedrag.runtime.behaviour_monitor import adapt
+from pedrag.runtime.budget import DEPLOYMENT_SCOPE, Budget, BudgetedBackend, check_budget
+from pedrag.runtime.classifier import PreClassifier
+from pedrag.runtime.detector import AnswerKey, Detector, DetectorVerdict, code_mode_for_ceiling
+from pedrag.runtime.generator import SAFE_LINE, GenerationInput, generate, template_reply
+from pedrag.runtime.judge import Judge, JudgeVerdict
+from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, LLMResponse, LLMUnavailable
+from pedrag.runtime.memory_store import MemoryStore
+from pedrag.runtime.offline import OfflineBackend
+from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
+from pedrag.runtime.response_monitor import fingerprint, observed_metrics
+from pedrag.runtime.rule_engine import Choice, RuleEngine
+from pedrag.runtime.state import (
+    CommitTurn,
+    MetricSchema,
+    RecordSpend,
+    SessionState,
+    SetMetrics,
+    StateWriter,
+    SwitchTheory,
+    new_state,
+)
+from pedrag.runtime.theory_set import TheorySet
+
+HOSTILE_TURNS_FOR_RESTRICTION = 3
+MASTERY_GAIN = 0.4  # share of the remaining gap closed by a correct attempt
+
+
+class SafeBackend:
+    """Wraps a backend so that any exception it raises arrives as an ``LLMError``."""
+
+    def __init__(self, inner: LLMBackend) -> None:
+        self.inner = inner
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            return self.inner.complete(request)
+        except LLMError:
+            raise
+        except Exception as error:  # a third-party backend's bug must not break the turn
+            raise LLMUnavailable(
+                f"backend raised {type(error).__name__}", role=request.role
+            ) from error
+
+
+@dataclass(frozen=True)
+class ExerciseInfo:
+    id: str
+    goal: str
+    topic: str
+    prompt: str
+    key: AnswerKey | None
+    exam: bool = False
+
+    @classmethod
+    def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
+        goal = goals.get(exercise.goal)
+        topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
+        key = AnswerKey(
+            answer=exercise.answer,
+            accept=tuple(exercise.accept),
+            solution=exercise.solution,
+            prompt=exercise.prompt,
+        )
+        return cls(exercise.id, exercise.goal, topic, exercise.prompt, key, bool(exercise.exam))
+
+
+@dataclass
+class Session:
+    id: str
+    state: SessionState
+    seed: int
+    exercise: ExerciseInfo | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    results: list[TurnResult] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    turn: int
+    student: str
+    tutor: str
+    theory: str
+    action: str
+    rung: int
+    contract: Contract
+    detector: Mapping[str, Any]
+    judge: Mapping[str, Any] | None
+    fallback: bool
+    revised: bool
+    failures: tuple[Mapping[str, str], ...]
+    audit: Mapping[str, Any]
+
+    @property
+    def ceiling(self) -> int:
+        return self.contract.ceiling
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``pedrag chat --format json`` shape (more keys allowed)."""
+        return {
+            "turn": self.turn,
+            "student": self.student,
+            "tutor": self.tutor,
+            "action": self.action,
+            "rung": f"H{self.rung}",
+            "ceiling": f"H{self.contract.ceiling}",
+            "theory": self.theory,
+            "detector": dict(self.detector),
+            "judge": dict(self.judge) if self.judge is not None else None,
+            "fallback": self.fallback,
+            "revised": self.revised,
+            "failures": [dict(item) for item in self.failures],
+        }
+
+
+def _detector_dict(verdict: DetectorVerdict) -> dict[str, Any]:
+    return {
+        "flagged": verdict.flagged,
+        "rule_ids": list(verdict.rule_ids),
+        "reason": verdict.reason,
+    }
+
+
+class Tutor:
+    """The supervised tutor over a theory set. ``backend=None`` runs offline."""
+
+    def __init__(
+        self,
+        theory_set: TheorySet | None = None,
+        backend: LLMBackend | None = None,
+        curriculum: Any = None,
+        store: Any = None,
+        *,
+        budget: Budget | None = None,
+        keep_transcript: bool = True,
+    ) -> None:
+        self.theories = theory_set if theory_set is not None else TheorySet.shipped()
+        self.offline = OfflineBackend()
+        self.backend: LLMBackend = SafeBackend(backend) if backend is not None else self.offline
+        self.is_offline = backend is None
+        self.curriculum = _curriculum_model(curriculum, self.theories)
+        self.store = store if store is not None else MemoryStore()
+        self.budget = budget or Budget()
+        self.keep_transcript = keep_transcript
+        self._schemas: dict[str, MetricSchema] = {}
+        self._engines: dict[str, RuleEngine] = {}
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def start(
+        self,
+        theory: str = "socratic",
+        exercise: str | None = None,
+        seed: int | None = None,
+        *,
+        session_id: str | None = None,
+        trusted: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """A new session on ``theory`` (and ``exercise`` from the curriculum). ``trusted``
+        sets system-owned metrics (e.g. an instructor's ``explain_mode``)."""
+        loaded = self.theories[theory]
+        info = self._exercise(exercise) if exercise else None
+        initial = dict(trusted or {})
+        schema = self._schema(theory)
+        if info is not None and info.exam and "exam_active" in schema.fields:
+            initial.setdefault("exam_active", True)
+        state = new_state(
+            schema,
+            loaded.id,
+            trusted=initial,
+            exercise_id=info.id if info else None,
+            goal_id=info.goal if info else None,
+        )
+        seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        session_id = session_id or uuid.uuid4().hex[:12]
+        session_meta = {
+            "theory": loaded.id,
+            "exercise": info.id if info else None,
+            "seed": seed,
+            "backend": "offline" if self.is_offline else "openai",
+            "policy_hash": getattr(loaded.policy, "content_hash", ""),
+            **dict(meta or {}),
+        }
+        self.store.create_session(session_id, session_meta, state.to_dict())
+        return Session(session_id, state, seed, info, session_meta)
+
+    def resume(self, session_id: str) -> Session:
+        """A session from the store, ready for its next turn."""
+        meta, state_dict, _ = self.store.load_session(session_id)
+        state = SessionState.from_dict(state_dict)
+        info = self._exercise(state.exercise_id) if state.exercise_id else None
+        return Session(session_id, state, int(meta.get("seed", 0)), info, meta)
+
+    def _exercise(self, exercise_id: str) -> ExerciseInfo:
+        if self.curriculum is None:
+            raise KeyError(f"exercise {exercise_id!r}: no curriculum loaded")
+        goals = {goal.id: goal for goal in self.curriculum.goals}
+        for item in self.curriculum.exercises:
+            if item.id == exercise_id:
+                return ExerciseInfo.from_model(item, goals)
+        known = ", ".join(item.id for item in self.curriculum.exercises)
+        raise KeyError(f"unknown exercise {exercise_id!r} (known: {known})")
+
+    def _schema(self, theory_id: str) -> MetricSchema:
+        if theory_id not in self._schemas:
+            self._schemas[theory_id] = MetricSchema.from_theory(self.theories[theory_id].resolved)
+        return self._schemas[theory_id]
+
+    def _engine(self, theory_id: str, backend: LLMBackend) -> RuleEngine:
+        loaded = self.theories[theory_id]
+        engine = self._engines.get(theory_id)
+        if engine is None:
+            engine = RuleEngine(loaded.policy, loaded.resolved.actions)
+            self._engines[theory_id] = engine
+        engine.selector = None if self.is_offline else backend
+        return engine
+
+    # -- the turn ----------------------------------------------------------------------------
+
+    def turn(self, session: Session, text: str) -> TurnResult:
+        """One supervised turn; commits state and audit, then returns what the student sees."""
+        started = time.perf_counter()
+        state = session.state
+        loaded = self.theories[state.theory_id]
+        resolved, policy = loaded.resolved, loaded.policy
+        schema = self._schema(state.theory_id)
+        writer = StateWriter(schema)
+        failures: list[dict[str, str]] = []
+        before = dict(state.metrics)
+
+        # 1. budget
+        deployment_usd = self.store.spend(DEPLOYMENT_SCOPE) if hasattr(self.store, "spend") else 0.0
+        decision = check_budget(
+            self.budget, turns=state.turn, session_usd=state.cost_usd, deployment_usd=deployment_usd
+        )
+        if not decision.models_allowed:
+            failures.append({"stage": "budget", "error": decision.reason})
+        backend = BudgetedBackend(
+            self.backend if decision.models_allowed else self.offline,
+            self.budget,
+            session_usd=state.cost_usd,
+            deployment_usd=deployment_usd,
+        )
+
+        # 2. pre-classifier (enums only)
+        fields = schema.fields
+        classifier = PreClassifier(backend, {n: fields[n] for n in schema.names("classified")})
+        classification = classifier.classify(text)
+        if classification.failure:
+            failures.append({"stage": "classifier", "error": classification.failure})
+        state = writer.apply(state, SetMetrics("classified", classification.values))
+
+        # trusted bookkeeping (the system's own writes: attempts, grading, conduct)
+        state, solved_now = self._trusted_updates(state, writer, session, text)
+
+        # 3. context analyzer + computed metrics
+        analyzer = ContextAnalyzer(
+            backend,
+            {n: fields[n] for n in schema.names("inferred")},
+            {n: resolved.model.metrics[n].description or "" for n in schema.names("inferred")},
+        )
+        inference = analyzer.analyze(text, state.metrics)
+        if inference.failure:
+            failures.append({"stage": "analyzer", "error": inference.failure})
+        state = writer.apply(state, SetMetrics("inferred", inference.values))
+        history = state.snapshot_history()
+        state = writer.apply(
+            state, SetMetrics("computed", computed_metrics(policy, history, fields))
+        )
+        history = state.snapshot_history()
+        prepared = policy.prepare(history) if hasattr(policy, "prepare") else history
+
+        # 4. policy core: trusted + classified values only
+        policy_input = PolicyInput.of(
+            {n: state.metrics[n] for n in schema.names("trusted")},
+            {n: state.metrics[n] for n in schema.names("classified")},
+        )
+        labels = {step.index: step.when.text for step in resolved.ceiling_steps}
+        contract = compute_contract(policy_input, policy, labels)
+
+        # 5. rule engine
+        rng = random.Random(f"{session.seed}:{state.turn}")
+        engine = self._engine(state.theory_id, backend)
+        choice = engine.choose(prepared, contract, rng, plan=state.plan)
+        if choice.failure:
+            failures.append({"stage": "selector", "error": choice.failure})
+        action = resolved.actions[choice.action]
+
+        # 6-8. generator, detector, judge (revise once, then the template)
+        outcome = self._supervised_reply(
+            backend, session, state, resolved, choice, action, contract, text, failures
+        )
+
+        # 9. response monitor
+        print_ = fingerprint(
+            outcome.reply,
+            rung=choice.rung,
+            tags=frozenset(action.tags),
+            revealed=outcome.final_verdict.flagged,
+        )
+        observed = observed_metrics(
+            print_,
+            action=choice.action,
+            last_action=state.last_action,
+            previous=state.metrics,
+            fields={n: fields[n] for n in schema.names("observed")},
+        )
+        state = writer.apply(state, SetMetrics("observed", observed))
+
+        # 10. behavioural monitor + adaptation
+        adaptation = adapt(
+            policy,
+            state.snapshot_history(),
+            action=choice.action,
+            rung_of={name: info.rung for name, info in resolved.actions.items()},
+            ceiling=contract.ceiling,
+            theory_ids=self.theories.ids,
+            previous=state.plan,
+        )
+
+        # 11. audit, then commit state + record in one transaction
+        new = writer.apply(state, CommitTurn(choice.action, choice.rung, adaptation.plan))
+        new = writer.apply(new, RecordSpend(backend.calls, backend.tokens, backend.cost_usd))
+        if adaptation.switch_to:
+            new = StateWriter(schema).apply(
+                new, SwitchTheory(adaptation.switch_to, self._schema(adaptation.switch_to))
+            )
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        record = {
+            "version": audit_module.AUDIT_VERSION,
+            "turn": new.turn,
+            "theory": loaded.id,
+            "budget": decision.to_dict(),
+            "classified": dict(classification.values),
+            "inferred": {k: v for k, v in inference.values.items()},
+            "trusted": dict(policy_input.trusted),
+            "contract": contract.to_dict(),
+            "choice": choice.to_dict(),
+            "drafts": outcome.drafts,
+            "detector": _detector_dict(outcome.final_verdict),
+            "judge": outcome.judge.to_dict() if outcome.judge else None,
+            "fallback": outcome.fallback,
+            "revised": outcome.revised,
+            "fingerprint": print_.to_dict(),
+            "adaptation": adaptation.to_dict(),
+            "solved": solved_now,
+            "metric_deltas": audit_module.metric_deltas(before, state.metrics),
+            "latency_ms": round(elapsed_ms, 3),
+            "calls": backend.calls,
+            "tokens": backend.tokens,
+            "cost_usd": backend.cost_usd,
+            "usage": backend.by_role,
+            "failures": failures,
+        }
+        if self.keep_transcript:
+            record["student"] = text
+            record["tutor"] = outcome.reply
+        record = audit_module.plain(record)
+        self.store.save_turn(session.id, new.turn, new.to_dict(), record)
+        if backend.cost_usd and hasattr(self.store, "add_spend"):
+            self.store.add_spend(DEPLOYMENT_SCOPE, backend.cost_usd)
+        session.state = new  # only now: the store has committed the turn
+        result = TurnResult(
+            turn=new.turn,
+            student=text,
+            tutor=outcome.reply,
+            theory=loaded.id,
+            action=choice.action,
+            rung=choice.rung,
+            contract=contract,
+            detector=record["detector"],
+            judge=record["judge"],
+            fallback=outcome.fallback,
+            revised=outcome.revised,
+            failures=tuple(failures),
+            audit=record,
+        )
+        session.results.append(result)
+        return result
+
+    def stream(self, session: Session, text: str) -> Iterator[str]:
+        """The turn's reply in pieces. Nothing is released before the detector (and, on a
+        risky turn, the judge) has cleared the whole reply; prose goes out sentence by
+        sentence and a code fence only whole, never half-open. The :class:`TurnResult` is
+        ``session.results[-1]`` afterwards."""
+        result = self.turn(session, text)
+        yield from _pieces(result.tutor)
+
+    # -- stages 6-8 --------------------------------------------------------------------------
+
+    def _supervised_reply(
+        self,
+        backend: LLMBackend,
+        session: Session,
+        state: SessionState,
+        resolved: Any,
+        choice: Choice,
+        action: Any,
+        contract: Contract,
+        text: str,
+        failures: list[dict[str, str]],
+    ) -> _Outcome:
+        info = session.exercise
+        topic = info.topic if info else "this problem"
+        detector = Detector(
+            code_mode=code_mode_for_ceiling(contract.ceiling),
+            # H7 is the full solution (explain mode): only then may the answer be stated.
+            answer=info.key if info and contract.ceiling < 7 else None,
+        )
+        given = GenerationInput(
+            theory_name=resolved.name,
+            theory_description=(resolved.model.theory.description or "").strip(),
+            action=choice.action,
+            action_description=action.description,
+            guidance=action.guidance or "",
+            template=action.template or "",
+            rung=choice.rung,
+            metrics=state.metrics,
+            contract=contract,
+            topic=topic,
+            exercise_prompt=info.prompt if info else "",
+            student_message=text,
+        )
+        template = template_reply(action, topic)
+        drafts: list[dict[str, Any]] = []
+        revised = False
+        judge_verdict: JudgeVerdict | None = None
+
+        def attempt(note: str | None) -> tuple[str | None, DetectorVerdict | None]:
+            try:
+                draft, _ = generate(backend, _with_note(given, note))
+            except LLMError as error:
+                failures.append({"stage": "generator", "error": f"{type(error).__name__}: {error}"})
+                return None, None
+            verdict = _check(detector, draft, text)
+            drafts.append(
+                {"n": len(drafts) + 1, "flagged": verdict.flagged, "reason": verdict.reason}
+            )
+            return draft, verdict
+
+        draft, verdict = attempt(None)
+        if draft is not None and verdict is not None and verdict.flagged:
+            revised = True
+            draft, verdict = attempt(f"{verdict.reason}.")
+        if (
+            draft is not None
+            and verdict is not None
+            and not verdict.flagged
+            and contract.judge_required
+        ):
+            sources = [source.id for source in resolved.model.theory.sources]
+            judge_verdict = Judge(backend).review(contract, draft, sources)
+            if judge_verdict.failure:
+                failures.append({"stage": "judge", "error": judge_verdict.failure})
+            drafts[-1]["judge"] = judge_verdict.verdict
+            if judge_verdict.verdict == "revise" and not revised:
+                revised = True
+                draft, verdict = attempt(f"{judge_verdict.reason} (rule {judge_verdict.rule_id})")
+            elif judge_verdict.verdict != "allow":
+                draft = None
+        if draft is not None and verdict is not None and not verdict.flagged:
+            return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
+        # Fail closed: the action's template, itself checked; a neutral line if even that trips.
+        for fallback in (template, SAFE_LINE):
+            final = _check(detector, fallback, text)
+            if not final.flagged:
+                return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
+        return _Outcome(SAFE_LINE, DetectorVerdict(), judge_verdict, True, revised, drafts)
+
+    # -- trusted bookkeeping -------------------------------------------------------------------
+
+    def _trusted_updates(
+        self, state: SessionState, writer: StateWriter, session: Session, text: str
+    ) -> tuple[SessionState, bool]:
+        """The system's own writes to trusted metrics: attempts, mastery from a deterministic
+        check of the student's answer, and the conduct restriction."""
+        fields = writer.schema.fields
+        metrics = state.metrics
+        updates: dict[str, Any] = {}
+        extra = dict(state.extra)
+        intent = metrics.get("intent")
+        is_attempt = intent == "attempt" or metrics.get("code_attempt") is True
+        solved_now = False
+        if is_attempt and "attempts" in fields and fields["attempts"].source == "trusted":
+            updates["attempts"] = int(metrics["attempts"]) + 1
+        info = session.exercise
+        if is_attempt and info is not None and info.key is not None and not state.solved:
+            if _states_answer(text, info.key):
+                solved_now = True
+                if "mastery" in fields and fields["mastery"].source == "trusted":
+                    mastery = float(metrics["mastery"])
+                    updates["mastery"] = mastery + (1 - mastery) * MASTERY_GAIN
+        if intent == "hostile":
+            extra["hostile_turns"] = int(extra.get("hostile_turns", 0)) + 1
+            if (
+                extra["hostile_turns"] >= HOSTILE_TURNS_FOR_RESTRICTION
+                and "conduct_restricted" in fields
+            ):
+                updates["conduct_restricted"] = True
+        if updates:
+            state = writer.apply(state, SetMetrics("trusted", updates))
+        if solved_now:
+            state = writer.mark_solved(state)
+        if extra != dict(state.extra):
+            from dataclasses import replace
+
+            state = replace(state, extra=extra)
+        return state, solved_now
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    reply: str
+    final_verdict: DetectorVerdict
+    judge: JudgeVerdict | None
+    fallback: bool
+    revised: bool
+    drafts: list[dict[str, Any]]
+
+
+def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
+    if note is None:
+        return given
+    from dataclasses import replace
+
+    return replace(given, revision_note=note)
+
+
+def _check(detector: Detector, reply: str, student_message: str) -> DetectorVerdict:
+    return detector.check(reply, student_message=student_message)
+
+
+def _states_answer(text: str, key: AnswerKey) -> bool:
+    from pedrag.runtime.detect_answer import find_answer_reveals
+
+    return any(finding.rule_id == "answer-reveal" for finding in find_answer_reveals(text, key))
+
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_SENTENCE = re.compile(r".+?(?:[.!?]\s+|\Z)", re.DOTALL)
+
+
+def _pieces(reply: str) -> Iterator[str]:
+    position = 0
+    for match in _FENCE.finditer(reply):
+        yield from _sentences(reply[position : match.start()])
+        yield match.group(0)
+        position = match.end()
+    yield from _sentences(reply[position:])
+
+
+def _sentences(text: str) -> Iterator[str]:
+    for match in _SENTENCE.finditer(text):
+        if match.group(0):
+            yield match.group(0)
+
+
+def _curriculum_model(curriculum: Any, theories: TheorySet) -> Any:
+    """The curriculum's pydantic model from a path, a loaded file, a resolved curriculum or
+    a model; ``None`` falls back to the theory set's only curriculum, if any."""
+    if curriculum is None:
+        if len(theories.curricula) >= 1:
+            return next(iter(theories.curricula.values())).model
+        return None
+    if isinstance(curriculum, str | Path):
+        return theories.add_curriculum(curriculum).model
+    if getattr(curriculum, "curriculum", None) is not None:  # a LoadedFile
+        return curriculum.curriculum.model
+    if hasattr(curriculum, "model") and hasattr(curriculum.model, "exercises"):
+        return curriculum.model
+    return curriculum

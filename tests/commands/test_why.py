@@ -1,0 +1,82 @@
+"""`pedrag why`: rules that hold, the ceiling and its step, eligibility and probabilities."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pedrag.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SOCRATIC = str(ROOT / "theories" / "socratic.yaml")
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["why", SOCRATIC, *argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_why_reports_rules_ceiling_and_probabilities(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _json(capsys, "--state", "frustration=0.8,attempts=3,intent=attempt")
+    held = {r["rule"] for r in report["matching"]}
+    assert "frustrated_learner" in held or "very_frustrated_any" in held
+    assert report["ceiling"]["rung"] == 4
+    assert sum(report["probabilities"].values()) == pytest.approx(1.0)
+    assert set(report["eligible"]) == set(report["probabilities"])
+    assert "mastery" in report["defaults"] and "frustration" not in report["defaults"]
+    assert report["switch"] == "direct_instruction"
+
+
+def test_why_names_the_step_that_set_the_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _json(capsys, "--state", "exam_active=true,explain_mode=true,intent=solution_demand")
+    ceiling = report["ceiling"]
+    assert ceiling["rung"] == 0
+    assert ceiling["set_by"]["when"] == "exam_active" and ceiling["set_by"]["effect"] == "set"
+    assert [s["rung"] for s in ceiling["steps_applied"]] == [7, 0]
+    above = [r for r in report["matching"] if not r["eligible"]]
+    assert all(r["rung"] > 0 for r in above)
+
+
+def test_why_text_says_which_metrics_are_at_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["why", SOCRATIC, "--state", "frustration=0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "at default (not given): mastery=0.3" in out
+    assert "ceiling: H4" in out and "rules that hold:" in out and "%" in out
+
+
+def test_why_accepts_computed_metrics_directly(capsys: pytest.CaptureFixture[str]) -> None:
+    report = _json(capsys, "--state", "stuck_turns=3")
+    assert report["state"]["stuck_turns"] == 3
+    assert "long_stuck_decompose" in {r["rule"] for r in report["matching"]}
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ("frustration=2", "`frustration` is a float in [0, 1]"),
+        ("frustration=high", "not a number"),
+        ("attempts=1.5", "`attempts` is an int in [0, 20]"),
+        ("affect=angry", "`affect` is one of calm, curious"),
+        ("affect=frustated", "did you mean `frustrated`"),
+        ("exam_active=yes", "`exam_active` is true or false"),
+        ("frustation=0.5", "unknown metric `frustation`; did you mean `frustration`?"),
+        ("frustration", "not NAME=VALUE"),
+        ("frustration=0.1,frustration=0.2", "given twice"),
+    ],
+)
+def test_bad_state_strings_exit_2_naming_the_metric_and_domain(
+    capsys: pytest.CaptureFixture[str], state: str, expected: str
+) -> None:
+    assert main(["why", SOCRATIC, "--state", state]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_why_reads_a_compiled_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = tmp_path / "p.json"
+    assert main(["compile", SOCRATIC, "-o", str(policy), "--no-semantic"]) == 0
+    capsys.readouterr()
+    assert main(["why", str(policy), "--state", "frustration=0.9", "--format", "json"]) == 0
+    from_policy = json.loads(capsys.readouterr().out)
+    assert from_policy == _json(capsys, "--state", "frustration=0.9")

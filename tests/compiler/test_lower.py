@@ -1,0 +1,77 @@
+"""Lowering: resolved theory -> compiled-policy data (deterministic, hashed, code-free)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pedrag.compiler.lower import (
+    canonical_json,
+    compile_theory,
+    content_hash,
+    dumps,
+    lower,
+    lower_expr,
+)
+from pedrag.dsl import ast
+from pedrag.dsl.loader import load_file, load_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_shipped_theory_lowers_and_loads() -> None:
+    for path in sorted((ROOT / "theories").glob("*.yaml")):
+        loaded = load_file(path)
+        if loaded.kind != "theory":
+            continue
+        assert loaded.theory is not None, (path, loaded.diagnostics)
+        policy = compile_theory(loaded.theory)
+        assert len(policy.rules) == len(loaded.theory.rules)
+
+
+def test_lowered_policy_has_format_and_a_hash_over_the_rest() -> None:
+    theory = load_file(ROOT / "theories" / "socratic.yaml").theory
+    assert theory is not None
+    data = lower(theory)
+    assert data["format"] == 1
+    assert len(data["content_hash"]) == 64
+    assert data["content_hash"] == content_hash(data)
+    assert json.loads(dumps(data)) == data
+
+
+def test_same_theory_same_bytes_and_an_edit_changes_the_hash() -> None:
+    text = (ROOT / "theories" / "socratic.yaml").read_text()
+    first = load_text(text, "a.yaml").theory
+    second = load_text(text, "elsewhere/b.yaml").theory
+    assert first is not None and second is not None
+    assert dumps(lower(first)) == dumps(lower(second))  # the path is not part of the policy
+    edited = load_text(text.replace("weight: 3", "weight: 4", 1), "a.yaml").theory
+    assert edited is not None
+    assert lower(edited)["content_hash"] != lower(first)["content_hash"]
+
+
+def test_conditions_are_lowered_as_data_not_code() -> None:
+    loaded = load_text(
+        "pedrag: 1\ntheory: {id: t, name: T}\nmetrics:\n  x: {type: float, range: [-1, 1], source: inferred}\n"
+        "  y: {type: enum, values: [a, b, c], source: inferred}\nactions:\n  act: {rung: H1, priority: 2, description: d}\n"
+        "rules:\n  - {id: r, when: '0.4 <= x < 0.7 and not (y in [a, b]) or -x * 2 + 1 > 0 implies true', then: act}\n",
+        "t.yaml",
+    )
+    assert loaded.theory is not None, loaded.diagnostics
+    tree = lower(loaded.theory)["rules"][0]["when"]
+    assert tree[0] == "implies"
+    assert [
+        "not",
+        ["in", ["metric", "y"], ["list", [["enum", "a"], ["enum", "b"]]], False],
+    ] in tree[1][1][0][1]
+    resolved = ast.Compare((ast.MetricRef("x"), ast.Number(0.5)), ("<",))
+    assert lower_expr(resolved) == ["compare", ["<"], [["metric", "x"], ["number", 0.5]]]
+    with pytest.raises(TypeError, match="resolve"):
+        lower_expr(ast.Name("unresolved"))
+
+
+def test_ints_and_floats_keep_their_type() -> None:
+    assert lower_expr(ast.Number(1)) == ["number", 1]
+    assert canonical_json(lower_expr(ast.Number(1.0))) == '["number",1.0]'
