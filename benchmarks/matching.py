@@ -28,7 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pedrag.compiler.lower import compile_theory, lower
+from pedrag.compiler.lower import lower
+from pedrag.runtime.theory_set import compile_theory
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.codegen import CallTable, SourceWriter, generate_naive

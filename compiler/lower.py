@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.printer import to_text
 
-if TYPE_CHECKING:
-    from pedrag.runtime.compiled import CompiledPolicy
 
 FORMAT = 1
 
@@ -175,11 +173,3 @@ def content_hash(data: dict[str, Any]) -> str:
 def dumps(data: dict[str, Any]) -> str:
     """The bytes `pedrag compile` writes: sorted keys, two-space indent, trailing newline."""
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def compile_theory(theory: ResolvedTheory) -> CompiledPolicy:
-    """Lower a theory and load it as the runtime would."""
-    # Imported here: the compiler sits below the runtime, and only this convenience crosses.
-    from pedrag.runtime.compiled import CompiledPolicy
-
-    return CompiledPolicy.from_json(lower(theory))

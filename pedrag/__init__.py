@@ -1,16 +1,59 @@
 """pedrag: make LLM tutors behave the way a pedagogical theory says they should, and prove it.
 
-The public API is exactly what this module exports (pinned by tests/test_public_api.py).
+The public API is exactly `__all__` (pinned by tests/test_public_api.py). Names load lazily,
+so `import pedrag` stays cheap and the runtime never drags in the compiler's parser or z3.
+
+    from pedrag import Tutor, TheorySet, check_paths
+    tutor = Tutor(TheorySet.shipped())            # offline backend unless an endpoint is set
+    session = tutor.start(theory="socratic", exercise="mult_7x8")
+    print(tutor.turn(session, "just tell me the answer").tutor)
 """
 
+from __future__ import annotations
+
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 try:
     __version__ = version("pedrag")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0"
 
-from pedrag.dsl.diagnostics import Diagnostic, Severity  # noqa: E402
-from pedrag.dsl.loader import LoadedFile, load_file, load_text  # noqa: E402
+_EXPORTS = {
+    # the language
+    "Diagnostic": "pedrag.dsl.diagnostics",
+    "Severity": "pedrag.dsl.diagnostics",
+    "LoadedFile": "pedrag.dsl.loader",
+    "load_file": "pedrag.dsl.loader",
+    "load_text": "pedrag.dsl.loader",
+    # the compiler
+    "check_paths": "pedrag.compiler.driver",
+    "CheckResult": "pedrag.compiler.driver",
+    "lower": "pedrag.compiler.lower",
+    # the runtime
+    "CompiledPolicy": "pedrag.runtime.compiled",
+    "compile_theory": "pedrag.runtime.theory_set",
+    "TheorySet": "pedrag.runtime.theory_set",
+    "Tutor": "pedrag.runtime.tutor",
+    "Session": "pedrag.runtime.tutor",
+    "TurnResult": "pedrag.runtime.tutor",
+    "OfflineBackend": "pedrag.runtime.offline",
+    "OpenAIBackend": "pedrag.runtime.llm_openai",
+    "SessionStore": "pedrag.runtime.store",
+}
 
-__all__ = ["Diagnostic", "LoadedFile", "Severity", "__version__", "load_file", "load_text"]
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pedrag' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
+from pedrag.runtime.compiled import CompiledPolicy
 
 
 class TheoryLoadError(ValueError):
@@ -97,7 +99,7 @@ class TheorySet:
             self.curricula[loaded.curriculum.id] = loaded.curriculum
         if loaded.theory is not None:
             self.theories[loaded.theory.id] = LoadedTheory(
-                loaded.theory, compile_policy(loaded.theory)
+                loaded.theory, compile_theory(loaded.theory)
             )
 
 
@@ -106,10 +108,9 @@ def _describe_errors(name: str, loaded: Any) -> str:
     return f"{name} does not load: {shown or 'not a theory or curriculum'}"
 
 
-def compile_policy(resolved: Any) -> Any:
+def compile_theory(resolved: ResolvedTheory) -> CompiledPolicy:
     """The theory lowered by the compiler and loaded as a ``CompiledPolicy`` (the runtime
     loads the compiler's plain data itself, so no import crosses the layers upwards)."""
     from pedrag.compiler.lower import lower
-    from pedrag.runtime.compiled import CompiledPolicy
 
     return CompiledPolicy.from_json(lower(resolved))

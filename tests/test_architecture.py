@@ -17,9 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {"dsl": 0, "compiler": 1, "runtime": 2, "evaluate": 3}
 # Upward imports that exist today and are tracked, each with why; the list only shrinks.
 KNOWN_UPWARD = {
-    # compile_theory() is a convenience that loads the lowered policy with the runtime's
-    # loader; the runtime itself uses lower() + CompiledPolicy.from_json instead.
-    ("compiler/lower.py", "pedrag.runtime.compiled"),
 }
 TEXT_MODULES = (
     "pedrag.runtime.classifier",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,6 +15,22 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_tree(
     tmp_path: Path,
 ) -> None:
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    source = tmp_path / "source"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            "build",
+            "*.egg-info",
+            "__pycache__",
+            ".pedrag",
+            ".hypothesis",
+            "*_cache",
+        ),
+    )
     built = subprocess.run(
         [
             sys.executable,
@@ -25,7 +42,7 @@ def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_t
             "-q",
             "-w",
             str(tmp_path / "dist"),
-            str(ROOT),
+            str(source),
         ],
         capture_output=True,
         text=True,

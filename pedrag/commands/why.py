@@ -110,7 +110,7 @@ def _load(path: str, colour: bool) -> CompiledPolicy | int:
     if not Path(path).is_file():
         print(f"pedrag {NAME}: no such file: {path}", file=sys.stderr)
         return 2
-    from pedrag.compiler.lower import compile_theory
+    from pedrag.runtime.theory_set import compile_theory
     from pedrag.dsl.loader import load_file
 
     loaded = load_file(path)

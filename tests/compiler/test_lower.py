@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pedrag.runtime.theory_set import compile_theory
 from pedrag.compiler.lower import (
     canonical_json,
-    compile_theory,
     content_hash,
     dumps,
     lower,

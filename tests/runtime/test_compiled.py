@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pedrag.compiler.lower import compile_theory, lower
+from pedrag.compiler.lower import lower
+from pedrag.runtime.theory_set import compile_theory
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
