@@ -30,8 +30,11 @@ from pedrag.dsl.loader import load_text
 
 FLOATS = ["frustration", "confidence", "hedging", "engagement"]
 INTS = ["attempts", "hints", "streak"]
-ENUMS = {"affect": ["calm", "confused", "frustrated", "bored"], "intent": ["question", "attempt", "demand", "other"],
-         "quality": ["none", "vague", "partial", "sound"]}
+ENUMS = {
+    "affect": ["calm", "confused", "frustrated", "bored"],
+    "intent": ["question", "attempt", "demand", "other"],
+    "quality": ["none", "vague", "partial", "sound"],
+}
 BOOLS = ["exam_active", "misconception"]
 
 
@@ -66,19 +69,25 @@ def generate(rules: int, seed: int = 7) -> str:
     for i in range(n_actions):
         conflicts = f", conflicts: [a{(i + 1) % n_actions}]" if i % 20 == 0 else ""
         tags = ", tags: [support]" if i % 3 == 0 else ""
-        lines.append(f"  a{i}: {{rung: H{i % 6}, priority: {rng.randint(1, 10)}, description: D.{tags}{conflicts}}}")
+        lines.append(
+            f"  a{i}: {{rung: H{i % 6}, priority: {rng.randint(1, 10)}, description: D.{tags}{conflicts}}}"
+        )
     lines.append("rules:")
     lines.append('  - {id: catch_all, when: "true", then: a0}')
     for i in range(rules - 1):
         atoms = " and ".join(_atom(rng) for _ in range(rng.randint(1, 3)))
         lines.append(f'  - {{id: r{i}, when: "{atoms}", then: a{rng.randrange(n_actions)}}}')
-    lines += ["ceiling:", "  start: H4", "  steps:",
-              '    - {when: "attempts >= 5", at_least: H5}',
-              '    - {when: "intent == demand", at_most: H3}',
-              '    - {when: "exam_active", set: H0}',
-              "invariants:",
-              '  - {id: exam_no_help, never: "exam_active and rung > H0"}',
-              "  - {id: support_frustrated, always: \"frustration >= 0.95 implies 'support' in tags\"}"]
+    lines += [
+        "ceiling:",
+        "  start: H4",
+        "  steps:",
+        '    - {when: "attempts >= 5", at_least: H5}',
+        '    - {when: "intent == demand", at_most: H3}',
+        '    - {when: "exam_active", set: H0}',
+        "invariants:",
+        '  - {id: exam_no_help, never: "exam_active and rung > H0"}',
+        "  - {id: support_frustrated, always: \"frustration >= 0.95 implies 'support' in tags\"}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -112,9 +121,13 @@ def naive_pair_seconds(analysis: Analysis, samples: int, seed: int = 3) -> float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes only (50, 200)")
-    parser.add_argument("--samples", type=int, default=300, help="rule pairs timed for the naive method")
+    parser.add_argument(
+        "--samples", type=int, default=300, help="rule pairs timed for the naive method"
+    )
     args = parser.parse_args(argv)
     sizes = [50, 200] if args.quick else [50, 500, 5000]
     rows = []
@@ -124,26 +137,49 @@ def main(argv: list[str] | None = None) -> int:
         per_pair = naive_pair_seconds(analysis, args.samples)
         pairs = size * (size - 1) // 2
         naive = per_pair * pairs
-        growth = "" if previous is None else f"{math.log(seconds / previous[1]) / math.log(size / previous[0]):.2f}"
-        rows.append((size, seconds, growth, analysis.queries, found, per_pair * 1e3, naive, naive / seconds,
-                     analysis.coverage()[0]))
+        growth = (
+            ""
+            if previous is None
+            else f"{math.log(seconds / previous[1]) / math.log(size / previous[0]):.2f}"
+        )
+        rows.append(
+            (
+                size,
+                seconds,
+                growth,
+                analysis.queries,
+                found,
+                per_pair * 1e3,
+                naive,
+                naive / seconds,
+                analysis.coverage()[0],
+            )
+        )
         previous = (size, seconds)
-    print(f"{'rules':>6} {'check s':>8} {'growth':>7} {'z3 queries':>10} {'findings':>8} "
-          f"{'naive ms/pair':>13} {'naive s (extrap.)':>17} {'speed-up':>9} {'coverage':>9}")
+    print(
+        f"{'rules':>6} {'check s':>8} {'growth':>7} {'z3 queries':>10} {'findings':>8} "
+        f"{'naive ms/pair':>13} {'naive s (extrap.)':>17} {'speed-up':>9} {'coverage':>9}"
+    )
     for size, seconds, growth, queries, found, ms, naive, speedup, coverage in rows:
-        print(f"{size:>6} {seconds:>8.2f} {growth:>7} {queries:>10} {found:>8} {ms:>13.3f} {naive:>17.1f} "
-              f"{speedup:>8.0f}x {coverage:>9.4f}")
-    print("naive = one fresh z3 solver per rule pair, all n(n-1)/2 pairs, timed on "
-          f"{args.samples} random pairs and extrapolated")
+        print(
+            f"{size:>6} {seconds:>8.2f} {growth:>7} {queries:>10} {found:>8} {ms:>13.3f} {naive:>17.1f} "
+            f"{speedup:>8.0f}x {coverage:>9.4f}"
+        )
+    print(
+        "naive = one fresh z3 solver per rule pair, all n(n-1)/2 pairs, timed on "
+        f"{args.samples} random pairs and extrapolated"
+    )
     # Re-check after editing one rule (cache by rule content).
     size = 200 if args.quick else 500
     text = generate(size)
     full_check(text, "edit.yaml")
-    marker = "  - {id: r10, when: \""
+    marker = '  - {id: r10, when: "'
     start = text.index(marker) + len(marker)
     edited = text[:start] + "frustration >= 0.33 and " + text[start:]
     seconds, analysis, _ = full_check(edited, "edit.yaml")
-    print(f"re-check after editing one rule of a {size}-rule file: {seconds:.3f} s ({analysis.queries} z3 queries)")
+    print(
+        f"re-check after editing one rule of a {size}-rule file: {seconds:.3f} s ({analysis.queries} z3 queries)"
+    )
     return 0
 
 

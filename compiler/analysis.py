@@ -119,7 +119,9 @@ class Analysis:
         self.violations: dict[tuple[str, str], Node] = {}
         for invariant in theory.invariants:
             for name, action in theory.actions.items():
-                self.violations[(invariant.id, name)] = tr.invariant(invariant.condition.expr, invariant.kind, action)
+                self.violations[(invariant.id, name)] = tr.invariant(
+                    invariant.condition.expr, invariant.kind, action
+                )
         self.any_eligible = F.or_(self.eligible.values())
         self.domains = tr.domains
         self.encoding = Z3Encoding(self.domains)
@@ -142,14 +144,19 @@ class Analysis:
         self._memo: dict[str, Any] = {}
 
     # -- solving ---------------------------------------------------------------------------
-    def solve(self, formulas: list[Node], tracked: list[Node] | tuple[Node, ...] = (), witness: bool = True) -> Outcome:
+    def solve(
+        self,
+        formulas: list[Node],
+        tracked: list[Node] | tuple[Node, ...] = (),
+        witness: bool = True,
+    ) -> Outcome:
         """Satisfiability of the conjunction of `formulas` and `tracked` (whose indices an
         unsat core names)."""
         self.queries += 1
         terms = [self.encoding.term(f) for f in formulas]
         tracked_terms = [self.encoding.term(t) for t in tracked]
         if self._synced < len(self.encoding.constraints):
-            self.solver.add(*self.encoding.constraints[self._synced:])
+            self.solver.add(*self.encoding.constraints[self._synced :])
             self._synced = len(self.encoding.constraints)
         self.solver.push()
         try:
@@ -162,16 +169,22 @@ class Analysis:
                 literals.append(literal)
             result = self.solver.check(*literals)
             if result == z3.sat:
-                state = self._witness(self.solver.model(), [*formulas, *tracked]) if witness else None
+                state = (
+                    self._witness(self.solver.model(), [*formulas, *tracked]) if witness else None
+                )
                 return Outcome("sat", state)
             if result == z3.unsat:
                 names = {str(c) for c in self.solver.unsat_core()}
-                return Outcome("unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names))
+                return Outcome(
+                    "unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names)
+                )
             return Outcome("unknown")
         finally:
             self.solver.pop()
 
-    def minimal_core(self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]) -> tuple[int, ...]:
+    def minimal_core(
+        self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]
+    ) -> tuple[int, ...]:
         """Shrink an unsat core by deletion until every part is needed."""
         kept = list(core)
         for index in list(kept):
@@ -192,9 +205,13 @@ class Analysis:
             domain = self.domains[name]
             if domain.kind != "real":
                 continue
-            for candidate in _nice_candidates(state[name], domain.low, domain.high, self.cuts.get(name, set())):
+            for candidate in _nice_candidates(
+                state[name], domain.low, domain.high, self.cuts.get(name, set())
+            ):
                 trial = {**state, name: candidate}
-                if all(F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)):
+                if all(
+                    F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)
+                ):
                     state[name] = candidate
                     break
         return {name: present(state[name], self.domains[name].kind) for name in ordered}
@@ -226,10 +243,16 @@ class Analysis:
                 for i, op in enumerate(part.ops):
                     link = ast.Compare((part.operands[i], part.operands[i + 1]), (op,))
                     start, end = part.operands[i].span[0], part.operands[i + 1].span[1]
-                    span = located.scalar.span(start, end) if located.scalar and end > start else located.span
+                    span = (
+                        located.scalar.span(start, end)
+                        if located.scalar and end > start
+                        else located.span
+                    )
                     out.append(Piece(to_text(link), span, self.translator.condition(link)))
             else:
-                out.append(Piece(to_text(part), located.node_span(part), self.translator.condition(part)))
+                out.append(
+                    Piece(to_text(part), located.node_span(part), self.translator.condition(part))
+                )
         return out
 
     # -- per rule ----------------------------------------------------------------------------
@@ -268,7 +291,13 @@ class Analysis:
         for step in self.theory.ceiling_steps:
             node = self.translator.condition(step.when.expr)
             if node.vars <= values.keys() and F.evaluate(node, values):
-                level = min(level, step.rung) if step.effect == "at_most" else max(level, step.rung) if step.effect == "at_least" else step.rung
+                level = (
+                    min(level, step.rung)
+                    if step.effect == "at_most"
+                    else max(level, step.rung)
+                    if step.effect == "at_least"
+                    else step.rung
+                )
         return level
 
     # -- pairs -------------------------------------------------------------------------------
@@ -319,7 +348,7 @@ class Analysis:
             for group in by_priority.values():
                 group.sort(key=lambda r: r.index)
                 for i, ra in enumerate(group):
-                    for rb in group[i + 1:]:
+                    for rb in group[i + 1 :]:
                         if ra.action != rb.action:
                             candidates.setdefault((ra.index, rb.index), "priority")
         rules_by_index = {rule.index: rule for rule in self.rules}
@@ -371,8 +400,13 @@ class Analysis:
         live = [r for r in self.rules if self.rule_status(r).live]
         for rule in live:
             box, _ = self.hull(self.eligible[rule.id])
-            higher = [h for h in live if h is not rule and self.beats(h, rule)
-                      and box.intersects(self.hull(self.eligible[h.id])[0])]
+            higher = [
+                h
+                for h in live
+                if h is not rule
+                and self.beats(h, rule)
+                and box.intersects(self.hull(self.eligible[h.id])[0])
+            ]
             if not higher:
                 continue
             key = ("shadow", rule_key(self, rule), tuple(rule_key(self, h) for h in higher))
@@ -384,7 +418,9 @@ class Analysis:
         self._memo["shadowed"] = found
         return found
 
-    def _shadow(self, rule: RuleInfo, higher: list[RuleInfo]) -> tuple[Outcome, tuple[int, ...]] | None:
+    def _shadow(
+        self, rule: RuleInfo, higher: list[RuleInfo]
+    ) -> tuple[Outcome, tuple[int, ...]] | None:
         base = [self.eligible[rule.id]]
         tracked = [F.not_(self.eligible[h.id]) for h in higher]
         outcome = self.solve(base, tracked, witness=False)
@@ -410,8 +446,14 @@ class Analysis:
                 eligible = self.eligible[rule.id]
                 if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
                     continue
-                key = ("invariant", rule_key(self, rule), rule.action, invariant.id, invariant.kind,
-                       to_text(invariant.condition.expr))
+                key = (
+                    "invariant",
+                    rule_key(self, rule),
+                    rule.action,
+                    invariant.id,
+                    invariant.kind,
+                    to_text(invariant.condition.expr),
+                )
                 outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
                 if not outcome.unsat:
                     found.append(Finding("invariant", (rule,), outcome, {"invariant": invariant}))
@@ -467,7 +509,9 @@ def _value(value: Any) -> Any:
     return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
-def _nice_candidates(value: Fraction, low: Fraction, high: Fraction, cuts: set[Fraction]) -> list[Fraction]:
+def _nice_candidates(
+    value: Fraction, low: Fraction, high: Fraction, cuts: set[Fraction]
+) -> list[Fraction]:
     """Short decimals in the same cell as `value` (same truth for every one-variable atom)."""
     if value in cuts or value in (low, high):
         return []
@@ -476,7 +520,7 @@ def _nice_candidates(value: Fraction, low: Fraction, high: Fraction, cuts: set[F
     above = min((p for p in points if p > value), default=high)
     out = []
     for digits in range(0, 4):
-        scale = 10 ** digits
+        scale = 10**digits
         first = floor(below * scale) + 1
         last = ceil(above * scale) - 1
         options = [Fraction(k, scale) for k in range(first, last + 1)] if last - first < 50 else []

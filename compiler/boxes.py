@@ -28,7 +28,9 @@ class Interval:
     def empty(self, integer: bool) -> bool:
         if integer:
             return self.low > self.high
-        return self.low > self.high or (self.low == self.high and not (self.low_closed and self.high_closed))
+        return self.low > self.high or (
+            self.low == self.high and not (self.low_closed and self.high_closed)
+        )
 
     def meet(self, other: Interval) -> Interval:
         if other.low > self.low or (other.low == self.low and not other.low_closed):
@@ -42,15 +44,23 @@ class Interval:
         return Interval(low, high, low_closed, high_closed)
 
     def within(self, other: Interval) -> bool:
-        low_ok = self.low > other.low or (self.low == other.low and (other.low_closed or not self.low_closed))
-        high_ok = self.high < other.high or (self.high == other.high and (other.high_closed or not self.high_closed))
+        low_ok = self.low > other.low or (
+            self.low == other.low and (other.low_closed or not self.low_closed)
+        )
+        high_ok = self.high < other.high or (
+            self.high == other.high and (other.high_closed or not self.high_closed)
+        )
         return low_ok and high_ok
 
 
 def _integral(interval: Interval) -> Interval:
     """An int variable's interval as closed integer bounds."""
     low = Fraction(ceil(interval.low)) if interval.low_closed else Fraction(floor(interval.low) + 1)
-    high = Fraction(floor(interval.high)) if interval.high_closed else Fraction(ceil(interval.high) - 1)
+    high = (
+        Fraction(floor(interval.high))
+        if interval.high_closed
+        else Fraction(ceil(interval.high) - 1)
+    )
     return Interval(low, high)
 
 
@@ -101,7 +111,9 @@ class Box:
             else:
                 assert isinstance(b, Interval)
                 met = a.meet(b)
-                if (_integral(met) if self.domains[var].kind == "int" else met).empty(self.domains[var].kind == "int"):
+                if (_integral(met) if self.domains[var].kind == "int" else met).empty(
+                    self.domains[var].kind == "int"
+                ):
                     return False
         return True
 

@@ -40,8 +40,12 @@ def evaluate(node: ast.Expr, state: dict[str, Any], action: ActionInfo | None = 
             return value if isinstance(value, (bool, str)) else Fraction(value)
         case ast.InvariantVar(name=name):
             assert action is not None
-            return {"action": action.name, "rung": Fraction(action.rung), "priority": Fraction(action.priority),
-                    "tags": action.tags}[name]
+            return {
+                "action": action.name,
+                "rung": Fraction(action.rung),
+                "priority": Fraction(action.priority),
+                "tags": action.tags,
+            }[name]
         case ast.Neg(operand=operand):
             return -evaluate(operand, state, action)
         case ast.Arith(left=left, op=op, right=right):
@@ -72,12 +76,19 @@ def evaluate(node: ast.Expr, state: dict[str, Any], action: ActionInfo | None = 
 
 
 def _compare(a: Any, op: str, b: Any) -> bool:
-    return {"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
-            "==": lambda: a == b, "!=": lambda: a != b}[op]()
+    return {
+        "<": lambda: a < b,
+        "<=": lambda: a <= b,
+        ">": lambda: a > b,
+        ">=": lambda: a >= b,
+        "==": lambda: a == b,
+        "!=": lambda: a != b,
+    }[op]()
 
 
 def states(theory: ResolvedTheory) -> list[dict[str, Any]]:
-    names, domains = [], []
+    names: list[str] = []
+    domains: list[list[Any]] = []
     for name, metric in theory.metrics.items():
         names.append(name)
         if metric.type == "bool":
@@ -139,7 +150,9 @@ def brute(theory: ResolvedTheory) -> BruteResult:
     result.blocked = {r.id for r in rules if holds[r.id] and not eligible[r.id]}
     actions = theory.actions
     for a, b in itertools.combinations(rules, 2):
-        declared = b.action in actions[a.action].conflicts or a.action in actions[b.action].conflicts
+        declared = (
+            b.action in actions[a.action].conflicts or a.action in actions[b.action].conflicts
+        )
         tied = theory.selection == "priority" and a.priority == b.priority and a.action != b.action
         if (declared or tied) and eligible[a.id] & eligible[b.id]:
             result.conflicts.add((a.id, b.id))
@@ -150,7 +163,10 @@ def brute(theory: ResolvedTheory) -> BruteResult:
                 continue
             higher: set[int] = set()
             for other in rules:
-                if other is not rule and (other.priority, other.weight) > (rule.priority, rule.weight):
+                if other is not rule and (other.priority, other.weight) > (
+                    rule.priority,
+                    rule.weight,
+                ):
                     higher |= eligible[other.id]
             if mine <= higher:
                 result.shadowed.add(rule.id)
@@ -160,7 +176,9 @@ def brute(theory: ResolvedTheory) -> BruteResult:
         for other in rules:
             if other is rule or other.action != rule.action or not holds[other.id]:
                 continue
-            if holds[rule.id] <= holds[other.id] and (other.index < rule.index or not holds[other.id] <= holds[rule.id]):
+            if holds[rule.id] <= holds[other.id] and (
+                other.index < rule.index or not holds[other.id] <= holds[rule.id]
+            ):
                 result.redundant.add(rule.id)
     for invariant in theory.invariants:
         for rule in rules:

@@ -24,7 +24,9 @@ def with_ceiling(analysis: Analysis, witness: dict[str, Any] | None) -> dict[str
     full = dict(witness)
     # Shown only when the witness fixes every metric the steps read; otherwise the ceiling
     # did not matter to the question and depends on metrics the witness leaves free.
-    read = set().union(*(analysis.translator.condition(s.when.expr).vars for s in analysis.theory.ceiling_steps))
+    read = set().union(
+        *(analysis.translator.condition(s.when.expr).vars for s in analysis.theory.ceiling_steps)
+    )
     if read <= witness.keys():
         full["ceiling"] = rung_name(analysis.ceiling_at(witness))
     return full
@@ -33,9 +35,11 @@ def with_ceiling(analysis: Analysis, witness: dict[str, Any] | None) -> dict[str
 def unknown(check: str, what: str, span: Span | None, items: tuple[str, ...]) -> Diagnostic:
     """A question the solver could not decide in time: reported, never taken as a pass."""
     return Diagnostic(
-        check=check, severity=Severity.WARNING,
+        check=check,
+        severity=Severity.WARNING,
         message=f"unknown: could not decide {what} (solver timeout); not proved either way",
-        span=span, items=items,
+        span=span,
+        items=items,
         help="simplify the conditions involved, or raise the solver timeout",
         data={"result": "unknown"},
     )

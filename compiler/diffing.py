@@ -6,13 +6,15 @@ distribution, for weighted selection — differs, grouped by (old choice, new ch
 its share of the state space and example regions.
 
 Method: split the state space cell by cell (as `compiler/measure.py` does), variables read by
-the rules that changed first; a branch stops as soon as both versions have the same rules
+the rules that changed first (within a leaf and time budget; beyond it the result is marked
+incomplete); a branch stops as soon as both versions have the same rules
 left with the same residual eligibility (nothing below can differ), or when every rule's
 eligibility is decided, where the two choice distributions are compared.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -24,7 +26,8 @@ from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Cell, Measure
 from pedrag.dsl.ir import ResolvedTheory
 
-MAX_LEAVES = 200_000
+MAX_LEAVES = 50_000
+TIME_BUDGET_S = 20.0
 FALLBACK = "(fallback selector)"
 
 
@@ -53,7 +56,9 @@ def _choice(theory: ResolvedTheory, eligible: list[int]) -> str:
         return FALLBACK
     if theory.selection == "priority":
         best = max((rules[i].priority, rules[i].weight) for i in eligible)
-        actions = sorted({rules[i].action for i in eligible if (rules[i].priority, rules[i].weight) == best})
+        actions = sorted(
+            {rules[i].action for i in eligible if (rules[i].priority, rules[i].weight) == best}
+        )
         return " | ".join(actions)
     weights: Counter[str] = Counter()
     for i in eligible:
@@ -106,9 +111,11 @@ def diff(old: ResolvedTheory, new: ResolvedTheory) -> DiffResult:
     def signature(keys: list[Any], nodes: list[Node]) -> Counter[Any]:
         return Counter((k, id(n)) for k, n in zip(keys, nodes, strict=True) if n is not F.FALSE)
 
-    def walk(olds: list[Node], news: list[Node], weight: float, path: list[tuple[str, Cell]]) -> None:
+    def walk(
+        olds: list[Node], news: list[Node], weight: float, path: list[tuple[str, Cell]]
+    ) -> None:
         nonlocal leaves, complete
-        if weight == 0:
+        if weight == 0 or not complete:
             return
         old_sig, new_sig = signature(old_keys, olds), signature(new_keys, news)
         if same_selection and old_sig == new_sig:
@@ -119,7 +126,7 @@ def diff(old: ResolvedTheory, new: ResolvedTheory) -> DiffResult:
         pool = preferred or differing
         if not pool:
             leaves += 1
-            if leaves > MAX_LEAVES:
+            if leaves > MAX_LEAVES or time.perf_counter() > deadline:
                 complete = False
                 return
             before = _choice(old, [i for i, n in enumerate(olds) if n is F.TRUE])
@@ -134,10 +141,14 @@ def diff(old: ResolvedTheory, new: ResolvedTheory) -> DiffResult:
         var = min((v for n in pool for v in n.vars), key=lambda v: measure.rank.get(v, (0, v)))
         for cell in measure.split_cells(var):
             memo: dict[int, Node] = {}
-            walk([F.substitute(n, var, cell.value, memo) for n in olds],
-                 [F.substitute(n, var, cell.value, memo) for n in news],
-                 weight * cell.weight, [*path, (var, cell)])
+            walk(
+                [F.substitute(n, var, cell.value, memo) for n in olds],
+                [F.substitute(n, var, cell.value, memo) for n in news],
+                weight * cell.weight,
+                [*path, (var, cell)],
+            )
 
+    deadline = time.perf_counter() + TIME_BUDGET_S
     walk(old_nodes, new_nodes, 1.0, [])
     found = sorted(changes.values(), key=lambda c: -c.share)
     return DiffResult(found, sum(c.share for c in found), complete and measure.exact)

@@ -86,7 +86,9 @@ class Translator:
                 self.domains[name] = Domain(name, "enum", values=metric.values, metric=name)
             else:
                 kind: DomainKind = "int" if metric.type == "int" else "real"
-                self.domains[name] = Domain(name, kind, _frac(metric.low), _frac(metric.high), metric=name)
+                self.domains[name] = Domain(
+                    name, kind, _frac(metric.low), _frac(metric.high), metric=name
+                )
         self._ceiling_cache: dict[int, Node] = {}
         self._conditions: dict[int, Node] = {}
 
@@ -177,7 +179,9 @@ class Translator:
             case ast.Implies(left=left, right=right):
                 return F.implies(self._bool(left, action), self._bool(right, action))
             case ast.Compare(operands=operands, ops=ops):
-                return F.and_(self._pair(operands[i], op, operands[i + 1], action) for i, op in enumerate(ops))
+                return F.and_(
+                    self._pair(operands[i], op, operands[i + 1], action) for i, op in enumerate(ops)
+                )
             case ast.In():
                 return self._in(node, action)
             case ast.Call():
@@ -191,7 +195,15 @@ class Translator:
                 return "num" if kind in ("int", "real") else kind
             case ast.EnumConst():
                 return "enum"
-            case ast.Bool() | ast.Not() | ast.And() | ast.Or() | ast.Implies() | ast.Compare() | ast.In():
+            case (
+                ast.Bool()
+                | ast.Not()
+                | ast.And()
+                | ast.Or()
+                | ast.Implies()
+                | ast.Compare()
+                | ast.In()
+            ):
                 return "bool"
             case ast.ActionConst():
                 return "action"
@@ -235,8 +247,12 @@ class Translator:
         assert isinstance(right, ast.MetricRef)
         other = self.domains[right.name]
         shared = [v for v in domain.values if v in other.values]
-        return F.or_(F.and_([F.member(left.name, (v,), domain.values), F.member(right.name, (v,), other.values)])
-                     for v in shared)
+        return F.or_(
+            F.and_(
+                [F.member(left.name, (v,), domain.values), F.member(right.name, (v,), other.values)]
+            )
+            for v in shared
+        )
 
     def _action_name(self, node: ast.Expr, action: ActionInfo | None) -> str:
         if isinstance(node, ast.ActionConst):
@@ -265,7 +281,9 @@ class Translator:
                 result = F.or_(self._pair(element, "==", item, action) for item in container.items)
         return F.not_(result) if node.negated else result
 
-    def _linear(self, node: ast.Expr, action: ActionInfo | None) -> tuple[dict[str, Fraction], Fraction]:
+    def _linear(
+        self, node: ast.Expr, action: ActionInfo | None
+    ) -> tuple[dict[str, Fraction], Fraction]:
         match node:
             case ast.Number(value=value):
                 return {}, _frac(value)
@@ -344,12 +362,14 @@ class Z3Encoding:
             c = _num(node.const)  # type: ignore[arg-type]
             out = total < c if node.op == "<" else total <= c if node.op == "<=" else total == c
         elif kind == "in":
-            domain = self.domains[node.var]  # type: ignore[index]
-            v = self.var(node.var)  # type: ignore[arg-type]
+            assert node.var is not None and node.values is not None
+            chosen = node.values
+            domain = self.domains[node.var]
+            v = self.var(node.var)
             if domain.kind == "bool":
-                out = v if True in node.values else z3.Not(v)  # type: ignore[operator]
+                out = v if True in chosen else z3.Not(v)
             else:
-                out = z3.Or([v == domain.values.index(x) for x in domain.values if x in node.values])  # type: ignore[operator]
+                out = z3.Or([v == domain.values.index(x) for x in domain.values if x in chosen])
         elif kind == "not":
             out = z3.Not(self.term(node.children[0]))
         elif kind == "and":

@@ -34,13 +34,21 @@ class Suggestion:
     reason: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.rule_id, "when": self.when, "then": self.then, "safe": self.safe, "reason": self.reason}
+        return {
+            "id": self.rule_id,
+            "when": self.when,
+            "then": self.then,
+            "safe": self.safe,
+            "reason": self.reason,
+        }
 
 
 def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
     theory = analysis.theory
     used = {rule.action for rule in theory.rules}
-    order = sorted(theory.actions.values(), key=lambda a: (a.rung, a.name not in used, -a.priority, a.name))
+    order = sorted(
+        theory.actions.values(), key=lambda a: (a.rung, a.name not in used, -a.priority, a.name)
+    )
     taken = {rule.id for rule in theory.rules}
     rule_id = f"fill_gap_{number}"
     while rule_id in taken:
@@ -54,14 +62,24 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
             reason = f"`{action.name}` is above the ceiling in part of the region"
             first_reason = first_reason if first_reason != "no action fits" else reason
             continue
-        broken = [inv.id for inv in theory.invariants
-                  if not analysis.solve([region.node, analysis.violations[(inv.id, action.name)]], witness=False).unsat]
+        broken = [
+            inv.id
+            for inv in theory.invariants
+            if not analysis.solve(
+                [region.node, analysis.violations[(inv.id, action.name)]], witness=False
+            ).unsat
+        ]
         if broken:
             reason = f"`{action.name}` would break invariant(s) {', '.join(broken)}"
             first_reason = first_reason if first_reason != "no action fits" else reason
             continue
-        return Suggestion(rule_id, region.condition, action.name, True,
-                          "eligible everywhere in the region and breaks no invariant")
+        return Suggestion(
+            rule_id,
+            region.condition,
+            action.name,
+            True,
+            "eligible everywhere in the region and breaks no invariant",
+        )
     fallback = order[0].name if order else "?"
     return Suggestion(rule_id, region.condition, fallback, False, first_reason)
 
@@ -69,15 +87,20 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
 def rule_text(suggestion: Suggestion, indent: str, item_indent: str) -> str:
     when = suggestion.when.replace('"', '\\"')
     mark = "safe" if suggestion.safe else f"UNSAFE: {suggestion.reason}"
-    return (f"{indent}- id: {suggestion.rule_id}  # added by pedrag check --fix ({mark})\n"
-            f"{item_indent}when: \"{when}\"\n"
-            f"{item_indent}then: {suggestion.then}\n")
+    return (
+        f"{indent}- id: {suggestion.rule_id}  # added by pedrag check --fix ({mark})\n"
+        f'{item_indent}when: "{when}"\n'
+        f"{item_indent}then: {suggestion.then}\n"
+    )
 
 
 def apply_fixes(path: str, diagnostics: list[Diagnostic], unsafe: bool = False) -> tuple[int, int]:
     """Append the suggested rules of `path`'s coverage-gap diagnostics; returns (applied, skipped)."""
-    suggestions = [d.data["suggested_rule"] for d in diagnostics
-                   if d.check == "coverage-gap" and d.file == path and "suggested_rule" in d.data]
+    suggestions = [
+        d.data["suggested_rule"]
+        for d in diagnostics
+        if d.check == "coverage-gap" and d.file == path and "suggested_rule" in d.data
+    ]
     chosen = [s for s in suggestions if s["safe"] or unsafe]
     if not chosen:
         return 0, len(suggestions)
@@ -87,8 +110,12 @@ def apply_fixes(path: str, diagnostics: list[Diagnostic], unsafe: bool = False) 
     if positions is None or ("rules",) not in positions.values:
         return 0, len(suggestions)
     start, end = positions.values[("rules",)]
-    last = max((p for p in positions.values if len(p) == 2 and p[0] == "rules"), key=lambda p: p[1], default=None)
-    if last is None or text[start:start + 1] == "[":
+    last = max(
+        (p for p in positions.values if len(p) == 2 and p[0] == "rules"),
+        key=lambda p: p[1],
+        default=None,
+    )
+    if last is None or text[start : start + 1] == "[":
         return 0, len(suggestions)
     item_start = positions.values[last][0]
     line_start = text.rfind("\n", 0, item_start) + 1
@@ -98,12 +125,16 @@ def apply_fixes(path: str, diagnostics: list[Diagnostic], unsafe: bool = False) 
         return 0, len(suggestions)
     indent = line[:dash]
     item_indent = " " * (item_start - line_start)
-    if text[item_start:item_start + 1] == "{":
+    if text[item_start : item_start + 1] == "{":
         item_indent = indent + "  "
     insert_at = text.find("\n", end)
     insert_at = len(text) if insert_at < 0 else insert_at + 1
     prefix = text[:insert_at] if text[:insert_at].endswith("\n") else text[:insert_at] + "\n"
-    block = "".join(rule_text(Suggestion(s["id"], s["when"], s["then"], s["safe"], s["reason"]), indent, item_indent)
-                    for s in chosen)
+    block = "".join(
+        rule_text(
+            Suggestion(s["id"], s["when"], s["then"], s["safe"], s["reason"]), indent, item_indent
+        )
+        for s in chosen
+    )
     Path(path).write_text(prefix + block + text[insert_at:], "utf-8")
     return len(chosen), len(suggestions) - len(chosen)

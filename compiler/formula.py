@@ -42,16 +42,29 @@ class Node:
 _TABLE: dict[tuple[Any, ...], Node] = {}
 
 
-def _intern(kind: str, var: str | None = None, op: str | None = None, const: Fraction | None = None,
-            values: frozenset[Any] | None = None, terms: tuple[tuple[str, Fraction], ...] | None = None,
-            children: tuple[Node, ...] = ()) -> Node:
+def _intern(
+    kind: str,
+    var: str | None = None,
+    op: str | None = None,
+    const: Fraction | None = None,
+    values: frozenset[Any] | None = None,
+    terms: tuple[tuple[str, Fraction], ...] | None = None,
+    children: tuple[Node, ...] = (),
+) -> Node:
     key = (kind, var, op, const, values, terms, tuple(id(c) for c in children))
     node = _TABLE.get(key)
     if node is not None:
         return node
     node = Node()
     node.kind, node.var, node.op, node.const, node.values, node.terms, node.children = (
-        kind, var, op, const, values, terms, children)
+        kind,
+        var,
+        op,
+        const,
+        values,
+        terms,
+        children,
+    )
     found: set[str] = set()
     if var is not None:
         found.add(var)
@@ -91,7 +104,7 @@ def lin(terms: dict[str, Fraction], op: str, value: Fraction) -> Node:
     if not terms:
         return const(_compare(Fraction(0), op, Fraction(value)))
     if len(terms) == 1:
-        (var, coef), = terms.items()
+        ((var, coef),) = terms.items()
         bound = Fraction(value) / coef
         if coef < 0:
             op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
@@ -176,8 +189,12 @@ def implies(left: Node, right: Node) -> Node:
 
 def _compare(left: Fraction, op: str, right: Fraction) -> bool:
     return {
-        "<": left < right, "<=": left <= right, "==": left == right,
-        ">": left > right, ">=": left >= right, "!=": left != right,
+        "<": left < right,
+        "<=": left <= right,
+        "==": left == right,
+        ">": left > right,
+        ">=": left >= right,
+        "!=": left != right,
     }[op]
 
 

@@ -58,19 +58,23 @@ def cells(domain: Domain, cuts: set[Fraction] | None, enumerate_all: bool = Fals
     if domain.kind == "int":
         total = int(high - low) + 1
         if enumerate_all:
-            return [Cell(Fraction(k), Fraction(k), value=Fraction(k), weight=1.0 / total)
-                    for k in range(int(low), int(high) + 1)]
+            return [
+                Cell(Fraction(k), Fraction(k), value=Fraction(k), weight=1.0 / total)
+                for k in range(int(low), int(high) + 1)
+            ]
         critical = {int(low), int(high)}
         for c in inside:
             critical.add(int(c.__floor__()))
             critical.add(int(c.__ceil__()))
-        points = sorted(k for k in critical if low <= k <= high)
+        whole = sorted(k for k in critical if low <= k <= high)
         out: list[Cell] = []
-        for index, k in enumerate(points):
+        for index, k in enumerate(whole):
             out.append(Cell(Fraction(k), Fraction(k), value=Fraction(k), weight=1.0 / total))
-            if index + 1 < len(points) and points[index + 1] - k > 1:
-                a, b = k + 1, points[index + 1] - 1
-                out.append(Cell(Fraction(a), Fraction(b), value=Fraction(a), weight=(b - a + 1) / total))
+            if index + 1 < len(whole) and whole[index + 1] - k > 1:
+                a, b = k + 1, whole[index + 1] - 1
+                out.append(
+                    Cell(Fraction(a), Fraction(b), value=Fraction(a), weight=(b - a + 1) / total)
+                )
         return out
     if low == high:
         return [Cell(low, high, value=low, weight=1.0)]
@@ -112,11 +116,23 @@ class Measure:
         domain = self.domains[var]
         if var in self.linear and domain.kind == "real" and domain.low < domain.high:
             step = (domain.high - domain.low) / GRID
-            found = [Cell(domain.low + i * step, domain.low + (i + 1) * step, False, False,
-                          value=domain.low + (i + Fraction(1, 2)) * step, weight=1.0 / GRID) for i in range(GRID)]
+            found = [
+                Cell(
+                    domain.low + i * step,
+                    domain.low + (i + 1) * step,
+                    False,
+                    False,
+                    value=domain.low + (i + Fraction(1, 2)) * step,
+                    weight=1.0 / GRID,
+                )
+                for i in range(GRID)
+            ]
         else:
-            found = [c for c in cells(domain, self.cuts.get(var), enumerate_all=var in self.linear)
-                     if c.weight > 0]
+            found = [
+                c
+                for c in cells(domain, self.cuts.get(var), enumerate_all=var in self.linear)
+                if c.weight > 0
+            ]
         self._cells[var] = found
         return found
 

@@ -64,8 +64,10 @@ class _Grower:
             assert cell.low is not None and cell.high is not None
             if cell.point and number == cell.low:
                 return index
-            if not cell.point and (cell.low < number < cell.high or (
-                    domain.kind == "int" and cell.low <= number <= cell.high)):
+            if not cell.point and (
+                cell.low < number < cell.high
+                or (domain.kind == "int" and cell.low <= number <= cell.high)
+            ):
                 return index
         return 0
 
@@ -89,14 +91,20 @@ class _Grower:
 
     def clear(self, box: dict[str, Any]) -> bool:
         """No rule is eligible anywhere in the box (unknown counts as not clear)."""
-        return self.analysis.solve([self.box_node(box), self.analysis.any_eligible], witness=False).unsat
+        return self.analysis.solve(
+            [self.box_node(box), self.analysis.any_eligible], witness=False
+        ).unsat
 
     def grow(self, witness: dict[str, Any], variables: list[str]) -> dict[str, Any]:
         box: dict[str, Any] = {}
         for var in variables:
             domain = self.domains[var]
             if var in self.linear and domain.kind == "real":
-                value = Fraction(str(witness[var])) if isinstance(witness[var], float) else Fraction(witness[var])
+                value = (
+                    Fraction(str(witness[var]))
+                    if isinstance(witness[var], float)
+                    else Fraction(witness[var])
+                )
                 self.cells[var] = cells(domain, {*self.analysis.cuts.get(var, set()), value})
             if domain.kind in ("bool", "enum"):
                 box[var] = frozenset([witness[var]])
@@ -137,7 +145,7 @@ class _Grower:
             if isinstance(part, frozenset):
                 total *= sum(c.weight for c in found if c.value in part)
             else:
-                total *= sum(c.weight for c in found[part[0]:part[1] + 1])
+                total *= sum(c.weight for c in found[part[0] : part[1] + 1])
         return total
 
     def describe(self, box: dict[str, Any]) -> tuple[str, tuple[tuple[str, Any], ...]]:
@@ -182,7 +190,11 @@ class _Grower:
                 texts.append(f"{var} == {_number(low)}")
             else:
                 left = f"{_number(low)} {'<=' if low_closed else '<'} " if first > 0 else ""
-                right = f" {'<=' if high_closed else '<'} {_number(high)}" if last < len(found) - 1 else ""
+                right = (
+                    f" {'<=' if high_closed else '<'} {_number(high)}"
+                    if last < len(found) - 1
+                    else ""
+                )
                 texts.append(f"{left}{var}{right}")
             bounds.append((var, (float(low), low_closed, float(high), high_closed)))
         return (" and ".join(texts) or "true"), tuple(bounds)

@@ -122,19 +122,35 @@ _PROSE_WORDS = frozenset(
     like than what's it's don't you're we're that's there's very much many some any all only
     same way going look check remember notice part whole""".split()
 )
-_WORD = re.compile(r"[A-Za-z']+")
+_WORD = re.compile(r"[A-Za-z_][\w']*")
+_ASSIGNED = re.compile(r"\s*(?:[-+*/%&|^]|//)?=(?!=)")
 _BACKTICK_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
 
-def _prose_words(line: str) -> int:
-    # One-letter words ("a", "I") are as often variable names as English.
-    return sum(1 for word in _WORD.findall(line) if len(word) > 1 and word.lower() in _PROSE_WORDS)
+def _is_identifier(line: str, start: int, end: int) -> bool:
+    """A word used as a name: called or indexed ("of(", "x["), an attribute ("a.of"), a
+    lone argument ("(of)", "[of,"), or assigned to ("so = ...")."""
+    after = line[end : end + 1]
+    before = line[start - 1 : start] if start else ""
+    return (
+        after in ("(", "[", ".")
+        or before == "."
+        or (before in ("(", "[") and after in (")", "]", ","))
+        or bool(_ASSIGNED.match(line, end))
+    )
 
 
 def _is_prose(line: str) -> bool:
-    """A sentence, not a statement: several prose words, or mostly words and no code symbols."""
-    words = _WORD.findall(line)
-    prose = _prose_words(line)
+    """A sentence, not a statement: several prose words, or mostly words and no code symbols.
+    One-letter words ("a", "I") are as often variable names as English, so they do not count."""
+    words = list(_WORD.finditer(line))
+    prose = sum(
+        1
+        for word in words
+        if len(word.group(0)) > 1
+        and word.group(0).lower() in _PROSE_WORDS
+        and not _is_identifier(line, word.start(), word.end())
+    )
     return prose >= 3 or (bool(words) and prose / len(words) >= 0.4 and prose >= 2)
 
 
@@ -161,9 +177,10 @@ def code_line_signals(line: str, *, in_block: bool = False) -> tuple[str, ...]:
 
 
 def _code_free(line: str) -> str:
-    """The line without string literals and comments, whose words are not prose."""
-    line = re.sub(r"\"[^\"]*\"|'[^']*'", " ", line)
-    return re.sub(r"(?://|#).*$", " ", line)
+    """The line without string literals and comments, whose words are not prose. An apostrophe
+    after a letter ("let's") is English, not a quote."""
+    line = re.sub(r"\"[^\"]*\"|(?<![A-Za-z])'[^'\n]*'", " ", line)
+    return re.sub(r"(?://|#(?!\d)).*$", " ", line)
 
 
 def looks_like_code(text: str) -> bool:

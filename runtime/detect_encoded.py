@@ -70,12 +70,12 @@ def _decode_base64(run: str) -> str | None:
         return None
     padded = compact.rstrip("=")
     padded += "=" * (-len(padded) % 4)
-    for decode in (base64.b64decode, base64.urlsafe_b64decode):
-        try:
-            return _printable(decode(padded.encode()))
-        except (binascii.Error, ValueError):
-            continue
-    return None
+    # The urlsafe alphabet swaps "+/" for "-_"; validate, or stray characters are dropped.
+    standard = padded.translate(str.maketrans("-_", "+/"))
+    try:
+        return _printable(base64.b64decode(standard, validate=True))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _decode_base32(run: str) -> str | None:
@@ -110,8 +110,8 @@ _DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], str | None]], ...] 
 
 
 def _base64_candidates(text: str) -> Iterator[_Candidate]:
-    """base64 tokens; consecutive lines of a wrapped payload (every line but the last a full
-    multiple of four, at least 16 long) are joined, and the longest run that decodes wins."""
+    """base64 tokens; consecutive lines of a wrapped payload (every line a multiple of four
+    long, all but the last at least 16) are joined, and the longest run that decodes wins."""
     tokens = list(_BASE64_TOKEN.finditer(text))
     index = 0
     while index < len(tokens):
@@ -125,8 +125,9 @@ def _base64_candidates(text: str) -> Iterator[_Candidate]:
             group.append(tokens[index + len(group)])
         for size in range(len(group), 0, -1):
             start, end = group[0].start(), group[size - 1].end()
-            if end - start > MAX_PAYLOAD_CHARS:
-                continue
+            joined_length = sum(len(token.group(0)) for token in group[:size])
+            if end - start > MAX_PAYLOAD_CHARS or (size > 1 and joined_length % 4):
+                continue  # a wrapped payload is padded to a multiple of four
             decoded = _decode_base64(text[start:end])
             if decoded:
                 yield _Candidate(start, end, "base64", decoded)

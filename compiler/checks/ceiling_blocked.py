@@ -39,15 +39,25 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for rule in analysis.rules:
         status = analysis.rule_status(rule)
         if status.eligible is not None and status.eligible.unknown:
-            yield unknown(INFO.name, f"whether rule `{rule.id}` is ever eligible", rule.when.span, (rule_item(rule),))
+            yield unknown(
+                INFO.name,
+                f"whether rule `{rule.id}` is ever eligible",
+                rule.when.span,
+                (rule_item(rule),),
+            )
             continue
         if not status.blocked:
             continue
         action = analysis.theory.actions[rule.action]
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
-            message=(f"rule `{rule.id}` holds in some states but is never eligible: action `{action.name}` "
-                     f"({rung_name(action.rung)}) is above the help ceiling wherever the condition holds"),
-            span=rule.when.span, items=(rule_item(rule), f"action:{action.name}"),
-            witness=with_ceiling(analysis, status.holds.witness), help=INFO.fix,
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"rule `{rule.id}` holds in some states but is never eligible: action `{action.name}` "
+                f"({rung_name(action.rung)}) is above the help ceiling wherever the condition holds"
+            ),
+            span=rule.when.span,
+            items=(rule_item(rule), f"action:{action.name}"),
+            witness=with_ceiling(analysis, status.holds.witness),
+            help=INFO.fix,
         )

@@ -42,17 +42,29 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         first, second = finding.rules
         items = (rule_item(second), rule_item(first))
         if finding.outcome.unknown:
-            yield unknown(INFO.name, f"whether rules `{first.id}` and `{second.id}` can be eligible together",
-                          second.when.span, items)
+            yield unknown(
+                INFO.name,
+                f"whether rules `{first.id}` and `{second.id}` can be eligible together",
+                second.when.span,
+                items,
+            )
             continue
         if finding.extra["why"] == "declared":
-            reason = f"their actions `{first.action}` and `{second.action}` are declared to conflict"
+            reason = (
+                f"their actions `{first.action}` and `{second.action}` are declared to conflict"
+            )
         else:
-            reason = (f"they have equal priority {first.priority} under priority selection and choose "
-                      f"different actions (`{first.action}`, `{second.action}`)")
+            reason = (
+                f"they have equal priority {first.priority} under priority selection and choose "
+                f"different actions (`{first.action}`, `{second.action}`)"
+            )
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
+            check=INFO.name,
+            severity=INFO.severity,
             message=f"rules `{first.id}` and `{second.id}` can both be eligible in the same state, and {reason}",
-            span=second.when.span, items=items, related=(first.when.span,) if first.when.span.file == second.when.span.file else (),
-            witness=with_ceiling(analysis, finding.outcome.witness), help=INFO.fix,
+            span=second.when.span,
+            items=items,
+            related=(first.when.span,) if first.when.span.file == second.when.span.file else (),
+            witness=with_ceiling(analysis, finding.outcome.witness),
+            help=INFO.fix,
         )

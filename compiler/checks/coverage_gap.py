@@ -50,15 +50,27 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     uncovered = max(0.0, 1.0 - share)
     for number, region in enumerate(regions[:REPORTED], start=1):
         suggestion = suggest(analysis, region, number)
-        more = f"; {len(regions) - REPORTED} more region(s) found" if number == REPORTED and len(regions) > REPORTED else ""
+        more = (
+            f"; {len(regions) - REPORTED} more region(s) found"
+            if number == REPORTED and len(regions) > REPORTED
+            else ""
+        )
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
+            check=INFO.name,
+            severity=INFO.severity,
             message=f"no rule is eligible when {region.condition} ({_percent(region.share)} of the state space)",
-            span=analysis.theory.span, items=(f"theory:{analysis.theory.id}",),
+            span=analysis.theory.span,
+            items=(f"theory:{analysis.theory.id}",),
             witness=region.witness,
-            help=(f"add a rule such as `{{id: {suggestion.rule_id}, when: \"{suggestion.when}\", then: {suggestion.then}}}` "
-                  f"({'safe' if suggestion.safe else 'unsafe: ' + suggestion.reason}); "
-                  f"{_percent(uncovered)} of the state space is uncovered in all{more}"),
-            data={"region": region.condition, "share": round(region.share, 6),
-                  "uncovered": round(uncovered, 6), "suggested_rule": suggestion.as_dict()},
+            help=(
+                f'add a rule such as `{{id: {suggestion.rule_id}, when: "{suggestion.when}", then: {suggestion.then}}}` '
+                f"({'safe' if suggestion.safe else 'unsafe: ' + suggestion.reason}); "
+                f"{_percent(uncovered)} of the state space is uncovered in all{more}"
+            ),
+            data={
+                "region": region.condition,
+                "share": round(region.share, 6),
+                "uncovered": round(uncovered, 6),
+                "suggested_rule": suggestion.as_dict(),
+            },
         )

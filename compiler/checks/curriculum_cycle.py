@@ -55,9 +55,11 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
             closing = (cycle[-1], cycle[0])
             path = " -> ".join([*cycle, cycle[0]])
             yield Diagnostic(
-                check=INFO.name, severity=INFO.severity,
+                check=INFO.name,
+                severity=INFO.severity,
                 message=f"goal prerequisites form a cycle: {path} (each requires the next)",
                 span=curriculum.requires_spans.get(closing) or curriculum.goal_spans.get(cycle[0]),
-                items=tuple(f"goal:{g}" for g in cycle), help=INFO.fix,
+                items=tuple(f"goal:{g}" for g in cycle),
+                help=INFO.fix,
                 data={"cycle": cycle},
             )

@@ -37,7 +37,12 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for rule in analysis.rules:
         status = analysis.rule_status(rule)
         if status.holds.unknown:
-            yield unknown(INFO.name, f"whether rule `{rule.id}` can ever hold", rule.when.span, (rule_item(rule),))
+            yield unknown(
+                INFO.name,
+                f"whether rule `{rule.id}` can ever hold",
+                rule.when.span,
+                (rule_item(rule),),
+            )
             continue
         if not status.dead:
             continue
@@ -45,13 +50,21 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         core = [pieces[i] for i in status.dead_core]
         if core:
             parts = " and ".join(f"`{p.text}`" for p in core)
-            message = f"rule `{rule.id}` can never fire: {parts} cannot hold together" if len(core) > 1 else \
-                f"rule `{rule.id}` can never fire: `{core[0].text}` is impossible within the metric domains"
+            message = (
+                f"rule `{rule.id}` can never fire: {parts} cannot hold together"
+                if len(core) > 1
+                else f"rule `{rule.id}` can never fire: `{core[0].text}` is impossible within the metric domains"
+            )
         else:
             message = f"rule `{rule.id}` can never fire: its condition is unsatisfiable"
         main = core[0].span if core else rule.when.span
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity, message=message, span=main,
-            items=(rule_item(rule),), related=tuple(p.span for p in core[1:]),
-            help=INFO.fix, data={"core": [p.text for p in core]},
+            check=INFO.name,
+            severity=INFO.severity,
+            message=message,
+            span=main,
+            items=(rule_item(rule),),
+            related=tuple(p.span for p in core[1:]),
+            help=INFO.fix,
+            data={"core": [p.text for p in core]},
         )

@@ -39,7 +39,10 @@ INFO = CheckInfo(
 
 
 def _state(witness: dict[str, Any]) -> dict[str, Any]:
-    return {k: (_frac(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in witness.items()}
+    return {
+        k: (_frac(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+        for k, v in witness.items()
+    }
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
@@ -49,7 +52,12 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         action = analysis.theory.actions[rule.action]
         items = (rule_item(rule), f"invariant:{invariant.id}")
         if finding.outcome.unknown:
-            yield unknown(INFO.name, f"whether rule `{rule.id}` can break invariant `{invariant.id}`", rule.when.span, items)
+            yield unknown(
+                INFO.name,
+                f"whether rule `{rule.id}` can break invariant `{invariant.id}`",
+                rule.when.span,
+                items,
+            )
             continue
         witness = with_ceiling(analysis, finding.outcome.witness) or {}
         state = _state(finding.outcome.witness or {})
@@ -62,10 +70,16 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         witness["action"] = f"{action.name} ({rung_name(action.rung)})"
         verb = "never allows" if invariant.kind == "never" else "requires"
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
-            message=(f"rule `{rule.id}` can choose `{action.name}` where invariant `{invariant.id}` "
-                     f"({invariant.kind}: {invariant.condition.text.strip()}) is broken"),
-            span=rule.when.span, items=items,
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"rule `{rule.id}` can choose `{action.name}` where invariant `{invariant.id}` "
+                f"({invariant.kind}: {invariant.condition.text.strip()}) is broken"
+            ),
+            span=rule.when.span,
+            items=items,
             related=tuple(related),
-            witness=witness, help=INFO.fix, data={"invariant": invariant.id, "verb": verb},
+            witness=witness,
+            help=INFO.fix,
+            data={"invariant": invariant.id, "verb": verb},
         )

@@ -37,13 +37,23 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         rule, other = finding.rules
         items = (rule_item(rule), rule_item(other))
         if finding.outcome.unknown:
-            yield unknown(INFO.name, f"whether rule `{rule.id}` implies rule `{other.id}`", rule.when.span, items)
+            yield unknown(
+                INFO.name,
+                f"whether rule `{rule.id}` implies rule `{other.id}`",
+                rule.when.span,
+                items,
+            )
             continue
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
-            message=(f"rule `{rule.id}` is redundant: rule `{other.id}` chooses the same action "
-                     f"`{rule.action}` wherever `{rule.id}` holds"),
-            span=rule.when.span, items=items,
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"rule `{rule.id}` is redundant: rule `{other.id}` chooses the same action "
+                f"`{rule.action}` wherever `{rule.id}` holds"
+            ),
+            span=rule.when.span,
+            items=items,
             related=(other.when.span,) if other.when.span.file == rule.when.span.file else (),
-            witness=finding.outcome.witness, help=INFO.fix,
+            witness=finding.outcome.witness,
+            help=INFO.fix,
         )

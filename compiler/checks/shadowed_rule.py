@@ -40,17 +40,27 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for finding in analysis.shadowed():
         rule, *higher = finding.rules
         if finding.outcome.unknown:
-            yield unknown(INFO.name, f"whether rule `{rule.id}` is shadowed", rule.when.span, (rule_item(rule),))
+            yield unknown(
+                INFO.name,
+                f"whether rule `{rule.id}` is shadowed",
+                rule.when.span,
+                (rule_item(rule),),
+            )
             continue
         names = ", ".join(f"`{h.id}`" for h in higher)
         plural = "rules" if len(higher) > 1 else "rule"
         together = " together cover" if len(higher) > 1 else " covers"
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
-            message=(f"rule `{rule.id}` (priority {rule.priority}) never wins: higher-priority {plural} {names}"
-                     f"{together} every state where it is eligible"),
-            span=rule.when.span, items=(rule_item(rule), *(rule_item(h) for h in higher)),
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"rule `{rule.id}` (priority {rule.priority}) never wins: higher-priority {plural} {names}"
+                f"{together} every state where it is eligible"
+            ),
+            span=rule.when.span,
+            items=(rule_item(rule), *(rule_item(h) for h in higher)),
             related=tuple(h.when.span for h in higher if h.when.span.file == rule.when.span.file),
-            witness=with_ceiling(analysis, finding.outcome.witness), help=INFO.fix,
+            witness=with_ceiling(analysis, finding.outcome.witness),
+            help=INFO.fix,
             data={"shadowed_by": [h.id for h in higher]},
         )

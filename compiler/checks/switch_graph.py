@@ -71,7 +71,9 @@ def _neighbour_ids(files: list[LoadedFile], known: set[str]) -> set[str]:
     return found - known
 
 
-def _cycle_state(theories: dict[str, ResolvedTheory], edges: list[tuple[str, str, list[SwitchInfo]]]) -> tuple[str, dict[str, Any] | None]:
+def _cycle_state(
+    theories: dict[str, ResolvedTheory], edges: list[tuple[str, str, list[SwitchInfo]]]
+) -> tuple[str, dict[str, Any] | None]:
     """`sat` with a state where every switch on the cycle can fire together, else `unsat`/`unknown`."""
     import z3
 
@@ -90,7 +92,13 @@ def _cycle_state(theories: dict[str, ResolvedTheory], edges: list[tuple[str, str
             elif seen.kind != domain.kind or seen.values != domain.values:
                 return "unknown", None
             elif seen.kind in ("int", "real"):
-                domains[name] = Domain(name, seen.kind, max(seen.low, domain.low), min(seen.high, domain.high), metric=name)
+                domains[name] = Domain(
+                    name,
+                    seen.kind,
+                    max(seen.low, domain.low),
+                    min(seen.high, domain.high),
+                    metric=name,
+                )
         parts.append(F.or_(options))
     encoding = Z3Encoding(domains)
     goal = encoding.term(F.and_(parts))
@@ -129,9 +137,11 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
             if switch.to in neighbours:
                 continue  # exists beside the checked files; check the folder to check the cycle
             yield Diagnostic(
-                check=INFO.name, severity=INFO.severity,
+                check=INFO.name,
+                severity=INFO.severity,
                 message=f"theory `{theory.id}` switches to `{switch.to}`, which is not a theory in the checked set",
-                span=switch.span, items=(f"theory:{theory.id}", f"theory:{switch.to}"),
+                span=switch.span,
+                items=(f"theory:{theory.id}", f"theory:{switch.to}"),
                 help="check the target's id (theory.id), or include its file in the check",
             )
     if graph.number_of_edges():
@@ -142,10 +152,14 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
         for theory_id, theory in theories.items():
             if theory_id not in reached:
                 yield Diagnostic(
-                    check=INFO.name, severity=INFO.severity,
-                    message=(f"theory `{theory_id}` is unreachable: no chain of switches leads to it from an entry theory "
-                             f"({', '.join(sorted(entries))})"),
-                    span=theory.span, items=(f"theory:{theory_id}",),
+                    check=INFO.name,
+                    severity=INFO.severity,
+                    message=(
+                        f"theory `{theory_id}` is unreachable: no chain of switches leads to it from an entry theory "
+                        f"({', '.join(sorted(entries))})"
+                    ),
+                    span=theory.span,
+                    items=(f"theory:{theory_id}",),
                     help="add a switch to it from a reachable theory, or check it as a separate set",
                 )
     simple = nx.DiGraph(graph)
@@ -165,16 +179,25 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
             continue
         if status == "unknown":
             yield Diagnostic(
-                check=INFO.name, severity=Severity.WARNING,
+                check=INFO.name,
+                severity=Severity.WARNING,
                 message=f"unknown: could not decide whether switch cycle {path} needs progress",
-                span=first.span, items=tuple(f"theory:{t}" for t in cycle), data={"result": "unknown"},
+                span=first.span,
+                items=tuple(f"theory:{t}" for t in cycle),
+                data={"result": "unknown"},
                 help="metrics shared by name across these theories have different types, or the solver timed out",
             )
             continue
         yield Diagnostic(
-            check=INFO.name, severity=INFO.severity,
-            message=(f"switch cycle {path} can repeat without progress: every switch on it can fire in the same "
-                     "state, so the tutor can switch round forever while the learner's state stays put"),
-            span=first.span, items=tuple(f"theory:{t}" for t in cycle), witness=witness, help=INFO.fix,
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"switch cycle {path} can repeat without progress: every switch on it can fire in the same "
+                "state, so the tutor can switch round forever while the learner's state stays put"
+            ),
+            span=first.span,
+            items=tuple(f"theory:{t}" for t in cycle),
+            witness=witness,
+            help=INFO.fix,
             data={"cycle": cycle},
         )

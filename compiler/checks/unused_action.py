@@ -45,7 +45,10 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for name, action in analysis.theory.actions.items():
         if name not in used:
             yield Diagnostic(
-                check=INFO.name, severity=INFO.severity,
+                check=INFO.name,
+                severity=INFO.severity,
                 message=f"action `{name}` is never selected: no rule chooses it and no adaptation reaches it",
-                span=action.span, items=(f"action:{name}",), help=INFO.fix,
+                span=action.span,
+                items=(f"action:{name}",),
+                help=INFO.fix,
             )

@@ -42,7 +42,12 @@ def read_metrics(analysis: Analysis) -> set[str]:
     expressions += [located.expr for located in theory.monitors.values()]
     expressions += [switch.when.expr for switch in theory.switches]
     expressions += [m.compute for m in theory.metrics.values() if m.compute is not None]
-    return {node.name for expr in expressions for node in ast.walk(expr) if isinstance(node, ast.MetricRef)}
+    return {
+        node.name
+        for expr in expressions
+        for node in ast.walk(expr)
+        if isinstance(node, ast.MetricRef)
+    }
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
@@ -50,7 +55,10 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for name, metric in analysis.theory.metrics.items():
         if name not in read:
             yield Diagnostic(
-                check=INFO.name, severity=INFO.severity,
+                check=INFO.name,
+                severity=INFO.severity,
                 message=f"metric `{name}` is never read by any condition, computation, monitor or switch",
-                span=metric.span, items=(f"metric:{name}",), help=INFO.fix,
+                span=metric.span,
+                items=(f"metric:{name}",),
+                help=INFO.fix,
             )

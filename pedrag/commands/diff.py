@@ -29,8 +29,12 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="the earlier theory file")
     parser.add_argument("new", metavar="NEW", help="the later theory file")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    parser.add_argument("--exit-code", action="store_true", help="exit 1 when the behaviour changed")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--exit-code", action="store_true", help="exit 1 when the behaviour changed"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
         loaded = load_file(path)
         if loaded.theory is None or not loaded.ok:
             first = next((d for d in loaded.diagnostics), None)
-            print(f"pedrag diff: {path} does not check cleanly" + (f": {first.message}" if first else ""), file=sys.stderr)
+            print(
+                f"pedrag diff: {path} does not check cleanly"
+                + (f": {first.message}" if first else ""),
+                file=sys.stderr,
+            )
             return 2
         theories.append(loaded.theory)
     try:
@@ -48,19 +56,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"pedrag diff: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
-        print(json.dumps({
-            "old": args.old, "new": args.new, "changed_share": round(result.changed_share, 6),
-            "complete": result.complete,
-            "changes": [{"old": c.old, "new": c.new, "share": round(c.share, 6),
-                         "examples": [{"share": round(s, 6), "region": r} for s, r in c.examples]}
-                        for c in result.changes],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "old": args.old,
+                    "new": args.new,
+                    "changed_share": round(result.changed_share, 6),
+                    "complete": result.complete,
+                    "changes": [
+                        {
+                            "old": c.old,
+                            "new": c.new,
+                            "share": round(c.share, 6),
+                            "examples": [
+                                {"share": round(s, 6), "region": r} for s, r in c.examples
+                            ],
+                        }
+                        for c in result.changes
+                    ],
+                },
+                indent=2,
+            )
+        )
     else:
         if not result.changes:
             print("no behaviour change: the same action is chosen in every state")
         else:
-            print(f"behaviour changes in {result.changed_share:.3g} of the state space"
-                  f" ({result.changed_share:.2%}){'' if result.complete else ' (approximate)'}:")
+            print(
+                f"behaviour changes in {result.changed_share:.3g} of the state space"
+                f" ({result.changed_share:.2%}){'' if result.complete else ' (approximate)'}:"
+            )
             for change in result.changes:
                 print(f"  {change.old}  ->  {change.new}   ({change.share:.2%})")
                 for share, region in change.examples:

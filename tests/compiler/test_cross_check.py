@@ -69,11 +69,14 @@ def theories(draw: st.DrawFn) -> str:
         highs["n1"] = draw(st.integers(1, 3))
     n_actions = draw(st.integers(2, 4))
     actions = [f"a{i}" for i in range(n_actions)]
-    lines = ["pedrag: 1", "theory: {id: gen, name: Generated}",
-             f"selection: {draw(st.sampled_from(['weighted', 'priority']))}",
-             "metrics:",
-             "  b0: {type: bool, source: trusted}",
-             "  e0: {type: enum, values: [x, y, z], source: trusted}"]
+    lines = [
+        "pedrag: 1",
+        "theory: {id: gen, name: Generated}",
+        f"selection: {draw(st.sampled_from(['weighted', 'priority']))}",
+        "metrics:",
+        "  b0: {type: bool, source: trusted}",
+        "  e0: {type: enum, values: [x, y, z], source: trusted}",
+    ]
     for name, high in highs.items():
         lines.append(f"  {name}: {{type: int, range: [0, {high}], source: trusted}}")
     lines.append("actions:")
@@ -82,8 +85,10 @@ def theories(draw: st.DrawFn) -> str:
         priority = draw(st.integers(1, 3))
         conflicts = draw(st.lists(st.sampled_from(actions), max_size=1, unique=True))
         tags = "[t]" if i % 2 == 0 else "[]"
-        lines.append(f"  {name}: {{rung: H{rung}, priority: {priority}, description: D., tags: {tags}, "
-                     f"conflicts: [{', '.join(c for c in conflicts if c != name)}]}}")
+        lines.append(
+            f"  {name}: {{rung: H{rung}, priority: {priority}, description: D., tags: {tags}, "
+            f"conflicts: [{', '.join(c for c in conflicts if c != name)}]}}"
+        )
     lines.append("rules:")
     for i in range(draw(st.integers(1, 6))):
         extra = ""
@@ -92,9 +97,19 @@ def theories(draw: st.DrawFn) -> str:
         if draw(st.booleans()):
             extra += f", weight: {draw(st.sampled_from([1, 2]))}"
         when = draw(conditions(highs))
-        lines.append(f'  - {{id: r{i}, when: "{when}", then: {draw(st.sampled_from(actions))}{extra}}}')
-    steps = draw(st.lists(st.tuples(conditions(highs, 1), st.sampled_from(["at_most", "at_least", "set"]),
-                                    st.integers(0, 7)), max_size=3))
+        lines.append(
+            f'  - {{id: r{i}, when: "{when}", then: {draw(st.sampled_from(actions))}{extra}}}'
+        )
+    steps = draw(
+        st.lists(
+            st.tuples(
+                conditions(highs, 1),
+                st.sampled_from(["at_most", "at_least", "set"]),
+                st.integers(0, 7),
+            ),
+            max_size=3,
+        )
+    )
     lines.append("ceiling:")
     lines.append(f"  start: H{draw(st.integers(0, 7))}")
     lines.append("  steps:")
@@ -102,8 +117,14 @@ def theories(draw: st.DrawFn) -> str:
         lines.append(f'    - {{when: "{when}", {effect}: H{rung}}}')
     if not steps:
         lines[-1] = "  steps: []"
-    invariants = draw(st.lists(st.tuples(conditions(highs, 1), st.sampled_from(["never", "always"]),
-                                         st.integers(0, 6)), max_size=2))
+    invariants = draw(
+        st.lists(
+            st.tuples(
+                conditions(highs, 1), st.sampled_from(["never", "always"]), st.integers(0, 6)
+            ),
+            max_size=2,
+        )
+    )
     if invariants:
         lines.append("invariants:")
         for i, (when, kind, rung) in enumerate(invariants):
@@ -114,7 +135,11 @@ def theories(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=int(os.environ.get("PEDRAG_CROSSCHECK_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("PEDRAG_CROSSCHECK_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(theories())
 def test_every_check_agrees_with_brute_force_enumeration(text: str) -> None:
     loaded = load_text(text, "gen.yaml")
@@ -130,7 +155,9 @@ def test_every_check_agrees_with_brute_force_enumeration(text: str) -> None:
     assert {(f.rules[0].id, f.rules[1].id) for f in analysis.conflicts()} == expected.conflicts
     assert {f.rules[0].id for f in analysis.shadowed()} == expected.shadowed
     assert {f.rules[0].id for f in analysis.redundant()} == expected.redundant
-    assert {(f.rules[0].id, f.extra["invariant"].id) for f in analysis.invariant_violations()} == expected.invariant
+    assert {
+        (f.rules[0].id, f.extra["invariant"].id) for f in analysis.invariant_violations()
+    } == expected.invariant
     share, exact = analysis.coverage()
     assert exact
     assert abs(Fraction(share) - expected.coverage) < Fraction(1, 10**9)
@@ -141,11 +168,15 @@ def test_every_check_agrees_with_brute_force_enumeration(text: str) -> None:
     # Every gap region is truly uncovered, and every shadow set truly covers its rule.
     for region in regions:
         for state in all_states:
-            values = {k: (v if isinstance(v, (bool, str)) else Fraction(v)) for k, v in state.items()}
+            values = {
+                k: (v if isinstance(v, (bool, str)) else Fraction(v)) for k, v in state.items()
+            }
             if region.node.vars <= values.keys() and F.evaluate(region.node, values):
                 level = ceiling(theory, state)
-                assert not any(evaluate(r.when.expr, state) and theory.actions[r.action].rung <= level
-                               for r in theory.rules)
+                assert not any(
+                    evaluate(r.when.expr, state) and theory.actions[r.action].rung <= level
+                    for r in theory.rules
+                )
     for finding in analysis.shadowed():
         rule, *higher = finding.rules
         for state in all_states:

@@ -48,7 +48,9 @@ def test_fixture_reports_match_golden_files(name: str, monkeypatch: pytest.Monke
         golden = ROOT / DATA / f"{name}.{suffix}"
         if os.environ.get("PEDRAG_REGEN_GOLDEN"):
             golden.write_text(text, "utf-8")
-        assert golden.read_text("utf-8") == text, f"{golden} differs; regenerate with PEDRAG_REGEN_GOLDEN=1"
+        assert golden.read_text("utf-8") == text, (
+            f"{golden} differs; regenerate with PEDRAG_REGEN_GOLDEN=1"
+        )
 
 
 @pytest.mark.parametrize("name", FIXTURES)

@@ -256,6 +256,28 @@ def test_an_encoded_payload_that_decodes_to_code_is_flagged(payload: str, encodi
     assert payload.strip() in reply[findings[0].start : findings[0].end + 1]
 
 
+# Found by the property tests: urlsafe characters, and a payload followed by a short word on
+# the next line (which must not be glued on as a wrapped line).
+URLSAFE = "a = a(a00)\nconst a = (a) => a * 10;\nconst a = (a00) => a00 * 10;"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"Here: {base64.urlsafe_b64encode(URLSAFE.encode()).decode()}\nthat is all",
+        f"Here: {base64.b64encode(b'for a0 in range(100):').decode()}\ndo it",
+    ],
+    ids=["urlsafe", "short-next-line"],
+)
+def test_base64_edge_cases_still_decode(reply: str) -> None:
+    assert rule_ids(find_encoded_payloads(reply)) == ["encoded-payload"]
+
+
+@pytest.mark.parametrize("code", ["a = of(of)", "so = a(us0)", "a = a(a)"])
+def test_code_with_english_looking_names_is_still_code(code: str) -> None:
+    assert rule_ids(find_code(f"```\n{code}\n```", STRICT)) == ["code-fence"]
+
+
 def test_an_encoded_payload_that_decodes_to_the_answer_is_flagged() -> None:
     reply = "In base64 it is NTY= if you want to peek."
     findings = find_encoded_payloads(reply, AnswerKey("56"))
