@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.compiler.lower import lower
-from pedrag.runtime.theory_set import compile_theory
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.codegen import CallTable, SourceWriter, generate_naive
 from pedrag.runtime.compiled import CompiledPolicy
 from pedrag.runtime.interpret import Interpreter
+from pedrag.runtime.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[1]
 

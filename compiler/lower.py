@@ -22,7 +22,6 @@ from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.printer import to_text
 
-
 FORMAT = 1
 
 _ARITH = {"+": "add", "-": "sub"}

@@ -1,7 +1,7 @@
 """Regenerate docs/cli.md from the CLI's own --help texts, so the reference cannot drift.
 
-    python docs/gen_cli.py          # rewrite docs/cli.md
-    python docs/gen_cli.py --check  # exit 1 if docs/cli.md is out of date (a test runs this)
+python docs/gen_cli.py          # rewrite docs/cli.md
+python docs/gen_cli.py --check  # exit 1 if docs/cli.md is out of date (a test runs this)
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from typing import Union
 
 NO_SPAN: tuple[int, int] = (0, 0)
 
@@ -153,28 +152,28 @@ class Implies:
     span: tuple[int, int] = _span()
 
 
-Expr = Union[
-    Number,
-    Bool,
-    String,
-    Rung,
-    Name,
-    MetricRef,
-    EnumConst,
-    ActionConst,
-    InvariantVar,
-    Call,
-    Neg,
-    Arith,
-    Mul,
-    Compare,
-    ListExpr,
-    In,
-    Not,
-    And,
-    Or,
-    Implies,
-]
+Expr = (
+    Number
+    | Bool
+    | String
+    | Rung
+    | Name
+    | MetricRef
+    | EnumConst
+    | ActionConst
+    | InvariantVar
+    | Call
+    | Neg
+    | Arith
+    | Mul
+    | Compare
+    | ListExpr
+    | In
+    | Not
+    | And
+    | Or
+    | Implies
+)
 
 HISTORY_FUNCTIONS = ("trend", "mean", "delta", "count", "streak")
 INVARIANT_VARS = ("action", "rung", "priority", "tags")

@@ -99,7 +99,9 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         mark = exc.problem_mark or exc.context_mark
         offset = mark.index if mark is not None else 0
         message = exc.problem or exc.context or "invalid YAML value"
-        raise YamlError(YamlProblem(f"YAML error: {message}", source.span(offset, offset + 1))) from None
+        raise YamlError(
+            YamlProblem(f"YAML error: {message}", source.span(offset, offset + 1))
+        ) from None
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp out of range
         raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
 

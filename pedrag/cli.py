@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pedrag import __version__
 from pedrag import commands as commands_package
@@ -34,7 +35,7 @@ Run `pedrag COMMAND --help` for a command's options.
 """
 
 
-def _command_modules() -> list[object]:
+def _command_modules() -> list[Any]:
     modules = []
     for info in sorted(pkgutil.iter_modules(commands_package.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):

@@ -123,7 +123,7 @@ class Interpreter:
                     for m in computed
                     if not any(
                         isinstance(n, ast.MetricRef) and n.name in names - {m.name}
-                        for n in ast.walk(m.compute)
+                        for n in (ast.walk(m.compute) if m.compute is not None else ())
                     )
                 ),  # type: ignore[arg-type]
                 computed[0],

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import openai
+
 from pedrag.runtime.llm import (
     ROLES,
     LLMError,

@@ -18,7 +18,7 @@ is what makes the offline quickstart and the test suite evidence about the real 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pedrag.runtime.analyzer import heuristic_inference
 from pedrag.runtime.classifier import heuristic_classification, unframe_message
@@ -42,7 +42,7 @@ def _fields_from_schema(schema: dict[str, Any]) -> dict[str, MetricField]:
             fields[name] = MetricField(name, "bool", "classified", default=False)
         else:
             low, high = float(spec.get("minimum", 0)), float(spec.get("maximum", 1))
-            kind = "int" if spec.get("type") == "integer" else "float"
+            kind: Literal["int", "float"] = "int" if spec.get("type") == "integer" else "float"
             fields[name] = MetricField(name, kind, "classified", low, high, default=low)
     return fields
 

@@ -399,8 +399,8 @@ class Tutor:
             action=choice.action,
             rung=choice.rung,
             contract=contract,
-            detector=record["detector"],
-            judge=record["judge"],
+            detector=record["detector"],  # type: ignore[arg-type]
+            judge=record["judge"],  # type: ignore[arg-type]
             fallback=outcome.fallback,
             revised=outcome.revised,
             failures=tuple(failures),

@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STAGES = {"grammar": "grammar", "dsl": "dsl", "compiler": "compiler", "runtime": "runtime",
-          "extract": "extract", "evaluate": "evaluate", "theories": "theories"}
+STAGES = {
+    "grammar": "grammar",
+    "dsl": "dsl",
+    "compiler": "compiler",
+    "runtime": "runtime",
+    "extract": "extract",
+    "evaluate": "evaluate",
+    "theories": "theories",
+}
 
 
 def _tool(name: str) -> str:
@@ -41,8 +48,18 @@ def _namespace_tree(tmp_path: Path) -> Path:
 def test_mypy_type_checks_the_package(tmp_path: Path) -> None:
     top = _namespace_tree(tmp_path)
     result = subprocess.run(
-        [_tool("mypy"), "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "cache"), "-p", "pedrag"],
-        cwd=tmp_path, capture_output=True, text=True,
+        [
+            _tool("mypy"),
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-p",
+            "pedrag",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr
     assert top.exists()

@@ -54,6 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--list-checks", action="store_true", help="list every check with its default severity"
     )
     parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="append the suggested rule for each coverage gap to the file (safe fixes only)",
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix, also apply fixes marked unsafe (review them before committing)",
+    )
+    parser.add_argument(
         "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
     )
     parser.add_argument(
@@ -113,6 +123,18 @@ def run(args: argparse.Namespace) -> int:
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
+    if args.fix:
+        from pedrag.compiler.fixes import apply_fixes
+
+        for loaded in result.files:
+            applied, skipped = apply_fixes(
+                loaded.path, result.diagnostics, unsafe=args.unsafe_fixes
+            )
+            if applied or skipped:
+                note = f"; {skipped} unsafe fix(es) not applied (--unsafe-fixes)" if skipped else ""
+                print(f"{loaded.path}: appended {applied} suggested rule(s){note}", file=sys.stderr)
+        # Report what remains after the fixes.
+        result = check_paths(args.paths, config, semantic=not args.no_semantic)
     files = [f.path for f in result.files]
     summary = result.summary()
     if args.format == "json":

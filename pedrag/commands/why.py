@@ -110,8 +110,8 @@ def _load(path: str, colour: bool) -> CompiledPolicy | int:
     if not Path(path).is_file():
         print(f"pedrag {NAME}: no such file: {path}", file=sys.stderr)
         return 2
-    from pedrag.runtime.theory_set import compile_theory
     from pedrag.dsl.loader import load_file
+    from pedrag.runtime.theory_set import compile_theory
 
     loaded = load_file(path)
     if loaded.theory is None or not loaded.ok:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.theory_set import compile_theory
 from pedrag.compiler.lower import (
     canonical_json,
     content_hash,
@@ -17,6 +16,7 @@ from pedrag.compiler.lower import (
 )
 from pedrag.dsl import ast
 from pedrag.dsl.loader import load_file, load_text
+from pedrag.runtime.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[2]
 

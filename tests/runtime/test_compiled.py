@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pedrag.compiler.lower import lower
-from pedrag.runtime.theory_set import compile_theory
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.codegen import MAX_CLAUSES
 from pedrag.runtime.compiled import CompiledPolicy, PolicyFormatError, Turn
 from pedrag.runtime.interpret import Interpreter
+from pedrag.runtime.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCRATIC = ROOT / "theories" / "socratic.yaml"

@@ -12,6 +12,8 @@ from typing import Any
 
 import openai
 import pytest
+from pydantic import BaseModel
+
 from pedrag.runtime.llm import (
     LLMBackend,
     LLMError,
@@ -27,8 +29,6 @@ from pedrag.runtime.llm import (
 )
 from pedrag.runtime.llm_openai import ROLE_HEADER, OpenAIBackend, OpenAISettings, backend_from_env
 from pedrag.runtime.pricing import Price, price_for
-from pydantic import BaseModel
-
 from tests.fake_openai import FakeOpenAI, Reply
 
 VERDICT_SCHEMA: dict[str, Any] = {

@@ -1,0 +1,48 @@
+"""Generated docs and schemas match the code that generates them (no drift)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pedrag.dsl.schema import curriculum_schema, theory_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_checks_reference_in_theory_format_md_is_current() -> None:
+    result = subprocess.run(
+        [sys.executable, "docs/gen_checks.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_cli_reference_is_current() -> None:
+    result = subprocess.run(
+        [sys.executable, "docs/gen_cli.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_shipped_json_schemas_match_the_models() -> None:
+    assert json.loads((ROOT / "docs/schema/theory.schema.json").read_text()) == theory_schema()
+    assert (
+        json.loads((ROOT / "docs/schema/curriculum.schema.json").read_text()) == curriculum_schema()
+    )
+
+
+def test_every_check_in_the_catalog_has_a_failing_fixture() -> None:
+    from pedrag.compiler.checks import catalog
+
+    missing = [
+        name for name in catalog() if not (ROOT / "tests/data/checks" / f"{name}.yaml").is_file()
+    ]
+    assert missing == []
+
+
+def test_shipped_theory_files_point_editors_at_the_schema() -> None:
+    for path in sorted((ROOT / "theories").glob("*.yaml")):
+        first = path.read_text("utf-8").splitlines()[0]
+        assert first.startswith("# yaml-language-server: $schema=../docs/schema/"), path.name
