@@ -35,18 +35,37 @@ Run `pedrag COMMAND --help` for a command's options.
 """
 
 
-def _command_modules() -> list[Any]:
+def _command_names() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(commands_package.__path__)
+        if not info.name.startswith("_")
+    )
+
+
+def _command_modules(only: str | None = None) -> list[Any]:
+    """Command modules (a module's file name is its command name). With `only`, just that one:
+    `pedrag check` should not pay for importing the LLM client that `pedrag chat` needs."""
+    names = _command_names()
+    if only is not None and only in names:
+        names = [only]
     modules = []
-    for info in sorted(pkgutil.iter_modules(commands_package.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            module = importlib.import_module(f"{commands_package.__name__}.{info.name}")
-            if hasattr(module, "NAME") and hasattr(module, "run"):
-                modules.append(module)
+    for name in names:
+        module = importlib.import_module(f"{commands_package.__name__}.{name}")
+        if hasattr(module, "NAME") and hasattr(module, "run"):
+            modules.append(module)
     modules.sort(key=lambda m: getattr(m, "ORDER", 50))
     return modules
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _requested_command(argv: Sequence[str]) -> str | None:
+    for token in argv:
+        if not token.startswith("-"):
+            return token
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pedrag",
         description=DESCRIPTION,
@@ -55,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pedrag {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _command_modules():
+    for module in _command_modules(only):
         sub = subparsers.add_parser(
             module.NAME,
             help=module.HELP,
@@ -69,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_requested_command(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
