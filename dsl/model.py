@@ -67,6 +67,8 @@ class Metric(_Strict):
     default: float | bool | str | None = None
     description: str | None = None
     compute: ConditionText | None = None
+    # `source` is the trust category here, so a metric cites its sources under `provenance`.
+    provenance: Identifier | list[Identifier] | None = None
     ignore: list[CheckName] = Field(default_factory=list)
 
     @model_validator(mode="after")

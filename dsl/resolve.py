@@ -610,6 +610,7 @@ class TheoryResolver:
         for name, metric in t.metrics.items():
             before = len(self.diagnostics)
             self.metrics[name] = self._metric(name, metric)
+            self._source_refs(metric.provenance, ("metrics", name, "provenance"))
             self._tag_since(before, f"metric:{name}")
         # Computed metrics' expressions, resolved once every metric is known.
         for name, metric in t.metrics.items():

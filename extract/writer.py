@@ -4,7 +4,8 @@ Takes the merged (and repaired) draft, the theory's id and name, its cited sourc
 lines of the header comment; gives the text of a theory file in the format's key order
 (`pedrag`, `theory`, `selection`, `metrics`, `actions`, `rules`; within items the order of
 DESIGN's example), leaving out keys that hold their default. Because metrics cannot cite
-sources in the format, each metric is preceded by a `# from ...` comment. The repair loop
+sources under `source:` (that key is its trust category), each metric cites them under
+`provenance:`. The repair loop
 checks exactly this text, so line numbers in its diagnostics are those of the written file.
 """
 
@@ -18,7 +19,16 @@ import yaml
 from pedrag.dsl.model import Action, Metric, Principle, Rule, Source
 from pedrag.extract.merge import Draft
 
-_METRIC_KEYS = ("type", "range", "values", "default", "source", "description", "compute")
+_METRIC_KEYS = (
+    "type",
+    "range",
+    "values",
+    "default",
+    "source",
+    "description",
+    "compute",
+    "provenance",
+)
 _ACTION_KEYS = (
     "rung",
     "priority",
@@ -54,10 +64,12 @@ def render_theory(
     parts.append(_dump({"pedrag": 1, "theory": theory, "selection": "weighted"}))
     parts.append("metrics:" + ("" if draft.metrics else " {}"))
     for metric_name, metric in draft.metrics.items():
+        data = metric_data(metric)
+        data.pop("provenance", None)  # the draft's chunk ids are the provenance, not the model's
         cited = draft.metric_sources.get(metric_name, [])
         if cited:
-            parts.append(_indent(_comment("from " + ", ".join(cited))))
-        parts.append(_indent(_dump({metric_name: metric_data(metric)})))
+            data["provenance"] = cited[0] if len(cited) == 1 else list(cited)
+        parts.append(_indent(_dump({metric_name: data})))
     parts.append(_dump({"actions": {n: action_data(a) for n, a in draft.actions.items()} or {}}))
     parts.append(_dump({"rules": [rule_data(r) for r in draft.rules]}))
     return "\n".join(part.rstrip("\n") for part in parts) + "\n"

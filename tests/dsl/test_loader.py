@@ -195,3 +195,16 @@ def test_missing_required_key_and_wrong_shapes() -> None:
 def test_non_theory_documents_give_diagnostics(text: str) -> None:
     loaded = load_text(text, "t.yaml")
     assert loaded.diagnostics and not loaded.ok
+
+
+def test_metric_provenance_must_name_declared_sources() -> None:
+    text = BASE.replace(
+        "  name: Tiny theory\n", "  name: Tiny theory\n  sources: [{id: meno, title: Meno}]\n"
+    ).replace(
+        "mastery: {type: float, range: [0, 1], source: trusted}",
+        "mastery: {type: float, range: [0, 1], source: trusted, provenance: [meno, menno]}",
+    )
+    loaded = load_text(text, "t.yaml")
+    assert [(d.check, d.items, d.help) for d in loaded.diagnostics] == [
+        ("unknown-name", ("metric:mastery",), "did you mean `meno`?")
+    ]

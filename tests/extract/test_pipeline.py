@@ -84,7 +84,7 @@ def test_every_item_cites_its_passages(scripted_fake: FakeOpenAI, tmp_path: Path
     assert rules["confused"]["source"] == ["a_c1", "b_c1"]
     assert rules["perplexed"]["source"] == "b_c1"  # kept through the repair
     assert data["theory"]["principles"][0]["source"] == "a_c1"
-    assert "  # from a_c1, b_c1\n  confusion:" in result.text
+    assert data["metrics"]["confusion"]["provenance"] == ["a_c1", "b_c1"]
 
 
 def test_invalid_fragment_is_retried_once_then_reported(

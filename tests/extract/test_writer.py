@@ -36,12 +36,12 @@ def test_rendered_theory_loads_cleanly_in_the_format_order() -> None:
     data = yaml.safe_load(text)
     assert list(data) == ["pedrag", "theory", "selection", "metrics", "actions", "rules"]
     assert list(data["theory"]) == ["id", "name", "principles", "sources"]
-    assert list(data["metrics"]["confusion"]) == ["type", "range", "default", "source"]
+    assert list(data["metrics"]["confusion"]) == ["type", "range", "default", "source", "provenance"]
     assert data["metrics"]["confusion"]["range"] == [0, 1]
     assert data["rules"][0]["weight"] == 2 and "weight" not in data["rules"][1]
     assert data["rules"][1]["when"] == "true"
     assert text.startswith("# first line\n# second: line\n\npedrag: 1\n")
-    assert "  # from meno_c1\n  confusion:\n" in text
+    assert data["metrics"]["confusion"]["provenance"] == "meno_c1"
     assert "tags: [probe]" in text
 
 
