@@ -86,14 +86,8 @@ def _validation_diagnostics(
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
     for item in exc.errors(include_url=False):
-        loc = tuple(
-            part
-            for part in item["loc"]
-            if not (isinstance(part, str) and "[" in part and part.endswith("]"))
-        )
-        # pydantic names union branches in loc (e.g. "str", "list[str]"); keep real path parts.
-        loc = tuple(p for p in loc if isinstance(p, int) or p in _all_keys(positions, loc) or True)
         kind = item["type"]
+        loc = _document_path(tuple(item["loc"]), positions, kind in ("missing", "extra_forbidden"))
         where = ".".join(str(p) for p in loc) or "the document"
         if loc in seen:
             continue
@@ -146,8 +140,17 @@ def _validation_diagnostics(
     return diagnostics
 
 
-def _all_keys(positions: Positions, loc: tuple[Any, ...]) -> set[Any]:
-    return set()
+def _document_path(loc: tuple[Any, ...], positions: Positions, keep_last: bool) -> tuple[Any, ...]:
+    """pydantic's error location without the union branch names it inserts (`str`,
+    `list[constrained-str]`): keep the parts that are real keys or indexes of the document,
+    and, for a missing or unknown key, the last part (a missing key is in no table)."""
+    path: tuple[Any, ...] = ()
+    for index, part in enumerate(loc):
+        candidate = (*path, part)
+        last = index == len(loc) - 1
+        if candidate in positions.values or candidate in positions.keys or (last and keep_last):
+            path = candidate
+    return path
 
 
 def load_text(text: str, path: str) -> LoadedFile:
