@@ -46,3 +46,23 @@ def test_shipped_theory_files_point_editors_at_the_schema() -> None:
     for path in sorted((ROOT / "theories").glob("*.yaml")):
         first = path.read_text("utf-8").splitlines()[0]
         assert first.startswith("# yaml-language-server: $schema=../docs/schema/"), path.name
+
+
+def test_the_readme_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    start = readme.index("# theories/tiny.yaml\n")
+    theory = readme[start : readme.index("```", start)]
+    shown_start = readme.index("$ pedrag check theories/tiny.yaml\n") + len(
+        "$ pedrag check theories/tiny.yaml\n"
+    )
+    shown = readme[shown_start : readme.index("```", shown_start)].rstrip()
+    (tmp_path / "theories").mkdir()
+    (tmp_path / "theories" / "tiny.yaml").write_text(theory, "utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "pedrag.cli", "check", "theories/tiny.yaml", "--color", "never"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert result.stdout.rstrip() == shown
