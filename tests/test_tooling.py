@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -63,3 +64,18 @@ def test_mypy_type_checks_the_package(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr
     assert top.exists()
+
+
+def test_import_linter_contracts_hold(tmp_path: Path) -> None:
+    """pyproject's [tool.importlinter]: layers only import downwards, and the policy core
+    reaches nothing that carries student text (beside tests/test_architecture.py's own scan)."""
+    _namespace_tree(tmp_path)
+    result = subprocess.run(
+        [_tool("lint-imports"), str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr
+    assert "2 kept, 0 broken" in result.stdout
