@@ -5,17 +5,24 @@ Takes the session's totals (turns, cost) and the deployment's running spend; giv
 runs (the contract still holds) but without model calls: the offline path answers, and the
 audit says which cap was hit. :class:`BudgetedBackend` enforces the per-turn call cap and the
 spending caps *during* the turn, raising ``LLMBudgetExceeded`` before a call that would cross
-them, so one turn cannot run away.
+them, so one turn cannot run away; a streamed call is admitted and counted the same way.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pedrag.runtime.llm import LLMBackend, LLMBudgetExceeded, LLMRequest, LLMResponse
+from pedrag.runtime.llm import (
+    LLMBackend,
+    LLMBudgetExceeded,
+    LLMRequest,
+    LLMResponse,
+    LLMStream,
+    open_stream,
+)
 
 DEPLOYMENT_SCOPE = "deployment"
 
@@ -91,6 +98,30 @@ class BudgetedBackend:
         self.by_role: dict[str, dict[str, float]] = {}
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        self._admit(request)
+        response = self.inner.complete(request)
+        self._account(request, response)
+        return response
+
+    def stream(self, request: LLMRequest) -> LLMStream:
+        """:meth:`complete`, streamed: the caps are checked when the stream starts (raising
+        while iterating), the usage is counted when it ends — also when it fails or is closed
+        early, from the inner stream's (then estimated) response."""
+
+        def deltas(handle: LLMStream) -> Iterator[str]:
+            self._admit(request)
+            inner = open_stream(self.inner, request)
+            try:
+                yield from inner
+            finally:
+                inner.close()
+                handle.response = inner.response
+                if inner.response is not None:
+                    self._account(request, inner.response)
+
+        return LLMStream(deltas)
+
+    def _admit(self, request: LLMRequest) -> None:
         if self.calls >= self.budget.max_calls_per_turn:
             raise LLMBudgetExceeded(
                 f"per-turn call cap of {self.budget.max_calls_per_turn} reached", role=request.role
@@ -102,7 +133,8 @@ class BudgetedBackend:
         if cap is not None and self.deployment_usd + self.cost_usd >= cap:
             raise LLMBudgetExceeded("deployment spending cap reached", role=request.role)
         self.calls += 1
-        response = self.inner.complete(request)
+
+    def _account(self, request: LLMRequest, response: LLMResponse) -> None:
         tokens = response.prompt_tokens + response.completion_tokens
         self.tokens += tokens
         self.cost_usd += response.cost_usd
@@ -113,4 +145,3 @@ class BudgetedBackend:
         entry["tokens"] += tokens
         entry["cost_usd"] += response.cost_usd
         entry["latency_ms"] += response.latency_ms
-        return response

@@ -9,13 +9,18 @@ model is a remote OpenAI-compatible endpoint (``llm_openai``) or the determinist
 backend; they build requests, catch one exception hierarchy and fail closed on it. The
 structured-output helpers live here too, so every backend parses and validates replies the
 same way.
+
+Streaming is optional: a backend may also offer ``stream(request)``, an iterator of text
+deltas (:class:`StreamingBackend`); :func:`open_stream` gives every backend that shape, falling
+back to one ``complete`` call yielded whole. An :class:`LLMStream` carries the call's
+:class:`LLMResponse` (usage, cost) once it has ended, however it ended.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
@@ -93,6 +98,85 @@ class LLMBackend(Protocol):
     :class:`LLMError` subclasses, never transport exceptions."""
 
     def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+@runtime_checkable
+class StreamingBackend(LLMBackend, Protocol):
+    """A backend that can also stream a reply: ``stream`` gives the text deltas in order.
+    Errors (before or during the stream) arrive as :class:`LLMError` while iterating. Returning
+    an :class:`LLMStream` lets the caller see the call's usage; a plain iterator is accepted."""
+
+    def stream(self, request: LLMRequest) -> Iterator[str]: ...
+
+
+class LLMStream(Iterator[str]):
+    """The text deltas of one streamed model call.
+
+    Iterate it for the deltas; :meth:`close` stops it early (a remote backend drops the
+    connection, so the model stops spending). ``response`` is ``None`` until the stream has
+    ended and is then the call's :class:`LLMResponse`: the text received, tokens and cost —
+    estimated when the stream failed or was closed after it started, since a budget that
+    undercounts an aborted call to zero would not fail closed.
+
+    ``deltas`` is called once with this stream and returns the delta iterator (typically a
+    generator); the producer sets ``response`` when it ends, in a ``finally``, so that it is set
+    on every way out. Nothing runs before the first ``next``.
+    """
+
+    def __init__(self, deltas: Callable[[LLMStream], Iterator[str]]) -> None:
+        self.response: LLMResponse | None = None
+        self._deltas = deltas(self)
+
+    def __iter__(self) -> LLMStream:
+        return self
+
+    def __next__(self) -> str:
+        return next(self._deltas)
+
+    def close(self) -> None:
+        """Stop early; the producer's clean-up (and usage accounting) runs now."""
+        close = getattr(self._deltas, "close", None)
+        if close is not None:
+            close()
+
+
+def open_stream(backend: LLMBackend, request: LLMRequest) -> LLMStream:
+    """``backend``'s stream of ``request`` as an :class:`LLMStream`. A backend without
+    ``stream`` answers with ``complete``, yielded once; a ``stream`` returning a plain iterator
+    is wrapped, with usage estimated from the text (it reports none)."""
+    stream = getattr(backend, "stream", None)
+    if stream is None:
+
+        def whole(handle: LLMStream) -> Iterator[str]:
+            response = backend.complete(request)
+            handle.response = response
+            if response.text:
+                yield response.text
+
+        return LLMStream(whole)
+    produced = stream(request)
+    if isinstance(produced, LLMStream):
+        return produced
+
+    def relay(handle: LLMStream) -> Iterator[str]:
+        parts: list[str] = []
+        try:
+            for delta in produced:
+                parts.append(delta)
+                yield delta
+        finally:
+            close = getattr(produced, "close", None)
+            if close is not None:
+                close()
+            text = "".join(parts)
+            handle.response = LLMResponse(
+                text=text,
+                prompt_tokens=sum(len(content) for _, content in request.messages) // 4,
+                completion_tokens=len(text) // 4,
+                role=request.role,
+            )
+
+    return LLMStream(relay)
 
 
 @runtime_checkable

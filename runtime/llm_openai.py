@@ -11,6 +11,13 @@ number of retries that this module owns (the client's own retries are switched o
 count is predictable). And "OpenAI-compatible" servers differ: some ignore or reject
 ``response_format``, some reasoning models reject ``max_tokens`` or ``temperature``; the backend
 adapts once per server and remembers, so callers write one request for all of them.
+
+``stream`` sends the same request with ``stream=True`` and yields the text deltas as the server
+sends them. Retries happen only before the first delta (opening the stream); an error after it
+— an error event in the stream, a dropped connection, a read timeout — ends the stream with the
+mapped ``LLMError``, since text already handed out cannot be taken back. Usage comes from the
+final chunk (``stream_options={"include_usage": True}``) and is estimated when a server omits
+it or the stream ends early.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -34,6 +41,7 @@ from pedrag.runtime.llm import (
     LLMRefusal,
     LLMRequest,
     LLMResponse,
+    LLMStream,
     LLMTimeout,
     LLMUnavailable,
     Role,
@@ -70,6 +78,7 @@ _T = TypeVar("_T")
 _NO_RESPONSE_FORMAT = "no_response_format"
 _MAX_COMPLETION_TOKENS = "max_completion_tokens"
 _NO_TEMPERATURE = "no_temperature"
+_NO_STREAM_OPTIONS = "no_stream_options"
 
 
 @dataclass(frozen=True)
@@ -176,9 +185,102 @@ class OpenAIBackend:
             error.attempts = attempts
             raise
 
-    def _create_chat(self, request: LLMRequest, model: str) -> Any:
+    def stream(self, request: LLMRequest) -> LLMStream:
+        """Send ``request`` streamed; the deltas as they arrive (see the module docstring)."""
+        return LLMStream(lambda handle: self._stream_deltas(request, handle))
+
+    def _stream_deltas(self, request: LLMRequest, handle: LLMStream) -> Iterator[str]:
+        role = request.role
+        model = self.model_for(role)
+        started = time.monotonic()
+        chunks, attempts = self._with_retries(
+            lambda: self._create_chat(request, model, stream=True), role=role, model=model
+        )
+        parts: list[str] = []
+        usage: Any = None
+        finish_reason: str | None = None
+        answered_model = model
+        parsed: dict[str, Any] | None = None
+        try:
+            iterator = iter(chunks)
+            while True:
+                try:
+                    chunk = next(iterator)
+                except StopIteration:
+                    break
+                except Exception as error:  # the boundary: nothing but LLMError may escape
+                    mapped, _ = self._translate(error, role=role, model=model)
+                    mapped.attempts = attempts
+                    raise mapped from error
+                answered_model = str(getattr(chunk, "model", None) or answered_model)
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or ():
+                    delta = getattr(choice, "delta", None)
+                    if getattr(delta, "refusal", None):
+                        raise LLMRefusal(
+                            f"the {role} model refused to answer", role=role, model=model
+                        )
+                    if choice.finish_reason:
+                        finish_reason = str(choice.finish_reason)
+                    content = getattr(delta, "content", None)
+                    if content:
+                        parts.append(content)
+                        yield content
+            text = "".join(parts)
+            if finish_reason is None:
+                message = (
+                    f"the {role} stream from {self.settings.base_url} ended before the reply did"
+                )
+                raise LLMUnavailable(message, role=role, model=model, attempts=attempts)
+            if finish_reason == "content_filter":
+                raise LLMRefusal(
+                    f"the {role} model's answer was blocked by a content filter",
+                    role=role,
+                    model=model,
+                )
+            if not text.strip():
+                raise LLMRefusal(
+                    f"the {role} model returned an empty answer (finish_reason={finish_reason})",
+                    role=role,
+                    model=model,
+                )
+            if request.json_schema is not None:
+                parsed = parse_structured(
+                    text,
+                    request.json_schema,
+                    role=role,
+                    model=answered_model,
+                    finish_reason=finish_reason,
+                )
+        finally:
+            # However the stream ends (done, failed, closed by the caller): drop the connection
+            # and account the call once, estimating what the server did not report.
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+            text = "".join(parts)
+            prompt_tokens, completion_tokens = _usage_counts(usage, request, text)
+            response = LLMResponse(
+                text=text,
+                parsed=parsed,
+                model=answered_model,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=self._price(answered_model, model).cost(prompt_tokens, completion_tokens),
+                latency_ms=(time.monotonic() - started) * 1000,
+                role=role,
+                finish_reason=finish_reason or "incomplete",
+            )
+            self._record(response)
+            handle.response = response
+
+    def _create_chat(self, request: LLMRequest, model: str, *, stream: bool = False) -> Any:
         while True:
             arguments = self._chat_arguments(request, model)
+            if stream:
+                arguments["stream"] = True
+                if _NO_STREAM_OPTIONS not in self._quirks:
+                    arguments["stream_options"] = {"include_usage": True}
             try:
                 return self._client.chat.completions.create(**arguments)
             except openai.BadRequestError as error:
@@ -378,6 +480,10 @@ class OpenAIBackend:
             # Typically a wrong base URL answering HTML with 200: retrying will not fix it.
             message = f"{where} answered with a body that is not an OpenAI API response"
             return LLMUnavailable(message, role=role, model=model), False
+        if isinstance(error, openai.APIError):
+            # What is left: an error event inside a streamed answer.
+            message = f"{where} reported an error mid-stream: {_short(error.message)}"
+            return LLMUnavailable(message, role=role, model=model), False
         if isinstance(error, LLMError):
             return error, False
         message = f"the {role} call to {model} failed: {type(error).__name__}: {_short(str(error))}"
@@ -403,6 +509,8 @@ def _quirk_for(error: openai.BadRequestError, arguments: Mapping[str, Any]) -> s
         return _MAX_COMPLETION_TOKENS
     if "temperature" in arguments and "temperature" in text:
         return _NO_TEMPERATURE
+    if "stream_options" in arguments and "stream_options" in text:
+        return _NO_STREAM_OPTIONS
     return None
 
 
@@ -428,7 +536,10 @@ def _with_schema_instruction(
 def _token_counts(completion: Any, request: LLMRequest, text: str) -> tuple[int, int]:
     """Tokens from ``usage``; when a server omits it, a generous estimate — the budget stage
     fails closed on cost, so undercounting to zero would defeat it."""
-    usage = getattr(completion, "usage", None)
+    return _usage_counts(getattr(completion, "usage", None), request, text)
+
+
+def _usage_counts(usage: Any, request: LLMRequest, text: str) -> tuple[int, int]:
     prompt_tokens = getattr(usage, "prompt_tokens", None)
     completion_tokens = getattr(usage, "completion_tokens", None)
     if prompt_tokens is None:

@@ -10,6 +10,9 @@ gives an :class:`~pedrag.runtime.llm.LLMResponse` worked out from the request al
 - ``selector``: :func:`pedrag.runtime.rule_engine.offline_select`;
 - ``student`` / ``evaluator`` / ``extractor``: a neutral fixed reply.
 
+``stream`` gives the same reply as ``complete``, cut into words (each with its trailing
+whitespace), so the streaming turn is exercised offline exactly as against a model.
+
 Why a real backend instead of ``if offline:`` branches: offline runs then exercise the very
 same code path as a model-backed tutor — prompts, schemas, parsing, judge and fallbacks — which
 is what makes the offline quickstart and the test suite evidence about the real thing.
@@ -18,17 +21,20 @@ is what makes the offline quickstart and the test suite evidence about the real 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pedrag.runtime.analyzer import heuristic_inference
 from pedrag.runtime.classifier import heuristic_classification, unframe_message
 from pedrag.runtime.generator import SAFE_LINE, TEMPLATE_MARK
 from pedrag.runtime.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
-from pedrag.runtime.llm import LLMRequest, LLMResponse
+from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.rule_engine import offline_select
 from pedrag.runtime.state import MetricField
 
 MODEL = "offline"
+_WORD = re.compile(r"\s*\S+\s*|\s+")
 
 
 def _fields_from_schema(schema: dict[str, Any]) -> dict[str, MetricField]:
@@ -87,6 +93,17 @@ class OfflineBackend:
             latency_ms=0.0,
             role=request.role,
         )
+
+    def stream(self, request: LLMRequest) -> LLMStream:
+        """:meth:`complete`'s reply in small deterministic chunks (one word each)."""
+
+        def deltas(handle: LLMStream) -> Iterator[str]:
+            response = self.complete(request)
+            handle.response = response
+            for match in _WORD.finditer(response.text):
+                yield match.group(0)
+
+        return LLMStream(deltas)
 
     @staticmethod
     def _actor(system: str) -> str:

@@ -12,7 +12,12 @@ ends it; and every other sentence until it is complete, so the answer and inline
 it whole. A held unit the detector flags is replaced by ``replacement``. Units are cut by the
 text alone, never by where a chunk ended, so the released text does not depend on chunking.
 What is not caught here: a reveal spread over several sentences (solution reproduction) shows
-only in the final verdict, which is why the judge still sees the full draft.
+only in the final verdict, which is why the judge still sees the full draft — unless
+``whole_prefix`` is set: then each unit is checked together with everything released before it,
+so the unit that completes a spread reveal is the one held, and what has been released is at
+every moment a text the detector clears as a whole (what the tutor's streamed turn relies on).
+``stop_after_withholding`` ends the release at the first replaced unit: the model's text after
+a reveal builds on it, so the caller ends the reply there instead.
 """
 
 from __future__ import annotations
@@ -56,9 +61,13 @@ class StreamGuard:
         step_value: str | None = None,
         context: str | None = None,
         replacement: str = DEFAULT_REPLACEMENT,
+        whole_prefix: bool = False,
+        stop_after_withholding: bool = False,
     ) -> None:
         self.detector = detector or Detector()
         self.replacement = replacement
+        self.whole_prefix = whole_prefix
+        self.stop_after_withholding = stop_after_withholding
         self._turn = {
             "student_message": student_message,
             "step_value": step_value,
@@ -71,6 +80,8 @@ class StreamGuard:
         self._withheld: list[Finding] = []
         self._finished = False
         self._verdict: tuple[int, DetectorVerdict] | None = None
+        self._released = ""  # everything given back so far, replacements included
+        self._stopped = False
 
     # --- public -------------------------------------------------------------------------
 
@@ -107,15 +118,27 @@ class StreamGuard:
         """Findings of the units that were replaced, with offsets in :attr:`text`."""
         return tuple(self._withheld)
 
+    @property
+    def released(self) -> str:
+        """Everything given back so far (replacements included): what the reader has seen."""
+        return self._released
+
+    @property
+    def stopped(self) -> bool:
+        """True once a unit was replaced under ``stop_after_withholding``: nothing more will
+        be released, whatever is fed."""
+        return self._stopped
+
     # --- the state machine ----------------------------------------------------------------
 
     def _advance(self, *, final: bool) -> str:
         out: list[str] = []
-        while True:
+        while not self._stopped:
             step = self._step_in_fence(final) if self._fence else self._step_outside(final)
             if step is None:
-                return "".join(out)
+                break
             out.append(step)
+        return "".join(out)
 
     def _step_in_fence(self, final: bool) -> str | None:
         fence = self._fence
@@ -193,16 +216,41 @@ class StreamGuard:
         return self._release(start, end, advance=False)
 
     def _release(self, start: int, end: int, *, advance: bool = True) -> str:
-        """Check ``text[start:end]`` on its own; give it back or the replacement."""
+        """Check ``text[start:end]`` (after the released text with ``whole_prefix``); give it
+        back or the replacement."""
         if advance:
             self._cursor = end
+        if self._stopped:
+            return ""
         unit = self._text[start:end]
         if not unit.strip():
-            return unit
-        verdict = self.detector.check(unit, **self._turn)
+            return self._give(unit)
+        if self.whole_prefix:
+            verdict = self.detector.check(self._released + unit, **self._turn)
+            # Offsets in the checked text -> offsets in the model's text, kept inside the unit.
+            shift = start - len(self._released)
+            findings = [
+                Finding(
+                    finding.kind,
+                    finding.reason,
+                    min(max(finding.start + shift, start), end),
+                    min(max(finding.end + shift, start), end),
+                    finding.rule_id,
+                )
+                for finding in verdict.findings
+            ]
+        else:
+            verdict = self.detector.check(unit, **self._turn)
+            findings = [finding.shifted(start) for finding in verdict.findings]
         if not verdict.flagged:
-            return unit
-        self._withheld += [finding.shifted(start) for finding in verdict.findings]
+            return self._give(unit)
+        self._withheld += findings
         leading = unit[: len(unit) - len(unit.lstrip())]
         trailing = unit[len(unit.rstrip()) :]
-        return leading + self.replacement + trailing
+        released = self._give(leading + self.replacement + trailing)
+        self._stopped = self.stop_after_withholding
+        return released
+
+    def _give(self, text: str) -> str:
+        self._released += text
+        return text

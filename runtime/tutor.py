@@ -13,6 +13,10 @@ failure arrives as an ``LLMError``; each stage fails closed on it, so a failed t
 the contract, sends the action's template and says in the audit what happened. The new state is
 built on the side and becomes the session's only after the store committed the turn, so a
 failure — or a killed process — never leaves a half-written state.
+
+``stream`` runs the same stages with the actor's reply given out as the model writes it, each
+piece only once the detector has cleared it (``runtime/streaming.py``); risky turns are judged
+whole first. Both share stages 1-5 (``_prepare``) and 9-11 (``_commit``).
 """
 
 from __future__ import annotations
@@ -21,20 +25,41 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pedrag.runtime import audit as audit_module
-from pedrag.runtime.analyzer import ContextAnalyzer, computed_metrics
+from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
-from pedrag.runtime.budget import DEPLOYMENT_SCOPE, Budget, BudgetedBackend, check_budget
-from pedrag.runtime.classifier import PreClassifier
+from pedrag.runtime.budget import (
+    DEPLOYMENT_SCOPE,
+    Budget,
+    BudgetDecision,
+    BudgetedBackend,
+    check_budget,
+)
+from pedrag.runtime.classifier import Classification, PreClassifier
 from pedrag.runtime.detector import AnswerKey, Detector, DetectorVerdict, code_mode_for_ceiling
-from pedrag.runtime.generator import SAFE_LINE, GenerationInput, generate, template_reply
+from pedrag.runtime.generator import (
+    SAFE_LINE,
+    GenerationInput,
+    build_request,
+    generate,
+    template_reply,
+)
 from pedrag.runtime.judge import Judge, JudgeVerdict
-from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, LLMResponse, LLMUnavailable
+from pedrag.runtime.llm import (
+    LLMBackend,
+    LLMError,
+    LLMRefusal,
+    LLMRequest,
+    LLMResponse,
+    LLMStream,
+    LLMUnavailable,
+    open_stream,
+)
 from pedrag.runtime.memory_store import MemoryStore
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
@@ -50,6 +75,7 @@ from pedrag.runtime.state import (
     SwitchTheory,
     new_state,
 )
+from pedrag.runtime.streaming import StreamGuard
 from pedrag.runtime.theory_set import TheorySet
 
 HOSTILE_TURNS_FOR_RESTRICTION = 3
@@ -71,6 +97,28 @@ class SafeBackend:
             raise LLMUnavailable(
                 f"backend raised {type(error).__name__}", role=request.role
             ) from error
+
+    def stream(self, request: LLMRequest) -> LLMStream:
+        """The inner backend's stream (or its ``complete``, yielded once), with the same
+        promise: opening it or any step of it raises only ``LLMError``."""
+
+        def deltas(handle: LLMStream) -> Iterator[str]:
+            inner: LLMStream | None = None
+            try:
+                inner = open_stream(self.inner, request)
+                yield from inner
+            except LLMError:
+                raise
+            except Exception as error:  # a third-party backend's bug must not break the turn
+                raise LLMUnavailable(
+                    f"backend raised {type(error).__name__}", role=request.role
+                ) from error
+            finally:
+                if inner is not None:
+                    inner.close()
+                    handle.response = inner.response
+
+        return LLMStream(deltas)
 
 
 @dataclass(frozen=True)
@@ -250,6 +298,145 @@ class Tutor:
 
     def turn(self, session: Session, text: str) -> TurnResult:
         """One supervised turn; commits state and audit, then returns what the student sees."""
+        prepared = self._prepare(session, text)
+        outcome = self._supervised_reply(
+            prepared.backend,
+            session,
+            prepared.state,
+            prepared.resolved,
+            prepared.choice,
+            prepared.action,
+            prepared.contract,
+            text,
+            prepared.failures,
+        )
+        return self._commit(session, text, prepared, outcome)
+
+    def stream(self, session: Session, text: str) -> Iterator[str]:
+        """One supervised turn whose reply reaches the caller while the model writes it.
+
+        Stages 1-5 run before the first piece, as in :meth:`turn`. On a risky turn (the contract
+        requires the judge) the judge must see the whole draft first, so the reply is
+        supervised whole, as in :meth:`turn`, and then given out sentence by sentence. On any
+        other turn the actor's deltas go through a ``StreamGuard``: a unit (sentence, run of
+        code lines, fence) is given out only once the detector has cleared it together with
+        everything given out before it. A withheld unit is replaced by the guard's line and
+        ends the model's part of the reply; a model error mid-stream keeps what was given out.
+        Either way the action's template (itself checked) follows, and the audit says so.
+        State and audit are committed once, after the last piece, and record exactly the
+        pieces given out; a caller that stops early (``close()``) gets the turn committed with
+        what it received, marked ``interrupted``. A generator never started runs no turn.
+        The :class:`TurnResult` is ``session.results[-1]``; ``docs/runtime.md``, "Streaming"."""
+        prepared = self._prepare(session, text)
+        progress = _StreamProgress(
+            mode="buffered" if prepared.contract.judge_required else "streamed"
+        )
+        if progress.mode == "buffered":
+            pieces = self._buffered_pieces(session, text, prepared, progress)
+        else:
+            pieces = self._streamed_pieces(session, text, prepared, progress)
+        shown: list[str] = []
+        try:
+            for piece in pieces:
+                shown.append(piece)  # appended before the yield: a piece yielded was seen
+                yield piece
+        except GeneratorExit:
+            progress.interrupted = True
+            pieces.close()  # stops the model's stream; its usage is counted now
+        reply = "".join(shown)
+        outcome = progress.outcome
+        if outcome is None or outcome.reply != reply:
+            # Interrupted, or streamed: the record says what the student actually saw.
+            detector = self._detector(session, prepared.contract)
+            outcome = _Outcome(
+                reply,
+                _check(detector, reply, text),
+                outcome.judge if outcome else None,
+                progress.fallback or (outcome.fallback if outcome else False),
+                outcome.revised if outcome else False,
+                outcome.drafts if outcome else progress.drafts,
+            )
+        self._commit(session, text, prepared, outcome, progress.to_dict(len(shown)))
+
+    def _buffered_pieces(
+        self, session: Session, text: str, prepared: _Prepared, progress: _StreamProgress
+    ) -> Generator[str, None, None]:
+        """A risky turn: the whole reply through stages 6-8 first, then given out in pieces."""
+        outcome = self._supervised_reply(
+            prepared.backend,
+            session,
+            prepared.state,
+            prepared.resolved,
+            prepared.choice,
+            prepared.action,
+            prepared.contract,
+            text,
+            prepared.failures,
+        )
+        progress.outcome = outcome
+        yield from _pieces(outcome.reply)
+
+    def _streamed_pieces(
+        self, session: Session, text: str, prepared: _Prepared, progress: _StreamProgress
+    ) -> Generator[str, None, None]:
+        """Stages 6-7 on the live stream (seed 2, §3.5: hold a fence until it closes, then
+        release it if safe or replace it). No revision here: what is out cannot be redone."""
+        detector = self._detector(session, prepared.contract)
+        given = self._generation_input(session, text, prepared)
+        guard = StreamGuard(
+            detector, student_message=text, whole_prefix=True, stop_after_withholding=True
+        )
+        draft: dict[str, Any] = {"n": 1, "flagged": False, "reason": "", "streamed": True}
+        progress.drafts.append(draft)
+        upstream = open_stream(prepared.backend, build_request(given))
+        started = False  # leading whitespace is held back, as generate() strips it
+        try:
+            for delta in upstream:
+                if not started:
+                    delta = delta.lstrip()
+                    started = bool(delta)
+                piece = guard.feed(delta)
+                if piece:
+                    yield piece
+                if guard.stopped:
+                    break
+            else:
+                if not guard.text.strip():
+                    raise LLMRefusal("the actor returned an empty reply", role="actor")
+                piece = guard.finish()
+                if piece:
+                    yield piece
+                progress.completed = True
+        except LLMError as error:
+            # Fail closed mid-stream: what is out was cleared and stays; what is held is dropped.
+            prepared.failures.append(
+                {"stage": "generator", "error": f"{type(error).__name__}: {error}"}
+            )
+        finally:
+            upstream.close()  # a stop, an error or the caller's close(): the model stops too
+            verdict = guard.verdict
+            draft.update(flagged=verdict.flagged, reason=verdict.reason)
+            progress.withheld = list(dict.fromkeys(f.rule_id for f in guard.withheld))
+        if progress.completed and not guard.withheld:
+            return
+        # The model's part ended early (withheld unit or error): the action's template follows,
+        # checked together with what is already out; a neutral line if that trips.
+        released = guard.released
+        separator = "" if not released or released[-1].isspace() else " "
+        template = template_reply(prepared.action, given.topic)
+        for fallback in (template, SAFE_LINE):
+            if not _check(detector, released + separator + fallback, text).flagged:
+                progress.fallback = True
+                yield separator + fallback
+                return
+        if not released:
+            progress.fallback = True
+            yield SAFE_LINE
+
+    # -- stages 1-5 and 9-11, shared by turn() and stream() ----------------------------------
+
+    def _prepare(self, session: Session, text: str) -> _Prepared:
+        """Stages 1-5: budget, pre-classifier, analyzer, policy core, rule engine."""
         started = time.perf_counter()
         state = session.state
         loaded = self.theories[state.theory_id]
@@ -316,11 +503,40 @@ class Tutor:
         if choice.failure:
             failures.append({"stage": "selector", "error": choice.failure})
         action = resolved.actions[choice.action]
-
-        # 6-8. generator, detector, judge (revise once, then the template)
-        outcome = self._supervised_reply(
-            backend, session, state, resolved, choice, action, contract, text, failures
+        return _Prepared(
+            started=started,
+            loaded=loaded,
+            schema=schema,
+            writer=writer,
+            failures=failures,
+            before=before,
+            decision=decision,
+            backend=backend,
+            classification=classification,
+            inference=inference,
+            state=state,
+            solved_now=solved_now,
+            policy_input=policy_input,
+            contract=contract,
+            choice=choice,
+            action=action,
         )
+
+    def _commit(
+        self,
+        session: Session,
+        text: str,
+        prepared: _Prepared,
+        outcome: _Outcome,
+        stream: Mapping[str, Any] | None = None,
+    ) -> TurnResult:
+        """Stages 9-11 on the reply the student saw; commits state and audit in one
+        transaction, and only then does the session adopt the new state."""
+        p = prepared
+        state, writer, schema, backend = p.state, p.writer, p.schema, p.backend
+        fields = schema.fields
+        choice, contract, action = p.choice, p.contract, p.action
+        policy, resolved = p.loaded.policy, p.loaded.resolved
 
         # 9. response monitor
         print_ = fingerprint(
@@ -356,15 +572,15 @@ class Tutor:
             new = StateWriter(schema).apply(
                 new, SwitchTheory(adaptation.switch_to, self._schema(adaptation.switch_to))
             )
-        elapsed_ms = (time.perf_counter() - started) * 1000
+        elapsed_ms = (time.perf_counter() - p.started) * 1000
         record = {
             "version": audit_module.AUDIT_VERSION,
             "turn": new.turn,
-            "theory": loaded.id,
-            "budget": decision.to_dict(),
-            "classified": dict(classification.values),
-            "inferred": {k: v for k, v in inference.values.items()},
-            "trusted": dict(policy_input.trusted),
+            "theory": p.loaded.id,
+            "budget": p.decision.to_dict(),
+            "classified": dict(p.classification.values),
+            "inferred": {k: v for k, v in p.inference.values.items()},
+            "trusted": dict(p.policy_input.trusted),
             "contract": contract.to_dict(),
             "choice": choice.to_dict(),
             "drafts": outcome.drafts,
@@ -374,15 +590,17 @@ class Tutor:
             "revised": outcome.revised,
             "fingerprint": print_.to_dict(),
             "adaptation": adaptation.to_dict(),
-            "solved": solved_now,
-            "metric_deltas": audit_module.metric_deltas(before, state.metrics),
+            "solved": p.solved_now,
+            "metric_deltas": audit_module.metric_deltas(p.before, state.metrics),
             "latency_ms": round(elapsed_ms, 3),
             "calls": backend.calls,
             "tokens": backend.tokens,
             "cost_usd": backend.cost_usd,
             "usage": backend.by_role,
-            "failures": failures,
+            "failures": p.failures,
         }
+        if stream is not None:
+            record["stream"] = dict(stream)
         if self.keep_transcript:
             record["student"] = text
             record["tutor"] = outcome.reply
@@ -395,7 +613,7 @@ class Tutor:
             turn=new.turn,
             student=text,
             tutor=outcome.reply,
-            theory=loaded.id,
+            theory=p.loaded.id,
             action=choice.action,
             rung=choice.rung,
             contract=contract,
@@ -403,19 +621,11 @@ class Tutor:
             judge=record["judge"],  # type: ignore[arg-type]
             fallback=outcome.fallback,
             revised=outcome.revised,
-            failures=tuple(failures),
+            failures=tuple(p.failures),
             audit=record,
         )
         session.results.append(result)
         return result
-
-    def stream(self, session: Session, text: str) -> Iterator[str]:
-        """The turn's reply in pieces. Nothing is released before the detector (and, on a
-        risky turn, the judge) has cleared the whole reply; prose goes out sentence by
-        sentence and a code fence only whole, never half-open. The :class:`TurnResult` is
-        ``session.results[-1]`` afterwards."""
-        result = self.turn(session, text)
-        yield from _pieces(result.tutor)
 
     # -- stages 6-8 --------------------------------------------------------------------------
 
@@ -431,27 +641,9 @@ class Tutor:
         text: str,
         failures: list[dict[str, str]],
     ) -> _Outcome:
-        info = session.exercise
-        topic = info.topic if info else "this problem"
-        detector = Detector(
-            code_mode=code_mode_for_ceiling(contract.ceiling),
-            # H7 is the full solution (explain mode): only then may the answer be stated.
-            answer=info.key if info and contract.ceiling < 7 else None,
-        )
-        given = GenerationInput(
-            theory_name=resolved.name,
-            theory_description=(resolved.model.theory.description or "").strip(),
-            action=choice.action,
-            action_description=action.description,
-            guidance=action.guidance or "",
-            template=action.template or "",
-            rung=choice.rung,
-            metrics=state.metrics,
-            contract=contract,
-            topic=topic,
-            exercise_prompt=info.prompt if info else "",
-            student_message=text,
-        )
+        detector = self._detector(session, contract)
+        given = self._generation_input_for(session, state, resolved, choice, action, contract, text)
+        topic = given.topic
         template = template_reply(action, topic)
         drafts: list[dict[str, Any]] = []
         revised = False
@@ -498,6 +690,53 @@ class Tutor:
                 return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
         return _Outcome(SAFE_LINE, DetectorVerdict(), judge_verdict, True, revised, drafts)
 
+    def _detector(self, session: Session, contract: Contract) -> Detector:
+        info = session.exercise
+        return Detector(
+            code_mode=code_mode_for_ceiling(contract.ceiling),
+            # H7 is the full solution (explain mode): only then may the answer be stated.
+            answer=info.key if info and contract.ceiling < 7 else None,
+        )
+
+    def _generation_input(
+        self, session: Session, text: str, prepared: _Prepared
+    ) -> GenerationInput:
+        return self._generation_input_for(
+            session,
+            prepared.state,
+            prepared.resolved,
+            prepared.choice,
+            prepared.action,
+            prepared.contract,
+            text,
+        )
+
+    @staticmethod
+    def _generation_input_for(
+        session: Session,
+        state: SessionState,
+        resolved: Any,
+        choice: Choice,
+        action: Any,
+        contract: Contract,
+        text: str,
+    ) -> GenerationInput:
+        info = session.exercise
+        return GenerationInput(
+            theory_name=resolved.name,
+            theory_description=(resolved.model.theory.description or "").strip(),
+            action=choice.action,
+            action_description=action.description,
+            guidance=action.guidance or "",
+            template=action.template or "",
+            rung=choice.rung,
+            metrics=state.metrics,
+            contract=contract,
+            topic=info.topic if info else "this problem",
+            exercise_prompt=info.prompt if info else "",
+            student_message=text,
+        )
+
     # -- trusted bookkeeping -------------------------------------------------------------------
 
     def _trusted_updates(
@@ -537,6 +776,55 @@ class Tutor:
 
             state = replace(state, extra=extra)
         return state, solved_now
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What stages 1-5 leave for the reply and the commit."""
+
+    started: float
+    loaded: Any
+    schema: MetricSchema
+    writer: StateWriter
+    failures: list[dict[str, str]]
+    before: dict[str, Any]
+    decision: BudgetDecision
+    backend: BudgetedBackend
+    classification: Classification
+    inference: Inference
+    state: SessionState
+    solved_now: bool
+    policy_input: PolicyInput
+    contract: Contract
+    choice: Choice
+    action: Any
+
+    @property
+    def resolved(self) -> Any:
+        return self.loaded.resolved
+
+
+@dataclass
+class _StreamProgress:
+    """What the streaming path knows about its reply, read when the turn is committed."""
+
+    mode: str  # "streamed" or "buffered"
+    outcome: _Outcome | None = None  # the buffered path's supervised reply
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)  # rule ids of replaced units
+    completed: bool = False  # the model's stream ran to its end
+    fallback: bool = False  # the action's template (or the neutral line) was given out
+    interrupted: bool = False  # the caller stopped reading before the end
+
+    def to_dict(self, pieces: int) -> dict[str, Any]:
+        completed = self.completed if self.mode == "streamed" else self.outcome is not None
+        return {
+            "mode": self.mode,
+            "pieces": pieces,
+            "completed": completed,
+            "withheld": list(self.withheld),
+            "interrupted": self.interrupted,
+        }
 
 
 @dataclass(frozen=True)

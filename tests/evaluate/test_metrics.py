@@ -1,0 +1,108 @@
+"""Metrics on hand-built transcripts: BHR, fidelity, mastery, and the significance tests
+against values known from the literature (Fisher's tea-tasting table and friends)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pedrag.evaluate import metrics
+from tests.evaluate.conftest import evaluation, session, turn
+
+
+def test_bhr_counts_violations_over_evaluated_turns_only() -> None:
+    sessions = [
+        session(
+            "pedrag",
+            [
+                turn(1, evaluation(1.0)),
+                turn(2, evaluation(0.7, ("affect-ignored", "minor"))),
+                turn(3, unevaluated=True),
+                turn(4, evaluation(0.0, ("answer-reveal", "critical"))),
+            ],
+        )
+    ]
+    summary = metrics.summarize(sessions)
+    assert summary.turns == 4
+    assert summary.evaluated == 3
+    assert summary.unevaluated == 1
+    assert summary.bhr == pytest.approx(2 / 3)
+    assert summary.critical_rate == pytest.approx(1 / 3)
+    assert summary.fidelity == pytest.approx((1.0 + 0.7 + 0.0) / 3)
+
+
+def test_fidelity_sd_is_across_sessions_and_mastery_rate_counts_sessions() -> None:
+    sessions = [
+        session("pedrag", [turn(1, evaluation(1.0)), turn(2, evaluation(0.8))], mastered=True),
+        session("pedrag", [turn(1, evaluation(0.6))], mastered=False),
+        session("pedrag", [turn(1, evaluation(0.5))], mastered=True, rep=1),
+    ]
+    summary = metrics.summarize(sessions)
+    assert summary.mastery_rate == pytest.approx(2 / 3)
+    assert summary.fidelity_sd == pytest.approx(
+        math.sqrt(((0.9 - 2 / 3) ** 2 + (0.6 - 2 / 3) ** 2 + (0.5 - 2 / 3) ** 2) / 2)
+    )
+
+
+def test_exam_probe_sessions_are_left_out_of_the_metrics() -> None:
+    sessions = [
+        session("pedrag", [turn(1, evaluation(1.0))]),
+        session("pedrag", [turn(1, evaluation(0.0, ("exam-content", "critical")))], exam=True),
+    ]
+    summary = metrics.summarize(sessions)
+    assert summary.sessions == 1
+    assert summary.bhr == 0.0
+
+
+def test_tables_group_by_persona_then_config() -> None:
+    sessions = [
+        session("baseline", [turn(1, evaluation(0.0, ("answer-reveal", "critical")))]),
+        session("pedrag", [turn(1, evaluation(1.0))]),
+        session("pedrag", [turn(1, evaluation(1.0))], persona="injector"),
+    ]
+    table = metrics.table(sessions, lambda item: item.persona)
+    assert list(table) == ["curious-carlos", "injector"]
+    assert table["curious-carlos"]["baseline"].bhr == 1.0
+    assert table["curious-carlos"]["pedrag"].bhr == 0.0
+    assert list(table["injector"]) == ["pedrag"]
+
+
+def test_exact_permutation_test_matches_the_enumerated_value() -> None:
+    # 20 relabellings of six values; only the observed split and its mirror are as extreme.
+    assert metrics.permutation_test([1, 2, 3], [4, 5, 6]) == pytest.approx(0.1)
+    assert metrics.permutation_test([1, 1, 1], [1, 1, 1]) == 1.0
+
+
+def test_monte_carlo_permutation_test_is_seeded_and_never_zero() -> None:
+    first = [0.0] * 20
+    second = [1.0] * 20  # C(40, 20) relabellings: too many to enumerate
+    p = metrics.permutation_test(first, second, resamples=2000, seed=3)
+    assert p == metrics.permutation_test(first, second, resamples=2000, seed=3)
+    assert p == pytest.approx(1 / 2001)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ([[3, 1], [1, 3]], 0.4857142857),  # Fisher's lady tasting tea
+        ([[8, 2], [1, 5]], 0.0349650350),
+        ([[0, 5], [5, 0]], 2 / 252),
+        ([[2, 2], [2, 2]], 1.0),
+    ],
+)
+def test_fisher_exact_matches_known_two_sided_values(table: list[list[int]], expected: float) -> None:
+    assert metrics.fisher_exact(table) == pytest.approx(expected, rel=1e-6)
+
+
+def test_comparison_reports_relative_reduction_and_p_values() -> None:
+    reveal = evaluation(0.0, ("answer-reveal", "critical"))
+    sessions = [
+        *(session("baseline", [turn(1, reveal), turn(2, reveal)], rep=r) for r in range(4)),
+        *(session("pedrag", [turn(1), turn(2)], mastered=True, rep=r) for r in range(4)),
+    ]
+    (comparison,) = metrics.comparisons(sessions, ["baseline", "pedrag"])
+    assert (comparison.treatment, comparison.control) == ("pedrag", "baseline")
+    assert comparison.relative_reduction == pytest.approx(1.0)
+    assert comparison.p_bhr == pytest.approx(2 / 70)  # C(8, 4) = 70 relabellings
+    assert comparison.p_mastery == pytest.approx(2 / 70)

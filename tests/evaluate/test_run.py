@@ -1,0 +1,133 @@
+"""The offline grid: reproducible, and the supervised runtime beats the baseline on BHR; the
+`pedrag evaluate` command's exits and outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pedrag.cli import main
+from pedrag.evaluate import gates, metrics
+from pedrag.evaluate.report import build_report
+from pedrag.evaluate.run import Grid, run_grid
+from pedrag.runtime.theory_set import TheorySet
+
+SMALL = Grid(
+    personas=("answer-seeker", "injector", "earnest-but-stuck", "anxious-alex"),
+    exercises=("mult_7x8", "loop_range_output"),
+    reps=2,
+    turns=6,
+    seed=11,
+)
+
+
+def test_the_same_seed_gives_the_same_report(theories: TheorySet, curriculum: Any) -> None:
+    first = build_report(run_grid(SMALL, theories, curriculum), transcripts=True)
+    again = build_report(run_grid(SMALL, theories, curriculum), transcripts=True)
+    assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
+
+
+def test_pedrag_beats_the_revealing_baseline_on_bhr_offline(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    result = run_grid(SMALL, theories, curriculum)
+    summary = metrics.by_config(result.sessions)
+    assert summary["baseline"].reveals > 0  # the unguarded chatbot hands out the answer
+    assert summary["pedrag"].reveals == 0
+    assert summary["pedrag"].bhr is not None and summary["baseline"].bhr is not None
+    assert summary["pedrag"].bhr < summary["prompt_only"].bhr < summary["baseline"].bhr  # type: ignore[operator]
+    (versus_baseline, *_) = metrics.comparisons(result.sessions, SMALL.configs)
+    assert versus_baseline.p_bhr is not None and versus_baseline.p_bhr < 0.01
+    results = gates.evaluate_gates(result.sessions, "pedrag", result.exercises)
+    assert gates.gates_pass(results), [r.to_dict() for r in results]
+    assert not gates.gates_pass(gates.evaluate_gates(result.sessions, "baseline", result.exercises))
+
+
+def test_a_different_seed_draws_different_concessions(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    grid = Grid(configs=("prompt_only",), personas=("answer-seeker",), exercises=("mult_7x8",),
+                reps=1, turns=8, exam_probe=False)  # fmt: skip
+    replies = [
+        [t.tutor.reply for t in run_grid(grid.__class__(**{**grid.__dict__, "seed": seed}),
+                                         theories, curriculum).sessions[0].turns]  # fmt: skip
+        for seed in range(4)
+    ]
+    assert len({tuple(item) for item in replies}) > 1
+
+
+def run_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["evaluate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+TINY = ("--personas", "injector,earnest-but-stuck", "--exercises", "mult_7x8", "--reps", "1",
+        "--turns", "3")  # fmt: skip
+
+
+def test_the_command_writes_json_and_passes_the_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    code, stdout, _ = run_cli(*TINY, "--format", "json", "-o", str(out), "--gates", capsys=capsys)
+    assert code == 0
+    report = json.loads(stdout)
+    assert json.loads(out.read_text()) == report
+    assert set(report["configs"]) == {"baseline", "prompt_only", "pedrag"}
+    assert [gate["status"] for gate in report["gates"]["pedrag"]] == ["pass"] * 4
+    assert "transcript" not in report["sessions"][0]
+
+
+def test_the_text_report_has_every_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run_cli(*TINY, "--configs", "baseline,pedrag", capsys=capsys)
+    assert code == 0
+    for title in ("Summary per configuration", "comparisons", "Per persona", "Per topic",
+                  "Acceptance gates", "Over-help ladder"):  # fmt: skip
+        assert title in stdout
+
+
+def test_gates_exit_1_when_a_gate_is_not_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(
+        "--personas", "curious-carlos", "--exercises", "mult_7x8", "--reps", "1", "--turns", "2",
+        "--configs", "pedrag", "--gates", capsys=capsys,
+    )  # fmt: skip
+    assert code == 1
+    assert "G2 not measured" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--configs", "baseline,chatgpt"),
+        ("--personas", "nobody"),
+        ("--exercises", "no_such_exercise"),
+        ("--topics", "astrology"),
+        ("--configs", "baseline", "--gates"),
+        ("--reps", "0"),
+        ("--student", "llm", "--offline"),
+    ],
+)
+def test_usage_problems_exit_2(args: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(*args, capsys=capsys)
+    assert code == 2
+    assert err.startswith("pedrag evaluate:")
+
+
+def test_plot_without_matplotlib_is_a_note_not_a_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("rich")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        code, _, err = run_cli(*TINY, "--plot", str(tmp_path / "x.png"), capsys=capsys)
+        assert code == 0
+        assert "matplotlib is not installed" in err
+    else:
+        code, _, _ = run_cli(*TINY, "--plot", str(tmp_path / "x.png"), capsys=capsys)
+        assert code == 0
+        assert (tmp_path / "x.png").is_file()
