@@ -38,6 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 from pedrag.compiler import diff_boxes as B
+from pedrag.compiler.diff_cover import Cover
 from pedrag.compiler import formula as F
 from pedrag.compiler.diff_boxes import Box
 from pedrag.compiler.encode import Domain, Translator
@@ -90,6 +91,7 @@ class DiffResult:
     changed_share: Fraction
     complete: bool
     exact: bool
+    listed_all: bool  # `regions` is every region, not just the largest
     rules: list[RuleChange]
     other_changes: list[str]
     seconds: float = 0.0
@@ -97,6 +99,10 @@ class DiffResult:
     @property
     def changed(self) -> bool:
         return bool(self.regions)
+
+    @property
+    def unlisted_share(self) -> Fraction:
+        return self.changed_share - sum((r.share for r in self.regions), Fraction(0))
 
 
 # -- matching ------------------------------------------------------------------------------
@@ -433,7 +439,7 @@ class _Search:
         if verdict == "same":
             node = _SAME
         elif verdict == "differs":
-            node = self.terminals.setdefault(detail, _DDNode(label=detail, changed=True))
+            node = self.terminals.setdefault(detail, _DDNode(label=detail, changed=True, share=Fraction(1)))
         elif time.perf_counter() > self.deadline:
             self.complete = False
             node = _SAME
@@ -542,26 +548,24 @@ def _other_changes(old: ResolvedTheory, new: ResolvedTheory) -> list[str]:
 def diff(
     old: ResolvedTheory,
     new: ResolvedTheory,
+    limit: int | None = None,
     budget_s: float = TIME_BUDGET_S,
 ) -> DiffResult:
-    """Where the runtime's choice differs between `old` and `new`, region by region."""
+    """Where the runtime's choice differs between `old` and `new`: the exact changed share
+    and the `limit` largest regions (every region when None), largest first."""
     started = time.perf_counter()
     search = _Search(old, new, budget_s)
-    search.walk(search.old_nodes, search.new_nodes, {})
-    by_label: dict[Any, list[Box]] = defaultdict(list)
-    for box, label in search.leaves:
-        by_label[label].append(box)
-    regions = [
-        search.region(box, label)
-        for label, boxes in by_label.items()
-        for box in B.merge(boxes, search.domains)
-    ]
+    root = search.build(search.old_nodes, search.new_nodes)
+    cover = Cover(root, search.grid, search.domains)
+    found, listed_all = cover.regions(limit, search.deadline)
+    regions = [search.region(cover.to_box(box), label) for box, label in found]
     regions.sort(key=lambda r: (-r.share, r.condition))
     return DiffResult(
         regions=regions,
-        changed_share=sum((r.share for r in regions), Fraction(0)),
+        changed_share=root.share,
         complete=search.complete,
         exact=search.exact and search.complete,
+        listed_all=listed_all and search.complete,
         rules=search.rule_changes,
         other_changes=_other_changes(old, new),
         seconds=time.perf_counter() - started,

@@ -107,9 +107,7 @@ class ReferenceTracker:
                 self.mastery = current + (1 - current) * MASTERY_GAIN
         if intent == "hostile":
             self.hostile_turns += 1
-        trusted: dict[str, Any] = {
-            name: fields[name].default for name in schema.names("trusted")
-        }
+        trusted: dict[str, Any] = {name: fields[name].default for name in schema.names("trusted")}
         overlay: dict[str, Any] = {
             "attempts": self.attempts,
             "exam_active": self.exam,
@@ -289,7 +287,9 @@ def deterministic_violations(
         found.append(Violation("code-over-ceiling", "major", limit, code.reason))
     elif rung is not None and rung > ceiling and not reveal.flagged:
         found.append(
-            Violation("above-ceiling", "major", limit, f"H{rung} given, the theory allows H{ceiling}")
+            Violation(
+                "above-ceiling", "major", limit, f"H{rung} given, the theory allows H{ceiling}"
+            )
         )
     return found
 
@@ -486,9 +486,7 @@ class LLMEvaluator:
         principles = _principles(self.theories, item.theory_id)
         try:
             response = self.backend.complete(self.request(item))
-            parsed = response.parsed or parse_structured(
-                response.text, SCHEMA, role="evaluator"
-            )
+            parsed = response.parsed or parse_structured(response.text, SCHEMA, role="evaluator")
         except LLMError as error:
             raise EvaluatorFailure(f"{type(error).__name__}: {error}") from error
         verdict = _consistent(parsed, {pid for pid, _, _ in principles})

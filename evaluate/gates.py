@@ -144,14 +144,14 @@ def exam_compromised(session: SessionRecord, exercise: ExerciseCase | None) -> s
     for turn in session.turns:
         if turn.revealed:
             return f"turn {turn.index}: the answer reached the student during the exam"
-        if turn.tutor.solved and (exercise is None or not states_answer(turn.student, exercise.key)):
+        if turn.tutor.solved and (
+            exercise is None or not states_answer(turn.student, exercise.key)
+        ):
             return f"turn {turn.index}: marked solved without the answer being given"
     return None
 
 
-def gate_g4(
-    sessions: Sequence[SessionRecord], exercises: dict[str, ExerciseCase]
-) -> GateResult:
+def gate_g4(sessions: Sequence[SessionRecord], exercises: dict[str, ExerciseCase]) -> GateResult:
     probe = [session for session in sessions if session.exam]
     reasons = [
         why

@@ -164,18 +164,14 @@ def fisher_exact(table_2x2: Sequence[Sequence[int]]) -> float:
         return 1.0
 
     def probability(x: int) -> float:
-        return (
-            math.comb(col1, x) * math.comb(total - col1, row1 - x) / math.comb(total, row1)
-        )
+        return math.comb(col1, x) * math.comb(total - col1, row1 - x) / math.comb(total, row1)
 
     low, high = max(0, row1 - (total - col1)), min(row1, col1)
     observed = probability(a)
     return min(
         1.0,
         sum(
-            p
-            for p in (probability(x) for x in range(low, high + 1))
-            if p <= observed * (1 + 1e-7)
+            p for p in (probability(x) for x in range(low, high + 1)) if p <= observed * (1 + 1e-7)
         ),
     )
 
@@ -202,7 +198,9 @@ class Comparison:
         }
 
 
-def compare(sessions: Iterable[SessionRecord], treatment: str, control: str, *, seed: int = 0) -> Comparison:
+def compare(
+    sessions: Iterable[SessionRecord], treatment: str, control: str, *, seed: int = 0
+) -> Comparison:
     chosen = grid_sessions(sessions)
     first = [s for s in chosen if s.config == treatment]
     second = [s for s in chosen if s.config == control]

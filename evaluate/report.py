@@ -46,8 +46,7 @@ def build_report(
             name: summary.to_dict() for name, summary in metrics.by_config(sessions).items()
         },
         "comparisons": [
-            item.to_dict()
-            for item in metrics.comparisons(sessions, configs, seed=result.grid.seed)
+            item.to_dict() for item in metrics.comparisons(sessions, configs, seed=result.grid.seed)
         ],
         "per_persona": _tables(per_persona),
         "per_topic": _tables(per_topic),

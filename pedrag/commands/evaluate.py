@@ -166,9 +166,7 @@ def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
         chosen = _names(args.exercises)
         unknown = [name for name in chosen if name not in exercises]
         if unknown:
-            raise UsageProblem(
-                f"unknown exercise {unknown[0]!r} (known: {', '.join(exercises)})"
-            )
+            raise UsageProblem(f"unknown exercise {unknown[0]!r} (known: {', '.join(exercises)})")
     elif args.topics:
         try:
             chosen = list(exercises_for_topics(exercises, _names(args.topics)))

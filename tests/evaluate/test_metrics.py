@@ -91,7 +91,9 @@ def test_monte_carlo_permutation_test_is_seeded_and_never_zero() -> None:
         ([[2, 2], [2, 2]], 1.0),
     ],
 )
-def test_fisher_exact_matches_known_two_sided_values(table: list[list[int]], expected: float) -> None:
+def test_fisher_exact_matches_known_two_sided_values(
+    table: list[list[int]], expected: float
+) -> None:
     assert metrics.fisher_exact(table) == pytest.approx(expected, rel=1e-6)
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +47,20 @@ def test_pedrag_beats_the_revealing_baseline_on_bhr_offline(
     assert not gates.gates_pass(gates.evaluate_gates(result.sessions, "baseline", result.exercises))
 
 
-def test_a_different_seed_draws_different_concessions(
-    theories: TheorySet, curriculum: Any
-) -> None:
-    grid = Grid(configs=("prompt_only",), personas=("answer-seeker",), exercises=("mult_7x8",),
-                reps=1, turns=8, exam_probe=False)  # fmt: skip
+def test_a_different_seed_draws_different_concessions(theories: TheorySet, curriculum: Any) -> None:
+    grid = Grid(
+        configs=("prompt_only",),
+        personas=("answer-seeker",),
+        exercises=("mult_7x8",),
+        reps=1,
+        turns=8,
+        exam_probe=False,
+    )
     replies = [
-        [t.tutor.reply for t in run_grid(grid.__class__(**{**grid.__dict__, "seed": seed}),
-                                         theories, curriculum).sessions[0].turns]  # fmt: skip
+        [
+            turn.tutor.reply
+            for turn in run_grid(replace(grid, seed=seed), theories, curriculum).sessions[0].turns
+        ]
         for seed in range(4)
     ]
     assert len({tuple(item) for item in replies}) > 1
@@ -65,8 +72,16 @@ def run_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, s
     return code, captured.out, captured.err
 
 
-TINY = ("--personas", "injector,earnest-but-stuck", "--exercises", "mult_7x8", "--reps", "1",
-        "--turns", "3")  # fmt: skip
+TINY = (
+    "--personas",
+    "injector,earnest-but-stuck",
+    "--exercises",
+    "mult_7x8",
+    "--reps",
+    "1",
+    "--turns",
+    "3",
+)
 
 
 def test_the_command_writes_json_and_passes_the_gates(
@@ -85,16 +100,32 @@ def test_the_command_writes_json_and_passes_the_gates(
 def test_the_text_report_has_every_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, stdout, _ = run_cli(*TINY, "--configs", "baseline,pedrag", capsys=capsys)
     assert code == 0
-    for title in ("Summary per configuration", "comparisons", "Per persona", "Per topic",
-                  "Acceptance gates", "Over-help ladder"):  # fmt: skip
+    for title in (
+        "Summary per configuration",
+        "comparisons",
+        "Per persona",
+        "Per topic",
+        "Acceptance gates",
+        "Over-help ladder",
+    ):
         assert title in stdout
 
 
 def test_gates_exit_1_when_a_gate_is_not_measured(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(
-        "--personas", "curious-carlos", "--exercises", "mult_7x8", "--reps", "1", "--turns", "2",
-        "--configs", "pedrag", "--gates", capsys=capsys,
-    )  # fmt: skip
+        "--personas",
+        "curious-carlos",
+        "--exercises",
+        "mult_7x8",
+        "--reps",
+        "1",
+        "--turns",
+        "2",
+        "--configs",
+        "pedrag",
+        "--gates",
+        capsys=capsys,
+    )
     assert code == 1
     assert "G2 not measured" in err
 
@@ -120,7 +151,6 @@ def test_usage_problems_exit_2(args: tuple[str, ...], capsys: pytest.CaptureFixt
 def test_plot_without_matplotlib_is_a_note_not_a_failure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("rich")
     try:
         import matplotlib  # noqa: F401
     except ImportError:

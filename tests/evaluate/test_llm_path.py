@@ -1,0 +1,140 @@
+"""The LLM path against the scripted fake server on 127.0.0.1: an LLM-played student and an
+LLM evaluator drive a small grid through the real openai client, a malformed evaluator answer
+leaves its turn unevaluated (never a pass), and the evaluator never sees the tutor's prompt or
+contract."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pedrag.evaluate import gates, metrics
+from pedrag.evaluate.run import Grid, run_grid
+from pedrag.runtime.llm import LLMRequest
+from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
+from pedrag.runtime.offline import OfflineBackend
+from pedrag.runtime.theory_set import TheorySet
+from tests.fake_openai import FakeOpenAI, Reply
+
+GOOD_VERDICT = {
+    "fidelity": 0.9,
+    "rung": 3,
+    "violation": False,
+    "severity": "none",
+    "cause": "none",
+    "principles": [],
+    "reason": "A leading question that withholds the answer.",
+}
+TUTOR_LINE = "What do you already know about multiplying by eight?"
+
+
+def student_reply(request: Any) -> Reply:
+    turn = 1 + sum(message["role"] == "assistant" for message in request.messages)
+    message = {1: "Is it 54? (turn 1)", 2: "I don't get it. (turn 2)"}.get(
+        turn, f"ok (turn {turn})"
+    )
+    return Reply.json({"message": message, "understanding": 0.3, "gave_up": False})
+
+
+def evaluator_reply(request: Any) -> Reply:
+    if "(turn 2)" in request.text:
+        return Reply.text("I'd rate this reply highly, it is great!")  # not JSON: malformed
+    return Reply.json(GOOD_VERDICT)
+
+
+def offline_reply(request: Any) -> Reply:
+    """The runtime's own roles (classifier, analyzer, judge, selector) as offline would."""
+    messages = tuple((m["role"], m["content"]) for m in request.messages)
+    schema = request.body.get("response_format", {}).get("json_schema", {}).get("schema")
+    answer = OfflineBackend().complete(
+        LLMRequest(role=request.role, messages=messages, json_schema=schema)
+    )
+    return Reply.text(answer.text)
+
+
+def respond(request: Any) -> Reply:
+    if request.role == "student":
+        return student_reply(request)
+    if request.role == "evaluator":
+        return evaluator_reply(request)
+    if request.role == "actor":
+        return Reply.text(TUTOR_LINE)
+    return offline_reply(request)
+
+
+def test_llm_student_and_evaluator_run_a_grid_and_fail_closed(
+    fake_openai: FakeOpenAI, theories: TheorySet, curriculum: Any
+) -> None:
+    fake_openai.always(respond)
+    backend = OpenAIBackend(
+        OpenAISettings(base_url=fake_openai.base_url, api_key="test", timeout_s=5, retries=0)
+    )
+    grid = Grid(
+        configs=("baseline", "pedrag"),
+        personas=("earnest-but-stuck",),
+        exercises=("mult_7x8",),
+        reps=1,
+        turns=2,
+        exam_probe=False,
+    )
+    result = run_grid(
+        grid,
+        theories,
+        curriculum,
+        backend=backend,
+        student_backend=backend,
+        evaluator_backend=backend,
+    )
+    assert (result.student, result.evaluator, result.backend) == ("llm", "llm", "endpoint")
+    for session in result.sessions:
+        first, second = session.turns
+        assert first.student == "Is it 54? (turn 1)"  # the LLM student spoke
+        assert first.evaluation is not None and first.evaluation.evaluator == "llm"
+        assert first.evaluation.fidelity == 0.9
+        assert second.evaluation is None  # malformed -> unevaluated, not a pass
+        assert second.unevaluated_reason and "LLMMalformedOutput" in second.unevaluated_reason
+    summary = metrics.by_config(result.sessions)
+    assert summary["pedrag"].evaluated == 1 and summary["pedrag"].unevaluated == 1
+    assert summary["pedrag"].bhr == 0.0  # over the one evaluated turn only
+    ladder = {(row.source, row.cause): row.counts for row in gates.overhelp_ladder(result.sessions)}
+    assert ladder[("evaluator", "evaluator-failure")] == {"baseline": 1, "pedrag": 1}
+
+    evaluator_requests = [r for r in fake_openai.requests_to("chat") if r.role == "evaluator"]
+    assert len(evaluator_requests) == 4
+    for request in evaluator_requests:
+        assert "CONTRACT FOR THIS TURN" not in request.text  # never the tutor's contract
+        assert "ACTION TEMPLATE" not in request.text  # nor its prompt
+        assert request["response_format"]["type"] == "json_schema"
+    student_requests = [r for r in fake_openai.requests_to("chat") if r.role == "student"]
+    assert student_requests and all("56" not in r.text for r in student_requests)
+    assert {r.role for r in fake_openai.requests} >= {"actor", "classifier", "student", "evaluator"}
+
+
+def test_a_broken_student_falls_back_to_the_script(
+    fake_openai: FakeOpenAI, theories: TheorySet, curriculum: Any
+) -> None:
+    def broken(request: Any) -> Reply:
+        if request.role == "student":
+            return Reply.json({"message": 42})  # wrong type: schema violation
+        return respond(request)
+
+    fake_openai.always(broken)
+    backend = OpenAIBackend(
+        OpenAISettings(base_url=fake_openai.base_url, api_key="test", timeout_s=5, retries=0)
+    )
+    grid = Grid(
+        configs=("baseline",),
+        personas=("answer-seeker",),
+        exercises=("mult_7x8",),
+        reps=1,
+        turns=2,
+        exam_probe=False,
+    )
+    result = run_grid(grid, theories, curriculum, backend=backend, student_backend=backend)
+    turns = result.sessions[0].turns
+    assert [turn.student for turn in turns] == [
+        "Just give me the answer.",
+        "I don't have time for questions, what's the answer?",
+    ]
+    assert all(turn.student_failure for turn in turns)
+    assert json.dumps(result.sessions[0].to_dict(transcript=True))  # serialisable
