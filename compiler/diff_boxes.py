@@ -64,7 +64,9 @@ def whole(domain: Domain) -> Part:
 
 
 # -- cells -------------------------------------------------------------------------------------
-def split_cells(domain: Domain, cuts: set[Fraction], enumerate_all: bool) -> tuple[list[Cell], bool]:
+def split_cells(
+    domain: Domain, cuts: set[Fraction], enumerate_all: bool
+) -> tuple[list[Cell], bool]:
     """The cells of a domain cut at `cuts`, in order, and whether they are exact."""
     if domain.kind in ("bool", "enum"):
         return [Cell(frozenset([v]), v) for v in domain.values], True
@@ -312,7 +314,9 @@ def witness(box: Box, domains: dict[str, Domain], defaults: dict[str, Any]) -> d
         if preferred is None and domain.kind != "int":
             preferred = Fraction(0)
         elif preferred is not None:
-            preferred = Fraction(str(preferred)) if isinstance(preferred, float) else Fraction(preferred)
+            preferred = (
+                Fraction(str(preferred)) if isinstance(preferred, float) else Fraction(preferred)
+            )
         state[var] = _nice(part, domain.kind, preferred)
     return state
 

@@ -38,11 +38,15 @@ def _contains(part: B.Part, value: Any) -> bool:
 
 
 class Cover:
-    def __init__(self, root: Any, grid: dict[str, list[B.Cell]], domains: dict[str, Domain]) -> None:
+    def __init__(
+        self, root: Any, grid: dict[str, list[B.Cell]], domains: dict[str, Domain]
+    ) -> None:
         self.root = root
         self.grid = grid
         self.domains = domains
         self.taken: list[tuple[GridBox, Any]] = []
+        self._fractions: dict[tuple[str, Any], float] = {}
+        self._locals: dict[tuple[str, Any], tuple[int, int]] = {}
 
     # -- grid boxes --------------------------------------------------------------------------
     def to_box(self, box: GridBox) -> B.Box:
@@ -72,8 +76,12 @@ class Cover:
         """A diagram cell as a grid part."""
         if isinstance(part, frozenset):
             return part
-        inside = [i for i, c in enumerate(self.grid[var]) if _contains(part, c.value)]
-        return (inside[0], inside[-1])
+        key = (var, part)
+        hit = self._locals.get(key)
+        if hit is None:
+            inside = [i for i, c in enumerate(self.grid[var]) if _contains(part, c.value)]
+            hit = self._locals[key] = (inside[0], inside[-1])
+        return hit
 
     def _child(self, node: Any, index: int) -> Any:
         hit = node.lookup.get(index)
@@ -88,11 +96,16 @@ class Cover:
         seen: dict[int, bool] = {}
 
         def walk(node: Any) -> bool:
-            if node.var is None:
-                return node.changed and node.label == label
+            if node.full is not None or node.var is None:
+                return node.full == (label,)
             hit = seen.get(id(node))
             if hit is None:
-                children = {id(c): c for c in (self._child(node, i) for i in self._indices(node.var, box.get(node.var)))}
+                children = {
+                    id(c): c
+                    for c in (
+                        self._child(node, i) for i in self._indices(node.var, box.get(node.var))
+                    )
+                }
                 hit = all(walk(c) for c in children.values())
                 seen[id(node)] = hit
             return hit
@@ -109,6 +122,14 @@ class Cover:
             elif pa[1] < pb[0] or pb[1] < pa[0]:
                 return False
         return True
+
+    def _fraction(self, var: str, part: Any) -> float:
+        key = (var, part)
+        hit = self._fractions.get(key)
+        if hit is None:
+            hit = float(self.share({var: part}))
+            self._fractions[key] = hit
+        return hit
 
     def _within(self, box: GridBox, other: GridBox) -> bool:
         for var, theirs in other.items():
@@ -168,7 +189,7 @@ class Cover:
             first, last = box[var]
             top = len(self.grid[var]) - 1
 
-            def fits(a: int, b: int) -> bool:
+            def fits(a: int, b: int, box: GridBox = box, var: str = var) -> bool:
                 trial = {**box, var: (a, b)}
                 return self._clear(trial) and self.changes_everywhere(trial, label)
 
@@ -201,19 +222,22 @@ class Cover:
                 return self.taken, False
             if time.perf_counter() > deadline:
                 return self.taken, False
-            _, _, box, node = heapq.heappop(queue)
+            priority, _, box, node = heapq.heappop(queue)
             if not node.changed or any(self._within(box, t) for t, _ in self.taken):
                 continue
-            if node.var is not None:
+            if node.full is None:
+                weight = -priority / float(node.share) if node.share else 0.0
                 for part, child in zip(node.parts, node.children, strict=True):
                     if child.changed:
-                        grown = {**box, node.var: self._local(node.var, part)}
-                        push(grown, child, float(self.share(grown)))
+                        local = self._local(node.var, part)
+                        grown = {**box, node.var: local}
+                        push(grown, child, weight * self._fraction(node.var, local))
                 continue
             overlapping = next((t for t, _ in self.taken if self._overlap(box, t)), None)
             if overlapping is not None:
                 for piece in self._minus(box, overlapping):
                     push(piece, node, float(self.share(piece)))
                 continue
-            self.taken.append((self.grow(box, node.label), node.label))
+            (label,) = node.full
+            self.taken.append((self.grow(box, label), label))
         return self.taken, True

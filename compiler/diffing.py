@@ -38,9 +38,9 @@ from fractions import Fraction
 from typing import Any
 
 from pedrag.compiler import diff_boxes as B
-from pedrag.compiler.diff_cover import Cover
 from pedrag.compiler import formula as F
 from pedrag.compiler.diff_boxes import Box
+from pedrag.compiler.diff_cover import Cover
 from pedrag.compiler.encode import Domain, Translator
 from pedrag.compiler.formula import Node
 from pedrag.dsl.ir import ResolvedTheory, RuleInfo
@@ -126,6 +126,7 @@ class _DDNode:
     changed: bool = False  # some state below changes
     share: Fraction = Fraction(0)  # of the states below (their variables), the changed share
     lookup: dict[int, int] = field(default_factory=dict)  # grid cell -> child
+    full: tuple[Any] | None = None  # (label,) when every state below changes with that label
 
 
 _SAME = _DDNode()
@@ -277,10 +278,12 @@ class _Search:
                 self.defaults.setdefault(name, metric.default)
         self.rank = {var: index for index, var in enumerate(domains)}
         self.old_order = sorted(
-            (i for i, s in enumerate(slots) if s.old), key=lambda i: _order_key(slots[i].old)  # type: ignore[arg-type]
+            (i for i, s in enumerate(slots) if s.old),
+            key=lambda i: _order_key(slots[i].old),  # type: ignore[arg-type]
         )
         self.new_order = sorted(
-            (i for i, s in enumerate(slots) if s.new), key=lambda i: _order_key(slots[i].new)  # type: ignore[arg-type]
+            (i for i, s in enumerate(slots) if s.new),
+            key=lambda i: _order_key(slots[i].new),  # type: ignore[arg-type]
         )
         self.diagram: dict[tuple[int, ...], _DDNode] = {}
         self.terminals: dict[Any, _DDNode] = {}
@@ -407,7 +410,11 @@ class _Search:
             after = self._exact(self.new, "new", news)
             if before == after:
                 return "same", None
-            label = None if "weighted" in (old_sel, new_sel) else (next(iter(before)), next(iter(after)))
+            label = (
+                None
+                if "weighted" in (old_sel, new_sel)
+                else (next(iter(before)), next(iter(after)))
+            )
             return "differs", label
         preferred = [n for i in changed for n in (olds[i], news[i]) if n.vars]
         return "split", preferred or undecided
@@ -420,6 +427,7 @@ class _Search:
         linear: set[str] = set()
         for node in live:
             linear |= F.linear_vars(node)
+
         # A real inside a multi-variable linear atom can only be sliced approximately:
         # split everything else first, so the atom usually becomes a one-variable one.
         def badness(var: str) -> tuple[Any, ...]:
@@ -439,7 +447,9 @@ class _Search:
         if verdict == "same":
             node = _SAME
         elif verdict == "differs":
-            node = self.terminals.setdefault(detail, _DDNode(label=detail, changed=True, share=Fraction(1)))
+            node = self.terminals.setdefault(
+                detail, _DDNode(label=detail, changed=True, share=Fraction(1), full=(detail,))
+            )
         elif time.perf_counter() > self.deadline:
             self.complete = False
             node = _SAME
@@ -464,11 +474,15 @@ class _Search:
                 )
             node = _DDNode(var=var, parts=[c.part for c in cells], children=children)
             node.share = sum(
-                (B.share({var: c.part}, self.domains) * child.share
-                 for c, child in zip(cells, children, strict=True)),
+                (
+                    B.share({var: c.part}, self.domains) * child.share
+                    for c, child in zip(cells, children, strict=True)
+                ),
                 Fraction(0),
             )
             node.changed = any(child.changed for child in children)
+            fulls = {child.full for child in children}
+            node.full = fulls.pop() if len(fulls) == 1 else None
         self.diagram[key] = node
         return node
 

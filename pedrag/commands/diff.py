@@ -76,9 +76,7 @@ def change_text(old: dict[str, Fraction], new: dict[str, Fraction]) -> str:
         {a for a in (*old, *new) if old.get(a, 0) != new.get(a, 0)},
         key=lambda a: (-abs(new.get(a, 0) - old.get(a, 0)), a),
     )
-    parts = [
-        f"{a} {float(old.get(a, 0)):.0%} -> {float(new.get(a, 0)):.0%}" for a in actions[:4]
-    ]
+    parts = [f"{a} {float(old.get(a, 0)):.0%} -> {float(new.get(a, 0)):.0%}" for a in actions[:4]]
     if len(actions) > 4:
         parts.append(f"(+{len(actions) - 4} more)")
     return ", ".join(parts)
