@@ -36,7 +36,13 @@ def test_rendered_theory_loads_cleanly_in_the_format_order() -> None:
     data = yaml.safe_load(text)
     assert list(data) == ["pedrag", "theory", "selection", "metrics", "actions", "rules"]
     assert list(data["theory"]) == ["id", "name", "principles", "sources"]
-    assert list(data["metrics"]["confusion"]) == ["type", "range", "default", "source", "provenance"]
+    assert list(data["metrics"]["confusion"]) == [
+        "type",
+        "range",
+        "default",
+        "source",
+        "provenance",
+    ]
     assert data["metrics"]["confusion"]["range"] == [0, 1]
     assert data["rules"][0]["weight"] == 2 and "weight" not in data["rules"][1]
     assert data["rules"][1]["when"] == "true"
