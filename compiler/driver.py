@@ -7,6 +7,7 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ class CheckResult:
     diagnostics: list[Diagnostic]
     theories: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -45,6 +47,7 @@ class CheckResult:
             "metrics": sum(t["metrics"] for t in self.theories),
             "coverage": min(coverages) if coverages else None,
             "theories": self.theories,
+            "skipped": self.skipped,
         }
 
 
@@ -52,13 +55,28 @@ class PathError(Exception):
     pass
 
 
-def discover(paths: list[str]) -> list[Path]:
-    """Files named on the command line, and YAML files under named directories, in order."""
+def discover(paths: list[str], skipped: list[Path] | None = None) -> list[Path]:
+    """Files named on the command line, and pedrag files under named folders, in order.
+
+    A named file is always checked. Under a folder, hidden folders (`.git`, `.github`,
+    `.venv`, ...) are not searched and YAML files that are not pedrag documents (no top-level
+    `pedrag:` key: CI workflows, docker-compose files, ...) are skipped; they are appended to
+    `skipped` so the report can say so.
+    """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()))
+            for candidate in sorted(path.rglob("*")):
+                relative = candidate.relative_to(path).parts
+                if candidate.suffix.lower() not in SUFFIXES or not candidate.is_file():
+                    continue
+                if any(part.startswith(".") for part in relative[:-1]):
+                    continue
+                if _is_pedrag_document(candidate):
+                    found.append(candidate)
+                elif skipped is not None and candidate not in skipped:
+                    skipped.append(candidate)
         elif path.is_file():
             found.append(path)
         else:
@@ -68,6 +86,18 @@ def discover(paths: list[str]) -> list[Path]:
         if path not in unique:
             unique.append(path)
     return unique
+
+
+# A top-level `pedrag:` key, in block style or as the first key of a flow mapping.
+_PEDRAG_KEY = re.compile(r"""^(?:\ufeff)?(?:\{\s*)?["']?pedrag["']?[ \t]*:""", re.MULTILINE)
+
+
+def _is_pedrag_document(path: Path) -> bool:
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return True  # let the loader report why it cannot be read
+    return _PEDRAG_KEY.search(text) is not None
 
 
 def _item_ignores(loaded: LoadedFile) -> dict[str, frozenset[str]]:
@@ -114,7 +144,8 @@ def check_paths(
 ) -> CheckResult:
     started = time.perf_counter()
     config = config or CheckConfig()
-    files = [load_file(path) for path in discover(paths)]
+    skipped: list[Path] = []
+    files = [load_file(path) for path in discover(paths, skipped)]
     diagnostics: list[Diagnostic] = []
     theories: list[dict[str, Any]] = []
     for loaded in files:
@@ -148,16 +179,18 @@ def check_paths(
                 facts.update(extra)
             theories.append(facts)
         diagnostics.extend(_filter(loaded, file_diagnostics, config))
-    if semantic:
-        for check in catalog().values():
-            if check.info.stage == "set" and check.run is not None:
-                for diagnostic in check.run(files):
-                    owner = next((f for f in files if diagnostic.file == f.path), None)
-                    diagnostics.extend(
-                        _filter(owner, [diagnostic], config) if owner else [diagnostic]
-                    )
+    # Checks over the whole set: front-end ones (duplicate ids across files) always, semantic
+    # ones (the switch graph) unless --no-semantic.
+    stages = ("front-end", "set") if semantic else ("front-end",)
+    for check in catalog().values():
+        if check.info.stage in stages and check.run is not None:
+            for diagnostic in check.run(files):
+                owner = next((f for f in files if diagnostic.file == f.path), None)
+                diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckResult(files, diagnostics, theories, time.perf_counter() - started)
+    return CheckResult(
+        files, diagnostics, theories, time.perf_counter() - started, [str(p) for p in skipped]
+    )
 
 
 def _filter(

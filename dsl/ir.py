@@ -129,3 +129,4 @@ class ResolvedCurriculum:
     goal_spans: dict[str, Span] = field(default_factory=dict)
     requires_spans: dict[tuple[str, str], Span] = field(default_factory=dict)
     ignore: frozenset[str] = frozenset()
+    span: Span | None = None  # of the curriculum's `id`

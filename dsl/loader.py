@@ -36,6 +36,8 @@ class LoadedFile:
     curriculum: ResolvedCurriculum | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     positions: Positions | None = None
+    # The validated document, kept even when name/type resolution fails (for `ignore:` lists).
+    model: Theory | Curriculum | None = None
 
     @property
     def ok(self) -> bool:
@@ -175,6 +177,20 @@ def load_text(text: str, path: str) -> LoadedFile:
             )
         )
         return loaded
+    distinctive = {"theory", "metrics", "actions", "rules", "kind", "goals", "exercises"}
+    if "pedrag" not in data and not distinctive & set(data):
+        # Some other YAML file (a CI workflow, a docker-compose file): one clear error rather
+        # than a missing-key error for every required key and an unknown-key error for each of its.
+        loaded.diagnostics.append(
+            error(
+                "syntax-error",
+                "not a pedrag file: no top-level `pedrag:` key and no theory or curriculum keys",
+                positions.span(()),
+                help="a theory file starts with `pedrag: 1` and `theory:`; a curriculum with "
+                "`pedrag: 1` and `kind: curriculum`",
+            )
+        )
+        return loaded
     kind = data.get("kind", "theory")
     model: type[BaseModel] = Curriculum if kind == "curriculum" else Theory
     loaded.kind = "curriculum" if kind == "curriculum" else "theory"
@@ -192,6 +208,7 @@ def load_text(text: str, path: str) -> LoadedFile:
     except ValidationError as exc:
         loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions))
         return loaded
+    loaded.model = validated
     if isinstance(validated, Theory):
         loaded.theory, diagnostics = resolve_theory(validated, positions, path)
     else:
@@ -206,17 +223,26 @@ def load_file(path: str | FsPath) -> LoadedFile:
     try:
         raw = FsPath(path).read_bytes()
     except OSError as exc:
-        loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
+        source = SourceText(shown, "")
+        loaded = LoadedFile(path=shown, source=source)
         loaded.diagnostics.append(
-            error("syntax-error", f"cannot read file: {exc.strerror or exc}", None)
+            error("syntax-error", f"cannot read file: {exc.strerror or exc}", source.span(0))
         )
         return loaded
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        loaded = LoadedFile(path=shown, source=SourceText(shown, ""))
+        # Point at the offending byte (file:line:col) so a user with many files can find it.
+        source = SourceText(shown, raw.decode("utf-8-sig", errors="replace"))
+        offset = len(raw[: exc.start].decode("utf-8-sig", errors="replace"))
+        loaded = LoadedFile(path=shown, source=source)
         loaded.diagnostics.append(
-            error("syntax-error", f"file is not UTF-8 text (byte {exc.start})", None)
+            error(
+                "syntax-error",
+                f"file is not UTF-8 text (byte {exc.start}: 0x{raw[exc.start]:02x})",
+                source.span(offset, offset + 1),
+                help="save the file as UTF-8",
+            )
         )
         return loaded
     return load_text(text, shown)

@@ -17,8 +17,9 @@ Identifier = Annotated[
 ]
 RungName = Annotated[str, Field(pattern=r"^H[0-7]$", description="hint-ladder rung H0..H7")]
 ConditionText = Annotated[str, Field(description="a condition in the pedrag condition language")]
+# Shape only: the compiler checks the name against its catalog (with a "did you mean").
 CheckName = Annotated[
-    str, Field(pattern=r"^[a-z][a-z-]*$", description="a check name, e.g. coverage-gap")
+    str, Field(pattern=r"^[a-z][a-z_-]*$", description="a check name, e.g. coverage-gap")
 ]
 
 METRIC_SOURCES = ("trusted", "classified", "inferred", "observed", "computed")

@@ -18,6 +18,12 @@ from pedrag.dsl import ast
 
 _RUNG = re.compile(r"H[0-7]")
 
+# How deeply a condition may nest (`not not ...`, parentheses inside arithmetic, a chain of
+# `implies`, a long sum). Every later stage (resolution, z3 encoding, lowering, the runtime's
+# generated Python, whose parser allows 200 nested parentheses) walks the tree recursively, so
+# the limit is enforced once, here, where it can be reported at the offending column.
+MAX_DEPTH = 64
+
 _TERMINAL_NAMES = {
     "NAME": "a name",
     "NUMBER": "a number",
@@ -95,11 +101,18 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def neg(self, meta, children):  # type: ignore[no-untyped-def]
         return ast.Neg(children[-1], span=_span(meta))
 
-    def arith(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Arith(children[0], str(children[1]), children[2], span=_span(meta))
+    def sum(self, meta, children):  # type: ignore[no-untyped-def]
+        # operand (op operand)+, folded left-associatively: a - b - c is (a - b) - c.
+        node = children[0]
+        for op, right in zip(children[1::2], children[2::2], strict=True):
+            node = ast.Arith(node, str(op), right, span=(node.span[0], right.span[1]))
+        return node
 
-    def mul(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Mul(children[0], children[1], span=_span(meta))
+    def product(self, meta, children):  # type: ignore[no-untyped-def]
+        node = children[0]
+        for right in children[1:]:
+            node = ast.Mul(node, right, span=(node.span[0], right.span[1]))
+        return node
 
     def compare(self, meta, children):  # type: ignore[no-untyped-def]
         operands = tuple(c for c in children if not isinstance(c, Token))
@@ -118,11 +131,11 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def not_(self, meta, children):  # type: ignore[no-untyped-def]
         return ast.Not(children[0], span=_span(meta))
 
-    def and_(self, meta, children):  # type: ignore[no-untyped-def]
+    def and_expr(self, meta, children):  # type: ignore[no-untyped-def]
         node = ast.conjoin(list(children))
         return _respan(node, _span(meta))
 
-    def or_(self, meta, children):  # type: ignore[no-untyped-def]
+    def or_expr(self, meta, children):  # type: ignore[no-untyped-def]
         node = ast.disjoin(list(children))
         return _respan(node, _span(meta))
 
@@ -141,6 +154,27 @@ def _describe_expected(expected: set[str] | frozenset[str]) -> tuple[str, ...]:
         {_TERMINAL_NAMES.get(e, f"`{e.lower()}`") for e in expected if not e.startswith("__")}
     )
     return tuple(names)
+
+
+def _check_depth(tree: Tree) -> None:  # type: ignore[type-arg]
+    """Reject a parse tree that nests more than MAX_DEPTH levels, without recursing.
+
+    A flat chain of `and`/`or` costs one level; `a + b + c` folds into nested binary nodes, so
+    a sum or product of k operands costs k - 1 levels.
+    """
+    stack: list[tuple[Tree, int]] = [(tree, 1)]  # type: ignore[type-arg]
+    while stack:
+        node, depth = stack.pop()
+        if node.data in ("sum", "product"):
+            depth += sum(1 for c in node.children if not isinstance(c, Token)) - 2
+        if depth > MAX_DEPTH:
+            offset = getattr(node.meta, "start_pos", 0) if not node.meta.empty else 0
+            raise ConditionSyntaxError(
+                f"condition is nested too deeply (more than {MAX_DEPTH} levels); "
+                "simplify it or split it across rules",
+                int(offset or 0),
+            )
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
 
 
 def parse_condition(text: str) -> ast.Expr:
@@ -178,5 +212,6 @@ def parse_condition(text: str) -> ast.Expr:
     except UnexpectedInput as exc:  # pragma: no cover - other lark errors
         raise ConditionSyntaxError(str(exc), getattr(exc, "pos_in_stream", 0) or 0) from None
     if isinstance(tree, Tree):
+        _check_depth(tree)
         return _ToAst().transform(tree)  # type: ignore[no-any-return]
     raise ConditionSyntaxError("not a condition", 0)  # pragma: no cover

@@ -861,5 +861,11 @@ def resolve_curriculum(
     if diagnostics:
         return None, diagnostics
     return ResolvedCurriculum(
-        curriculum.id, file, curriculum, goal_spans, requires_spans, frozenset(curriculum.ignore)
+        curriculum.id,
+        file,
+        curriculum,
+        goal_spans,
+        requires_spans,
+        frozenset(curriculum.ignore),
+        positions.span(("id",)),
     ), diagnostics

@@ -51,7 +51,9 @@ class SourceText:
             return ""
         start = self._line_starts[line - 1]
         end = self.text.find("\n", start)
-        return self.text[start:] if end < 0 else self.text[start:end]
+        line_text = self.text[start:] if end < 0 else self.text[start:end]
+        # Windows line endings: the `\r` is part of the break, not of the line a caret sits under.
+        return line_text[:-1] if line_text.endswith("\r") else line_text
 
 
 class ScalarMap:

@@ -81,7 +81,11 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         offset = mark.index if mark is not None else 0
         message = exc.problem or exc.context or "invalid YAML"
         raise YamlError(
-            YamlProblem(f"YAML syntax error: {message}", source.span(offset, offset + 1))
+            YamlProblem(
+                f"YAML syntax error: {message}",
+                source.span(offset, offset + 1),
+                help=_syntax_help(source.text, offset),
+            )
         ) from None
     except yaml.YAMLError as exc:  # e.g. reader errors on control characters
         raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
@@ -107,6 +111,14 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         ) from None
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp out of range
         raise YamlError(YamlProblem(f"YAML error: {exc}", source.span(0, 1))) from None
+
+
+def _syntax_help(text: str, offset: int) -> str | None:
+    """A hint for the YAML mistakes designers make most, from the text at the error."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    if "\t" in text[line_start : offset + 1]:
+        return "YAML does not allow tabs for indentation: indent with spaces"
+    return None
 
 
 def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]) -> Any:

@@ -28,6 +28,7 @@ from pedrag.evaluate.simulated_tutor import SimulatedTutorModel
 from pedrag.runtime.detector import Detector, code_mode_for_ceiling
 from pedrag.runtime.generator import LADDER, fill_template
 from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, LLMResponse, Message
+from pedrag.runtime.memory_store import MemoryStore
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.tutor import Tutor
 
@@ -193,7 +194,9 @@ class SupervisedTutor:
         self, exercise: ExerciseCase, *, seed: int, exam: bool, session_id: str = ""
     ) -> SupervisedSession:
         recorder = _DraftRecorder(self._backend_for(seed))
-        tutor = Tutor(self.theories, recorder, self.curriculum)
+        # Simulated sessions are throwaway and their ids repeat from run to run (they come
+        # from the grid seed): never write them into the user's session database.
+        tutor = Tutor(self.theories, recorder, self.curriculum, store=MemoryStore())
         session = tutor.start(
             self.theory_id,
             exercise.id,

@@ -30,6 +30,10 @@ class AnswerCache:
         self.hits = 0
         self.misses = 0
 
+    def contains(self, key: str) -> bool:
+        """Whether an answer is stored under `key` (not counted as a hit or a miss)."""
+        return self.directory is not None and (self.directory / f"{key}.json").is_file()
+
     def get(self, key: str) -> dict[str, Any] | None:
         if self.directory is None:
             self.misses += 1

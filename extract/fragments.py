@@ -123,12 +123,17 @@ class FragmentOutcome:
         return self.fragment is None
 
 
+def fragment_cache_key(chunk: Chunk, model: str) -> str:
+    """Where a chunk's answer is cached: its text, the model and the prompt version."""
+    return cache_key("fragment", model, PROMPT_VERSION, chunk.text)
+
+
 def extract_fragment(
     chunk: Chunk, backend: LLMBackend, cache: AnswerCache, model: str
 ) -> FragmentOutcome:
     """Ask for a chunk's fragment (from the cache when answered before); retry once on an
     invalid answer, then give up on the chunk. LLM transport errors propagate."""
-    key = cache_key("fragment", model, PROMPT_VERSION, chunk.text)
+    key = fragment_cache_key(chunk, model)
     stored = cache.get(key)
     if stored is not None:
         fragment, errors = (None, list(stored.get("errors", [])))

@@ -5,12 +5,14 @@ chunk (`chunker`), one fragment per chunk (`fragments`), merge (`merge`, with
 `embeddings`), check and repair (`repair`), write (`writer`) — and gives an
 `ExtractionResult` saying what was produced and what remains. Progress is reported through
 a `Reporter` (the CLI draws bars with rich; tests pass nothing). Failures a user can act on
-raise `ExtractionError` with a one-line message; every finished chunk is cached by then, so
-a rerun resumes.
+raise `ExtractionError` with a one-line message — `ExtractionUsageError` when the corpus or
+the output path is unusable, found before any model call; otherwise every finished chunk is
+cached by then, so a rerun resumes.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +22,10 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.extract.cache import AnswerCache
 from pedrag.extract.chunker import Chunk, Tokenizer, chunk_pages, default_tokenizer
 from pedrag.extract.embeddings import Embedder, EndpointEmbedder, LexicalEmbedder
-from pedrag.extract.fragments import FragmentOutcome, extract_fragment
+from pedrag.extract.fragments import FragmentOutcome, extract_fragment, fragment_cache_key
 from pedrag.extract.merge import DEFAULT_MERGE_THRESHOLD, Draft, MergeReport, merge_fragments
 from pedrag.extract.provenance import SourceRegistry
-from pedrag.extract.reader import ReadError, read_corpus
+from pedrag.extract.reader import Page, ReadError, corpus_files, read_document
 from pedrag.extract.repair import RepairResult, RepairRound, item_label, repair
 from pedrag.extract.writer import render_theory
 from pedrag.runtime.llm import LLMBackend, LLMError, Usage
@@ -33,6 +35,10 @@ EmbeddingChoice = Literal["auto", "endpoint", "lexical"]
 
 class ExtractionError(Exception):
     """Extraction cannot go on; the message says why and what to do."""
+
+
+class ExtractionUsageError(ExtractionError):
+    """The corpus or the output path is unusable; found before anything was sent to the model."""
 
 
 class Reporter(Protocol):
@@ -107,30 +113,33 @@ def extract(
     reporter = reporter or SilentReporter()
     model = _model_name(backend)
     cache = AnswerCache(options.cache_dir)
-
-    reporter.start("read", len(corpus))
-    try:
-        pages = read_corpus(list(corpus))
-    except ReadError as exc:
-        raise ExtractionError(str(exc)) from None
-    reporter.finish("read")
-    if not pages:
-        raise ExtractionError("the corpus holds no text (scanned PDFs need OCR first)")
+    _check_output(options.output)
+    pages = _read(corpus, reporter)
 
     tokenizer = tokenizer or default_tokenizer()
     chunks = chunk_pages(pages, options.chunk_tokens, options.overlap, tokenizer)
     registry = SourceRegistry()
 
+    cached = sum(cache.contains(fragment_cache_key(chunk, model)) for chunk in chunks)
+    if cached:
+        earlier = "all" if cached == len(chunks) else f"resuming: {cached} of"
+        reporter.note(
+            f"{earlier} {len(chunks)} chunks were answered by an earlier run "
+            f"(cached in {options.cache_dir})"
+        )
     reporter.start("extract", len(chunks))
     outcomes: list[FragmentOutcome] = []
     for chunk in chunks:
         try:
             outcomes.append(extract_fragment(chunk, backend, cache, model))
         except LLMError as exc:
-            raise ExtractionError(
-                f"{exc} (at chunk {len(outcomes) + 1} of {len(chunks)}; the {len(outcomes)} "
-                "chunks before it are cached: rerun to resume)"
-            ) from None
+            where = _stopped_at(len(outcomes), len(chunks), options.cache_dir)
+            raise ExtractionError(f"{exc} ({where})") from None
+        except KeyboardInterrupt:
+            reporter.note(
+                f"interrupted {_stopped_at(len(outcomes), len(chunks), options.cache_dir)}"
+            )
+            raise
         reporter.advance("extract")
     reporter.finish("extract")
     for outcome in outcomes:
@@ -195,9 +204,71 @@ def extract(
         notes=notes,
     )
     result.text = render(repaired.draft, _header(result, model, registry))
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(result.text, encoding="utf-8")
+    try:
+        options.output.parent.mkdir(parents=True, exist_ok=True)
+        options.output.write_text(result.text, encoding="utf-8")
+    except OSError as exc:
+        rerun = (
+            " (the model's answers are cached: rerun with another -o)" if options.cache_dir else ""
+        )
+        raise ExtractionError(
+            f"cannot write {options.output}: {exc.strerror or exc}{rerun}"
+        ) from None
     return result
+
+
+def _check_output(output: Path) -> None:
+    """Refuse an output path that cannot be written before any model call is paid for."""
+    if output.is_dir():
+        raise ExtractionUsageError(
+            f"output {output} is a folder; give the file to write, e.g. {output / 'NAME.yaml'}"
+        )
+    folder = output.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ExtractionUsageError(f"cannot write {output}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExtractionUsageError(f"cannot write {output}: no permission to write in {folder}")
+
+
+def _read(corpus: Sequence[str | Path], reporter: Reporter) -> list[Page]:
+    """Every page of the corpus; files without text are noted, a corpus without any is an
+    `ExtractionUsageError` naming them."""
+    try:
+        files = corpus_files(list(corpus))
+        reporter.start("read", len(files))
+        pages: list[Page] = []
+        empty: list[Path] = []
+        for path in files:
+            document = read_document(path)
+            if not document:
+                empty.append(path)
+            pages.extend(document)
+            reporter.advance("read")
+    except ReadError as exc:
+        raise ExtractionUsageError(str(exc)) from None
+    reporter.finish("read")
+    ocr = (
+        " (a PDF of scanned pages has no text layer: run OCR first)"
+        if any(path.suffix.lower() == ".pdf" for path in empty)
+        else ""
+    )
+    if not pages:
+        names = ", ".join(map(str, empty))
+        raise ExtractionUsageError(f"no text to extract from: {names} holds none{ocr}")
+    for path in empty:
+        reporter.note(f"{path}: no text, skipped{ocr if path.suffix.lower() == '.pdf' else ''}")
+    return pages
+
+
+def _stopped_at(done: int, total: int, cache_dir: Path | None) -> str:
+    where = f"at chunk {done + 1} of {total}"
+    if done == 0:
+        return f"{where}; nothing was extracted yet"
+    if cache_dir is None:
+        return f"{where}; --no-cache was given, so a rerun starts over"
+    return f"{where}; the {done} chunks before it are cached in {cache_dir}: rerun to resume"
 
 
 def _model_name(backend: LLMBackend) -> str:

@@ -3,11 +3,16 @@
 Takes paths to PDF, plain-text and Markdown files; gives one `Page` per PDF page (numbered
 from 1, as a reader cites them) and one per form-feed-separated page of a text file (a text
 file without form feeds is a single page, numbered 1). Page numbers are what provenance
-points at, so they are kept from here on.
+points at, so they are kept from here on. Text files are UTF-8 (with or without BOM), UTF-16
+or UTF-32 with a BOM, else Windows-1252 / Latin-1; a file that looks binary is refused.
 """
 
 from __future__ import annotations
 
+import codecs
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,17 +50,25 @@ def read_corpus(paths: list[str | Path]) -> list[Page]:
     """Every page of every file, files in the given order; folders are searched for corpus
     files (sorted by name)."""
     pages: list[Page] = []
-    for path in _expand(paths):
+    for path in corpus_files(paths):
         pages.extend(read_document(path))
     return pages
 
 
-def _expand(paths: list[str | Path]) -> list[Path]:
+def corpus_files(paths: list[str | Path]) -> list[Path]:
+    """The files to read, in order: files as given, folders searched for corpus files
+    (sorted by name). A folder holding none is an error, not silently nothing."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES))
+            inside = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
+            )
+            if not inside:
+                known = ", ".join(SUFFIXES)
+                raise ReadError(f"{raw}: folder holds no corpus files ({known})")
+            found.extend(inside)
         elif path.exists():
             found.append(path)
         else:
@@ -72,13 +85,42 @@ def _read_text(path: Path) -> list[Page]:
         raw = path.read_bytes()
     except OSError as exc:
         raise ReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Old public-domain e-texts are often Latin-1; every byte decodes, nothing is lost.
-        text = raw.decode("latin-1")
-    text = text.replace("\r\n", "\n")
+    text = _decode(path, raw).replace("\r\n", "\n")
     return [Page(str(path), number, part) for number, part in enumerate(text.split("\f"), 1)]
+
+
+# Longest BOM first: the UTF-32-LE BOM starts with the UTF-16-LE one.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise ReadError(f"{path}: not valid {encoding.upper()} ({exc.reason})") from None
+    if b"\x00" in raw:
+        # Latin-1 would "decode" it and send the model noise (UTF-16 without a BOM, or binary).
+        raise ReadError(
+            f"{path}: looks binary (it holds NUL bytes); save it as UTF-8 text, or give the PDF"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    # Old public-domain e-texts are often Windows-1252 or Latin-1; every Latin-1 byte
+    # decodes, so nothing is lost.
+    try:
+        return raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 def _read_pdf(path: Path) -> list[Page]:
@@ -86,12 +128,46 @@ def _read_pdf(path: Path) -> list[Page]:
     from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(str(path))
-        return [
-            Page(str(path), number, page.extract_text() or "")
-            for number, page in enumerate(reader.pages, 1)
-        ]
+        with _quiet_pypdf():
+            reader = PdfReader(str(path))
+            if reader.is_encrypted:
+                _decrypt(path, reader)
+            return [
+                Page(str(path), number, page.extract_text() or "")
+                for number, page in enumerate(reader.pages, 1)
+            ]
+    except ReadError:
+        raise
     except OSError as exc:
         raise ReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (PyPdfError, ValueError, KeyError) as exc:  # pypdf raises these on damaged files
         raise ReadError(f"{path}: not a readable PDF ({exc})") from None
+
+
+def _decrypt(path: Path, reader: object) -> None:
+    """Open a PDF encrypted with an empty user password (print/copy restrictions only), as
+    viewers do; one that needs a password cannot be read."""
+    from pypdf.errors import PyPdfError
+
+    try:
+        opened = reader.decrypt("")  # type: ignore[attr-defined]
+    except (PyPdfError, NotImplementedError) as exc:  # e.g. AES without `cryptography`
+        raise ReadError(f"{path}: encrypted PDF that cannot be opened here ({exc})") from None
+    if not opened:
+        raise ReadError(
+            f"{path}: the PDF is password-protected; save a decrypted copy "
+            "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and extract from that"
+        )
+
+
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs what it repairs in damaged files ("EOF marker not found") to the root
+    handler, i.e. the user's terminal; a file it cannot read becomes one `ReadError`."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

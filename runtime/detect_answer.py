@@ -623,6 +623,35 @@ def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
 
 # --- the pass -------------------------------------------------------------------------------
 
+# Hyphens a model (or a student) may write instead of "-": soft hyphen, hyphen, non-breaking
+# hyphen, figure dash, en dash, small and full-width hyphen-minus. The em dash stays: it
+# separates clauses.
+_HYPHENS = frozenset("\u00ad\u2010\u2011\u2012\u2013\ufe63\uff0d")
+
+
+def _visible(text: str) -> tuple[str, list[int]]:
+    """``text`` as a reader sees it: invisible format characters (soft hyphen, zero-width
+    space and joiners, bidi marks) dropped and hyphen look-alikes made "-", so "fifty\u2011six",
+    "fifty\u00adsix" and "5\u200b6" read like "fifty-six" and "56"; with, for each character
+    kept, its index in ``text`` (and ``len(text)`` at the end) to map spans back."""
+    if text.isascii():
+        return text, [*range(len(text) + 1)]
+    kept: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char in _HYPHENS:
+            char = "-"
+        elif unicodedata.category(char) == "Cf":
+            continue
+        kept.append(char)
+        origin.append(index)
+    origin.append(len(text))
+    return "".join(kept), origin
+
+
+def _original_span(origin: Sequence[int], start: int, end: int) -> tuple[int, int]:
+    return origin[start], (origin[end - 1] + 1 if end > start else origin[start])
+
 
 def _reveals(
     reply: str,
@@ -662,8 +691,13 @@ def find_answer_reveals(
     A target the student's last message already states is not hidden any more. A target that
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
     reply states it as a result or in another spelling."""
+    original = reply
+    reply, origin = _visible(reply)
+    if student_message is not None:
+        student_message = _visible(student_message)[0]
     findings: list[Finding] = []
     givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
+    givens = _visible(givens)[0]
     if answer is not None:
         for start, end, spelling in _reveals(
             reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens
@@ -705,4 +739,9 @@ def find_answer_reveals(
                     "step-reveal",
                 )
             )
+    if reply is not original:
+        findings = [
+            Finding(f.kind, f.reason, *_original_span(origin, f.start, f.end), f.rule_id)
+            for f in findings
+        ]
     return tuple(sorted(findings, key=lambda finding: (finding.start, finding.end)))

@@ -129,7 +129,8 @@ _BACKTICK_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
 def _is_identifier(line: str, start: int, end: int) -> bool:
     """A word used as a name: called or indexed ("of(", "x["), an attribute ("a.of"), a
-    lone argument ("(of)", "[of,"), or assigned to ("so = ...")."""
+    lone argument ("(of)", "[of,"), assigned to ("so = ..."), or an operand of an arithmetic
+    or comparison operator ("us + us;"; a line with code signals only)."""
     after = line[end : end + 1]
     before = line[start - 1 : start] if start else ""
     return (
@@ -137,7 +138,13 @@ def _is_identifier(line: str, start: int, end: int) -> bool:
         or before == "."
         or (before in ("(", "[") and after in (")", "]", ","))
         or bool(_ASSIGNED.match(line, end))
+        or bool(_OPERATOR_AFTER.match(line, end))
+        or bool(_OPERATOR_BEFORE.search(line[:start]))
     )
+
+
+_OPERATOR_AFTER = re.compile(r"\s*(?:[+*/%]|==|!=|<=|>=)(?!=)\s*\w")
+_OPERATOR_BEFORE = re.compile(r"\w\s*(?:[+*/%]|==|!=|<=|>=)\s*$")
 
 
 def _is_prose(line: str) -> bool:

@@ -1,6 +1,7 @@
 """An in-memory session store with :class:`~pedrag.runtime.store.SessionStore`'s interface.
 
-Runtime, persistence for tests and throwaway runs (``pedrag simulate`` without ``--db``).
+Runtime, persistence for tests and throwaway runs (``Tutor(..., store=MemoryStore())``; a tutor
+given no store persists to ``$PEDRAG_DB``).
 Takes and gives the same JSON documents as the SQL store: ``create_session``, ``save_turn``
 (a turn is all-or-nothing and a compare-and-set on the turn index), ``load_session``,
 ``audit_records``, ``list_sessions``, ``add_spend``/``spend``. Documents are copied through

@@ -21,12 +21,14 @@ whole first. Both share stages 1-5 (``_prepare``) and 9-11 (``_commit``).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
+import threading
 import time
 import uuid
 from collections.abc import Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +62,6 @@ from pedrag.runtime.llm import (
     LLMUnavailable,
     open_stream,
 )
-from pedrag.runtime.memory_store import MemoryStore
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
 from pedrag.runtime.response_monitor import fingerprint, observed_metrics
@@ -75,11 +76,30 @@ from pedrag.runtime.state import (
     SwitchTheory,
     new_state,
 )
+from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
 from pedrag.runtime.streaming import StreamGuard
+from pedrag.runtime.text import clean_text
 from pedrag.runtime.theory_set import TheorySet
 
 HOSTILE_TURNS_FOR_RESTRICTION = 3
+EXAM_LOCK = "exam_lock"  # state.extra key: the session's exercise is under an exam
 MASTERY_GAIN = 0.4  # share of the remaining gap closed by a correct attempt
+
+
+_DEFAULT_STORES: dict[str, SessionStore] = {}
+_DEFAULT_STORES_LOCK = threading.Lock()
+
+
+def default_store() -> SessionStore:
+    """The store of a :class:`Tutor` given none: ``SessionStore()`` — ``$PEDRAG_DB``, else
+    ``./.pedrag/sessions.db``, as for the CLI — opened once per database per process, so that
+    tutors created per session (an evaluation, a web worker) share one connection pool."""
+    url = resolve_db_url().render_as_string(hide_password=False)
+    with _DEFAULT_STORES_LOCK:
+        store = _DEFAULT_STORES.get(url)
+        if store is None:
+            store = _DEFAULT_STORES[url] = SessionStore(url)
+        return store
 
 
 class SafeBackend:
@@ -217,7 +237,9 @@ class Tutor:
         self.backend: LLMBackend = SafeBackend(backend) if backend is not None else self.offline
         self.is_offline = backend is None
         self.curriculum = _curriculum_model(curriculum, self.theories)
-        self.store = store if store is not None else MemoryStore()
+        # DESIGN: sessions and audit records persist in SQLite by default ($PEDRAG_DB), the
+        # same database the CLI and `pedrag audit` use; pass MemoryStore() for throwaway runs.
+        self.store = store if store is not None else default_store()
         self.budget = budget or Budget()
         self.keep_transcript = keep_transcript
         self._schemas: dict[str, MetricSchema] = {}
@@ -241,7 +263,8 @@ class Tutor:
         info = self._exercise(exercise) if exercise else None
         initial = dict(trusted or {})
         schema = self._schema(theory)
-        if info is not None and info.exam and "exam_active" in schema.fields:
+        exam = info is not None and info.exam
+        if exam and "exam_active" in schema.fields:
             initial.setdefault("exam_active", True)
         state = new_state(
             schema,
@@ -250,6 +273,10 @@ class Tutor:
             exercise_id=info.id if info else None,
             goal_id=info.goal if info else None,
         )
+        if initial.get("exam_active", exam) is True:
+            # Kept beside the metrics, so the lockdown holds under any theory: one without an
+            # exam_active metric, or one the session switches to (seed 2, §3.2).
+            state = replace(state, extra={**state.extra, EXAM_LOCK: True})
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         session_id = session_id or uuid.uuid4().hex[:12]
         session_meta = {
@@ -264,9 +291,17 @@ class Tutor:
         return Session(session_id, state, seed, info, session_meta)
 
     def resume(self, session_id: str) -> Session:
-        """A session from the store, ready for its next turn."""
+        """A session from the store, as of its last committed turn, ready for its next turn.
+
+        Raises ``SessionNotFound`` for an unknown id, and ``KeyError`` when this tutor has not
+        loaded the session's current theory or its exercise's curriculum."""
         meta, state_dict, _ = self.store.load_session(session_id)
         state = SessionState.from_dict(state_dict)
+        if state.theory_id not in self.theories:
+            raise KeyError(
+                f"session {session_id!r} runs theory {state.theory_id!r}, which is not loaded "
+                f"(loaded: {', '.join(self.theories.ids) or 'none'})"
+            )
         info = self._exercise(state.exercise_id) if state.exercise_id else None
         return Session(session_id, state, int(meta.get("seed", 0)), info, meta)
 
@@ -297,7 +332,12 @@ class Tutor:
     # -- the turn ----------------------------------------------------------------------------
 
     def turn(self, session: Session, text: str) -> TurnResult:
-        """One supervised turn; commits state and audit, then returns what the student sees."""
+        """One supervised turn; commits state and audit, then returns what the student sees.
+
+        Raises :class:`~pedrag.runtime.store.TurnConflict` (a ``StoreError``) when another
+        writer committed this session's turn first (two requests on one session at once): the
+        session is left as it was; ``resume(session.id)`` gives the committed state."""
+        text = _student_text(text)
         prepared = self._prepare(session, text)
         outcome = self._supervised_reply(
             prepared.backend,
@@ -327,6 +367,7 @@ class Tutor:
         pieces given out; a caller that stops early (``close()``) gets the turn committed with
         what it received, marked ``interrupted``. A generator never started runs no turn.
         The :class:`TurnResult` is ``session.results[-1]``; ``docs/runtime.md``, "Streaming"."""
+        text = _student_text(text)
         prepared = self._prepare(session, text)
         progress = _StreamProgress(
             mode="buffered" if prepared.contract.judge_required else "streamed"
@@ -392,6 +433,7 @@ class Tutor:
         started = False  # leading whitespace is held back, as generate() strips it
         try:
             for delta in upstream:
+                delta = clean_text(delta)
                 if not started:
                     delta = delta.lstrip()
                     started = bool(delta)
@@ -489,9 +531,11 @@ class Tutor:
         prepared = policy.prepare(history) if hasattr(policy, "prepare") else history
 
         # 4. policy core: trusted + classified values only
+        trusted = {n: state.metrics[n] for n in schema.names("trusted")}
+        if state.extra.get(EXAM_LOCK) is True:
+            trusted["exam_active"] = True  # the core's exam lockdown, declared or not
         policy_input = PolicyInput.of(
-            {n: state.metrics[n] for n in schema.names("trusted")},
-            {n: state.metrics[n] for n in schema.names("classified")},
+            trusted, {n: state.metrics[n] for n in schema.names("classified")}
         )
         labels = {step.index: step.when.text for step in resolved.ceiling_steps}
         contract = compute_contract(policy_input, policy, labels)
@@ -605,9 +649,16 @@ class Tutor:
             record["student"] = text
             record["tutor"] = outcome.reply
         record = audit_module.plain(record)
-        self.store.save_turn(session.id, new.turn, new.to_dict(), record)
-        if backend.cost_usd and hasattr(self.store, "add_spend"):
-            self.store.add_spend(DEPLOYMENT_SCOPE, backend.cost_usd)
+        try:
+            self.store.save_turn(session.id, new.turn, new.to_dict(), record)
+        except StoreError:
+            # The model calls were made and paid for even though the turn is not committed
+            # (another writer won the turn, the database failed): count them against the
+            # deployment cap, or racing requests could spend past it. The turn's error wins.
+            with contextlib.suppress(StoreError):
+                self._add_deployment_spend(backend.cost_usd)
+            raise
+        self._add_deployment_spend(backend.cost_usd)
         session.state = new  # only now: the store has committed the turn
         result = TurnResult(
             turn=new.turn,
@@ -626,6 +677,10 @@ class Tutor:
         )
         session.results.append(result)
         return result
+
+    def _add_deployment_spend(self, usd: float) -> None:
+        if usd and hasattr(self.store, "add_spend"):
+            self.store.add_spend(DEPLOYMENT_SCOPE, usd)
 
     # -- stages 6-8 --------------------------------------------------------------------------
 
@@ -652,6 +707,7 @@ class Tutor:
         def attempt(note: str | None) -> tuple[str | None, DetectorVerdict | None]:
             try:
                 draft, _ = generate(backend, _with_note(given, note))
+                draft = clean_text(draft)
             except LLMError as error:
                 failures.append({"stage": "generator", "error": f"{type(error).__name__}: {error}"})
                 return None, None
@@ -760,6 +816,13 @@ class Tutor:
                 if "mastery" in fields and fields["mastery"].source == "trusted":
                     mastery = float(metrics["mastery"])
                     updates["mastery"] = mastery + (1 - mastery) * MASTERY_GAIN
+        if (
+            extra.get(EXAM_LOCK) is True
+            and "exam_active" in fields
+            and fields["exam_active"].source == "trusted"
+            and metrics.get("exam_active") is not True
+        ):
+            updates["exam_active"] = True  # after a switch from a theory without the metric
         if intent == "hostile":
             extra["hostile_turns"] = int(extra.get("hostile_turns", 0)) + 1
             if (
@@ -772,8 +835,6 @@ class Tutor:
         if solved_now:
             state = writer.mark_solved(state)
         if extra != dict(state.extra):
-            from dataclasses import replace
-
             state = replace(state, extra=extra)
         return state, solved_now
 
@@ -837,11 +898,15 @@ class _Outcome:
     drafts: list[dict[str, Any]]
 
 
+def _student_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"a student message is a str, got {type(text).__name__}")
+    return clean_text(text)
+
+
 def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
     if note is None:
         return given
-    from dataclasses import replace
-
     return replace(given, revision_note=note)
 
 

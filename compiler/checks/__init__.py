@@ -1,8 +1,11 @@
-"""The check catalog: one module per check, each exposing `INFO` (and `run` if semantic).
+"""The check catalog: one module per check, each exposing `INFO` (and `run` if it has one).
 
 `--explain`, the docs' check list and the SARIF rule list are generated from this catalog,
 so they cannot drift from what the checks do. Front-end checks (syntax, names, types, trust
-boundary) are reported by `pedrag.dsl`; their modules here carry only metadata.
+boundary) are reported by `pedrag.dsl`; their modules here carry only metadata, except that a
+front-end check spanning files (duplicate theory ids across a set) has a `run(files)` the driver
+calls even with --no-semantic. A `semantic` check's `run` takes an `Analysis` of one theory, a
+`set` check's `run` takes every loaded file.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ Colour only when writing to a terminal (and never with NO_COLOR set).
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from pedrag.dsl.diagnostics import Diagnostic, Severity
@@ -33,6 +34,23 @@ def _witness_text(witness: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+_TAB = "    "
+
+
+def _width(text: str) -> int:
+    """Terminal columns `text` takes once tabs are expanded: wide (CJK, emoji) characters take
+    two, combining marks none. Carets must line up under what the terminal shows."""
+    total = 0
+    for char in text:
+        if char == "\t":
+            total += len(_TAB)
+        elif unicodedata.combining(char):
+            continue
+        else:
+            total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return total
+
+
 def _caret_block(
     source: SourceText | None, span: Span, colour: bool, marker: str = "^"
 ) -> list[str]:
@@ -43,11 +61,11 @@ def _caret_block(
         return []
     width = len(str(span.line))
     gutter = " " * width
-    if span.end_line == span.line:
-        length = max(1, span.end_column - span.column)
-    else:
-        length = max(1, len(line_text) - span.column + 1)
-    caret = " " * (span.column - 1) + marker * length
+    start = span.column - 1
+    end = span.end_column - 1 if span.end_line == span.line else len(line_text)
+    length = max(1, _width(line_text[start:end]))
+    caret = " " * _width(line_text[:start]) + marker * length
+    line_text = line_text.replace("\t", _TAB)
     blue = _BLUE if colour else ""
     reset = _RESET if colour else ""
     return [
@@ -91,6 +109,13 @@ def format_report(
     blocks = [format_diagnostic(d, sources, colour) for d in diagnostics]
     errors, warnings = summary["errors"], summary["warnings"]
     tail = f"checked {files} file{'s' if files != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+    skipped = summary.get("skipped") or []
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        tail += (
+            f"\nskipped {len(skipped)} YAML file{'s' if len(skipped) != 1 else ''} without a "
+            f"top-level `pedrag:` key: {shown} (name a file to check it anyway)"
+        )
     extras = []
     for theory in summary.get("theories", []):
         coverage = theory.get("coverage")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -21,12 +22,13 @@ judge on risky turns, monitors and an audit record saved to the session database
 Offline by default (deterministic, no network). With OPENAI_BASE_URL / OPENAI_API_KEY set,
 or --model, the tutor calls an OpenAI-compatible endpoint (see docs/llm.md).
 Sessions are saved to $PEDRAG_DB (default ./.pedrag/sessions.db); read one back with
-`pedrag audit SESSION`.
+`pedrag audit SESSION`, continue it with `pedrag chat --session SESSION`.
 """
 EPILOG = """\
 examples:
   pedrag chat --exercise mult_7x8 --curriculum theories/curriculum.yaml
   pedrag chat --script messages.txt --exercise mult_7x8 --format json
+  pedrag chat --session 3f2a9c1b7d4e --script more.txt
   OPENAI_BASE_URL=http://localhost:8000/v1 pedrag chat --model llama3 --exercise mult_7x8
 """
 
@@ -34,8 +36,7 @@ examples:
 def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--theory",
-        default="socratic",
-        help="theory id from the shipped set, or a theory file (default: socratic)",
+        help=f"theory id from the shipped set, or a theory file (default: {DEFAULT_THEORY})",
     )
     parser.add_argument(
         "--theories",
@@ -49,7 +50,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--exercise", metavar="ID", help="exercise id from the curriculum")
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the session's rule selection (default: 0)"
+        "--seed", type=int, help="seed of the session's rule selection (default: 0)"
     )
     parser.add_argument("--model", help="model name for every role on the configured endpoint")
     parser.add_argument("--offline", action="store_true", help="force the offline backend")
@@ -71,6 +72,11 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_common_arguments(parser)
     parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue a saved session (its theory, exercise and seed) instead of starting one",
+    )
+    parser.add_argument(
         "--script",
         metavar="FILE",
         help="run non-interactively: one student message per line ('-' for stdin)",
@@ -78,12 +84,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class UsageProblem(Exception):
-    pass
+    """A problem with the command line: the message is printed, the exit code is 2."""
+
+    exit_code = 2
+
+
+class SessionMissing(UsageProblem):
+    """``--session`` names no saved session (exit code 1, as for ``pedrag audit``)."""
+
+    exit_code = 1
+
+
+DEFAULT_THEORY = "socratic"
+
+
+def unknown(what: str, name: str, known: list[str] | tuple[str, ...]) -> str:
+    """ "unknown exercise 'mult_7x9'; did you mean 'mult_7x8'? (known: ...)"."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {what} {name!r}{hint} (known: {', '.join(known) or 'none'})"
 
 
 def build_tutor(args: argparse.Namespace) -> Any:
     """The tutor the options describe (shared with `pedrag simulate`)."""
-    from pedrag.runtime.store import SessionStore
+    from pedrag.runtime.store import SessionStore, StoreError
     from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
     from pedrag.runtime.tutor import Tutor
 
@@ -92,6 +116,8 @@ def build_tutor(args: argparse.Namespace) -> Any:
             theories = TheorySet.from_paths([args.theories], strict=False)
         else:
             theories = TheorySet.shipped()
+        if args.theory is None:
+            args.theory = DEFAULT_THEORY
         theory_path = Path(args.theory)
         if args.theory.endswith((".yaml", ".yml")) or theory_path.is_file():
             extra = TheorySet.from_paths([theory_path])
@@ -99,20 +125,27 @@ def build_tutor(args: argparse.Namespace) -> Any:
             theories.curricula.update(extra.curricula)
             args.theory = next(iter(extra.theories), args.theory)
         if args.theory not in theories:
-            raise UsageProblem(
-                f"unknown theory {args.theory!r} (loaded: {', '.join(theories.ids)})"
-            )
+            raise UsageProblem(unknown("theory", args.theory, theories.ids))
         curriculum = args.curriculum
         if curriculum is not None and not Path(curriculum).is_file():
             raise UsageProblem(f"curriculum file not found: {curriculum}")
     except TheoryLoadError as error:
         raise UsageProblem(str(error)) from error
     backend = _backend(args)
-    store = SessionStore(args.db)
+    try:
+        store = SessionStore(args.db)
+    except (StoreError, OSError) as error:  # a bad --db / $PEDRAG_DB is the caller's to fix
+        raise UsageProblem(f"cannot open the session database: {error}") from error
     tutor = Tutor(theories, backend, curriculum, store)
     if args.exercise and tutor.curriculum is None:
         raise UsageProblem("--exercise needs a curriculum: pass --curriculum FILE")
+    if args.exercise and args.exercise not in (known := exercise_ids(tutor)):
+        raise UsageProblem(unknown("exercise", args.exercise, known))
     return tutor
+
+
+def exercise_ids(tutor: Any) -> list[str]:
+    return [item.id for item in tutor.curriculum.exercises] if tutor.curriculum else []
 
 
 def _backend(args: argparse.Namespace) -> Any:
@@ -131,11 +164,40 @@ def _backend(args: argparse.Namespace) -> Any:
 
 
 def start_session(tutor: Any, args: argparse.Namespace, meta: dict[str, Any] | None = None) -> Any:
+    if getattr(args, "session", None):
+        return resume_session(tutor, args)
     trusted = {"explain_mode": True} if args.explain_mode else None
+    seed = args.seed if args.seed is not None else 0
     try:
         return tutor.start(
-            theory=args.theory, exercise=args.exercise, seed=args.seed, trusted=trusted, meta=meta
+            theory=args.theory, exercise=args.exercise, seed=seed, trusted=trusted, meta=meta
         )
+    except KeyError as error:
+        raise UsageProblem(str(error.args[0])) from error
+
+
+def resume_session(tutor: Any, args: argparse.Namespace) -> Any:
+    """The saved session ``--session`` names, with its own theory, exercise and seed."""
+    from pedrag.runtime.store import SessionNotFound
+
+    fixed = [
+        option
+        for option, given in (
+            ("--exercise", args.exercise),
+            ("--seed", args.seed is not None),
+            ("--explain-mode", args.explain_mode),
+        )
+        if given
+    ]
+    if fixed:
+        raise UsageProblem(
+            f"{', '.join(fixed)} cannot change a saved session; --session continues it as it "
+            "was started"
+        )
+    try:
+        return tutor.resume(args.session)
+    except SessionNotFound as error:
+        raise SessionMissing(f"no session {args.session!r} in {tutor.store.url}") from error
     except KeyError as error:
         raise UsageProblem(str(error.args[0])) from error
 
@@ -167,39 +229,56 @@ def print_turn_text(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pedrag.runtime.store import StoreError
+
     try:
         tutor = build_tutor(args)
         if args.script:
             lines = _read_script(args.script)
             session = start_session(tutor, args)
-            results = [tutor.turn(session, line) for line in lines]
             if args.format == "json":
+                results = [tutor.turn(session, line) for line in lines]
                 print(transcript_json(session, results))
-            else:
-                print(f"session {session.id} ({session.meta['theory']}, {session.meta['backend']})")
-                for result in results:
-                    print_turn_text(result)
+                return 0
+            print(session_line(session), flush=True)
+            for line in lines:
+                print_turn_text(tutor.turn(session, line))
+                sys.stdout.flush()  # a transcript to follow (or pipe) as it is written
             return 0
         return _interactive(tutor, args)
     except UsageProblem as error:
         print(f"pedrag chat: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
+    except StoreError as error:
+        # Every turn committed before this one is saved; this one is not.
+        print(f"pedrag chat: {error}", file=sys.stderr)
+        return 1
+
+
+def session_line(session: Any) -> str:
+    state = session.state
+    resumed = f", resumed after turn {state.turn}" if state.turn else ""
+    return f"session {session.id} ({state.theory_id}, {session.meta['backend']}{resumed})"
 
 
 def _read_script(path: str) -> list[str]:
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        text = raw.decode("utf-8-sig")
     except OSError as error:
         raise UsageProblem(f"cannot read script {path}: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise UsageProblem(
+            f"script {path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line})"
+        ) from error
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _interactive(tutor: Any, args: argparse.Namespace) -> int:
     session = start_session(tutor, args)
     info = session.exercise
-    print(
-        f"pedrag tutor ({session.meta['theory']}, {session.meta['backend']}); session {session.id}"
-    )
+    print(f"pedrag tutor: {session_line(session)}")
     if info is not None:
         print(f"exercise: {info.prompt}")
     print("type your message; an empty line or Ctrl-D ends the session")
@@ -210,6 +289,9 @@ def _interactive(tutor: Any, args: argparse.Namespace) -> int:
         except EOFError:
             print()
             break
+        except UnicodeDecodeError:
+            print("(that line is not UTF-8 text; please type it again)")
+            continue
         if not line:
             break
         print("tutor> ", end="", flush=True)

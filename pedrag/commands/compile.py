@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from pedrag.commands._output import write_output
 from pedrag.commands.check import _colour
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import ConfigError, load_config
@@ -22,7 +23,10 @@ bytes) with a content hash inside, which the tutor runtime loads without z3 or t
 Nothing is written when the file has errors; the diagnostics are printed as `pedrag check`
 prints them.
 
-exit status: 0 written, 1 the file has errors, 2 usage problem (bad path, bad option)
+Missing folders in the -o path are created; the file is replaced atomically.
+
+exit status: 0 written, 1 the file has errors, 2 usage problem (bad path, bad option, the
+output cannot be written)
 """
 EPILOG = """\
 examples:
@@ -79,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
     policy = lower(loaded.theory)
     text = dumps(policy)
     if args.output:
-        Path(args.output).write_bytes(text.encode("utf-8"))
+        problem = write_output(args.output, text.encode("utf-8"))
+        if problem:
+            print(f"pedrag compile: {problem}", file=sys.stderr)
+            return 2
         print(
             f"wrote {args.output} ({len(policy['rules'])} rules, content hash {policy['content_hash'][:12]})",
             file=sys.stderr,

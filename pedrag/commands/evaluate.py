@@ -4,6 +4,7 @@ fidelity, mastery, significance, gates G1-G4 and the over-help ladder."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -109,6 +110,41 @@ def _names(raw: str | None) -> list[str]:
     return [item.strip() for item in (raw or "").split(",") if item.strip()]
 
 
+def _check_known(kind: str, names: list[str], known: list[str]) -> None:
+    """A usage problem naming the first unknown name, with the closest known one."""
+    unknown = [name for name in names if name not in known]
+    if not unknown and names:
+        return
+    name = unknown[0] if unknown else "(none)"
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise UsageProblem(f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})")
+
+
+def _check_writable(option: str, raw: str | None) -> None:
+    """Refuse an output path that cannot be written before the grid runs, not after."""
+    if not raw:
+        return
+    path = Path(raw)
+    if path.is_dir():
+        raise UsageProblem(f"{option} {raw} is a folder; give the file to write")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageProblem(f"{option} {raw}: {folder} is not a folder")
+
+
+def _write(path: str, text: str) -> str | None:
+    """Write a report file (creating its folders); why not, on failure."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        return f"cannot write {path}: {error.strerror or error}"
+    return None
+
+
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
 
@@ -148,30 +184,25 @@ def _backend(args: argparse.Namespace) -> Any:
 
 def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
     from pedrag.evaluate.configs import CONFIG_NAMES
-    from pedrag.evaluate.run import Grid, default_exercises, exercises_for_topics
+    from pedrag.evaluate.run import (
+        Grid,
+        default_exercises,
+        exercises_for_topics,
+        first_by_topic,
+    )
     from pedrag.runtime.personas import PERSONAS
 
     configs = _names(args.configs)
-    unknown = [name for name in configs if name not in CONFIG_NAMES]
-    if unknown or not configs:
-        raise UsageProblem(
-            f"unknown configuration {unknown[0] if unknown else '(none)'!r} "
-            f"(known: {', '.join(CONFIG_NAMES)})"
-        )
+    _check_known("configuration", configs, list(CONFIG_NAMES))
     personas = _names(args.personas) or list(PERSONAS)
-    unknown = [name for name in personas if name not in PERSONAS]
-    if unknown:
-        raise UsageProblem(f"unknown persona {unknown[0]!r} (known: {', '.join(PERSONAS)})")
+    _check_known("persona", personas, list(PERSONAS))
     if args.exercises:
         chosen = _names(args.exercises)
-        unknown = [name for name in chosen if name not in exercises]
-        if unknown:
-            raise UsageProblem(f"unknown exercise {unknown[0]!r} (known: {', '.join(exercises)})")
+        _check_known("exercise", chosen, list(exercises))
     elif args.topics:
-        try:
-            chosen = list(exercises_for_topics(exercises, _names(args.topics)))
-        except KeyError as error:
-            raise UsageProblem(str(error.args[0])) from error
+        topics = _names(args.topics)
+        _check_known("topic", topics, list(first_by_topic(exercises)))
+        chosen = list(exercises_for_topics(exercises, topics))
     else:
         chosen = list(default_exercises(exercises))
     if args.reps < 1 or args.turns < 1:
@@ -216,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
         grid = _grid(args, ExerciseCase.from_curriculum(curriculum))
         backend = _backend(args)
         student_backend, evaluator_backend = _roles(args, backend)
+        _check_writable("-o", args.output)
+        _check_writable("--plot", args.plot)
     except UsageProblem as error:
         print(f"pedrag evaluate: {error}", file=sys.stderr)
         return 2
@@ -245,13 +278,19 @@ def run(args: argparse.Namespace) -> int:
         )
     checked = ["pedrag"] if args.gates else []
     report = build_report(result, transcripts=args.transcripts, gate_configs=checked)
+    if backend is not None:
+        _warn_about_model_failures(result.sessions)
     if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        problem = _write(args.output, json.dumps(report, indent=2) + "\n")
+        if problem:
+            print(f"pedrag evaluate: {problem}", file=sys.stderr)
+            return 1
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         render_text(report, Console(highlight=False, width=max(120, Console().width)))
     if args.plot:
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         problem = write_plot(report, args.plot)
         if problem:
             print(f"pedrag evaluate: {problem}", file=sys.stderr)
@@ -262,3 +301,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"pedrag evaluate: gates failed for pedrag: {failed}", file=sys.stderr)
             return 1
     return 0
+
+
+def _warn_about_model_failures(sessions: Any) -> None:
+    """Say on stderr when the endpoint failed: the runtime fails closed, so a wrong key or
+    URL would otherwise show only as unevaluated turns and fallback replies."""
+    turns = [turn for session in sessions for turn in session.turns]
+    failures = {
+        "the evaluator": [t.unevaluated_reason for t in turns if t.unevaluated_reason],
+        "the student": [t.student_failure for t in turns if t.student_failure],
+        "the tutor": [t.tutor.failures[0] for t in turns if t.tutor.failures],
+    }
+    for who, reasons in failures.items():
+        if reasons:
+            print(
+                f"pedrag evaluate: warning: {who} model failed on {len(reasons)} of "
+                f"{len(turns)} turns; first: {reasons[0]}",
+                file=sys.stderr,
+            )

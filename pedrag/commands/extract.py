@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pedrag.extract.merge import DEFAULT_MERGE_THRESHOLD
-from pedrag.extract.pipeline import ExtractionError, ExtractionResult, ExtractOptions, extract
+from pedrag.extract.pipeline import (
+    ExtractionError,
+    ExtractionResult,
+    ExtractionUsageError,
+    ExtractOptions,
+    extract,
+)
 from pedrag.runtime.llm_openai import backend_from_env
 
 if TYPE_CHECKING:
@@ -34,7 +40,8 @@ the model is PEDRAG_MODEL_EXTRACTOR or PEDRAG_MODEL. Answers are cached per chun
 --cache-dir, so rerunning after a failure resumes where it stopped.
 
 exit status: 0 written and checks clean, 1 written with errors remaining (or the endpoint
-failed midway), 2 usage problem (no endpoint, bad path, bad option)
+failed: nothing written), 2 usage problem (no endpoint, bad option, a corpus file that is
+missing, unreadable or holds no text, an output path that cannot be written)
 """
 EPILOG = """\
 examples:
@@ -146,12 +153,18 @@ class _RichReporter:
         self.progress.advance(self.tasks[stage], amount)
 
     def finish(self, stage: str) -> None:
+        # A stage may end early (repair stops at the first clean round): show what ran,
+        # not the planned total ("0/0" when no repair round was needed). A stage without
+        # steps (merge) shows as one.
         task = self.progress.tasks[self.tasks[stage]]
-        total = task.total if task.total is not None else 1
+        total = int(task.completed) if task.total is not None else 1
         self.progress.update(self.tasks[stage], total=total, completed=total)
 
     def note(self, message: str) -> None:
-        self.progress.console.print(f"[yellow]note:[/] {message}", highlight=False, markup=True)
+        # soft_wrap: a note is one line however narrow the terminal (or a log file) is.
+        self.progress.console.print(
+            f"[yellow]note:[/] {message}", highlight=False, markup=True, soft_wrap=True
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -193,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
             reporter.progress.stop()
             print(f"pedrag extract: {exc}", file=sys.stderr)
             _print_cost(backend.usage, None)
-            return 1
+            return 2 if isinstance(exc, ExtractionUsageError) else 1
     _print_summary(result)
     return 0 if result.clean else 1
 
@@ -225,6 +238,8 @@ def _print_cost(usage: object, result: ExtractionResult | None) -> None:
     if usage is None:
         return
     calls = getattr(usage, "calls", 0)
+    if result is None and not calls:
+        return  # failed before any model call: nothing was spent
     line = (
         f"cost: ${getattr(usage, 'cost_usd', 0.0):.4f} for {calls} model calls "
         f"({getattr(usage, 'prompt_tokens', 0)} prompt + "

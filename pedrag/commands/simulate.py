@@ -12,6 +12,7 @@ from pedrag.commands.chat import (
     build_tutor,
     print_turn_text,
     start_session,
+    unknown,
 )
 
 NAME = "simulate"
@@ -37,11 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pedrag.runtime.personas import PERSONAS
+    from pedrag.runtime.store import StoreError
 
     if args.persona not in PERSONAS:
         print(
-            f"pedrag simulate: unknown persona {args.persona!r} (known: {', '.join(PERSONAS)})",
-            file=sys.stderr,
+            f"pedrag simulate: {unknown('persona', args.persona, list(PERSONAS))}", file=sys.stderr
         )
         return 2
     if args.turns is not None and args.turns < 1:
@@ -55,7 +56,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     topic = session.exercise.topic if session.exercise else "this problem"
     messages = PERSONAS[args.persona].messages(args.turns, topic=topic)
-    results = [tutor.turn(session, message) for message in messages]
+    try:
+        results = [tutor.turn(session, message) for message in messages]
+    except StoreError as error:
+        print(f"pedrag simulate: {error}", file=sys.stderr)
+        return 1
     if args.format == "json":
         payload = {
             "session": session.id,

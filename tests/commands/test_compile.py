@@ -50,3 +50,22 @@ def test_compile_refuses_a_file_with_errors(
 def test_compile_usage_errors_exit_2(tmp_path: Path) -> None:
     assert main(["compile", str(tmp_path / "missing.yaml")]) == 2
     assert main(["compile", str(tmp_path)]) == 2
+
+
+def test_compile_creates_missing_output_folders(tmp_path: Path) -> None:
+    out = tmp_path / "build" / "policies" / "socratic.json"
+    assert main(["compile", SOCRATIC, "-o", str(out), "--no-semantic"]) == 0
+    assert CompiledPolicy.load(out).theory_id == "socratic"
+    assert [p.name for p in out.parent.iterdir()] == ["socratic.json"]  # no temporary left
+
+
+@pytest.mark.parametrize("where", ["folder", "under_a_file"])
+def test_compile_to_an_unwritable_path_exits_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    (tmp_path / "plain").write_text("not a folder")
+    target = tmp_path if where == "folder" else tmp_path / "plain" / "policy.json"
+    assert main(["compile", SOCRATIC, "-o", str(target), "--no-semantic"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pedrag compile: ") and "Traceback" not in err
+    assert (tmp_path / "plain").read_text() == "not a folder"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedrag.dsl import ast
-from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
+from pedrag.dsl.parser import MAX_DEPTH, ConditionSyntaxError, parse_condition
 from pedrag.dsl.printer import to_text
 
 names = st.sampled_from(
@@ -176,3 +176,48 @@ def test_syntax_errors_point_at_the_offending_offset(
 def test_keywords_are_not_names() -> None:
     with pytest.raises(ConditionSyntaxError):
         parse_condition("and == 1")
+
+
+def test_long_or_and_and_chains_parse_flat_without_recursion() -> None:
+    disjuncts = " or ".join(f"x >= {i}" for i in range(3000))
+    tree = parse_condition(disjuncts)
+    assert isinstance(tree, ast.Or) and len(tree.operands) == 3000
+    conjuncts = " and ".join(f"x != {i}" for i in range(3000))
+    tree = parse_condition(conjuncts)
+    assert isinstance(tree, ast.And) and len(tree.operands) == 3000
+
+
+def test_sums_and_products_stay_left_associative_with_spans() -> None:
+    text = "a - b - c * 2 * 3"
+    tree = parse_condition(text)
+    assert to_text(tree) == "a - b - c * 2 * 3"
+    assert isinstance(tree, ast.Arith) and isinstance(tree.left, ast.Arith)
+    assert isinstance(tree.right, ast.Mul) and isinstance(tree.right.left, ast.Mul)
+    start, end = tree.left.span
+    assert text[start:end] == "a - b"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not " * 1000 + "x",
+        "(not " * 1000 + "x" + ")" * 1000,
+        "-" * 1000 + "x > 0",
+        " - ".join(["x"] * 3000) + " > 0",
+        " * ".join(["2"] * 3000) + " > x",
+        " implies ".join(["x"] * 1000),
+    ],
+)
+def test_too_deep_nesting_is_a_syntax_error_not_a_recursion_error(text: str) -> None:
+    with pytest.raises(ConditionSyntaxError) as info:
+        parse_condition(text)
+    assert "nested too deeply" in info.value.message
+    assert 0 <= info.value.offset < len(text)
+
+
+def test_nesting_up_to_the_limit_is_accepted() -> None:
+    depth = MAX_DEPTH - 2
+    assert isinstance(parse_condition("not " * depth + "x"), ast.Not)
+    assert isinstance(parse_condition(" - ".join(["x"] * depth) + " > 0"), ast.Compare)
+    # Parentheses alone add no level.
+    assert parse_condition("(" * 1000 + "x > 1" + ")" * 1000) == parse_condition("x > 1")

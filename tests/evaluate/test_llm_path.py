@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.run import Grid, run_grid
 from pedrag.runtime.llm import LLMRequest
@@ -138,3 +140,21 @@ def test_a_broken_student_falls_back_to_the_script(
     ]
     assert all(turn.student_failure for turn in turns)
     assert json.dumps(result.sessions[0].to_dict(transcript=True))  # serialisable
+
+
+def test_a_rejected_key_is_reported_not_only_counted(
+    fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pedrag.cli import main
+
+    fake_openai.always(Reply.error(401, "Incorrect API key provided"))
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("PEDRAG_LLM_RETRIES", "0")
+    args = ["--configs", "pedrag", "--personas", "injector", "--exercises", "mult_7x8"]
+
+    code = main(["evaluate", *args, "--reps", "1", "--turns", "1", "--no-exam-probe"])
+
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "warning: the evaluator model failed on 1 of 1 turns" in err
+    assert "HTTP 401" in err and "check OPENAI_API_KEY" in err

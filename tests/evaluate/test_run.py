@@ -161,3 +161,51 @@ def test_plot_without_matplotlib_is_a_note_not_a_failure(
         code, _, _ = run_cli(*TINY, "--plot", str(tmp_path / "x.png"), capsys=capsys)
         assert code == 0
         assert (tmp_path / "x.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (("--personas", "answer-seekr"), "did you mean 'answer-seeker'?"),
+        (("--configs", "pedrg"), "did you mean 'pedrag'?"),
+        (("--exercises", "mult_7x9"), "did you mean 'mult_7x8'?"),
+        (("--topics", "arithmatic"), "did you mean 'arithmetic'?"),
+    ],
+)
+def test_an_unknown_name_suggests_the_closest_known_one(
+    args: tuple[str, ...], suggestion: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(*args, capsys=capsys)
+
+    assert code == 2 and suggestion in err
+
+
+def test_the_report_goes_into_a_folder_that_does_not_exist_yet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "reports" / "today" / "report.json"
+
+    code, _, _ = run_cli(
+        *TINY, "--configs", "pedrag", "--no-exam-probe", "-o", str(out), capsys=capsys
+    )
+
+    assert code == 0 and json.loads(out.read_text())["grid"]
+
+
+def test_an_output_that_is_a_folder_exits_2_before_the_grid_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, err = run_cli(*TINY, "-o", str(tmp_path), capsys=capsys)
+
+    assert code == 2 and "is a folder" in err and stdout == ""
+
+
+def test_simulated_sessions_stay_out_of_the_session_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PEDRAG_DB", str(tmp_path / "sessions.db"))
+    args = (*TINY, "--configs", "pedrag", "--no-exam-probe")
+
+    assert run_cli(*args, capsys=capsys)[0] == 0
+    assert run_cli(*args, capsys=capsys)[0] == 0, "a rerun reuses the grid's session ids"
+    assert not (tmp_path / "sessions.db").exists()

@@ -168,7 +168,7 @@ def test_errors_left_after_repair_exit_1(
     assert (tmp_path / "x.yaml").exists()
 
 
-def test_endpoint_failure_exits_1_with_resume_hint(
+def test_endpoint_failure_exits_1(
     endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     endpoint.always(Reply.error(503, "down"))
@@ -188,4 +188,97 @@ def test_endpoint_failure_exits_1_with_resume_hint(
     )
 
     assert code == 1
-    assert "rerun to resume" in capsys.readouterr().err
+    assert "HTTP 503" in capsys.readouterr().err
+
+
+def extract_args(tmp_path: Path, *corpus: Path | str, output: Path | None = None) -> list[str]:
+    return [
+        "extract",
+        *map(str, corpus),
+        "-o",
+        str(output or tmp_path / "x.yaml"),
+        "--theory-id",
+        "x",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--quiet",
+    ]
+
+
+def test_a_corpus_without_text_exits_2_naming_the_file(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "empty.txt").write_text("  \n", encoding="utf-8")
+
+    code = main(extract_args(tmp_path, tmp_path / "empty.txt"))
+
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "no text to extract from" in captured.err and "empty.txt" in captured.err
+    assert "OCR" not in captured.err and "cost:" not in captured.out
+    assert not endpoint.requests
+
+
+def test_an_empty_file_beside_others_is_noted_and_skipped(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    endpoint.always(MENO_FRAGMENT)
+    (tmp_path / "empty.md").write_text("", encoding="utf-8")
+
+    code = main(extract_args(tmp_path, tmp_path / "empty.md", CORPUS / "meno.txt"))
+
+    assert code == 0
+    assert "empty.md: no text, skipped" in capsys.readouterr().err
+
+
+def test_an_unreadable_pdf_exits_2_before_any_model_call(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\n garbage")
+
+    code = main(extract_args(tmp_path, tmp_path / "broken.pdf"))
+
+    captured = capsys.readouterr()
+    assert code == 2 and "broken.pdf: not a readable PDF" in captured.err
+    assert "EOF marker" not in captured.err and not endpoint.requests
+
+
+@pytest.mark.parametrize("output", ["folder", "file/x.yaml"])
+def test_an_output_path_that_cannot_be_written_exits_2_before_any_model_call(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path, output: str
+) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+
+    code = main(extract_args(tmp_path, CORPUS / "meno.txt", output=tmp_path / output))
+
+    assert code == 2 and "pedrag extract: " in capsys.readouterr().err
+    assert not endpoint.requests
+
+
+def test_a_rejected_key_at_the_first_chunk_does_not_promise_a_resume(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    endpoint.always(Reply.error(401, "Incorrect API key provided"))
+
+    code = main(extract_args(tmp_path, CORPUS / "meno.txt"))
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "HTTP 401" in err and "check OPENAI_API_KEY" in err
+    assert "nothing was extracted yet" in err and "resume" not in err
+
+
+def test_a_rerun_says_it_resumes(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    endpoint.script(MENO_FRAGMENT, Reply.error(503, "down"))
+    endpoint.always(MENO_FRAGMENT)
+    argv = [*extract_args(tmp_path, CORPUS / "meno.txt"), "--chunk-tokens", "600"]
+    argv += ["--overlap", "50"]
+
+    assert main(argv) == 1
+    assert "the 1 chunks before it are cached" in capsys.readouterr().err
+
+    assert main(argv) == 0
+    assert "resuming: 1 of 2 chunks were answered by an earlier run" in capsys.readouterr().err

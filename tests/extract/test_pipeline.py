@@ -208,3 +208,51 @@ def test_repair_round_fixes_a_dead_rule(fake_openai: FakeOpenAI, tmp_path: Path)
     assert check_paths([str(output)]).errors == 0
     [rule] = yaml.safe_load(output.read_text(encoding="utf-8"))["rules"]
     assert (rule["when"], rule["source"]) == ("frustration > 0.9", "meno_c1")
+
+
+class NoteCollector:
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def start(self, stage: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, stage: str, amount: int = 1) -> None:
+        pass
+
+    def finish(self, stage: str) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+
+def test_an_interrupt_says_how_much_is_cached_and_the_rerun_resumes(
+    scripted_fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    corpus = scripted.write_corpus(tmp_path / "corpus")
+    backend = backend_from_env({"OPENAI_BASE_URL": scripted_fake.base_url})
+    assert backend is not None
+    complete = backend.complete
+    calls: list[object] = []
+
+    def interrupted_on_the_second_call(request):  # type: ignore[no-untyped-def]
+        calls.append(request)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return complete(request)
+
+    backend.complete = interrupted_on_the_second_call  # type: ignore[method-assign]
+    options = ExtractOptions(tmp_path / "x.yaml", "x", cache_dir=tmp_path / "cache")
+    reporter = NoteCollector()
+
+    with pytest.raises(KeyboardInterrupt):
+        extract(corpus, options, backend, reporter)
+    assert reporter.notes == [
+        f"interrupted at chunk 2 of 3; the 1 chunks before it are cached in {tmp_path / 'cache'}: "
+        "rerun to resume"
+    ]
+
+    rerun = NoteCollector()
+    extract(corpus, options, backend, rerun)
+    assert rerun.notes[0].startswith("resuming: 1 of 3 chunks were answered by an earlier run")

@@ -127,3 +127,69 @@ def test_usage_problems_exit_2(capsys) -> None:
         == 2
     )
     assert main(["audit", "no-such-session"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["chat", "--theory", "socratik"], "unknown theory 'socratik'; did you mean 'socratic'?"),
+        (
+            ["chat", "--exercise", "mult_7x9"],
+            "unknown exercise 'mult_7x9'; did you mean 'mult_7x8'?",
+        ),
+        (["simulate", "--persona", "injektor"], "did you mean 'injector'?"),
+        (
+            ["simulate", "--persona", "injector", "--exercise", "mult_7x9"],
+            "did you mean 'mult_7x8'?",
+        ),
+    ],
+)
+def test_unknown_names_exit_2_with_a_suggestion(argv, message, tmp_path, capsys) -> None:
+    script = tmp_path / "messages.txt"
+    script.write_text("hi\n")
+    extra = ["--script", str(script)] if argv[0] == "chat" else []
+    assert main([*argv, "--curriculum", str(CURRICULUM), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_script_that_is_not_utf8_is_a_usage_problem(tmp_path, capsys) -> None:
+    script = tmp_path / "messages.txt"
+    script.write_bytes(b"how do I start?\nhi \xff\xfe\n")
+    assert main(["chat", "--script", str(script)]) == 2
+    assert "is not UTF-8 text (byte 0xff on line 2)" in capsys.readouterr().err
+
+
+def test_a_script_with_control_characters_runs(tmp_path, capsys) -> None:
+    script = tmp_path / "messages.txt"
+    script.write_bytes(b"a\x00b \x1b[2Jhello\n")
+    assert main(["chat", "--script", str(script), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["turns"][0]["student"] == "a\ufffdb \ufffd[2Jhello"
+
+
+def test_an_unusable_database_is_reported_not_raised(tmp_path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    script = tmp_path / "messages.txt"
+    script.write_text("hi\n")
+    assert main(["chat", "--script", str(script), "--db", str(blocker / "x.db")]) == 2
+    assert "cannot open the session database" in capsys.readouterr().err
+
+
+def test_chat_session_continues_a_saved_session(tmp_path, capsys) -> None:
+    script = tmp_path / "messages.txt"
+    script.write_text("how do I start?\nI think it is 56\n")
+    common = ["--curriculum", str(CURRICULUM), "--script", str(script), "--format", "json"]
+    assert main(["chat", "--exercise", "mult_7x8", "--seed", "4", *common]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["chat", "--session", first["session"], *common]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["session"] == first["session"] and second["exercise"] == "mult_7x8"
+    assert [turn["turn"] for turn in second["turns"]] == [3, 4]
+
+    assert main(["chat", "--session", "nope", *common]) == 1
+    assert "no session 'nope'" in capsys.readouterr().err
+    assert main(["chat", "--session", first["session"], "--exercise", "sum_list", *common]) == 2
+    assert "--exercise cannot change a saved session" in capsys.readouterr().err
+    assert main(["audit", first["session"], "--format", "json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["records"]) == 4

@@ -185,3 +185,24 @@ def test_the_session_spending_cap_stops_model_calls(fake_openai: FakeOpenAI) -> 
     assert len(fake_openai.requests_to("chat")) == sent
     assert result.failures[0]["stage"] == "budget"
     assert_safe(result)
+
+
+@pytest.mark.parametrize(
+    "leak",
+    [
+        "Great work so far: it is fifty\u2011six.",  # non-breaking hyphen
+        "Great work so far: it is fifty\u2013six.",  # en dash
+        "Great work so far: it is 5\u200b6.",  # zero-width space between the digits
+        "Great work so far: it is fifty\u00adsix.",  # soft hyphen
+    ],
+)
+def test_an_answer_spelled_with_unicode_look_alikes_never_reaches_the_student(
+    fake_openai: FakeOpenAI, leak: str
+) -> None:
+    fake_openai.always(scripted({"actor": lambda request: Reply.text(leak)}))
+    tutor = make_tutor(fake_openai)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "how do I start?")
+    assert result.fallback and result.revised
+    assert "six" not in result.tutor and "5" not in result.tutor
+    assert all(draft["flagged"] for draft in result.audit["drafts"])

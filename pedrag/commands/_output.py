@@ -1,0 +1,31 @@
+"""Writing a command's output file: parent folders created, replaced atomically, errors as text.
+
+`pedrag compile -o build/policy.json` should work in a fresh checkout (no `build/` yet) and a
+failed write must neither leave half a policy behind nor end in a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_output(path: str, data: bytes) -> str | None:
+    """Write `data` to `path`; return None on success, else a one-line reason for the user."""
+    target = Path(path)
+    if target.is_dir():
+        return f"{path} is a folder; give a file name, e.g. {Path(path) / 'policy.json'}"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
