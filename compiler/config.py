@@ -5,8 +5,11 @@
 ignore = ["unused-metric"]                    # never report these checks
 severity = { coverage-gap = "error" }          # change a check's severity
 ```
-Per-file (`ignore:` at the top of a theory file) and per-item (`ignore:` on a rule, action or
-metric) ignores live in the theory files themselves and are applied by the driver.
+Per-file (`ignore:` at the top of a theory or curriculum file) and per-item (`ignore:` on a
+rule, action or metric) ignores live in the files themselves and are applied by the driver.
+Front-end checks (syntax-error, unknown-name, type-error, trust-boundary, duplicate-id) can be
+neither ignored nor downgraded anywhere: a file with such an error cannot be compiled, so
+hiding the error would only hide why.
 """
 
 from __future__ import annotations
@@ -67,4 +70,13 @@ def load_config(
     for name in [*ignore, *levels]:
         if known_checks and name not in known_checks:
             raise ConfigError(f"{path.name}: [tool.pedrag] names unknown check `{name}`")
+    from pedrag.compiler.checks import catalog
+
+    for name in [*ignore, *(n for n, level in levels.items() if level is not Severity.ERROR)]:
+        check = catalog().get(name)
+        if check is not None and check.info.stage == "front-end":
+            raise ConfigError(
+                f"{path.name}: [tool.pedrag] cannot ignore or downgrade `{name}`: a file with a "
+                "front-end error cannot be compiled"
+            )
     return CheckConfig(frozenset(ignore), levels, str(path))

@@ -7,6 +7,7 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 
 from __future__ import annotations
 
+import difflib
 import re
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.loader import LoadedFile, load_file
+from pedrag.dsl.model import Theory
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -100,27 +102,72 @@ def _is_pedrag_document(path: Path) -> bool:
     return _PEDRAG_KEY.search(text) is not None
 
 
-def _item_ignores(loaded: LoadedFile) -> dict[str, frozenset[str]]:
-    """Item name (`rule:x`, `action:y`, `metric:z`) -> checks ignored on it."""
-    out: dict[str, frozenset[str]] = {}
-    theory = loaded.theory
-    if theory is None:
-        return out
-    for rule in theory.model.rules:
-        out[f"rule:{rule.id}"] = frozenset(rule.ignore)
-    for name, action in theory.model.actions.items():
-        out[f"action:{name}"] = frozenset(action.ignore)
-    for name, metric in theory.model.metrics.items():
-        out[f"metric:{name}"] = frozenset(metric.ignore)
+def _ignore_lists(loaded: LoadedFile) -> list[tuple[str | None, tuple[str | int, ...], list[str]]]:
+    """Every `ignore:` list of a file: (item it belongs to or None for the file, path, names)."""
+    model = loaded.model
+    if model is None:
+        return []
+    out: list[tuple[str | None, tuple[str | int, ...], list[str]]] = [
+        (None, ("ignore",), model.ignore)
+    ]
+    if isinstance(model, Theory):
+        out.append((f"theory:{model.theory.id}", ("ignore",), model.ignore))
+        for index, rule in enumerate(model.rules):
+            out.append((f"rule:{rule.id}", ("rules", index, "ignore"), rule.ignore))
+        for name, action in model.actions.items():
+            out.append((f"action:{name}", ("actions", name, "ignore"), action.ignore))
+        for name, metric in model.metrics.items():
+            out.append((f"metric:{name}", ("metrics", name, "ignore"), metric.ignore))
+    else:
+        out.append((f"curriculum:{model.id}", ("ignore",), model.ignore))
     return out
 
 
+def _item_ignores(loaded: LoadedFile) -> dict[str, frozenset[str]]:
+    """Item name (`rule:x`, `action:y`, `metric:z`, `theory:t`) -> checks ignored on it."""
+    return {item: frozenset(names) for item, _, names in _ignore_lists(loaded) if item is not None}
+
+
 def _file_ignores(loaded: LoadedFile) -> frozenset[str]:
-    if loaded.theory is not None:
-        return loaded.theory.ignore
-    if loaded.curriculum is not None:
-        return loaded.curriculum.ignore
-    return frozenset()
+    return frozenset(loaded.model.ignore) if loaded.model is not None else frozenset()
+
+
+def _check_ignore_lists(loaded: LoadedFile) -> list[Diagnostic]:
+    """`ignore:` entries that name no check, or a front-end check (which cannot be ignored:
+    a file with a syntax, name, type or trust-boundary error cannot be compiled at all)."""
+    checks = catalog()
+    out: list[Diagnostic] = []
+    if loaded.positions is None:
+        return out
+    for item, path, names in _ignore_lists(loaded):
+        if item is not None and item.startswith(("theory:", "curriculum:")):
+            continue  # the same list as the file's
+        for index, name in enumerate(names):
+            span = loaded.positions.span((*path, index))
+            if name not in checks:
+                close = difflib.get_close_matches(name.replace("_", "-"), list(checks), n=1)
+                out.append(
+                    error(
+                        "unknown-name",
+                        f"`ignore:` names unknown check `{name}`",
+                        span,
+                        items=(item,) if item else (),
+                        help=f"did you mean `{close[0]}`?"
+                        if close
+                        else "see `pedrag check --list-checks`",
+                    )
+                )
+            elif checks[name].info.stage == "front-end":
+                out.append(
+                    error(
+                        "type-error",
+                        f"`{name}` cannot be ignored: a file with a front-end error cannot be compiled",
+                        span,
+                        items=(item,) if item else (),
+                        help="fix the error instead; only the compiler's findings can be ignored",
+                    )
+                )
+    return out
 
 
 def run_semantic(loaded: LoadedFile) -> tuple[list[Diagnostic], dict[str, Any]]:
@@ -149,7 +196,7 @@ def check_paths(
     diagnostics: list[Diagnostic] = []
     theories: list[dict[str, Any]] = []
     for loaded in files:
-        file_diagnostics = list(loaded.diagnostics)
+        file_diagnostics = list(loaded.diagnostics) + _check_ignore_lists(loaded)
         facts: dict[str, Any] = {}
         if loaded.theory is not None:
             t = loaded.theory
@@ -199,9 +246,15 @@ def _filter(
     file_ignores = _file_ignores(loaded) if loaded else frozenset()
     item_ignores = _item_ignores(loaded) if loaded else {}
     kept: list[Diagnostic] = []
+    front_end = {name for name, check in catalog().items() if check.info.stage == "front-end"}
     for diagnostic in diagnostics:
+        if diagnostic.check in front_end:  # never ignorable: the file cannot be compiled
+            kept.append(diagnostic)
+            continue
         if diagnostic.check in config.ignore or diagnostic.check in file_ignores:
             continue
+        # An item's `ignore:` silences findings about that item: the first item a finding
+        # names, the one its location points at.
         if diagnostic.items and diagnostic.check in item_ignores.get(
             diagnostic.items[0], frozenset()
         ):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from fractions import Fraction
 from typing import Any
 
 from pedrag.dsl import ast
@@ -55,7 +56,13 @@ def lower_expr(node: ast.Expr) -> list[Any]:
         case ast.Mul(left=left, right=right):
             return ["mul", lower_expr(left), lower_expr(right)]
         case ast.Compare(operands=operands, ops=ops):
-            return ["compare", list(ops), [lower_expr(o) for o in operands]]
+            if not any(_has_arithmetic(o) for o in operands):
+                return ["compare", list(ops), [lower_expr(o) for o in operands]]
+            pairs = [
+                _lower_comparison(left, op, right)
+                for left, op, right in zip(operands, ops, operands[1:], strict=False)
+            ]
+            return pairs[0] if len(pairs) == 1 else ["and", pairs]
         case ast.ListExpr(items=items):
             return ["list", [lower_expr(i) for i in items]]
         case ast.In(element=element, container=container, negated=negated):
@@ -70,6 +77,95 @@ def lower_expr(node: ast.Expr) -> list[Any]:
             return ["implies", lower_expr(left), lower_expr(right)]
     # An unresolved `Name` never reaches lowering: the front end rejects the file first.
     raise TypeError(f"cannot lower {type(node).__name__}: resolve the theory first")
+
+
+# -- exact arithmetic ---------------------------------------------------------------------------
+#
+# The compiler proves conditions in exact decimal arithmetic (`0.1 + 0.2` is 3/10 to z3, as to a
+# designer), while the runtime evaluates Python floats, where 0.1 + 0.2 != 0.3 and 0.1 * 3 !=
+# 0.3. So a comparison with arithmetic in it is solved here, exactly, for its one metric
+# (`f * 3 == 0.3` becomes `f == 0.1`): a float compared with the float nearest a decimal bound
+# then orders as the decimals do, and what the runtime matches is what the compiler proved.
+
+Linear = tuple[dict[str, Fraction], dict[str, list[Any]], Fraction]  # terms, their trees, constant
+
+
+def _has_arithmetic(node: ast.Expr) -> bool:
+    return any(isinstance(n, (ast.Arith, ast.Mul, ast.Neg)) for n in ast.walk(node))
+
+
+def _linear(node: ast.Expr) -> Linear | None:
+    """A numeric expression as sum(coefficient * term) + constant, exactly; None if it is not."""
+    match node:
+        case ast.Number(value=value):
+            return {}, {}, Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+        case ast.MetricRef() | ast.Call():
+            tree = lower_expr(node)
+            key = json.dumps(tree, sort_keys=True)
+            return {key: Fraction(1)}, {key: tree}, Fraction(0)
+        case ast.Neg(operand=operand):
+            inner = _linear(operand)
+            if inner is None:
+                return None
+            return {k: -c for k, c in inner[0].items()}, inner[1], -inner[2]
+        case ast.Arith(left=left, op=op, right=right):
+            a, b = _linear(left), _linear(right)
+            if a is None or b is None:
+                return None
+            sign = 1 if op == "+" else -1
+            terms = dict(a[0])
+            for key, coef in b[0].items():
+                terms[key] = terms.get(key, Fraction(0)) + sign * coef
+            return terms, {**a[1], **b[1]}, a[2] + sign * b[2]
+        case ast.Mul(left=left, right=right):
+            a, b = _linear(left), _linear(right)
+            if a is None or b is None or (a[0] and b[0]):
+                return None  # not linear (the front end rejects it; be safe)
+            scale, other = (a[2], b) if not a[0] else (b[2], a)
+            return {k: c * scale for k, c in other[0].items()}, other[1], other[2] * scale
+    return None
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_HOLDS = {
+    "<": lambda x: x < 0,
+    "<=": lambda x: x <= 0,
+    ">": lambda x: x > 0,
+    ">=": lambda x: x >= 0,
+    "==": lambda x: x == 0,
+    "!=": lambda x: x != 0,
+}
+
+
+def _number(value: Fraction) -> list[Any]:
+    return ["number", int(value) if value.denominator == 1 else float(value)]
+
+
+def _lower_comparison(left: ast.Expr, op: str, right: ast.Expr) -> list[Any]:
+    """`left op right` with its arithmetic done exactly (see above)."""
+    a, b = _linear(left), _linear(right)
+    if a is None or b is None:
+        return ["compare", [op], [lower_expr(left), lower_expr(right)]]
+    terms = dict(a[0])
+    for key, coef in b[0].items():
+        terms[key] = terms.get(key, Fraction(0)) - coef
+    terms = {key: coef for key, coef in terms.items() if coef != 0}
+    constant = a[2] - b[2]  # left - right = sum(terms) + constant
+    if not terms:
+        return ["bool", _HOLDS[op](constant)]
+    if len(terms) == 1:
+        (key, coef), trees = next(iter(terms.items())), {**a[1], **b[1]}
+        bound = -constant / coef
+        return ["compare", [op if coef > 0 else _FLIPPED[op]], [trees[key], _number(bound)]]
+    # Several metrics: fold the constants exactly, keep the metric arithmetic as written.
+    return ["compare", [op], [_folded(left), _folded(right)]]
+
+
+def _folded(node: ast.Expr) -> list[Any]:
+    linear = _linear(node)
+    if linear is not None and not linear[0]:
+        return _number(linear[2])
+    return lower_expr(node)
 
 
 def _condition(expr: ast.Expr) -> dict[str, Any]:

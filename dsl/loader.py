@@ -136,6 +136,25 @@ def _validation_diagnostics(
                 )
             elif kind == "literal_error":
                 message = f"{where}: {message} (got {item.get('input')!r})"
+            elif kind == "string_type" and loc in positions.values:
+                # YAML 1.1 reads unquoted yes/no/on/off/true/null and numbers as non-text.
+                start, end = positions.values[loc]
+                written = positions.source.text[start:end]
+                value = item.get("input")
+                what = (
+                    "nothing (null)"
+                    if value is None
+                    else f"the boolean {str(value).lower()}"
+                    if isinstance(value, bool)
+                    else "a number"
+                    if isinstance(value, (int, float))
+                    else "a list or mapping"
+                )
+                message = f"{where}: expected text, but YAML reads `{written}` as {what}"
+                if isinstance(value, (bool, int, float)) or value is None:
+                    item_help = f'quote it: "{written}"'
+                    diagnostics.append(error(check, message, positions.span(loc), help=item_help))
+                    continue
             else:
                 message = f"{where}: {message}"
             diagnostics.append(error(check, message, positions.span(loc)))
@@ -208,11 +227,12 @@ def load_text(text: str, path: str) -> LoadedFile:
     except ValidationError as exc:
         loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions))
         return loaded
-    loaded.model = validated
     if isinstance(validated, Theory):
+        loaded.model = validated
         loaded.theory, diagnostics = resolve_theory(validated, positions, path)
     else:
         assert isinstance(validated, Curriculum)
+        loaded.model = validated
         loaded.curriculum, diagnostics = resolve_curriculum(validated, positions, path)
     loaded.diagnostics.extend(diagnostics)
     return loaded

@@ -30,9 +30,12 @@ class _Strict(BaseModel):
 
 
 def _condition_text(value: Any) -> Any:
-    # YAML reads `when: true` as a bool and `when: 1` as a number; conditions are text.
+    # YAML reads `when: true` as a bool and `when: 1` as a number; conditions are text, and the
+    # condition checker then says what is wrong with `1` in the language's own terms.
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
     return value
 
 

@@ -156,9 +156,13 @@ def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]
                 and False
             ):
                 raise YamlError(YamlProblem("mapping keys must be plain names", key_span))
+            # A key YAML reads as a bool (`on:`, `yes:`, `no:`) keeps the name as written: an
+            # action named `on` must not silently become `true`.
             key: str | int = (
                 key_value
                 if isinstance(key_value, (str, int)) and not isinstance(key_value, bool)
+                else str(key_node.value)
+                if isinstance(key_value, bool)
                 else str(key_value).lower()
             )
             if key in result:

@@ -24,3 +24,20 @@ def fake_openai() -> Iterator[FakeOpenAI]:
                 f"fake_openai received {len(server.unscripted)} unscripted chat request(s); "
                 "script(...) or always(...) a reply for them"
             )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_database_outside_the_checkout(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """The tutor persists to `$PEDRAG_DB` (default `./.pedrag/sessions.db`); tests must never
+    write into the checkout or a developer's database, so the whole run gets its own file."""
+    import os
+
+    previous = os.environ.get("PEDRAG_DB")
+    os.environ["PEDRAG_DB"] = str(tmp_path_factory.mktemp("pedrag-db") / "sessions.db")
+    yield
+    if previous is None:
+        os.environ.pop("PEDRAG_DB", None)
+    else:
+        os.environ["PEDRAG_DB"] = previous

@@ -7,7 +7,9 @@ carry physical locations with 1-based lines and columns relative to the working 
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from pedrag import __version__
 from pedrag.compiler.checks import catalog
@@ -15,6 +17,19 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+
+
+def artifact_uri(file: str) -> str:
+    """A file path as a SARIF `artifactLocation.uri`: a percent-encoded URI reference, relative
+    to the working directory when the file lies under it (what code scanning maps onto the
+    repository), else an absolute `file://` URI."""
+    path = Path(file)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path.cwd())
+        except ValueError:
+            return path.as_uri()
+    return quote(PurePosixPath(*path.parts).as_posix().replace("\\", "/"), safe="/")
 
 
 def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
@@ -53,7 +68,7 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
             result["locations"] = [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": d.span.file.replace("\\", "/")},
+                        "artifactLocation": {"uri": artifact_uri(d.span.file)},
                         "region": {
                             "startLine": d.span.line,
                             "startColumn": d.span.column,
@@ -87,6 +102,8 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     }
                 },
                 "results": results,
+                # Our columns count characters (code points), not SARIF's default UTF-16 units.
+                "columnKind": "unicodeCodePoints",
             }
         ],
     }

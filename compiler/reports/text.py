@@ -111,7 +111,9 @@ def format_report(
     tail = f"checked {files} file{'s' if files != 1 else ''}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
     skipped = summary.get("skipped") or []
     if skipped:
-        shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        shown = ", ".join(skipped[:5]) + (
+            f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        )
         tail += (
             f"\nskipped {len(skipped)} YAML file{'s' if len(skipped) != 1 else ''} without a "
             f"top-level `pedrag:` key: {shown} (name a file to check it anyway)"

@@ -18,12 +18,15 @@ NAME = "check"
 ORDER = 10
 HELP = "check theory files and curricula (files or folders, recursively)"
 DESCRIPTION = """\
-Check theory files and curricula. Folders are searched recursively for *.yaml / *.yml.
+Check theory files and curricula. Folders are searched recursively for *.yaml / *.yml files
+that have a top-level `pedrag:` key; other YAML files there (CI workflows, docker-compose,
+...) and hidden folders (.git, .github, .venv, ...) are skipped, and the report lists the
+skipped files. A file named on the command line is always checked.
 
 Front-end checks (syntax, names, types, the trust boundary) run on every file; the
 compiler's semantic checks (dead rules, conflicts, coverage gaps, invariants, ...) run on
 every theory that passes them. Severity overrides and ignores come from [tool.pedrag] in
-pyproject.toml and from `ignore:` lists in the files.
+pyproject.toml and from `ignore:` lists in the files (front-end checks cannot be ignored).
 
 exit status: 0 no errors, 1 errors found, 2 usage problem (bad path, bad option)
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,11 @@ class StateError(ValueError):
     pass
 
 
+# Numbers as the condition language writes them, with a sign: no `nan`, `inf`, `1_000` or
+# non-ASCII digits, which Python's int()/float() would accept.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a theory file, or a compiled policy (.json)")
     parser.add_argument(
@@ -69,17 +75,24 @@ def parse_value(metric: MetricSpec, text: str) -> Value:
             return raw.lower() == "true"
         raise StateError(f"`{metric.name}={raw}`: {domain}")
     if metric.type == "enum":
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            raw = raw[1:-1]  # `intent='attempt'`, as a quoted string in a condition
         if raw in metric.values:
             return raw
         close = difflib.get_close_matches(raw, metric.values, n=1)
         hint = f" (did you mean `{close[0]}`?)" if close else ""
         raise StateError(f"`{metric.name}={raw}`: {domain}{hint}")
-    try:
-        number: float | int = int(raw) if metric.type == "int" else float(raw)
-    except ValueError:
-        raise StateError(f"`{metric.name}={raw}` is not a number: {domain}") from None
-    if number != number or not metric.low <= number <= metric.high:
+    if not _NUMBER.fullmatch(raw):
+        raise StateError(f"`{metric.name}={raw}` is not a number: {domain}")
+    exact = float(raw) + 0.0  # + 0.0 turns -0 into 0
+    if not metric.low <= exact <= metric.high:  # also rejects 1e400 (inf)
         raise StateError(f"`{metric.name}={raw}` is outside the domain: {domain}")
+    if metric.type == "int":
+        if exact != int(exact):
+            raise StateError(f"`{metric.name}={raw}` is not a whole number: {domain}")
+        number: float | int = int(exact)
+    else:
+        number = exact
     return number
 
 

@@ -80,3 +80,58 @@ def test_why_reads_a_compiled_policy(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["why", str(policy), "--state", "frustration=0.9", "--format", "json"]) == 0
     from_policy = json.loads(capsys.readouterr().out)
     assert from_policy == _json(capsys, "--state", "frustration=0.9")
+
+
+@pytest.mark.parametrize(
+    ("state", "problem"),
+    [
+        ("frustration=nan", "is not a number"),
+        ("frustration=1_0", "is not a number"),
+        ("attempts=\uff13", "is not a number"),
+        ("attempts=3.5", "is not a whole number"),
+        ("attempts=1e400", "is outside the domain"),
+    ],
+)
+def test_why_rejects_numbers_the_condition_language_would_not_write(
+    capsys: pytest.CaptureFixture[str], state: str, problem: str
+) -> None:
+    assert main(["why", SOCRATIC, "--state", state]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "Traceback" not in err
+
+
+def test_why_accepts_whole_floats_for_ints_and_quoted_enum_values(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _json(capsys, "--state", "attempts=3.0,intent='attempt',frustration=-0")
+    assert report["state"]["attempts"] == 3 and isinstance(report["state"]["attempts"], int)
+    assert report["state"]["intent"] == "attempt"
+    assert str(report["state"]["frustration"]) == "0.0"
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        " implies ".join(["f >= 0.5"] * 60),  # two parentheses per level in generated code
+        " - ".join(["f"] * 60) + " <= 1",
+        "(not " * 60 + "f >= 0.5" + ")" * 60,
+    ],
+)
+def test_conditions_at_the_nesting_limit_check_compile_and_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], condition: str
+) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(
+        "pedrag: 1\ntheory: {id: deep, name: Deep}\n"
+        "metrics:\n  f: {type: float, range: [0, 1], source: inferred}\n"
+        "actions:\n  a: {rung: H0, priority: 5, description: A.}\n"
+        f'rules:\n  - {{id: r1, when: "{condition}", then: a}}\n'
+        '  - {id: r2, when: "true", then: a}\n'
+    )
+    assert main(["why", str(path), "--state", "f=0.7"]) == 0
+    assert main(["check", str(path), "--no-semantic"]) == 0
+    deeper = path.read_text().replace(condition, "not " * 100 + "f >= 0.5")
+    path.write_text(deeper)
+    assert main(["check", str(path), "--format", "json"]) == 1
+    out = capsys.readouterr().out
+    assert "nested too deeply" in out and "Traceback" not in out

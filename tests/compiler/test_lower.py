@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,41 @@ def test_conditions_are_lowered_as_data_not_code() -> None:
 def test_ints_and_floats_keep_their_type() -> None:
     assert lower_expr(ast.Number(1)) == ["number", 1]
     assert canonical_json(lower_expr(ast.Number(1.0))) == '["number",1.0]'
+
+
+EXACT = """\
+pedrag: 1
+theory: {id: exact, name: Exact}
+metrics:
+  f: {type: float, range: [0, 1], source: inferred}
+  n: {type: int, range: [0, 9], source: observed}
+actions:
+  a: {rung: H0, priority: 5, description: A.}
+rules:
+  - {id: sum_equal, when: "f == 0.1 + 0.2", then: a}
+  - {id: product_equal, when: "f * 3 == 0.3", then: a}
+  - {id: negated, when: "0.3 - f > 0.1 * 2", then: a}
+  - {id: divided, when: "0.7 <= f * 10 - 2 < 1.1", then: a}
+  - {id: ints, when: "n * 2 + 1 > 4.5", then: a}
+  - {id: constant, when: "0.1 + 0.2 == 0.3", then: a}
+"""
+
+
+def test_arithmetic_in_conditions_matches_the_compilers_exact_decimals() -> None:
+    """z3 (and the brute-force oracle) read 0.1 + 0.2 as 3/10; the compiled matcher must agree
+    on every decimal state, not evaluate binary floats where 0.1 + 0.2 != 0.3."""
+    from pedrag.compiler.brute import evaluate
+
+    loaded = load_text(EXACT, "exact.yaml")
+    assert loaded.theory is not None, loaded.diagnostics
+    policy = compile_theory(loaded.theory)
+    for tenth in range(0, 101):
+        f = tenth / 100
+        for n in range(10):
+            state = {"f": f, "n": n}
+            expected = tuple(
+                index
+                for index, rule in enumerate(loaded.theory.rules)
+                if evaluate(rule.when.expr, {"f": Fraction(tenth, 100), "n": n})
+            )
+            assert policy.matching([state]) == expected, state

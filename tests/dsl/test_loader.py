@@ -208,3 +208,68 @@ def test_metric_provenance_must_name_declared_sources() -> None:
     assert [(d.check, d.items, d.help) for d in loaded.diagnostics] == [
         ("unknown-name", ("metric:mastery",), "did you mean `meno`?")
     ]
+
+
+def test_yaml_booleans_where_text_belongs_say_so_and_suggest_quotes() -> None:
+    text = BASE.replace("values: [question, attempt]", "values: [yes, no]")
+    found = load_text(text, "t.yaml").diagnostics
+    assert [(d.span.line, d.span.column) for d in found if d.span] == [(10, 33), (10, 38)]
+    assert "YAML reads `yes` as the boolean true" in found[0].message
+    assert found[0].help == 'quote it: "yes"'
+
+
+def test_a_key_yaml_reads_as_a_bool_keeps_its_name() -> None:
+    text = BASE.replace("  hint: {", "  on: {").replace("then: hint", 'then: "on"')
+    loaded = load_text(text, "t.yaml")
+    assert loaded.theory is not None, loaded.diagnostics
+    assert "on" in loaded.theory.actions
+
+
+def test_a_numeric_condition_is_reported_by_the_condition_checker() -> None:
+    text = BASE.replace('when: "frustration < 0.7 and mastery < 0.5"', "when: 1")
+    found = diagnostics(text)
+    assert found == [
+        ("type-error", 19, 11, "a condition must be true or false, but this is a number")
+    ]
+
+
+def test_windows_line_endings_give_the_same_positions_and_clean_excerpts() -> None:
+    from pedrag.compiler.reports.text import format_diagnostic
+
+    text = BASE.replace('affect == frustrated"', 'affect == frustated"')
+    unix = load_text(text, "t.yaml")
+    windows = load_text(text.replace("\n", "\r\n"), "t.yaml")
+    assert [d.span for d in unix.diagnostics] == [d.span for d in windows.diagnostics]
+    shown = format_diagnostic(windows.diagnostics[0], {"t.yaml": windows.source})
+    assert "\r" not in shown
+
+
+def test_tab_indentation_gets_a_hint() -> None:
+    loaded = load_text(BASE.replace("\n  name: Tiny theory", "\n\tname: Tiny theory"), "t.yaml")
+    (found,) = loaded.diagnostics
+    assert found.check == "syntax-error" and found.span is not None and found.span.line == 4
+    assert found.help is not None and "tabs" in found.help
+
+
+def test_carets_line_up_under_tabs_and_wide_characters() -> None:
+    from pedrag.compiler.reports.text import format_diagnostic
+
+    text = BASE.replace(
+        'when: "frustration >= 0.7 or affect == frustrated"',
+        'description: "挫败感"\n    when: "frustration >= 0.7 or\tafect == frustrated"',
+    )
+    loaded = load_text(text, "t.yaml")
+    (found,) = [d for d in loaded.diagnostics if d.check == "unknown-name"]
+    line, caret = format_diagnostic(found, {"t.yaml": loaded.source}).splitlines()[2:4]
+    assert caret.index("^") == line.index("afect")
+    assert caret.count("^") == len("afect")
+
+
+def test_a_file_that_is_not_utf8_is_reported_at_the_offending_byte(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pedrag.dsl.loader import load_file
+
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"pedrag: 1\ntheory: {id: t, name: caf\xe9}\n")
+    (found,) = load_file(path).diagnostics
+    assert found.span is not None and (found.span.line, found.span.column) == (2, 26)
+    assert found.span.file == str(path) and "not UTF-8" in found.message

@@ -532,3 +532,21 @@ def test_plain_tutoring_prose_is_not_flagged_in_strict_mode() -> None:
         "number, what operation tells you how many are in one box? Try it and tell me."
     )
     assert not detect(reply, code_mode=STRICT, answer=AnswerKey("9")).flagged
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "So it is fifty\u2011six.",  # non-breaking hyphen
+        "So it is fifty\u2013six.",  # en dash
+        "So it is fifty\u00adsix.",  # soft hyphen
+        "So it is 5\u200b6.",  # zero-width space
+        "So it is \u200e56\u200f.",  # bidi marks
+    ],
+)
+def test_an_answer_hidden_with_invisible_or_look_alike_characters_is_found(reply: str) -> None:
+    key = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
+    findings = find_answer_reveals(reply, key)
+    assert [finding.rule_id for finding in findings] == ["answer-reveal"]
+    span = reply[findings[0].start : findings[0].end]  # in the reply as given
+    assert span.startswith(("5", "fifty")) and span.endswith(("6", "six"))

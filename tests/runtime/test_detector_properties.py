@@ -155,3 +155,9 @@ def test_the_students_own_number_repeated_is_not_flagged(number: int, data: st.D
     assert not find_answer_reveals(
         reply, AnswerKey(str(number)), student_message=f"I think it is {said}?"
     )
+
+
+def test_a_statement_whose_names_are_english_words_is_still_code() -> None:
+    # Found by the property above: names such as "us" or "it" made the line read as prose.
+    assert looks_like_code("return us + us;")
+    assert looks_like_code("if (it == us) {")
