@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,7 +171,13 @@ def _check_ignore_lists(loaded: LoadedFile) -> list[Diagnostic]:
     return out
 
 
-def run_semantic(loaded: LoadedFile) -> tuple[list[Diagnostic], dict[str, Any]]:
+Progress = Callable[[str], None]
+"""Told what the driver is doing now (`socratic.yaml: coverage-gap`), for a status line."""
+
+
+def run_semantic(
+    loaded: LoadedFile, progress: Progress | None = None
+) -> tuple[list[Diagnostic], dict[str, Any]]:
     """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts."""
     checks = [c for c in catalog().values() if c.info.stage == "semantic" and c.run is not None]
     if not checks:
@@ -180,14 +187,19 @@ def run_semantic(loaded: LoadedFile) -> tuple[list[Diagnostic], dict[str, Any]]:
     assert loaded.theory is not None
     analysis = Analysis(loaded.theory)
     diagnostics: list[Diagnostic] = []
-    for check in checks:
+    for index, check in enumerate(checks, 1):
         assert check.run is not None
+        if progress is not None:
+            progress(f"{loaded.path}: {check.info.name} ({index}/{len(checks)})")
         diagnostics.extend(check.run(analysis))
     return diagnostics, analysis.facts()
 
 
 def check_paths(
-    paths: list[str], config: CheckConfig | None = None, semantic: bool = True
+    paths: list[str],
+    config: CheckConfig | None = None,
+    semantic: bool = True,
+    progress: Progress | None = None,
 ) -> CheckResult:
     started = time.perf_counter()
     config = config or CheckConfig()
@@ -210,7 +222,7 @@ def check_paths(
             }
             if semantic and loaded.ok:
                 try:
-                    more, extra = run_semantic(loaded)
+                    more, extra = run_semantic(loaded, progress)
                 except Exception as exc:  # a checker bug must not hide the file's other findings
                     more, extra = (
                         [

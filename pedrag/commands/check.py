@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from pedrag.compiler.checks import catalog
-from pedrag.compiler.config import ConfigError, load_config
-from pedrag.compiler.driver import PathError, check_paths
+from pedrag.compiler.config import CheckConfig, ConfigError, load_config
+from pedrag.compiler.driver import CheckResult, PathError, check_paths
 from pedrag.compiler.reports.json_report import format_json
 from pedrag.compiler.reports.sarif import format_sarif
 from pedrag.compiler.reports.text import format_report
@@ -107,6 +107,21 @@ def explain(name: str) -> int:
     return 0
 
 
+def _check_with_status(args: argparse.Namespace, config: CheckConfig) -> CheckResult:
+    """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
+    if not sys.stderr.isatty():
+        return check_paths(args.paths, config, semantic=not args.no_semantic)
+    from rich.console import Console
+
+    with Console(stderr=True).status("checking ...") as status:
+        return check_paths(
+            args.paths,
+            config,
+            semantic=not args.no_semantic,
+            progress=lambda what: status.update(f"checking {what}"),
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     if args.explain:
         return explain(args.explain)
@@ -122,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         config = load_config(Path.cwd(), frozenset(catalog()))
-        result = check_paths(args.paths, config, semantic=not args.no_semantic)
+        result = _check_with_status(args, config)
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
@@ -137,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 note = f"; {skipped} unsafe fix(es) not applied (--unsafe-fixes)" if skipped else ""
                 print(f"{loaded.path}: appended {applied} suggested rule(s){note}", file=sys.stderr)
         # Report what remains after the fixes.
-        result = check_paths(args.paths, config, semantic=not args.no_semantic)
+        result = _check_with_status(args, config)
     files = [f.path for f in result.files]
     summary = result.summary()
     if args.format == "json":

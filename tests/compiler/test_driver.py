@@ -170,3 +170,14 @@ def test_pyproject_ignores_and_severities_apply(tmp_path: Path) -> None:
     result = check_paths([str(path)], config)
     assert not any(d.check == "unused-metric" for d in result.diagnostics)
     assert all(d.severity.value == "error" for d in result.diagnostics if d.check == "coverage-gap")
+
+
+def test_progress_names_every_semantic_check_of_every_theory() -> None:
+    from pedrag.compiler.checks import catalog
+    from pedrag.compiler.driver import check_paths
+
+    seen: list[str] = []
+    check_paths(["tests/data/checks/dead-rule.yaml"], progress=seen.append)
+    semantic = [c.info.name for c in catalog().values() if c.info.stage == "semantic"]
+    assert [s.split(": ")[1].split(" (")[0] for s in seen] == semantic
+    assert all(s.startswith("tests/data/checks/dead-rule.yaml: ") for s in seen)
