@@ -13,6 +13,7 @@ template, with ``{topic}`` filled, is both the wording hint for a model and the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -52,10 +53,22 @@ class GenerationInput:
     revision_note: str | None = None
 
 
+# `{topic}` as an adjective: after a determiner and before a noun ("this {topic} problem").
+_TOPIC_AS_ADJECTIVE = re.compile(
+    r"\b(this|that|the|a|an|our|your|each) \{topic\}\s+(?=[A-Za-z])", re.I
+)
+
+
 def fill_template(template: str | None, topic: str) -> str:
-    """The action's template with ``{topic}`` filled (other braces left alone)."""
+    """The action's template with ``{topic}`` filled (other braces left alone).
+
+    Without a topic (no exercise in play), an adjective use reads naturally with the
+    placeholder dropped ("in this {topic} problem" -> "in this problem") and a noun use with
+    "this topic" ("what do you know about {topic}?" -> "... about this topic?")."""
     if not template:
         return SAFE_LINE
+    if not topic:
+        template = _TOPIC_AS_ADJECTIVE.sub(r"\1 ", template)
     return template.replace("{topic}", topic or "this topic")
 
 

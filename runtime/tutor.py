@@ -788,7 +788,7 @@ class Tutor:
             rung=choice.rung,
             metrics=state.metrics,
             contract=contract,
-            topic=info.topic if info else "this problem",
+            topic=info.topic if info else "",
             exercise_prompt=info.prompt if info else "",
             student_message=text,
         )
