@@ -59,25 +59,29 @@ class TheorySet:
 
     @classmethod
     def shipped(cls) -> TheorySet:
-        """The theories and curricula shipped in ``pedrag.theories``; files that do not load
-        cleanly (e.g. still being written) are skipped."""
+        """The theories and curricula shipped in ``pedrag.theories``. They are checked clean in
+        the test suite, so a file that does not load is a broken install: it raises."""
         result = cls()
         root = importlib.resources.files("pedrag.theories")
         for entry in sorted(root.iterdir(), key=lambda item: item.name):
             if entry.name.endswith((".yaml", ".yml")):
-                result._add_text(entry.read_text(encoding="utf-8"), entry.name, strict=False)
+                result._add_text(entry.read_text(encoding="utf-8"), entry.name, strict=True)
         return result
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path], *, strict: bool = True) -> TheorySet:
-        """Files or folders (``*.yaml``/``*.yml``, not recursive). ``strict`` raises on a
-        file with errors; otherwise the file is skipped."""
+        """Files or folders, found as `pedrag check` finds them (folders recursively, skipping
+        hidden folders and YAML that is not a pedrag document). ``strict`` raises on a file with
+        errors or a theory id defined twice; otherwise such a file is skipped."""
+        from pedrag.compiler.driver import PathError, discover
+
         result = cls()
-        for raw in paths:
-            path = Path(raw)
-            files = sorted([*path.glob("*.yaml"), *path.glob("*.yml")]) if path.is_dir() else [path]
-            for file in files:
-                result._add_loaded(load_file(file), str(file), strict=strict)
+        try:
+            files = discover([str(p) for p in paths])
+        except PathError as exc:
+            raise TheoryLoadError(str(exc)) from None
+        for file in files:
+            result._add_loaded(load_file(file), str(file), strict=strict)
         return result
 
     def add_curriculum(self, path: str | Path) -> Any:
@@ -98,6 +102,13 @@ class TheorySet:
         if loaded.curriculum is not None:
             self.curricula[loaded.curriculum.id] = loaded.curriculum
         if loaded.theory is not None:
+            if loaded.theory.id in self.theories:
+                first = self.theories[loaded.theory.id].resolved.file
+                if strict:
+                    raise TheoryLoadError(
+                        f"{name}: theory id `{loaded.theory.id}` is already defined in {first}"
+                    )
+                return
             self.theories[loaded.theory.id] = LoadedTheory(
                 loaded.theory, compile_theory(loaded.theory)
             )
