@@ -205,7 +205,7 @@ class Theory(_Strict):
     theory: TheoryInfo
     selection: Literal["weighted", "priority"] = "weighted"
     metrics: dict[Identifier, Metric]
-    actions: dict[Identifier, Action]
+    actions: Annotated[dict[Identifier, Action], Field(min_length=1)]
     rules: list[Rule]
     ceiling: Ceiling = Field(default_factory=Ceiling)
     invariants: list[Invariant] = Field(default_factory=list)

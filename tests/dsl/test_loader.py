@@ -273,3 +273,12 @@ def test_a_file_that_is_not_utf8_is_reported_at_the_offending_byte(tmp_path) -> 
     (found,) = load_file(path).diagnostics
     assert found.span is not None and (found.span.line, found.span.column) == (2, 26)
     assert found.span.file == str(path) and "not UTF-8" in found.message
+
+
+def test_a_theory_needs_at_least_one_action() -> None:
+    text = BASE.split("actions:")[0] + "actions: {}\nrules: []\n"
+    loaded = load_text(text, "t.yaml")
+    assert loaded.theory is None
+    (diagnostic,) = loaded.diagnostics
+    assert diagnostic.check == "type-error" and diagnostic.span.line == 11
+    assert "at least 1 item" in diagnostic.message
