@@ -119,6 +119,8 @@ def extract(
     tokenizer = tokenizer or default_tokenizer()
     chunks = chunk_pages(pages, options.chunk_tokens, options.overlap, tokenizer)
     registry = SourceRegistry()
+    for chunk in chunks:  # ids in corpus order, whichever chunk is reported first
+        registry.source_for(chunk)
 
     cached = sum(cache.contains(fragment_cache_key(chunk, model)) for chunk in chunks)
     if cached:

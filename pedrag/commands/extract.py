@@ -108,7 +108,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 class _RichReporter:
-    """Progress bars per stage on stderr, so stdout stays clean."""
+    """Progress bars per stage on stderr, so stdout stays clean; drawn only on a terminal
+    (off one, rich would print each bar's last frame into the log)."""
 
     _LABELS = {
         "read": "reading",
@@ -134,7 +135,7 @@ class _RichReporter:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=self.console,
-            disable=quiet,
+            disable=quiet or not self.console.is_terminal,
             transient=False,
         )
         self.tasks: dict[str, TaskID] = {}

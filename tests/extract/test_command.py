@@ -282,3 +282,16 @@ def test_a_rerun_says_it_resumes(
 
     assert main(argv) == 0
     assert "resuming: 1 of 2 chunks were answered by an earlier run" in capsys.readouterr().err
+
+
+def test_progress_bars_are_drawn_only_on_a_terminal(
+    endpoint: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Off a terminal rich would print each bar's last frame (with its elapsed time) into the
+    # log; `pedrag evaluate` draws its bar only on a terminal too.
+    endpoint.always(MENO_FRAGMENT)
+    argv = [arg for arg in extract_args(tmp_path, CORPUS / "meno.txt") if arg != "--quiet"]
+
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "extracting" not in err and "━" not in err

@@ -256,3 +256,23 @@ def test_an_interrupt_says_how_much_is_cached_and_the_rerun_resumes(
     rerun = NoteCollector()
     extract(corpus, options, backend, rerun)
     assert rerun.notes[0].startswith("resuming: 1 of 3 chunks were answered by an earlier run")
+
+
+def test_source_ids_follow_corpus_order_when_a_later_chunk_is_skipped(
+    scripted_fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    # Two documents with one stem: the first keeps the plain prefix even though the second's
+    # chunk is reported (as skipped) before any fragment is merged.
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "meno.txt").write_text("PASSAGE-A\nSOCRATES: Tell me, boy.\n", encoding="utf-8")
+    (folder / "meno.md").write_text("PASSAGE-C\nSOCRATES: Attend now.\n", encoding="utf-8")
+    backend = backend_from_env({"OPENAI_BASE_URL": scripted_fake.base_url})
+    assert backend is not None
+    options = ExtractOptions(output=tmp_path / "x.yaml", theory_id="x", cache_dir=None)
+
+    result = extract([folder / "meno.txt", folder / "meno.md"], options, backend)
+
+    data = yaml.safe_load(result.text)
+    assert [source["id"] for source in data["theory"]["sources"]] == ["meno_c1"]
+    assert "# Skipped chunk meno_2_c1 (meno.md, chunk 1, p. 1)" in result.text
