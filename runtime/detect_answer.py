@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Literal
 
 from pedrag.runtime.detector import AnswerKey, Finding, FindingKind
+from pedrag.runtime.number_words import find_number_words
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -119,7 +120,11 @@ _DIGIT_NUMBER = re.compile(
     re.VERBOSE,
 )
 _FRACTION = re.compile(r"(?<![\w.,/])(?P<num>\d+)\s?/\s?(?P<den>\d+)(?![\w.,/]?\d)")
-_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per cent\b)", re.IGNORECASE)
+_PERCENT_AFTER = re.compile(
+    r"\s?(?:%|percent\b|per cent\b|pour\s?cent\b|prozent\b|por\s?cien(?:to)?\b|"
+    r"por\s?cento\b|per\s?cento\b)",
+    re.IGNORECASE,
+)
 _LETTERS_AFTER = re.compile(r"[A-Za-z]+")
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
 _SCALE_AFTER = re.compile(r"\s+(hundred|thousand|million|billion|trillion)\b", re.IGNORECASE)
@@ -333,6 +338,14 @@ def _word_mentions(text: str) -> list[NumberMention]:
     return mentions
 
 
+def _foreign_word_mentions(text: str) -> list[NumberMention]:
+    """Numbers in French, German, Spanish, Portuguese or Italian words ("cinquante-six")."""
+    return [
+        NumberMention(found.value, found.start, found.end, "words", found.decimals, found.percent)
+        for found in find_number_words(text)
+    ]
+
+
 def _is_pronoun_one(tokens: Sequence[_Token], index: int) -> bool:
     before = tokens[index - 1].word if index > 0 else ""
     after = tokens[index + 1].word if index + 1 < len(tokens) else ""
@@ -352,9 +365,10 @@ def _is_label(text: str, mention: NumberMention) -> bool:
 
 def find_numbers(text: str, *, include_labels: bool = False) -> tuple[NumberMention, ...]:
     """Every number written in ``text`` — digits ("2,520,000", "0.5", "1/2", "50%") or words
-    ("fifty-six", "one hundred and twelve", "two thirds") — in order. Labels ("step 4", a list
-    marker) are left out unless ``include_labels``."""
-    mentions = _digit_mentions(text) + _word_mentions(text)
+    ("fifty-six", "one hundred and twelve", "two thirds", and in French, German, Spanish,
+    Portuguese or Italian: "cinquante-six", see :mod:`~pedrag.runtime.number_words`) — in
+    order. Labels ("step 4", a list marker) are left out unless ``include_labels``."""
+    mentions = _digit_mentions(text) + _word_mentions(text) + _foreign_word_mentions(text)
     if not include_labels:
         mentions = [mention for mention in mentions if not _is_label(text, mention)]
     mentions.sort(key=lambda mention: (mention.start, -mention.end))

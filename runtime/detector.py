@@ -8,7 +8,8 @@ the contract, each with a stable ``rule_id`` and a one-line reason for the audit
 
 Why deterministic: seed 2, §3.5 — the detector is the layer injection cannot talk round, and it
 can be exhaustively unit-tested. The judge (stage 8) covers what it misses by design (plain-prose
-and cross-language reveals). The passes live in their own modules and are composed here:
+reveals of non-numeric answers, number words outside English, French, German, Spanish,
+Portuguese and Italian). The passes live in their own modules and are composed here:
 ``detect_code`` (fenced, indented and inline code), ``detect_answer`` (the answer in any
 spelling, the solution reproduced), ``detect_encoded`` (base64 / base32 / hex / url / rot13
 payloads that decode to either). ``streaming`` applies the same checks to a streamed reply.
