@@ -339,17 +339,7 @@ class Tutor:
         session is left as it was; ``resume(session.id)`` gives the committed state."""
         text = _student_text(text)
         prepared = self._prepare(session, text)
-        outcome = self._supervised_reply(
-            prepared.backend,
-            session,
-            prepared.state,
-            prepared.resolved,
-            prepared.choice,
-            prepared.action,
-            prepared.contract,
-            text,
-            prepared.failures,
-        )
+        outcome = self._supervise(session, text, prepared)
         return self._commit(session, text, prepared, outcome)
 
     def stream(self, session: Session, text: str) -> Iterator[str]:
@@ -403,17 +393,7 @@ class Tutor:
         self, session: Session, text: str, prepared: _Prepared, progress: _StreamProgress
     ) -> Generator[str, None, None]:
         """A risky turn: the whole reply through stages 6-8 first, then given out in pieces."""
-        outcome = self._supervised_reply(
-            prepared.backend,
-            session,
-            prepared.state,
-            prepared.resolved,
-            prepared.choice,
-            prepared.action,
-            prepared.contract,
-            text,
-            prepared.failures,
-        )
+        outcome = self._supervise(session, text, prepared)
         progress.outcome = outcome
         yield from _pieces(outcome.reply)
 
@@ -683,6 +663,20 @@ class Tutor:
             self.store.add_spend(DEPLOYMENT_SCOPE, usd)
 
     # -- stages 6-8 --------------------------------------------------------------------------
+
+    def _supervise(self, session: Session, text: str, prepared: _Prepared) -> _Outcome:
+        """Stages 6-8 for a prepared turn."""
+        return self._supervised_reply(
+            prepared.backend,
+            session,
+            prepared.state,
+            prepared.resolved,
+            prepared.choice,
+            prepared.action,
+            prepared.contract,
+            text,
+            prepared.failures,
+        )
 
     def _supervised_reply(
         self,
