@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -459,7 +460,8 @@ class OpenAIBackend:
             return LLMUnavailable(f"cannot reach {where}", role=role, model=model), True
         if isinstance(error, openai.APIStatusError):
             status = error.status_code
-            detail = _short(error.message)
+            # The client prefixes "Error code: 401 - "; the message already says the status.
+            detail = _short(re.sub(r"^Error code: \d+ - ", "", error.message))
             if status >= 500 or status == 429:
                 message = f"{where} is unavailable (HTTP {status}): {detail}"
                 return LLMUnavailable(message, role=role, model=model, status_code=status), True

@@ -577,3 +577,21 @@ def test_fake_server_records_requests_so_tests_can_check_what_the_judge_saw(
     assert judge_sent.role == "judge"
     assert student_message not in judge_sent.text
     assert fake_openai.pending() == 0
+
+
+def test_a_rejected_key_names_the_status_once_and_says_what_to_check(fake_openai) -> None:  # type: ignore[no-untyped-def]
+    from pedrag.runtime.llm import LLMError, LLMRequest
+    from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
+    from tests.fake_openai import Reply
+
+    fake_openai.script(Reply.error(401, "Incorrect API key provided"))
+    env = {"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": "sk-wrong"}
+    backend = OpenAIBackend(OpenAISettings.from_env(env), sleep=lambda _: None)
+    try:
+        backend.complete(LLMRequest(role="actor", messages=(("user", "hi"),)))
+    except LLMError as exc:
+        message = str(exc)
+    else:  # pragma: no cover
+        raise AssertionError("expected LLMError")
+    assert message.count("401") == 1, message
+    assert "Incorrect API key provided" in message and "check OPENAI_API_KEY" in message
