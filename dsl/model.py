@@ -75,14 +75,20 @@ class Metric(_Strict):
     provenance: Identifier | list[Identifier] | None = None
     ignore: list[CheckName] = Field(default_factory=list)
 
+    @field_validator("range")
+    @classmethod
+    def _ordered_range(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        # A field validator, so the diagnostic points at `range`, not the whole metric.
+        if value is not None and value[0] > value[1]:
+            raise ValueError(f"range [{value[0]:g}, {value[1]:g}] is empty: low is above high")
+        return value
+
     @model_validator(mode="after")
     def _shape(self) -> Metric:
         if self.type in ("int", "float"):
             if self.range is None:
                 raise ValueError(f"a {self.type} metric needs `range: [low, high]`")
             low, high = self.range
-            if low > high:
-                raise ValueError(f"range [{low:g}, {high:g}] is empty: low is above high")
             if self.type == "int" and (low != int(low) or high != int(high)):
                 raise ValueError("an int metric's range must have integer bounds")
             if self.values is not None:

@@ -382,7 +382,13 @@ def _create_engine(url: URL) -> Engine:
         return create_engine(url, pool_pre_ping=True)
     if _is_sqlite_file(url):
         assert url.database is not None
-        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(url.database).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(
+                f"cannot create the database folder {folder}: {error.strerror or error}"
+            ) from error
         engine = create_engine(
             url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False}
         )

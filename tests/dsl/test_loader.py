@@ -282,3 +282,15 @@ def test_a_theory_needs_at_least_one_action() -> None:
     (diagnostic,) = loaded.diagnostics
     assert diagnostic.check == "type-error" and diagnostic.span.line == 11
     assert "at least 1 item" in diagnostic.message
+
+
+def test_an_empty_range_is_reported_on_the_range() -> None:
+    loaded = load_text(
+        BASE.replace(
+            "mastery: {type: float, range: [0, 1]", "mastery: {type: float, range: [1, 0]"
+        ),
+        "t.yaml",
+    )
+    (diagnostic,) = loaded.diagnostics
+    assert diagnostic.check == "type-error" and "empty" in diagnostic.message
+    assert (diagnostic.span.line, diagnostic.span.column) == (8, 33)

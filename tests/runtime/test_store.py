@@ -564,3 +564,10 @@ def test_one_store_can_be_shared_between_threads(store: SessionStore) -> None:
         thread.join()
     assert errors == []
     assert all(store.load_session(f"s{number}")[2] == 10 for number in range(4))
+
+
+def test_an_uncreatable_database_folder_is_a_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StoreError, match="cannot create the database folder"):
+        SessionStore(str(blocker / "sub" / "sessions.db"))
