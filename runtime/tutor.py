@@ -665,33 +665,12 @@ class Tutor:
     # -- stages 6-8 --------------------------------------------------------------------------
 
     def _supervise(self, session: Session, text: str, prepared: _Prepared) -> _Outcome:
-        """Stages 6-8 for a prepared turn."""
-        return self._supervised_reply(
-            prepared.backend,
-            session,
-            prepared.state,
-            prepared.resolved,
-            prepared.choice,
-            prepared.action,
-            prepared.contract,
-            text,
-            prepared.failures,
-        )
-
-    def _supervised_reply(
-        self,
-        backend: LLMBackend,
-        session: Session,
-        state: SessionState,
-        resolved: Any,
-        choice: Choice,
-        action: Any,
-        contract: Contract,
-        text: str,
-        failures: list[dict[str, str]],
-    ) -> _Outcome:
+        """Stages 6-8 for a prepared turn: generate, detect, judge; revise once, else fail
+        closed to the action's template."""
+        backend, contract, action = prepared.backend, prepared.contract, prepared.action
+        failures = prepared.failures
         detector = self._detector(session, contract)
-        given = self._generation_input_for(session, state, resolved, choice, action, contract, text)
+        given = self._generation_input(session, text, prepared)
         topic = given.topic
         template = template_reply(action, topic)
         drafts: list[dict[str, Any]] = []
@@ -721,7 +700,7 @@ class Tutor:
             and not verdict.flagged
             and contract.judge_required
         ):
-            sources = [source.id for source in resolved.model.theory.sources]
+            sources = [source.id for source in prepared.resolved.model.theory.sources]
             judge_verdict = Judge(backend).review(contract, draft, sources)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
@@ -748,29 +727,10 @@ class Tutor:
             answer=info.key if info and contract.ceiling < 7 else None,
         )
 
-    def _generation_input(
-        self, session: Session, text: str, prepared: _Prepared
-    ) -> GenerationInput:
-        return self._generation_input_for(
-            session,
-            prepared.state,
-            prepared.resolved,
-            prepared.choice,
-            prepared.action,
-            prepared.contract,
-            text,
-        )
-
     @staticmethod
-    def _generation_input_for(
-        session: Session,
-        state: SessionState,
-        resolved: Any,
-        choice: Choice,
-        action: Any,
-        contract: Contract,
-        text: str,
-    ) -> GenerationInput:
+    def _generation_input(session: Session, text: str, prepared: _Prepared) -> GenerationInput:
+        state, resolved, choice = prepared.state, prepared.resolved, prepared.choice
+        action, contract = prepared.action, prepared.contract
         info = session.exercise
         return GenerationInput(
             theory_name=resolved.name,
