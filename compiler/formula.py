@@ -145,42 +145,33 @@ def not_(node: Node) -> Node:
     return _intern("not", children=(node,))
 
 
-def and_(items: Iterable[Node]) -> Node:
+def _junction(kind: str, unit: Node, absorbing: Node, items: Iterable[Node]) -> Node:
+    """`and` (unit TRUE, absorbing FALSE) or `or` (the other way round): flattened, without
+    duplicates or units, collapsed when one child or none is left."""
     flat: list[Node] = []
     seen: set[int] = set()
     for item in items:
-        parts = item.children if item.kind == "and" else (item,)
+        parts = item.children if item.kind == kind else (item,)
         for part in parts:
-            if part is FALSE:
-                return FALSE
-            if part is TRUE or id(part) in seen:
+            if part is absorbing:
+                return absorbing
+            if part is unit or id(part) in seen:
                 continue
             seen.add(id(part))
             flat.append(part)
     if not flat:
-        return TRUE
+        return unit
     if len(flat) == 1:
         return flat[0]
-    return _intern("and", children=tuple(flat))
+    return _intern(kind, children=tuple(flat))
+
+
+def and_(items: Iterable[Node]) -> Node:
+    return _junction("and", TRUE, FALSE, items)
 
 
 def or_(items: Iterable[Node]) -> Node:
-    flat: list[Node] = []
-    seen: set[int] = set()
-    for item in items:
-        parts = item.children if item.kind == "or" else (item,)
-        for part in parts:
-            if part is TRUE:
-                return TRUE
-            if part is FALSE or id(part) in seen:
-                continue
-            seen.add(id(part))
-            flat.append(part)
-    if not flat:
-        return FALSE
-    if len(flat) == 1:
-        return flat[0]
-    return _intern("or", children=tuple(flat))
+    return _junction("or", FALSE, TRUE, items)
 
 
 def implies(left: Node, right: Node) -> Node:

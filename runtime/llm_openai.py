@@ -261,19 +261,17 @@ class OpenAIBackend:
                 close()
             text = "".join(parts)
             prompt_tokens, completion_tokens = _usage_counts(usage, request, text)
-            response = LLMResponse(
-                text=text,
-                parsed=parsed,
-                model=answered_model,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                cost_usd=self._price(answered_model, model).cost(prompt_tokens, completion_tokens),
-                latency_ms=(time.monotonic() - started) * 1000,
-                role=role,
-                finish_reason=finish_reason or "incomplete",
+            handle.response = self._account(
+                text,
+                parsed,
+                answered_model,
+                model,
+                prompt_tokens,
+                completion_tokens,
+                started,
+                role,
+                finish_reason or "incomplete",
             )
-            self._record(response)
-            handle.response = response
 
     def _create_chat(self, request: LLMRequest, model: str, *, stream: bool = False) -> Any:
         while True:
@@ -363,19 +361,17 @@ class OpenAIBackend:
                 finish_reason=finish_reason,
             )
         prompt_tokens, completion_tokens = _token_counts(completion, request, text)
-        response = LLMResponse(
-            text=text,
-            parsed=parsed,
-            model=answered_model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=self._price(answered_model, model).cost(prompt_tokens, completion_tokens),
-            latency_ms=(time.monotonic() - started) * 1000,
-            role=role,
-            finish_reason=finish_reason,
+        return self._account(
+            text,
+            parsed,
+            answered_model,
+            model,
+            prompt_tokens,
+            completion_tokens,
+            started,
+            role,
+            finish_reason,
         )
-        self._record(response)
-        return response
 
     # -- embeddings ------------------------------------------------------------------------
 
@@ -496,6 +492,35 @@ class OpenAIBackend:
             return self.settings.price_override
         price = price_for(answered_model)
         return price if price != FREE else price_for(requested_model)
+
+    def _account(
+        self,
+        text: str,
+        parsed: dict[str, Any] | None,
+        answered_model: str,
+        asked_model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        started: float,
+        role: Role,
+        finish_reason: str,
+    ) -> LLMResponse:
+        """The response of one finished call (streamed or not), priced and added to usage."""
+        response = LLMResponse(
+            text=text,
+            parsed=parsed,
+            model=answered_model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=self._price(answered_model, asked_model).cost(
+                prompt_tokens, completion_tokens
+            ),
+            latency_ms=(time.monotonic() - started) * 1000,
+            role=role,
+            finish_reason=finish_reason,
+        )
+        self._record(response)
+        return response
 
     def _record(self, response: LLMResponse) -> None:
         with self._usage_lock:
