@@ -24,6 +24,7 @@ from typing import Any
 from pedrag.compiler import formula as F
 from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
+from pedrag.compiler.regions import enum_condition
 
 # A real variable that only a multi-variable linear atom (`a - b > 0.2`) still reads cannot
 # be cut exactly into boxes; it is sliced into this many pieces and the answer is marked
@@ -250,16 +251,7 @@ def describe(box: Box, domains: dict[str, Domain]) -> str:
             if domain.kind == "bool":
                 texts.append(var if True in part else f"not {var}")
                 continue
-            chosen = [v for v in domain.values if v in part]
-            others = [v for v in domain.values if v not in part]
-            if len(chosen) == 1:
-                texts.append(f"{var} == {chosen[0]}")
-            elif len(others) == 1:
-                texts.append(f"{var} != {others[0]}")
-            elif len(others) < len(chosen):
-                texts.append(f"{var} not in [{', '.join(map(str, others))}]")
-            else:
-                texts.append(f"{var} in [{', '.join(map(str, chosen))}]")
+            texts.append(enum_condition(var, domain.values, part))
             continue
         if part.point:
             texts.append(f"{var} == {number(part.low)}")

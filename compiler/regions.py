@@ -13,6 +13,7 @@ without touching an eligible state; block the box; repeat, up to `LIMIT` boxes.
 
 from __future__ import annotations
 
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,19 @@ if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
 
 LIMIT = 12
+
+
+def enum_condition(var: str, values: Sequence[Any], part: Container[Any]) -> str:
+    """`var`'s values in `part`, in the shortest of `==`, `!=`, `in [..]`, `not in [..]`."""
+    chosen = [v for v in values if v in part]
+    others = [v for v in values if v not in part]
+    if len(chosen) == 1:
+        return f"{var} == {chosen[0]}"
+    if len(others) == 1:
+        return f"{var} != {others[0]}"
+    if len(others) < len(chosen):
+        return f"{var} not in [{', '.join(map(str, others))}]"
+    return f"{var} in [{', '.join(map(str, chosen))}]"
 
 
 @dataclass(frozen=True)
@@ -165,17 +179,8 @@ class _Grower:
             if domain.kind == "enum":
                 if len(part) == len(domain.values):
                     continue
-                chosen = [v for v in domain.values if v in part]
-                others = [v for v in domain.values if v not in part]
-                if len(chosen) == 1:
-                    texts.append(f"{var} == {chosen[0]}")
-                elif len(others) == 1:
-                    texts.append(f"{var} != {others[0]}")
-                elif len(others) < len(chosen):
-                    texts.append(f"{var} not in [{', '.join(others)}]")
-                else:
-                    texts.append(f"{var} in [{', '.join(chosen)}]")
-                bounds.append((var, chosen))
+                texts.append(enum_condition(var, domain.values, part))
+                bounds.append((var, [v for v in domain.values if v in part]))
                 continue
             first, last = part
             if first == 0 and last == len(found) - 1:
