@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pedrag.commands._output import write_output
+
 NAME = "evaluate"
 ORDER = 40
 HELP = "simulate sessions across tutor configurations: BHR, fidelity, mastery, gates G1-G4"
@@ -133,16 +135,6 @@ def _check_writable(option: str, raw: str | None) -> None:
         folder = folder.parent
     if not folder.is_dir():
         raise UsageProblem(f"{option} {raw}: {folder} is not a folder")
-
-
-def _write(path: str, text: str) -> str | None:
-    """Write a report file (creating its folders); why not, on failure."""
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as error:
-        return f"cannot write {path}: {error.strerror or error}"
-    return None
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -281,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     if backend is not None:
         _warn_about_model_failures(result.sessions)
     if args.output:
-        problem = _write(args.output, json.dumps(report, indent=2) + "\n")
+        problem = write_output(args.output, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
         if problem:
             print(f"pedrag evaluate: {problem}", file=sys.stderr)
             return 1
