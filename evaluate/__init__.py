@@ -12,3 +12,6 @@ and nothing below imports it. One module per concept:
 - ``gates`` — seed 2's G1-G4 and the over-help ladder;
 - ``run`` — the seeded grid runner; ``report`` — JSON, rich tables, optional plot.
 """
+
+if __name__ != "pedrag.evaluate":  # DESIGN, layout: one import name per module
+    raise ImportError(f"import this package as pedrag.evaluate, not {__name__}")

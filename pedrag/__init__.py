@@ -13,16 +13,7 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
-
-# Running from a source checkout (tests, `python -m pedrag.cli`): the stage folders sit beside
-# this package (dsl/, compiler/, runtime/ ...), mapped to `pedrag.*` by pyproject's package-dir
-# only when installed. Searching the checkout root too makes `pedrag.dsl` resolve to `dsl/`,
-# so the source tree never shadows an install with a package that lacks its stages.
-_CHECKOUT = Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "dsl" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))  # type: ignore[name-defined]
 
 try:
     __version__ = version("pedrag")
