@@ -32,6 +32,7 @@ from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
+from pedrag.kernel.ceiling import apply_steps
 
 TIMEOUT_MS = 10_000
 RUNG_NAMES = [f"H{i}" for i in range(8)]
@@ -285,20 +286,15 @@ class Analysis:
         return RuleStatus(holds_outcome, self.solve([eligible]))
 
     def ceiling_at(self, state: dict[str, Any]) -> int:
-        """The ceiling in a (witness) state, stepping through the steps in order."""
+        """The ceiling in a (witness) state: the steps that hold there, applied in order by
+        `pedrag.kernel.ceiling`, as the runtime applies them."""
         values = {k: _value(v) for k, v in state.items()}
-        level = self.theory.ceiling_start
+        held = []
         for step in self.theory.ceiling_steps:
             node = self.translator.condition(step.when.expr)
             if node.vars <= values.keys() and F.evaluate(node, values):
-                level = (
-                    min(level, step.rung)
-                    if step.effect == "at_most"
-                    else max(level, step.rung)
-                    if step.effect == "at_least"
-                    else step.rung
-                )
-        return level
+                held.append((step.index, step.effect, step.rung))
+        return apply_steps(self.theory.ceiling_start, held)[0]
 
     # -- pairs -------------------------------------------------------------------------------
     def co_eligible(self, a: RuleInfo, b: RuleInfo) -> Outcome:

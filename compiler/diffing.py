@@ -45,6 +45,7 @@ from pedrag.compiler.encode import Domain, Translator
 from pedrag.compiler.formula import Node
 from pedrag.dsl.ir import ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
+from pedrag.kernel import selection as kernel_selection
 
 TIME_BUDGET_S = 60.0
 FALLBACK = "(fallback selector)"
@@ -191,31 +192,31 @@ def match_rules(
 
 # -- outcomes ------------------------------------------------------------------------------
 def _mass(rule: RuleInfo) -> Fraction:
-    # runtime/compiled.py: the chance of a rule is proportional to weight x priority.
-    return Fraction(str(rule.weight)) * rule.priority
+    return kernel_selection.rule_mass(Fraction(str(rule.weight)), rule.priority)
 
 
 def _order_key(rule: RuleInfo) -> tuple[Any, ...]:
-    # runtime/compiled.py `_priority_winner`: highest priority, then weight, then rule order.
-    return (-rule.priority, -Fraction(str(rule.weight)), rule.index)
+    return kernel_selection.priority_key(rule.priority, Fraction(str(rule.weight)), rule.index)
 
 
 def _weighted_outcome(rules: list[RuleInfo]) -> Outcome:
     if not rules:
         return {FALLBACK: Fraction(1)}
+    positions = list(range(len(rules)))
+    shares = kernel_selection.weighted_shares(positions, [_mass(rule) for rule in rules])
     masses: Counter[str] = Counter()
-    for rule in rules:
-        masses[rule.action] += _mass(rule)  # type: ignore[assignment]
-    total = sum(masses.values())
-    if total == 0:  # the runtime then picks the last eligible rule
-        return {rules[-1].action: Fraction(1)}
-    return {a: Fraction(m) / total for a, m in masses.items() if m}
+    for position, share in shares.items():
+        masses[rules[position].action] += share  # type: ignore[assignment]
+    return {action: Fraction(share) for action, share in masses.items() if share}
 
 
 def _priority_outcome(rules: list[RuleInfo]) -> Outcome:
     if not rules:
         return {FALLBACK: Fraction(1)}
-    return {min(rules, key=_order_key).action: Fraction(1)}
+    winner = kernel_selection.priority_winner(
+        range(len(rules)), lambda i: rules[i].priority, lambda i: Fraction(str(rules[i].weight))
+    )
+    return {rules[winner].action: Fraction(1)}
 
 
 def outcome(theory: ResolvedTheory, eligible: list[RuleInfo]) -> Outcome:

@@ -14,7 +14,6 @@ bytes `pedrag compile` writes. The format is described in `docs/compiled-policy.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from fractions import Fraction
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.printer import to_text
+from pedrag.kernel.canonical import canonical_json, content_hash
 
 FORMAT = 1
 
@@ -186,6 +186,8 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
             "default": metric.default,
             "compute": None if metric.compute is None else lower_expr(metric.compute),
             "order": len(metrics),
+            "description": theory.model.metrics[name].description,
+            "writer": None if metric.writer is None else metric.writer.to_json(),
         }
     actions = {
         name: {
@@ -216,6 +218,8 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
             "index": step.index,
             "effect": step.effect,
             "rung": step.rung,
+            "runtime": step.runtime,
+            "label": step.label,
             **_condition(step.when.expr),
         }
         for step in theory.ceiling_steps
@@ -227,6 +231,7 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
             "name": theory.name,
             "description": info.description,
             "principles": [[p.id, p.text] for p in info.principles],
+            "sources": [s.id for s in info.sources],
         },
         "selection": theory.selection,
         "metrics": metrics,
@@ -250,19 +255,6 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
     data = json.loads(canonical_json(data))
     data["content_hash"] = content_hash(data)
     return data
-
-
-def canonical_json(data: Any) -> str:
-    """The canonical text the content hash is taken over (kept in step with the runtime's)."""
-    return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
-def content_hash(data: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of `data` without its `content_hash` key."""
-    body = {key: value for key, value in data.items() if key != "content_hash"}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
 def dumps(data: dict[str, Any]) -> str:

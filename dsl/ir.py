@@ -13,6 +13,7 @@ from typing import Literal
 from pedrag.dsl import ast
 from pedrag.dsl.model import Curriculum, Theory
 from pedrag.dsl.spans import ScalarMap, Span
+from pedrag.kernel.sources import Writer
 
 MetricType = Literal["int", "float", "bool", "enum"]
 
@@ -28,6 +29,7 @@ class MetricInfo:
     default: float | int | bool | str = 0
     compute: ast.Expr | None = None
     span: Span | None = None
+    writer: Writer | None = None  # trusted metrics: the runtime events that write it
 
     @property
     def numeric(self) -> bool:
@@ -82,6 +84,12 @@ class CeilingStepInfo:
     effect: Literal["at_most", "at_least", "set"]
     rung: int
     span: Span
+    runtime: str | None = None  # a runtime step's id (pedrag.kernel.ceiling), not the theory's
+
+    @property
+    def label(self) -> str:
+        """How a trace names the step: its condition, or the runtime step's id."""
+        return f"runtime: {self.runtime}" if self.runtime else self.when.text
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,6 @@ CheckName = Annotated[
     str, Field(pattern=r"^[a-z][a-z_-]*$", description="a check name, e.g. coverage-gap")
 ]
 
-METRIC_SOURCES = ("trusted", "classified", "inferred", "observed", "computed")
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -71,6 +69,8 @@ class Metric(_Strict):
     default: float | bool | str | None = None
     description: str | None = None
     compute: ConditionText | None = None
+    # Who writes a trusted metric (pedrag.kernel.sources): a named writer or an event mapping.
+    writer: str | dict[str, Any] | None = None
     # `source` is the trust category here, so a metric cites its sources under `provenance`.
     provenance: Identifier | list[Identifier] | None = None
     ignore: list[CheckName] = Field(default_factory=list)

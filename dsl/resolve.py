@@ -30,9 +30,11 @@ from pedrag.dsl.ir import (
 from pedrag.dsl.model import Curriculum, Metric, Theory
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
+from pedrag.kernel.ceiling import runtime_steps_for
+from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
 
 Context = Literal["rule", "ceiling", "invariant", "monitor", "switch", "compute"]
-CEILING_READABLE = ("trusted", "classified")
+CEILING_READABLE = CEILING_SOURCES
 _ORDERING = ("<", "<=", ">", ">=")
 
 
@@ -727,6 +729,8 @@ class TheoryResolver:
             self._tag_since(before, f"switch:{index}")
             if located is not None:
                 switches.append(SwitchInfo(index, located, switch.to, self._span((*path, "to"))))
+        self._writers(frozenset(actions))
+        steps.extend(self._runtime_steps(len(t.ceiling.steps)))
         if any(d.severity.value == "error" for d in self.diagnostics):
             return None
         return ResolvedTheory(
@@ -748,6 +752,56 @@ class TheoryResolver:
             span=self._span(("theory", "id")),
             ignore=frozenset(t.ignore),
         )
+
+    def _writers(self, actions: frozenset[str]) -> None:
+        """Each trusted metric's writer: declared, or the kernel's default for its name."""
+        for name, metric in self.theory.metrics.items():
+            path: Path = ("metrics", name, "writer")
+            if metric.writer is not None and metric.source != "trusted":
+                self.diagnostics.append(
+                    error(
+                        "type-error",
+                        f"`writer:` is only for trusted metrics; a {metric.source} metric is "
+                        "written by its stage",
+                        self.positions.key_span(path),
+                        items=[f"metric:{name}"],
+                        help="drop `writer:`, or make the metric `source: trusted`",
+                    )
+                )
+                continue
+            spec = metric.writer if metric.writer is not None else default_writer(name)
+            if metric.source != "trusted" or spec is None:
+                continue
+            info = self.metrics[name]
+            try:
+                writer = parse_writer(spec, info.type, info.values, actions)
+            except WriterError as exc:
+                self.diagnostics.append(
+                    error(
+                        "type-error",
+                        f"metric `{name}`: {exc}",
+                        self._span(path)
+                        if metric.writer is not None
+                        else self._span(("metrics", name)),
+                        items=[f"metric:{name}"],
+                        help="see docs/theory-format.md, `writer:`",
+                    )
+                )
+                continue
+            self.metrics[name] = replace(info, writer=writer)
+
+    def _runtime_steps(self, first_index: int) -> list[CeilingStepInfo]:
+        """The kernel's runtime steps (exam lockdown, conduct restriction) that apply to this
+        theory, after its own steps, so every check proves over the ceiling the runtime applies."""
+        declared = {name: (m.type, m.source) for name, m in self.metrics.items()}
+        steps = []
+        for offset, step in enumerate(runtime_steps_for(declared)):
+            span = self.metrics[step.metric].span or self._span(("metrics", step.metric))
+            when = Located(ast.MetricRef(step.metric), step.metric, span)
+            steps.append(
+                CeilingStepInfo(first_index + offset, when, step.effect, step.rung, span, step.id)
+            )
+        return steps
 
     def condition_numeric(self, path: Path, text: str, metric_name: str) -> Located | None:
         located = self._located(path, text)

@@ -19,7 +19,6 @@ Missing metric keys take the metric's default.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pedrag.kernel import selection as kernel_selection
+from pedrag.kernel.canonical import canonical_json, content_hash
+from pedrag.kernel.ceiling import EFFECTS, RUNGS, StepApplied, apply_steps
+from pedrag.kernel.sources import CEILING_SOURCES, Writer
 from pedrag.runtime import codegen
 from pedrag.runtime.codegen import ComputedMetric, PolicyFormatError, SourceWriter
 
@@ -34,7 +37,6 @@ Value = int | float | bool | str
 History = Sequence[Mapping[str, Value]]
 
 FORMAT = 1
-RUNGS = 8  # H0..H7
 
 __all__ = [
     "ActionSpec",
@@ -45,6 +47,8 @@ __all__ = [
     "RuleSpec",
     "Turn",
     "Value",
+    "canonical_json",
+    "content_hash",
 ]
 
 
@@ -57,6 +61,8 @@ class MetricSpec:
     high: float
     values: tuple[str, ...]
     default: Value
+    description: str = ""
+    writer: Writer | None = None  # trusted metrics: the runtime events that write it
 
     def describe_domain(self) -> str:
         """The domain in the designer's terms: `a float in [0, 1]`, `one of calm, curious`."""
@@ -89,10 +95,27 @@ class RuleSpec:
 
 
 @dataclass(frozen=True)
+class CeilingStepSpec:
+    index: int
+    effect: str
+    rung: int
+    label: str  # the condition's text, or `runtime: <id>` for a runtime step
+    runtime: str | None  # the runtime step's id (pedrag.kernel.ceiling.RUNTIME_STEPS)
+
+
+@dataclass(frozen=True)
 class CeilingDecision:
+    """The ceiling and how it came about: every step that held, in order, as applied by
+    `pedrag.kernel.ceiling` (the same function the compiler and `why` use)."""
+
     rung: int  # the final ceiling
     start: int
-    steps_applied: tuple[tuple[int, str, int], ...]  # (step index, effect, rung), in order
+    trace: tuple[StepApplied, ...]  # `position` is the step's `index`
+
+    @property
+    def steps_applied(self) -> tuple[tuple[int, str, int], ...]:
+        """(step index, effect, rung) of each step that held, in order."""
+        return tuple((item.position, item.effect, item.rung) for item in self.trace)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,18 +124,6 @@ class Turn:
 
     state: dict[str, Value]
     calls: tuple[Any, ...]
-
-
-def canonical_json(data: Any) -> str:
-    # Must stay byte-identical to pedrag.compiler.lower.canonical_json (a test pins this).
-    return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
-def content_hash(data: Mapping[str, Any]) -> str:
-    body = {key: value for key, value in data.items() if key != "content_hash"}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
 class CompiledPolicy:
@@ -172,6 +183,7 @@ class CompiledPolicy:
         self.theory_name = str(theory["name"])
         self.description = theory.get("description")
         self.principles = tuple((str(p[0]), str(p[1])) for p in theory.get("principles", ()))
+        self.sources = tuple(str(s) for s in theory.get("sources", ()))
         self.selection = str(data["selection"])
         if self.selection not in ("weighted", "priority"):
             raise PolicyFormatError(f"unknown selection {self.selection!r}")
@@ -185,6 +197,8 @@ class CompiledPolicy:
                 float(m["high"]),
                 tuple(m["values"]),
                 m["default"],
+                str(m.get("description") or ""),
+                Writer.from_json(m["writer"]) if m.get("writer") else None,
             )
             for name, m in metric_items
         }
@@ -220,13 +234,21 @@ class CompiledPolicy:
         ceiling = data["ceiling"]
         self.ceiling_start = int(ceiling["start"])
         steps = ceiling["steps"]
-        self.ceiling_steps = tuple(
-            (int(s["index"]), str(s["effect"]), int(s["rung"])) for s in steps
+        self.ceiling_specs = tuple(
+            CeilingStepSpec(
+                int(s["index"]),
+                str(s["effect"]),
+                int(s["rung"]),
+                str(s.get("label") or s.get("text", "")),
+                s.get("runtime"),
+            )
+            for s in steps
         )
+        self.ceiling_steps = tuple((s.index, s.effect, s.rung) for s in self.ceiling_specs)
         self.ceiling_texts = tuple(str(s.get("text", "")) for s in steps)
-        for _, effect, _ in self.ceiling_steps:
-            if effect not in ("at_most", "at_least", "set"):
-                raise PolicyFormatError(f"unknown ceiling effect {effect!r}")
+        for spec in self.ceiling_specs:
+            if spec.effect not in EFFECTS:
+                raise PolicyFormatError(f"unknown ceiling effect {spec.effect!r}")
         self._compile(data["metrics"], rules, monitors, switches, steps)
 
     def _compile(
@@ -267,9 +289,7 @@ class CompiledPolicy:
         )
         # The ceiling reads trusted and classified metrics only (the trust boundary): its state
         # is built from those keys alone, whatever else the caller passes.
-        self._ceiling_metrics = tuple(
-            n for n, m in metrics.items() if m.source in ("trusted", "classified")
-        )
+        self._ceiling_metrics = tuple(n for n, m in metrics.items() if m.source in CEILING_SOURCES)
         self._ceiling = codegen.build_matcher(
             [s["when"] for s in steps], types, values, writer, "match_ceiling"
         )
@@ -285,7 +305,7 @@ class CompiledPolicy:
             self._rules.clause_mask([i for i, rung in enumerate(rungs) if rung <= ceiling])
             for ceiling in range(RUNGS)
         )
-        self._weights = tuple(r.weight * r.priority for r in self.rules)
+        self._weights = tuple(kernel_selection.rule_mass(r.weight, r.priority) for r in self.rules)
 
     # -- the turn --------------------------------------------------------------------------
     def prepare(self, history: History | Turn) -> Turn:
@@ -333,18 +353,11 @@ class CompiledPolicy:
             if name in trusted:
                 state[name] = trusted[name]
         held = self._ceiling.decode(self._ceiling.match(state, ()))
-        rung = self.ceiling_start
-        applied = []
-        for position in held:
-            index, effect, step_rung = self.ceiling_steps[position]
-            if effect == "at_most":
-                rung = min(rung, step_rung)
-            elif effect == "at_least":
-                rung = max(rung, step_rung)
-            else:
-                rung = step_rung
-            applied.append((index, effect, step_rung))
-        return CeilingDecision(rung, self.ceiling_start, tuple(applied))
+        specs = self.ceiling_specs
+        rung, trace = apply_steps(
+            self.ceiling_start, ((specs[p].index, specs[p].effect, specs[p].rung) for p in held)
+        )
+        return CeilingDecision(rung, self.ceiling_start, trace)
 
     def probabilities(self, eligible: Sequence[int]) -> dict[int, float]:
         """Each eligible rule's chance of being selected."""
@@ -353,9 +366,7 @@ class CompiledPolicy:
         if self.selection == "priority":
             winner = self._priority_winner(eligible)
             return {index: 1.0 if index == winner else 0.0 for index in eligible}
-        weights = self._weights
-        total = sum(weights[i] for i in eligible)
-        return {index: weights[index] / total for index in eligible}
+        return kernel_selection.weighted_shares(eligible, self._weights)
 
     def select(self, eligible: Sequence[int], rng: random.Random) -> int | None:
         """One eligible rule (weighted: chance ∝ weight × priority), or None when none is eligible."""
@@ -363,19 +374,13 @@ class CompiledPolicy:
             return None
         if self.selection == "priority":
             return self._priority_winner(eligible)
-        weights = self._weights
-        point = rng.random() * sum(weights[i] for i in eligible)
-        running = 0.0
-        for index in eligible:
-            running += weights[index]
-            if point < running:
-                return index
-        return eligible[-1]  # rounding at the very top of the range
+        return kernel_selection.weighted_pick(eligible, self._weights, rng.random())
 
     def _priority_winner(self, eligible: Sequence[int]) -> int:
-        # Highest priority; ties by weight, then by rule order.
         rules = self.rules
-        return min(eligible, key=lambda i: (-rules[i].priority, -rules[i].weight, i))
+        return kernel_selection.priority_winner(
+            eligible, lambda i: rules[i].priority, lambda i: rules[i].weight
+        )
 
     def monitors_fired(self, history: History | Turn) -> tuple[str, ...]:
         turn = self.prepare(history)

@@ -8,8 +8,8 @@ and the trace of ceiling steps that set it.
 Why so narrow: seed 2, §3.2 and §6 — "put the irreversible decision in code, not in a prompt".
 The core makes no model call and never sees prose, so no injected text can raise the ceiling;
 tests/test_architecture.py fails if this module, or anything it imports, reaches the
-classifier, the analyzer, the generator or the LLM layer. Only the standard library is imported
-here: the compiled policy is passed in and used through the small :class:`CeilingSource`
+classifier, the analyzer, the generator or the LLM layer. Only the standard library and `pedrag.kernel` are
+imported here: the compiled policy is passed in and used through the small :class:`CeilingSource`
 protocol.
 """
 
@@ -20,12 +20,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pedrag.kernel.ceiling import NO_CODE_MAX_RUNG
+from pedrag.kernel.sources import (
+    ADVERSARIAL_INTENTS,
+    CODE_ATTEMPT_METRIC,
+    INTENT_METRIC,
+    QUESTION_INTENT,
+)
+
 Scalar = bool | int | float | str
 """A metric value; a ``str`` must be an enum label (checked), never free text."""
 
 _LABEL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})
-NO_CODE_MAX_RUNG = 4  # DESIGN, hint ladder: H0-H4 allow no code
+EXAM_LOCKDOWN = "exam_lockdown"  # the kernel's runtime step whose holding is the lockdown
 
 
 class CeilingSource(Protocol):
@@ -113,55 +120,46 @@ class Contract:
         }
 
 
-def compute_contract(
-    policy_input: PolicyInput,
-    policy: CeilingSource,
-    step_labels: Mapping[int, str] | None = None,
-) -> Contract:
+def compute_contract(policy_input: PolicyInput, policy: CeilingSource) -> Contract:
     """The contract for one turn. Pure: the same input always gives the same contract.
-    ``step_labels`` names ceiling steps by index (their condition text) for the trace."""
+
+    The ceiling is the compiled policy's, computed by `pedrag.kernel.ceiling` over the theory's
+    steps and the runtime steps the kernel declares (exam lockdown, conduct restriction), so it
+    is exactly the ceiling the compiler's checks and `pedrag why` reason about: nothing here
+    changes it."""
     values = policy_input.values()
     decision = policy.ceiling(values)
-    start = int(decision.start)
-    trace: list[CeilingStep] = []
-    rung = start
-    for index, effect, step_rung in decision.steps_applied:
-        before = rung
-        if effect == "at_most":
-            rung = min(rung, step_rung)
-        elif effect == "at_least":
-            rung = max(rung, step_rung)
-        else:
-            rung = step_rung
-        label = f"step {index}" + (
-            f": {step_labels[index]}" if step_labels and index in step_labels else ""
+    labels = {spec.index: spec for spec in getattr(policy, "ceiling_specs", ())}
+    trace = []
+    exam = False
+    for applied in decision.trace:
+        spec = labels.get(applied.position)
+        if spec is not None and spec.runtime == EXAM_LOCKDOWN:
+            exam = True
+        name = spec.label if spec is not None else ""
+        trace.append(
+            CeilingStep(
+                f"step {applied.position}" + (f": {name}" if name else ""),
+                f"{applied.effect} H{applied.rung}",
+                applied.before,
+                applied.after,
+            )
         )
-        trace.append(CeilingStep(label, f"{effect} H{step_rung}", before, rung))
-    if rung != int(decision.rung):  # the replay must agree with the compiled decision
-        raise ValueError(f"ceiling trace ends at H{rung}, the policy says H{decision.rung}")
-    exam = values.get("exam_active") is True
-    if exam and rung > 0:
-        # seed 2, §3.2: an exam lockdown caps the turn at no help, whatever the theory says.
-        trace.append(CeilingStep("core: exam lockdown", "set H0", rung, 0))
-        rung = 0
-    if values.get("conduct_restricted") is True and rung > 1:
-        # Conduct restriction is applied last, so nothing can lift it (seed 2, §3.2).
-        trace.append(CeilingStep("core: conduct restriction", "at_most H1", rung, 1))
-        rung = 1
-    intent = values.get("intent")
+    rung = int(decision.rung)
+    intent = values.get(INTENT_METRIC)
     risks = []
     if exam:
         risks.append("exam_lockdown")
     if intent in ADVERSARIAL_INTENTS:
         risks.append(f"adversarial_intent:{intent}")
-    if values.get("code_attempt") is True and rung <= NO_CODE_MAX_RUNG:
+    if values.get(CODE_ATTEMPT_METRIC) is True and rung <= NO_CODE_MAX_RUNG:
         risks.append("code_adjacent_no_code_ceiling")
     return Contract(
         ceiling=rung,
         exam_lockdown=exam,
-        grounding_required=(intent == "question" and not exam),
+        grounding_required=(intent == QUESTION_INTENT and not exam),
         judge_required=bool(risks),
-        start=start,
+        start=int(decision.start),
         step_trace=tuple(trace),
         risks=tuple(risks),
     )

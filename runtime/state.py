@@ -19,14 +19,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pedrag.kernel.sources import SOURCES as KERNEL_SOURCES
+from pedrag.kernel.sources import Writer
+
 MetricValue = bool | int | float | str
 Source = Literal["trusted", "classified", "inferred", "observed", "computed"]
-SOURCES: tuple[Source, ...] = ("trusted", "classified", "inferred", "observed", "computed")
+SOURCES: tuple[Source, ...] = KERNEL_SOURCES  # type: ignore[assignment]
 
 HISTORY_LIMIT = 32
 """Snapshots kept for the history functions (`trend`, `streak`, ... windows are short)."""
 
 _LABEL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+EXAM_LOCK = "exam_lock"  # state.extra key: the session's exercise is an exam
 
 
 class StateError(ValueError):
@@ -44,10 +50,11 @@ class MetricField:
     high: float = 0.0
     values: tuple[str, ...] = ()
     default: MetricValue = 0
+    writer: Writer | None = None  # trusted metrics: the runtime events that write it
 
     @classmethod
     def from_info(cls, info: Any) -> MetricField:
-        """From a resolved theory's ``MetricInfo`` (``pedrag.dsl.ir``)."""
+        """From a resolved theory's ``MetricInfo`` or a compiled policy's ``MetricSpec``."""
         return cls(
             name=info.name,
             type=info.type,
@@ -56,6 +63,7 @@ class MetricField:
             high=float(info.high),
             values=tuple(info.values),
             default=info.default,
+            writer=getattr(info, "writer", None),
         )
 
     def coerce(self, value: Any) -> MetricValue:
@@ -249,6 +257,10 @@ class StateWriter:
                 plan=dict(transition.plan) if transition.plan else None,
             )
         if isinstance(transition, SwitchTheory):
+            if state.extra.get(EXAM_LOCK) is True:
+                # The lockdown the compiler proved is the exam theory's own ceiling step; a
+                # switch could land on a theory without it (seed 2, §3.2).
+                raise StateError("an exam session keeps its theory: no switch during an exam")
             return self._switch(state, transition)
         if isinstance(transition, RecordSpend):
             return replace(

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pedrag.kernel.ceiling import runtime_step
+from pedrag.kernel.sources import CODE_ATTEMPT_METRIC, INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
@@ -67,6 +69,7 @@ from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
 from pedrag.runtime.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.rule_engine import Choice, RuleEngine
 from pedrag.runtime.state import (
+    EXAM_LOCK,
     CommitTurn,
     MetricSchema,
     RecordSpend,
@@ -80,10 +83,17 @@ from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
 from pedrag.runtime.streaming import StreamGuard
 from pedrag.runtime.text import clean_text
 from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.trusted_writer import action_event, trusted_updates
 
-HOSTILE_TURNS_FOR_RESTRICTION = 3
-EXAM_LOCK = "exam_lock"  # state.extra key: the session's exercise is under an exam
-MASTERY_GAIN = 0.4  # share of the remaining gap closed by a correct attempt
+_EXAM_STEP = runtime_step("exam_lockdown")
+
+
+def _lockdown_metric(policy: Any) -> str | None:
+    """The metric of the policy's exam-lockdown runtime step, if it has one."""
+    for spec in getattr(policy, "ceiling_specs", ()):
+        if spec.runtime == _EXAM_STEP.id:
+            return _EXAM_STEP.metric
+    return None
 
 
 _DEFAULT_STORES: dict[str, SessionStore] = {}
@@ -264,8 +274,16 @@ class Tutor:
         initial = dict(trusted or {})
         schema = self._schema(theory)
         exam = info is not None and info.exam
-        if exam and "exam_active" in schema.fields:
-            initial.setdefault("exam_active", True)
+        if info is not None and info.exam:
+            lockdown = _lockdown_metric(loaded.policy)
+            if lockdown is None:
+                # The lockdown is a declared ceiling step the compiler proves over; a theory
+                # without it cannot run an exam the checks vouch for (seed 2, §3.2).
+                raise ValueError(
+                    f"exercise {info.id!r} is an exam, and theory {loaded.id!r} declares no "
+                    f"`{_EXAM_STEP.metric}` trusted bool, so it has no exam lockdown"
+                )
+            initial.setdefault(lockdown, True)
         state = new_state(
             schema,
             loaded.id,
@@ -273,9 +291,8 @@ class Tutor:
             exercise_id=info.id if info else None,
             goal_id=info.goal if info else None,
         )
-        if initial.get("exam_active", exam) is True:
-            # Kept beside the metrics, so the lockdown holds under any theory: one without an
-            # exam_active metric, or one the session switches to (seed 2, §3.2).
+        if exam:
+            # An exam session never leaves its theory (see the switch in _commit).
             state = replace(state, extra={**state.extra, EXAM_LOCK: True})
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         session_id = session_id or uuid.uuid4().hex[:12]
@@ -512,13 +529,10 @@ class Tutor:
 
         # 4. policy core: trusted + classified values only
         trusted = {n: state.metrics[n] for n in schema.names("trusted")}
-        if state.extra.get(EXAM_LOCK) is True:
-            trusted["exam_active"] = True  # the core's exam lockdown, declared or not
         policy_input = PolicyInput.of(
             trusted, {n: state.metrics[n] for n in schema.names("classified")}
         )
-        labels = {step.index: step.when.text for step in resolved.ceiling_steps}
-        contract = compute_contract(policy_input, policy, labels)
+        contract = compute_contract(policy_input, policy)
 
         # 5. rule engine
         rng = random.Random(f"{session.seed}:{state.turn}")
@@ -592,7 +606,13 @@ class Tutor:
         # 11. audit, then commit state + record in one transaction
         new = writer.apply(state, CommitTurn(choice.action, choice.rung, adaptation.plan))
         new = writer.apply(new, RecordSpend(backend.calls, backend.tokens, backend.cost_usd))
-        if adaptation.switch_to:
+        after_reply = ("turn", action_event(choice.action))
+        updates, extra = trusted_updates(schema.fields, new.metrics, after_reply, new.extra)
+        if updates:
+            new = writer.apply(new, SetMetrics("trusted", updates))
+        if extra != dict(new.extra):
+            new = replace(new, extra=extra)
+        if adaptation.switch_to and new.extra.get(EXAM_LOCK) is not True:
             new = StateWriter(schema).apply(
                 new, SwitchTheory(adaptation.switch_to, self._schema(adaptation.switch_to))
             )
@@ -752,38 +772,22 @@ class Tutor:
     def _trusted_updates(
         self, state: SessionState, writer: StateWriter, session: Session, text: str
     ) -> tuple[SessionState, bool]:
-        """The system's own writes to trusted metrics: attempts, mastery from a deterministic
-        check of the student's answer, and the conduct restriction."""
-        fields = writer.schema.fields
+        """Stage 2's runtime events (the grader's verdict, a hostile turn) written to trusted
+        metrics through their declared writers (`pedrag.runtime.trusted_writer`)."""
         metrics = state.metrics
-        updates: dict[str, Any] = {}
-        extra = dict(state.extra)
-        intent = metrics.get("intent")
-        is_attempt = intent == "attempt" or metrics.get("code_attempt") is True
+        events: list[str] = []
+        is_attempt = (
+            metrics.get(INTENT_METRIC) == "attempt" or metrics.get(CODE_ATTEMPT_METRIC) is True
+        )
         solved_now = False
-        if is_attempt and "attempts" in fields and fields["attempts"].source == "trusted":
-            updates["attempts"] = int(metrics["attempts"]) + 1
         info = session.exercise
         if is_attempt and info is not None and info.key is not None and not state.solved:
-            if _states_answer(text, info.key):
-                solved_now = True
-                if "mastery" in fields and fields["mastery"].source == "trusted":
-                    mastery = float(metrics["mastery"])
-                    updates["mastery"] = mastery + (1 - mastery) * MASTERY_GAIN
-        if (
-            extra.get(EXAM_LOCK) is True
-            and "exam_active" in fields
-            and fields["exam_active"].source == "trusted"
-            and metrics.get("exam_active") is not True
-        ):
-            updates["exam_active"] = True  # after a switch from a theory without the metric
-        if intent == "hostile":
-            extra["hostile_turns"] = int(extra.get("hostile_turns", 0)) + 1
-            if (
-                extra["hostile_turns"] >= HOSTILE_TURNS_FOR_RESTRICTION
-                and "conduct_restricted" in fields
-            ):
-                updates["conduct_restricted"] = True
+            events.append("answer_graded")
+            solved_now = _states_answer(text, info.key)
+            events.append("correct_answer" if solved_now else "wrong_answer")
+        if metrics.get(INTENT_METRIC) == "hostile":
+            events.append("hostile_turn")
+        updates, extra = trusted_updates(writer.schema.fields, metrics, events, state.extra)
         if updates:
             state = writer.apply(state, SetMetrics("trusted", updates))
         if solved_now:

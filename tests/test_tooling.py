@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = {
+    "kernel": "kernel",
     "grammar": "grammar",
     "dsl": "dsl",
     "compiler": "compiler",

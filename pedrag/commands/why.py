@@ -152,22 +152,17 @@ def explain(policy: CompiledPolicy, given: dict[str, Value]) -> dict[str, Any]:
     turn = Turn(state, turn.calls)
     decision = policy.ceiling(state)
     set_by: dict[str, Any] | None = None
-    rung = decision.start
-    for index, effect, step_rung in decision.steps_applied:
-        after = {
-            "at_most": min(rung, step_rung),
-            "at_least": max(rung, step_rung),
-            "set": step_rung,
-        }[effect]
-        if after != rung or effect == "set":
-            position = [s[0] for s in policy.ceiling_steps].index(index)
+    specs = {spec.index: spec for spec in policy.ceiling_specs}
+    for applied in decision.trace:  # pedrag.kernel.ceiling applied them; name the last change
+        if applied.after != applied.before or applied.effect == "set":
+            spec = specs[applied.position]
             set_by = {
-                "step": index,
-                "effect": effect,
-                "rung": step_rung,
-                "when": policy.ceiling_texts[position],
+                "step": applied.position,
+                "effect": applied.effect,
+                "rung": applied.rung,
+                "when": spec.label,
+                "runtime": spec.runtime,
             }
-        rung = after
     matching = policy.matching(turn)
     eligible = policy.eligible(turn, decision.rung)
     probabilities = policy.probabilities(eligible)

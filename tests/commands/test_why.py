@@ -33,7 +33,9 @@ def test_why_names_the_step_that_set_the_ceiling(capsys: pytest.CaptureFixture[s
     report = _json(capsys, "--state", "exam_active=true,explain_mode=true,intent=solution_demand")
     ceiling = report["ceiling"]
     assert ceiling["rung"] == 0
-    assert ceiling["set_by"]["when"] == "exam_active" and ceiling["set_by"]["effect"] == "set"
+    # The kernel's exam-lockdown runtime step, after the theory's explain-mode step.
+    assert ceiling["set_by"]["when"] == "runtime: exam_lockdown"
+    assert ceiling["set_by"]["runtime"] == "exam_lockdown" and ceiling["set_by"]["effect"] == "set"
     assert [s["rung"] for s in ceiling["steps_applied"]] == [7, 0]
     above = [r for r in report["matching"] if not r["eligible"]]
     assert all(r["rung"] > 0 for r in above)

@@ -103,36 +103,34 @@ def test_an_answer_the_student_states_first_in_any_hyphen_raises_mastery(answer:
 # -- exams -------------------------------------------------------------------------------------
 
 
-def test_an_exam_locks_down_a_theory_that_declares_no_exam_metric() -> None:
+def test_an_exam_needs_a_theory_that_declares_the_lockdown() -> None:
+    # The lockdown is the kernel's runtime step on the theory's `exam_active`; a theory without
+    # that metric has no lockdown the compiler proved, so it cannot run an exam at all.
     theories = TheorySet.from_paths([NO_EXAM_METRIC])
     tutor = Tutor(theories, curriculum=CURRICULUM, store=MemoryStore())
-    session = tutor.start("plain", exercise="fraction_exam", seed=1)
-    for message in ("how do I start?", "how do I find three quarters of twelve?"):
-        result = tutor.turn(session, message)
-        assert result.contract.exam_lockdown and result.ceiling == 0 and result.rung == 0
-    resumed = tutor.resume(session.id)
-    assert tutor.turn(resumed, "how do I start?").ceiling == 0
+    with pytest.raises(ValueError, match="exam_active"):
+        tutor.start("plain", exercise="fraction_exam", seed=1)
     practice = tutor.start("plain", exercise="mult_7x8", seed=1)
     assert tutor.turn(practice, "how do I start?").ceiling == 4  # the theory's own start
 
 
-def test_an_exam_stays_locked_after_a_switch_to_a_theory_without_the_metric() -> None:
+def test_an_exam_session_never_switches_theory() -> None:
     theories = shipped()
     plain = TheorySet.from_paths([NO_EXAM_METRIC])
     both = TheorySet({**theories.theories, **plain.theories}, dict(theories.curricula))
     tutor = Tutor(both, curriculum=CURRICULUM, store=MemoryStore())
     session = tutor.start("socratic", exercise="fraction_exam", seed=1)
-    from pedrag.runtime.state import StateWriter, SwitchTheory
+    from pedrag.runtime.state import StateError, StateWriter, SwitchTheory
 
-    # What the behavioural monitor's switch does (stage 10), to a theory with no exam metric.
-    session.state = StateWriter(tutor._schema("socratic")).apply(
-        session.state, SwitchTheory("plain", tutor._schema("plain"))
-    )
-    result = tutor.turn(session, "how do I start?")
-    assert result.theory == "plain" and result.contract.exam_lockdown and result.ceiling == 0
-
-
-# -- two requests on one session ---------------------------------------------------------------
+    with pytest.raises(StateError, match="exam"):
+        StateWriter(tutor._schema("socratic")).apply(
+            session.state, SwitchTheory("plain", tutor._schema("plain"))
+        )
+    # Frustration that would switch socratic to direct instruction keeps the exam theory.
+    for message in ("I'm so frustrated, I hate this, nothing works!!",) * 4:
+        result = tutor.turn(session, message)
+        assert result.theory == "socratic" and result.contract.exam_lockdown
+        assert result.ceiling == 0 and result.rung == 0
 
 
 def test_racing_turns_on_one_session_commit_one_and_count_both_costs(

@@ -1,0 +1,86 @@
+"""unwritten-metric: a condition reads a trusted metric that nothing writes.
+
+Semantic check over the theory's writers (DESIGN, "Writers"; `pedrag.kernel.sources`). The
+stage that writes a classified, inferred, observed or computed metric is given by its source;
+a trusted metric is written only by the runtime events its `writer:` names (or the kernel's
+default writer for a conventional name such as `attempts`). A trusted metric without one keeps
+its default for the whole session, so every rule that needs another value can never fire in a
+real session, whatever the other checks prove about the states where it would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.checks import CheckInfo
+from pedrag.dsl import ast
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+INFO = CheckInfo(
+    name="unwritten-metric",
+    severity=Severity.ERROR,
+    summary="a condition reads a trusted metric that no runtime event writes",
+    explanation=(
+        "A trusted metric is written only by the system, on the runtime events its `writer:` "
+        "names (the grader's verdict, a turn, an action taken, an instructor toggle). One that "
+        "no writer declares stays at its default in every real session, so the rules, ceiling "
+        "steps, monitors and switches that need another value never apply, although the other "
+        "checks, which range over every state, count them."
+    ),
+    example=(
+        "metrics:\n"
+        "  lesson_phase: {type: enum, values: [review, practice], source: trusted}\n"
+        "rules:\n"
+        '  - {id: practise, when: "lesson_phase == practice", then: guided_practice}\n'
+    ),
+    fix=(
+        "Declare who writes it, e.g. `writer: {advance: {review: turn}}` for a phase, "
+        "`writer: {count: wrong_answer}` for a counter or `writer: {set_on: correct_answer}` for "
+        "a flag (docs/theory-format.md, `writer:`), or make it a classified/inferred metric."
+    ),
+)
+
+
+def _readers(analysis: Analysis) -> dict[str, list[str]]:
+    """Metric -> the items whose conditions read it (rules, steps, monitors, switches)."""
+    theory = analysis.theory
+    conditions: list[tuple[str, ast.Expr]] = [(f"rule:{r.id}", r.when.expr) for r in theory.rules]
+    conditions += [
+        (f"ceiling:{s.index}", s.when.expr) for s in theory.ceiling_steps if s.runtime is None
+    ]
+    conditions += [(f"monitor:{name}", located.expr) for name, located in theory.monitors.items()]
+    conditions += [(f"switch:{s.index}", s.when.expr) for s in theory.switches]
+    conditions += [(f"metric:{n}", m.compute) for n, m in theory.metrics.items() if m.compute]
+    readers: dict[str, list[str]] = {}
+    for item, expr in conditions:
+        for name in sorted({n.name for n in ast.walk(expr) if isinstance(n, ast.MetricRef)}):
+            readers.setdefault(name, []).append(item)
+    return readers
+
+
+def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    readers = _readers(analysis)
+    for name, metric in analysis.theory.metrics.items():
+        if metric.source != "trusted" or metric.writer is not None or name not in readers:
+            continue
+        items = readers[name]
+        shown = ", ".join(f"`{item.split(':', 1)[1]}`" for item in items[:5])
+        more = f" and {len(items) - 5} more" if len(items) > 5 else ""
+        yield Diagnostic(
+            check=INFO.name,
+            severity=INFO.severity,
+            message=(
+                f"trusted metric `{name}` is read ({shown}{more}) but no runtime event writes "
+                f"it: it stays {_literal(metric.default)} in every session"
+            ),
+            span=metric.span,
+            items=(f"metric:{name}", *items),
+            help=INFO.fix,
+        )
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

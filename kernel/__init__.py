@@ -1,0 +1,14 @@
+"""pedrag.kernel: the one place the language's semantics live (DESIGN, "One semantics").
+
+Standard library only, and the lowest layer: the front end, the compiler, `why`, `diff` and
+the runtime all call it, so a proof about a theory is a proof about the turn the runtime runs.
+
+- ``ceiling`` — how ceiling steps apply, and the runtime's own steps (exam lockdown, conduct
+  restriction) declared as data the compiler reads like any other step;
+- ``sources`` — metric sources, the trust rule, and who writes each metric;
+- ``selection`` — eligibility under a ceiling, weighted and priority selection;
+- ``canonical`` — canonical JSON and the policy hash.
+"""
+
+if __name__ != "pedrag.kernel":  # DESIGN, layout: one import name per module
+    raise ImportError(f"import this package as pedrag.kernel, not {__name__}")

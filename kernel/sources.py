@@ -1,0 +1,179 @@
+"""Metric sources, the trust rule, and who writes each metric (DESIGN, "Writers").
+
+Every metric has exactly one kind of writer. The source names it for four of the five:
+``classified`` by the pre-classifier, ``inferred`` by the context analyzer, ``observed`` by the
+response monitor, ``computed`` by its history function. A ``trusted`` metric is written by the
+system on named **runtime events**, declared with the metric's ``writer:`` (or, for the
+conventional names below, by default). A condition that reads a metric nothing writes is the
+``unwritten-metric`` finding: no real session can reach the states it needs.
+
+Writers of trusted metrics, as a theory file spells them::
+
+    writer: instructor                 # bool: the instructor API / an exam exercise sets it
+    writer: conduct                    # bool: set after repeated hostile turns
+    writer: mastery                    # float in [0, 1]: raised on each correct answer
+    writer: {count: wrong_answer}      # int: counts an event (reset when an exercise starts)
+    writer: {set_on: correct_answer, clear_on: wrong_answer}      # bool
+    writer: {advance: {review: turn, presentation: [turn, correct_answer]}}
+                                       # enum: on one of the events, move from that value to
+                                       # the next one (the last value stays)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SOURCES = ("trusted", "classified", "inferred", "observed", "computed")
+CEILING_SOURCES = ("trusted", "classified")  # the trust rule: ceiling steps read only these
+STAGE_WRITERS = {
+    "classified": "the pre-classifier",
+    "inferred": "the context analyzer",
+    "observed": "the response monitor",
+    "computed": "its history function",
+}
+
+# Runtime events a trusted writer can name. `action:<name>` (the tutor took that action this
+# turn) is an event too, for every action of the theory.
+EVENTS = {
+    "turn": "a tutor turn completed",
+    "exercise_start": "a session started on an exercise",
+    "answer_graded": "the grader graded the learner's answer (right or wrong)",
+    "correct_answer": "the grader found the learner's answer correct",
+    "wrong_answer": "the grader found the learner's answer wrong",
+    "hostile_turn": "the pre-classifier classified the message as hostile",
+}
+ACTION_EVENT_PREFIX = "action:"
+NAMED_WRITERS = {
+    "instructor": ("bool", "the instructor API, or an exam exercise at session start"),
+    "conduct": ("bool", "the conduct check, after repeated hostile turns"),
+    "mastery": ("float", "the mastery estimate, raised on each correct answer"),
+}
+# Trusted metrics with a conventional meaning are written by default, so a theory need not
+# repeat it; any other trusted metric names its writer or is reported as unwritten.
+DEFAULT_WRITERS: dict[str, Any] = {
+    "exam_active": "instructor",
+    "explain_mode": "instructor",
+    "conduct_restricted": "conduct",
+    "mastery": "mastery",
+    "attempts": {"count": "wrong_answer"},
+    "last_answer_correct": {"set_on": "correct_answer", "clear_on": "wrong_answer"},
+    "solved": {"set_on": "correct_answer"},
+}
+
+# The classified signals the policy core reads for the contract's risks (seed 2, §3.2):
+# the intent label and the code-attempt flag, with the intents that make a turn adversarial.
+INTENT_METRIC = "intent"
+CODE_ATTEMPT_METRIC = "code_attempt"
+QUESTION_INTENT = "question"
+ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})
+
+
+def may_read_in_ceiling(source: str) -> bool:
+    return source in CEILING_SOURCES
+
+
+@dataclass(frozen=True)
+class Writer:
+    """A trusted metric's writer, normalised: ``kind`` is a named writer, ``count``,
+    ``set_on`` or ``advance``; ``events`` the events it listens to."""
+
+    kind: str
+    events: tuple[str, ...] = ()
+    clear_on: tuple[str, ...] = ()
+    advance: tuple[tuple[str, str], ...] = ()  # (from value, event)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "events": list(self.events),
+            "clear_on": list(self.clear_on),
+            "advance": [list(pair) for pair in self.advance],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Writer:
+        return cls(
+            str(data["kind"]),
+            tuple(data.get("events", ())),
+            tuple(data.get("clear_on", ())),
+            tuple((str(a), str(b)) for a, b in data.get("advance", ())),
+        )
+
+
+class WriterError(ValueError):
+    """A `writer:` that does not fit its metric; the message is for the designer."""
+
+
+def _event(name: Any, actions: frozenset[str]) -> str:
+    if not isinstance(name, str):
+        raise WriterError(f"an event is a name, not {name!r}")
+    if name in EVENTS:
+        return name
+    if name.startswith(ACTION_EVENT_PREFIX):
+        action = name[len(ACTION_EVENT_PREFIX) :]
+        if action in actions:
+            return name
+        raise WriterError(f"`{name}`: the theory has no action `{action}`")
+    known = ", ".join([*EVENTS, ACTION_EVENT_PREFIX + "<action>"])
+    raise WriterError(f"unknown event `{name}` (events: {known})")
+
+
+def _events(value: Any, actions: frozenset[str]) -> tuple[str, ...]:
+    items = value if isinstance(value, list | tuple) else [value]
+    return tuple(_event(item, actions) for item in items)
+
+
+def parse_writer(
+    spec: Any, metric_type: str, values: tuple[str, ...], actions: frozenset[str]
+) -> Writer:
+    """A trusted metric's declared ``writer:``, checked against its type; raises WriterError."""
+    if isinstance(spec, str):
+        if spec not in NAMED_WRITERS:
+            raise WriterError(
+                f"unknown writer `{spec}` (named writers: {', '.join(NAMED_WRITERS)}; "
+                "or {count: EVENT}, {set_on: EVENT}, {advance: {VALUE: EVENT}})"
+            )
+        needed = NAMED_WRITERS[spec][0]
+        if metric_type != needed:
+            raise WriterError(f"writer `{spec}` writes a {needed} metric, not a {metric_type}")
+        return Writer(spec)
+    if not isinstance(spec, Mapping) or len(spec) == 0:
+        raise WriterError("a writer is a name or a mapping such as {count: wrong_answer}")
+    keys = set(spec)
+    if keys == {"count"}:
+        if metric_type != "int":
+            raise WriterError(f"`count` writes an int metric, not a {metric_type}")
+        return Writer("count", _events(spec["count"], actions))
+    if keys <= {"set_on", "clear_on"} and "set_on" in keys:
+        if metric_type != "bool":
+            raise WriterError(f"`set_on` writes a bool metric, not a {metric_type}")
+        return Writer(
+            "set_on",
+            _events(spec["set_on"], actions),
+            _events(spec.get("clear_on", []), actions),
+        )
+    if keys == {"advance"}:
+        if metric_type != "enum":
+            raise WriterError(f"`advance` writes an enum metric, not a {metric_type}")
+        steps = spec["advance"]
+        if not isinstance(steps, Mapping) or not steps:
+            raise WriterError("`advance` maps a value to the event that moves it on")
+        pairs: list[tuple[str, str]] = []
+        for value, events in steps.items():
+            if value not in values:
+                raise WriterError(f"`{value}` is not a value of this enum ({', '.join(values)})")
+            if value == values[-1]:
+                raise WriterError(f"`{value}` is the last value: there is nothing to advance to")
+            pairs.extend((str(value), event) for event in _events(events, actions))
+        return Writer("advance", advance=tuple(pairs))
+    raise WriterError(
+        f"unknown writer keys {sorted(map(str, keys))} "
+        "(use {count: EVENT}, {set_on: EVENT, clear_on: EVENT} or {advance: {VALUE: EVENT}})"
+    )
+
+
+def default_writer(name: str) -> Any | None:
+    """The writer a trusted metric has when it declares none, or None."""
+    return DEFAULT_WRITERS.get(name)
