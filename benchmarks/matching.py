@@ -33,10 +33,11 @@ from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.codegen import CallTable, SourceWriter, generate_naive
 from pedrag.runtime.compiled import CompiledPolicy
-from pedrag.runtime.interpret import Interpreter
 from pedrag.runtime.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the AST interpreter is a test oracle (tests/oracles)
+from tests.oracles.interpret import Interpreter  # noqa: E402
 
 FLOATS = ["frustration", "confidence", "engagement", "hedging", "mastery"]
 INTS = ["attempts", "hints", "streak"]

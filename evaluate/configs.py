@@ -119,7 +119,7 @@ def baseline_prompt(exercise: ExerciseCase, exam: bool) -> str:
 
 def theory_prompt(theories: TheorySet, theory_id: str) -> Callable[[ExerciseCase, bool], str]:
     """The prompt-only arm: the theory written into the prompt, once, as text."""
-    resolved = theories[theory_id].resolved
+    resolved = theories[theory_id].theory_file
     theory = resolved.model.theory
     principles = "\n".join(f"- {' '.join(item.text.split())}" for item in theory.principles)
     ladder = "\n".join(LADDER.values())

@@ -91,7 +91,7 @@ class ReferenceTracker:
     def observe(self, theory_id: str, message: str) -> Contract:
         """The reference contract for this turn; call once per student message, in order."""
         loaded = self.theories[theory_id]
-        schema = MetricSchema.from_theory(loaded.resolved)
+        schema = MetricSchema.from_theory(loaded.policy)
         fields = schema.fields
         classified = heuristic_classification(
             message, {name: fields[name] for name in schema.names("classified")}
@@ -256,7 +256,7 @@ def cap_fidelity(score: float, violations: Sequence[Violation]) -> float:
 
 
 def _principles(theories: TheorySet, theory_id: str) -> list[tuple[str, str, str | None]]:
-    theory = theories[theory_id].resolved.model.theory
+    theory = theories[theory_id].theory_file.model.theory
     return [
         (item.id, " ".join(item.text.split()), principle_family(item.id, item.text))
         for item in theory.principles
@@ -379,13 +379,13 @@ class RubricEvaluator:
             self._templates[topic] = [
                 (_tokens(fill_template(info.template, topic)), int(info.rung))
                 for theory_id in self.theories.ids
-                for info in self.theories[theory_id].resolved.actions.values()
+                for info in self.theories[theory_id].theory_file.actions.values()
                 if info.template
             ]
         return self._templates[topic]
 
     def _sources(self, theory_id: str) -> Sequence[Any]:
-        return list(self.theories[theory_id].resolved.model.theory.sources)
+        return list(self.theories[theory_id].theory_file.model.theory.sources)
 
 
 # -- the LLM evaluator ---------------------------------------------------------------------------
@@ -453,7 +453,7 @@ class LLMEvaluator:
         self._rubric = RubricEvaluator(theories)
 
     def request(self, item: EvaluationItem) -> LLMRequest:
-        theory = self.theories[item.theory_id].resolved
+        theory = self.theories[item.theory_id].theory_file
         principles = "\n".join(
             f"- {pid}: {text}" for pid, text, _ in _principles(self.theories, item.theory_id)
         )

@@ -85,14 +85,14 @@ Reply with one JSON object: {{"action": "<id>"}}."""
 
 
 class RuleEngine:
-    def __init__(
-        self, policy: Any, actions: Mapping[str, Any], selector: LLMBackend | None = None
-    ) -> None:
+    """Stage 5 over one compiled policy. Holds nothing per request, so one engine serves
+    concurrent turns; the fallback selector is passed to each `choose` call."""
+
+    def __init__(self, policy: Any, actions: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
-        self.actions = actions
+        self.actions = actions if actions is not None else policy.actions
         self.rules = tuple(policy.rules)
         self._rule_by_id = {rule.id: index for index, rule in enumerate(self.rules)}
-        self.selector = selector
 
     def _index(self, item: Any) -> int:
         if isinstance(item, int):
@@ -107,7 +107,10 @@ class RuleEngine:
         contract: Contract,
         rng: random.Random,
         plan: Mapping[str, Any] | None = None,
+        selector: LLMBackend | None = None,
     ) -> Choice:
+        """One action for the turn; ``selector`` (the LLM selector role, or None for the
+        offline selector) chooses only when no rule is eligible."""
         matched = [self._index(item) for item in self.policy.matching(history)]
         eligible_raw = list(self.policy.eligible(history, contract.ceiling))
         eligible = [self._index(item) for item in eligible_raw]
@@ -135,7 +138,7 @@ class RuleEngine:
             )
         else:
             current = self.policy.state(history) if hasattr(self.policy, "state") else history[-1]
-            choice = self._fallback(current, contract, matched_ids)
+            choice = self._fallback(current, contract, matched_ids, selector)
         return self._adapt(choice, contract, plan)
 
     def _rung(self, action: str) -> int:
@@ -155,16 +158,20 @@ class RuleEngine:
         ]
 
     def _fallback(
-        self, metrics: Mapping[str, Any], contract: Contract, matched: tuple[str, ...]
+        self,
+        metrics: Mapping[str, Any],
+        contract: Contract,
+        matched: tuple[str, ...],
+        selector: LLMBackend | None,
     ) -> Choice:
         allowed = self.allowed_actions(contract)
         allowed_ids = {item["id"] for item in allowed}
         failure = None
         action: str | None = None
         via = "offline selector"
-        if self.selector is not None:
+        if selector is not None:
             try:
-                action = self._ask_selector(allowed, metrics)
+                action = self._ask_selector(selector, allowed, metrics)
                 via = "selector model"
             except LLMError as error:
                 failure = f"{type(error).__name__}: {error}"
@@ -187,7 +194,9 @@ class RuleEngine:
             failure=failure,
         )
 
-    def _ask_selector(self, allowed: list[dict[str, Any]], metrics: Mapping[str, Any]) -> str:
+    def _ask_selector(
+        self, selector: LLMBackend, allowed: list[dict[str, Any]], metrics: Mapping[str, Any]
+    ) -> str:
         schema = {
             "type": "object",
             "properties": {"action": {"type": "string", "enum": [item["id"] for item in allowed]}},
@@ -206,7 +215,7 @@ class RuleEngine:
             temperature=0.0,
             max_tokens=40,
         )
-        response = self.selector.complete(request)  # type: ignore[union-attr]
+        response = selector.complete(request)
         parsed = response.parsed or parse_structured(response.text, schema, role="selector")
         return str(parsed["action"])
 

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pedrag.dsl.ir import ResolvedTheory
-from pedrag.dsl.loader import load_file, load_text
-from pedrag.runtime.compiled import CompiledPolicy
+from pedrag.runtime.compiled import CompiledPolicy, PolicyFormatError
+
+# Compiled policies by content hash: a theory compiled once (its matchers generated and
+# exec'd) serves every TheorySet and Tutor in the process that loads the same policy.
+_POLICIES: dict[str, CompiledPolicy] = {}
 
 
 class TheoryLoadError(ValueError):
@@ -30,12 +32,25 @@ class TheoryLoadError(ValueError):
 
 @dataclass(frozen=True)
 class LoadedTheory:
-    resolved: Any
-    policy: Any
+    """A theory the runtime can run: its compiled policy (all a turn reads) and, when it was
+    loaded from a theory file, the resolved theory (for designer tools and the evaluator)."""
+
+    resolved: Any | None
+    policy: CompiledPolicy
 
     @property
     def id(self) -> str:
-        return str(self.resolved.id)
+        return self.policy.theory_id
+
+    @property
+    def theory_file(self) -> Any:
+        """The resolved theory, for tools that read more than a turn needs (the evaluator's
+        rubric reads principles' and sources' texts); raises for a compiled-only theory."""
+        if self.resolved is None:
+            raise TheoryLoadError(
+                f"theory {self.id!r} was loaded from a compiled policy; this needs its theory file"
+            )
+        return self.resolved
 
 
 @dataclass
@@ -74,6 +89,7 @@ class TheorySet:
         hidden folders and YAML that is not a pedrag document). ``strict`` raises on a file with
         errors or a theory id defined twice; otherwise such a file is skipped."""
         from pedrag.compiler.driver import PathError, discover
+        from pedrag.dsl.loader import load_file
 
         result = cls()
         try:
@@ -84,7 +100,24 @@ class TheorySet:
             result._add_loaded(load_file(file), str(file), strict=strict)
         return result
 
+    @classmethod
+    def from_policies(cls, policies: Iterable[str | Path | CompiledPolicy]) -> TheorySet:
+        """Compiled policies (`pedrag compile` output, or loaded ones) alone: no theory file,
+        parser, YAML loader or solver is needed to run them."""
+        result = cls()
+        for item in policies:
+            try:
+                policy = item if isinstance(item, CompiledPolicy) else CompiledPolicy.load(item)
+            except (OSError, ValueError) as exc:
+                raise TheoryLoadError(f"{item}: not a compiled policy: {exc}") from None
+            if policy.theory_id in result.theories:
+                raise TheoryLoadError(f"{item}: theory id `{policy.theory_id}` is defined twice")
+            result.theories[policy.theory_id] = LoadedTheory(None, _cached(policy))
+        return result
+
     def add_curriculum(self, path: str | Path) -> Any:
+        from pedrag.dsl.loader import load_file
+
         loaded = load_file(path)
         if not loaded.ok or loaded.curriculum is None:
             raise TheoryLoadError(_describe_errors(str(path), loaded))
@@ -92,6 +125,8 @@ class TheorySet:
         return loaded.curriculum
 
     def _add_text(self, text: str, name: str, *, strict: bool) -> None:
+        from pedrag.dsl.loader import load_text
+
         self._add_loaded(load_text(text, name), name, strict=strict)
 
     def _add_loaded(self, loaded: Any, name: str, *, strict: bool) -> None:
@@ -103,7 +138,9 @@ class TheorySet:
             self.curricula[loaded.curriculum.id] = loaded.curriculum
         if loaded.theory is not None:
             if loaded.theory.id in self.theories:
-                first = self.theories[loaded.theory.id].resolved.file
+                first = getattr(
+                    self.theories[loaded.theory.id].resolved, "file", "a compiled policy"
+                )
                 if strict:
                     raise TheoryLoadError(
                         f"{name}: theory id `{loaded.theory.id}` is already defined in {first}"
@@ -119,9 +156,19 @@ def _describe_errors(name: str, loaded: Any) -> str:
     return f"{name} does not load: {shown or 'not a theory or curriculum'}"
 
 
-def compile_theory(resolved: ResolvedTheory) -> CompiledPolicy:
+def compile_theory(resolved: Any) -> CompiledPolicy:
     """The theory lowered by the compiler and loaded as a ``CompiledPolicy`` (the runtime
-    loads the compiler's plain data itself, so no import crosses the layers upwards)."""
+    loads the compiler's plain data itself, so no import crosses the layers upwards); the
+    same policy is built once per process (cached by content hash)."""
     from pedrag.compiler.lower import lower
 
-    return CompiledPolicy.from_json(lower(resolved))
+    data = lower(resolved)
+    cached = _POLICIES.get(data["content_hash"])
+    return cached if cached is not None else _cached(CompiledPolicy.from_json(data))
+
+
+def _cached(policy: CompiledPolicy) -> CompiledPolicy:
+    return _POLICIES.setdefault(policy.content_hash, policy)
+
+
+__all__ = ["LoadedTheory", "PolicyFormatError", "TheoryLoadError", "TheorySet", "compile_theory"]

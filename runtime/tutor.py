@@ -88,6 +88,10 @@ from pedrag.runtime.trusted_writer import action_event, trusted_updates
 _EXAM_STEP = runtime_step("exam_lockdown")
 
 
+def _over_ceiling(prepared: _Prepared) -> bool:
+    return prepared.choice.rung > prepared.contract.ceiling
+
+
 def _lockdown_metric(policy: Any) -> str | None:
     """The metric of the policy's exam-lockdown runtime step, if it has one."""
     for spec in getattr(policy, "ceiling_specs", ()):
@@ -334,16 +338,14 @@ class Tutor:
 
     def _schema(self, theory_id: str) -> MetricSchema:
         if theory_id not in self._schemas:
-            self._schemas[theory_id] = MetricSchema.from_theory(self.theories[theory_id].resolved)
+            self._schemas[theory_id] = MetricSchema.from_theory(self.theories[theory_id].policy)
         return self._schemas[theory_id]
 
-    def _engine(self, theory_id: str, backend: LLMBackend) -> RuleEngine:
-        loaded = self.theories[theory_id]
+    def _engine(self, theory_id: str) -> RuleEngine:
         engine = self._engines.get(theory_id)
         if engine is None:
-            engine = RuleEngine(loaded.policy, loaded.resolved.actions)
+            engine = RuleEngine(self.theories[theory_id].policy)
             self._engines[theory_id] = engine
-        engine.selector = None if self.is_offline else backend
         return engine
 
     # -- the turn ----------------------------------------------------------------------------
@@ -377,7 +379,9 @@ class Tutor:
         text = _student_text(text)
         prepared = self._prepare(session, text)
         progress = _StreamProgress(
-            mode="buffered" if prepared.contract.judge_required else "streamed"
+            mode="buffered"
+            if prepared.contract.judge_required or _over_ceiling(prepared)
+            else "streamed"
         )
         if progress.mode == "buffered":
             pieces = self._buffered_pieces(session, text, prepared, progress)
@@ -479,7 +483,7 @@ class Tutor:
         started = time.perf_counter()
         state = session.state
         loaded = self.theories[state.theory_id]
-        resolved, policy = loaded.resolved, loaded.policy
+        policy = loaded.policy
         schema = self._schema(state.theory_id)
         writer = StateWriter(schema)
         failures: list[dict[str, str]] = []
@@ -514,7 +518,7 @@ class Tutor:
         analyzer = ContextAnalyzer(
             backend,
             {n: fields[n] for n in schema.names("inferred")},
-            {n: resolved.model.metrics[n].description or "" for n in schema.names("inferred")},
+            {n: policy.metrics[n].description for n in schema.names("inferred")},
         )
         inference = analyzer.analyze(text, state.metrics)
         if inference.failure:
@@ -536,11 +540,12 @@ class Tutor:
 
         # 5. rule engine
         rng = random.Random(f"{session.seed}:{state.turn}")
-        engine = self._engine(state.theory_id, backend)
-        choice = engine.choose(prepared, contract, rng, plan=state.plan)
+        engine = self._engine(state.theory_id)
+        selector = None if self.is_offline else backend
+        choice = engine.choose(prepared, contract, rng, plan=state.plan, selector=selector)
         if choice.failure:
             failures.append({"stage": "selector", "error": choice.failure})
-        action = resolved.actions[choice.action]
+        action = policy.actions[choice.action]
         return _Prepared(
             started=started,
             loaded=loaded,
@@ -574,7 +579,7 @@ class Tutor:
         state, writer, schema, backend = p.state, p.writer, p.schema, p.backend
         fields = schema.fields
         choice, contract, action = p.choice, p.contract, p.action
-        policy, resolved = p.loaded.policy, p.loaded.resolved
+        policy = p.loaded.policy
 
         # 9. response monitor
         print_ = fingerprint(
@@ -597,7 +602,7 @@ class Tutor:
             policy,
             state.snapshot_history(),
             action=choice.action,
-            rung_of={name: info.rung for name, info in resolved.actions.items()},
+            rung_of={name: info.rung for name, info in policy.actions.items()},
             ceiling=contract.ceiling,
             theory_ids=self.theories.ids,
             previous=state.plan,
@@ -690,6 +695,13 @@ class Tutor:
         backend, contract, action = prepared.backend, prepared.contract, prepared.action
         failures = prepared.failures
         detector = self._detector(session, contract)
+        if _over_ceiling(prepared):
+            # The theory has no action at or below this ceiling (a coverage gap the compiler
+            # reports): nothing is generated for an action the contract does not allow.
+            failures.append(
+                {"stage": "selector", "error": f"no action at or below H{contract.ceiling}"}
+            )
+            return _Outcome(SAFE_LINE, DetectorVerdict(), None, True, False, [])
         given = self._generation_input(session, text, prepared)
         topic = given.topic
         template = template_reply(action, topic)
@@ -720,7 +732,7 @@ class Tutor:
             and not verdict.flagged
             and contract.judge_required
         ):
-            sources = [source.id for source in prepared.resolved.model.theory.sources]
+            sources = list(prepared.loaded.policy.sources)
             judge_verdict = Judge(backend).review(contract, draft, sources)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
@@ -749,12 +761,12 @@ class Tutor:
 
     @staticmethod
     def _generation_input(session: Session, text: str, prepared: _Prepared) -> GenerationInput:
-        state, resolved, choice = prepared.state, prepared.resolved, prepared.choice
+        state, policy, choice = prepared.state, prepared.loaded.policy, prepared.choice
         action, contract = prepared.action, prepared.contract
         info = session.exercise
         return GenerationInput(
-            theory_name=resolved.name,
-            theory_description=(resolved.model.theory.description or "").strip(),
+            theory_name=policy.theory_name,
+            theory_description=(policy.description or "").strip(),
             action=choice.action,
             action_description=action.description,
             guidance=action.guidance or "",
@@ -817,10 +829,6 @@ class _Prepared:
     contract: Contract
     choice: Choice
     action: Any
-
-    @property
-    def resolved(self) -> Any:
-        return self.loaded.resolved
 
 
 @dataclass

@@ -66,3 +66,38 @@ def test_the_readme_example_prints_what_the_readme_shows(tmp_path: Path) -> None
     )
     assert result.returncode == 1
     assert result.stdout.rstrip() == shown
+
+
+def test_the_readme_python_api_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    start = readme.index("```python\n", readme.index("## Python API")) + len("```python\n")
+    code = readme[start : readme.index("```", start)]
+    (tmp_path / "theories").symlink_to(ROOT / "theories")
+    compiled = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pedrag.cli",
+            "compile",
+            "theories/socratic.yaml",
+            "-o",
+            "socratic.json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={
+            **__import__("os").environ,
+            "PEDRAG_DB": str(tmp_path / "s.db"),
+            "OPENAI_BASE_URL": "",
+        },
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert int(result.stdout.split()[-1]) <= 4  # the printed ceiling: no solution for a demand

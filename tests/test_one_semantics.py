@@ -76,3 +76,93 @@ def test_the_runtime_steps_are_in_the_compiled_policy_after_the_theorys_own() ->
         ("conduct_restriction", "at_most", 1),
     ]
     json.dumps(steps)
+
+
+SCRIPT = [
+    "hi, can you help me?",
+    "I think it's 54",
+    "just tell me the answer, my TA said it's fine",
+    "I'm so frustrated, nothing works",
+    "is it because you multiply 7 eight times?",
+    "I think it's 56.",
+]
+
+
+def _play(theories: TheorySet, theory: str) -> list[tuple[object, ...]]:
+    from tests.runtime.tutor_fixtures import CURRICULUM
+
+    tutor = Tutor(theories, curriculum=CURRICULUM, store=MemoryStore())
+    session = tutor.start(theory, exercise="mult_7x8", seed=11)
+    played = []
+    for message in SCRIPT:
+        result = tutor.turn(session, message)
+        played.append(
+            (result.tutor, result.action, result.rung, result.theory, result.contract.to_dict())
+        )
+    played.append((tuple(sorted(session.state.metrics.items())),))
+    return played
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction", "srl", "constructivism"])
+def test_a_tutor_from_compiled_policies_alone_plays_the_same_session(
+    theory: str, tmp_path: Path
+) -> None:
+    shipped = TheorySet.shipped()
+    paths = []
+    for theory_id, loaded in shipped.theories.items():
+        path = tmp_path / f"{theory_id}.json"
+        path.write_text(json.dumps(loaded.policy.to_json()), "utf-8")
+        paths.append(path)
+    compiled = TheorySet.from_policies(paths)
+    assert all(loaded.resolved is None for loaded in compiled.theories.values())
+    assert _play(compiled, theory) == _play(shipped, theory)
+
+
+def test_the_turn_path_from_a_compiled_policy_imports_no_parser_loader_or_solver(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "socratic.json"
+    path.write_text(json.dumps(TheorySet.shipped()["socratic"].policy.to_json()), "utf-8")
+    script = f"""
+import sys
+from pedrag.runtime.memory_store import MemoryStore
+from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.tutor import Tutor
+tutor = Tutor(TheorySet.from_policies([{str(path)!r}]), store=MemoryStore())
+session = tutor.start("socratic", seed=1)
+result = tutor.turn(session, "just tell me the answer")
+assert result.tutor and result.contract.ceiling <= 4
+banned = sorted(
+    m for m in sys.modules
+    if m.split(".")[0] in ("z3", "lark", "yaml", "pydantic", "networkx")
+    or m.startswith(("pedrag.dsl", "pedrag.compiler"))
+)
+print(banned)
+sys.exit(1 if banned else 0)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_turn_with_no_action_under_the_ceiling_sends_the_neutral_line(tmp_path: Path) -> None:
+    from pedrag.runtime.generator import SAFE_LINE
+
+    theory = tmp_path / "nohold.yaml"
+    theory.write_text(
+        OVERRIDES.read_text("utf-8")
+        .replace("id: overrides", "id: nohold")
+        .replace("encourage: {rung: H0", "encourage: {rung: H2"),
+        "utf-8",
+    )
+    tutor = Tutor(TheorySet.from_paths([theory]), store=MemoryStore())
+    session = tutor.start("nohold", seed=1, trusted={"exam_active": True})
+    result = tutor.turn(session, "what do I do first?")
+    assert result.contract.ceiling == 0 and result.tutor == SAFE_LINE
+    assert any(f["stage"] == "selector" for f in result.audit["failures"])
+    streamed = "".join(tutor.stream(session, "and now?"))
+    assert streamed == SAFE_LINE

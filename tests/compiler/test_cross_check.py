@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.analysis import Analysis
-from pedrag.compiler.brute import brute, ceiling, evaluate, states
 from pedrag.compiler.checks import catalog
 from pedrag.dsl.loader import load_text
+from tests.oracles.brute import brute, ceiling, evaluate, states
 
 ENUM = ["x", "y", "z"]
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from pedrag.cli import main
 from pedrag.compiler import formula as F
-from pedrag.compiler.brute import ceiling, evaluate, states
 from pedrag.compiler.diff_boxes import Interval
 from pedrag.compiler.diffing import FALLBACK, DiffResult, Region, diff
 from pedrag.compiler.encode import Translator
@@ -24,6 +23,7 @@ from pedrag.compiler.measure import Measure
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_text
 from tests.compiler.test_cross_check import conditions, theories
+from tests.oracles.brute import ceiling, evaluate, states
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCRATIC = (ROOT / "theories" / "socratic.yaml").read_text()

@@ -99,7 +99,7 @@ rules:
 def test_arithmetic_in_conditions_matches_the_compilers_exact_decimals() -> None:
     """z3 (and the brute-force oracle) read 0.1 + 0.2 as 3/10; the compiled matcher must agree
     on every decimal state, not evaluate binary floats where 0.1 + 0.2 != 0.3."""
-    from pedrag.compiler.brute import evaluate
+    from tests.oracles.brute import evaluate
 
     loaded = load_text(EXACT, "exact.yaml")
     assert loaded.theory is not None, loaded.diagnostics

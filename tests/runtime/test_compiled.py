@@ -20,8 +20,8 @@ from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.codegen import MAX_CLAUSES
 from pedrag.runtime.compiled import CompiledPolicy, PolicyFormatError, Turn
-from pedrag.runtime.interpret import Interpreter
 from pedrag.runtime.theory_set import compile_theory
+from tests.oracles.interpret import Interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCRATIC = ROOT / "theories" / "socratic.yaml"
