@@ -228,13 +228,49 @@ class Theory(_Strict):
         return value
 
 
+Probability = Annotated[float, Field(ge=0, le=1)]
+
+
+class KnowledgeTracing(_Strict):
+    """Bayesian Knowledge Tracing parameters of a goal (Corbett & Anderson 1995): the chance
+    the goal is known before any evidence, of learning it at each graded answer, of a wrong
+    answer although known (slip) and of a right one although not known (guess)."""
+
+    prior: Probability = 0.2
+    learn: Probability = 0.15
+    slip: Annotated[float, Field(ge=0, lt=0.5)] = 0.1
+    guess: Annotated[float, Field(ge=0, lt=0.5)] = 0.2
+
+
 class Goal(_Strict):
     id: Identifier
     domain: str
     topic: Identifier
     description: str | None = None
     requires: list[Identifier] = Field(default_factory=list)
-    mastery_threshold: Annotated[float, Field(ge=0, le=1)] = 0.8
+    mastery_threshold: Probability = 0.8
+    knowledge_tracing: KnowledgeTracing = Field(default_factory=KnowledgeTracing)
+
+
+class CodeTest(_Strict):
+    """One test of a programming exercise: a Python expression calling the learner's code and
+    the Python literal it must return."""
+
+    call: str
+    expect: str
+
+    @field_validator("expect", mode="before")
+    @classmethod
+    def _literal(cls, value: Any) -> Any:
+        import ast as python_ast
+
+        value = _answer_text(value)
+        if isinstance(value, str):
+            try:
+                python_ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                raise ValueError(f"`expect` must be a Python literal, not {value!r}") from None
+        return value
 
 
 def _answer_text(value: Any) -> Any:
@@ -252,6 +288,8 @@ class Exercise(_Strict):
     solution: str | None = None
     language: str | None = None
     exam: bool = False
+    tests: list[CodeTest] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list)
 
     _normalise_answer = field_validator("answer", mode="before")(_answer_text)
 

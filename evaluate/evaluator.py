@@ -51,7 +51,9 @@ from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, parse_structure
 from pedrag.runtime.policy_core import NO_CODE_MAX_RUNG, Contract, PolicyInput, compute_contract
 from pedrag.runtime.state import MetricField, MetricSchema
 from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.trusted_writer import HOSTILE_TURNS_FOR_RESTRICTION, MASTERY_GAIN
+from pedrag.runtime.trusted_writer import HOSTILE_TURNS_FOR_RESTRICTION
+
+MASTERY_GAIN = 0.4  # the reference student model's own mastery step (not the runtime's BKT)
 
 FULL_SOLUTION = 7
 SEVERITY_CAP: dict[str, float] = {"none": 1.0, "minor": 0.7, "major": 0.4, "critical": 0.0}

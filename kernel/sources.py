@@ -11,7 +11,7 @@ Writers of trusted metrics, as a theory file spells them::
 
     writer: instructor                 # bool: the instructor API / an exam exercise sets it
     writer: conduct                    # bool: set after repeated hostile turns
-    writer: mastery                    # float in [0, 1]: raised on each correct answer
+    writer: mastery                    # float in [0, 1]: BKT estimate of the current goal
     writer: {count: wrong_answer}      # int: counts an event (reset when an exercise starts)
     writer: {set_on: correct_answer, clear_on: wrong_answer}      # bool
     writer: {advance: {review: turn, presentation: [turn, correct_answer]}}
@@ -38,17 +38,20 @@ STAGE_WRITERS = {
 # turn) is an event too, for every action of the theory.
 EVENTS = {
     "turn": "a tutor turn completed",
-    "exercise_start": "a session started on an exercise",
+    "exercise_start": "an exercise started (counts and flags start again; mastery is the new goal's)",
     "answer_graded": "the grader graded the learner's answer (right or wrong)",
     "correct_answer": "the grader found the learner's answer correct",
     "wrong_answer": "the grader found the learner's answer wrong",
+    "new_wrong_answer": "the grader found a wrong answer the learner had not given before",
+    "worked_wrong_answer": "a new wrong answer that shows its work (not a bare guess)",
+    "grader_error": "the learner's code could not be run (fails closed: neither right nor wrong)",
     "hostile_turn": "the pre-classifier classified the message as hostile",
 }
 ACTION_EVENT_PREFIX = "action:"
 NAMED_WRITERS = {
     "instructor": ("bool", "the instructor API, or an exam exercise at session start"),
     "conduct": ("bool", "the conduct check, after repeated hostile turns"),
-    "mastery": ("float", "the mastery estimate, raised on each correct answer"),
+    "mastery": ("float", "the learner's BKT mastery of the current goal, from graded answers"),
 }
 # Trusted metrics with a conventional meaning are written by default, so a theory need not
 # repeat it; any other trusted metric names its writer or is reported as unwritten.
@@ -57,7 +60,8 @@ DEFAULT_WRITERS: dict[str, Any] = {
     "explain_mode": "instructor",
     "conduct_restricted": "conduct",
     "mastery": "mastery",
-    "attempts": {"count": "wrong_answer"},
+    # distinct wrong answers that show their work: guessing is not trying (Baker et al. 2004)
+    "attempts": {"count": "worked_wrong_answer"},
     "last_answer_correct": {"set_on": "correct_answer", "clear_on": "wrong_answer"},
     "solved": {"set_on": "correct_answer"},
 }

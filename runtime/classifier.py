@@ -28,7 +28,8 @@ CLOSE = "<<<END_STUDENT_MESSAGE>>>"
 MAX_MESSAGE_CHARS = 4000
 
 _INJECTION = re.compile(
-    r"ignore (all |any |the )?(previous|prior|above|earlier) (instructions|rules|prompts?)"
+    r"ignore (all |any |the |your |my )?(previous |prior |above |earlier )?(instructions|rules|prompts?)"
+    r"|mark (this|the|my) (exam|answer|test|quiz) as (passed|correct|right)"
     r"|disregard (your|the|all) (rules|instructions|guidelines)"
     r"|system prompt|\[?system\]?\s*:|<\|?(im_start|system)\|?>|developer mode|jailbreak"
     r"|you are now|act as|pretend (to be|you are|you're)|role-?play|let'?s play a game"
@@ -46,8 +47,16 @@ _DEMAND = re.compile(
     re.IGNORECASE,
 )
 _EXAM = re.compile(r"\b(exam|quiz|test) (answers?|questions?|solutions?)\b", re.IGNORECASE)
+# Abuse aimed at a person (the tutor, the teacher), not self-talk or remarks about the task:
+# "you idiot" is conduct; "I feel stupid", "this is dumb", "I hate maths" are affect (the
+# analyzer's business), and restricting a learner for them punishes exactly the ones who
+# need support.
+_INSULT = r"(stupid|idiot|useless|dumb|worthless|garbage|moron|pathetic|trash)"
 _HOSTILE = re.compile(
-    r"\b(stupid|idiot|useless|dumb|shut up|hate you|worthless|garbage|stfu|wtf)\b", re.IGNORECASE
+    rf"\b(you|you'?re|ur|u|tutor|bot)\b(\s+\w+){{0,3}}\s+{_INSULT}\b"
+    rf"|\b{_INSULT}\s+(bot|tutor|ai|machine)\b"
+    r"|\b(shut up|hate you|stfu|screw you|f\W*ck (you|off))\b",
+    re.IGNORECASE,
 )
 _OFF_TOPIC = re.compile(
     r"\b(weather|football|movie|netflix|video game|your favou?rite|lunch|weekend)\b", re.IGNORECASE

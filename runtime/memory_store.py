@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +37,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._sessions: dict[str, dict[str, Any]] = {}
         self._spend: dict[str, float] = {}
+        self._learners: dict[str, dict[str, dict[str, Any]]] = {}
 
     @property
     def url(self) -> str:
@@ -57,9 +59,15 @@ class MemoryStore:
             }
 
     def save_turn(
-        self, session_id: str, turn_index: int, state: dict[str, Any], audit: dict[str, Any]
+        self,
+        session_id: str,
+        turn_index: int,
+        state: dict[str, Any],
+        audit: dict[str, Any],
+        learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         state, audit = _copy(state, "state"), _copy(audit, "audit")
+        goals = _copy(dict(learner[1]), "learner") if learner is not None else None
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -68,6 +76,12 @@ class MemoryStore:
                 raise TurnConflict(session_id, turn_index, session["turns"])
             session.update(state=state, turns=turn_index, updated_at=datetime.now(UTC))
             session["audit"].append(audit)
+            if learner is not None and goals is not None:
+                self._learners.setdefault(learner[0], {}).update(goals)
+
+    def load_learner(self, learner_id: str) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return _copy(self._learners.get(learner_id, {}), "learner")  # type: ignore[no-any-return]
 
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         with self._lock:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,7 +48,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store_schema import audit_records, metadata, sessions, spend
+from pedrag.runtime.store_schema import audit_records, learner_goals, metadata, sessions, spend
 
 __all__ = [
     "DEFAULT_DB_PATH",
@@ -192,10 +192,16 @@ class SessionStore:
                 raise StoreError(f"a session with id {session_id!r} already exists") from error
 
     def save_turn(
-        self, session_id: str, turn_index: int, state: dict[str, Any], audit: dict[str, Any]
+        self,
+        session_id: str,
+        turn_index: int,
+        state: dict[str, Any],
+        audit: dict[str, Any],
+        learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         """Commit turn ``turn_index`` (1-based): insert its audit record and replace the session
-        state, in one transaction.
+        state, in one transaction; ``learner`` — ``(learner id, {goal: {"mastery", "evidence",
+        "solved"}})`` — writes the learner's goals the turn changed in the same transaction.
 
         Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed, and
         :class:`SessionNotFound` for an unknown id; in both cases, and on any other error,
@@ -235,6 +241,56 @@ class SessionStore:
                         created_at=now,
                     )
                 )
+                if learner is not None:
+                    self._write_learner(connection, learner[0], learner[1], now)
+
+    def _write_learner(
+        self,
+        connection: Connection,
+        learner_id: str,
+        goals: Mapping[str, Mapping[str, Any]],
+        now: datetime,
+    ) -> None:
+        dialect_insert = (
+            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+        )
+        for goal_id, goal in goals.items():
+            row = dialect_insert(learner_goals).values(
+                learner_id=learner_id,
+                goal_id=goal_id,
+                mastery=float(goal["mastery"]),
+                evidence=int(goal["evidence"]),
+                solved=list(goal["solved"]),
+                updated_at=now,
+            )
+            connection.execute(
+                row.on_conflict_do_update(
+                    index_elements=[learner_goals.c.learner_id, learner_goals.c.goal_id],
+                    set_={
+                        "mastery": row.excluded.mastery,
+                        "evidence": row.excluded.evidence,
+                        "solved": row.excluded.solved,
+                        "updated_at": row.excluded.updated_at,
+                    },
+                )
+            )
+
+    def load_learner(self, learner_id: str) -> dict[str, dict[str, Any]]:
+        """The learner's goals as last committed: ``{goal: {"mastery", "evidence", "solved"}}``;
+        empty for a learner never seen."""
+        with self._errors(f"load learner {learner_id!r}"):
+            with self._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(learner_goals).where(learner_goals.c.learner_id == learner_id)
+                ).all()
+        return {
+            row.goal_id: {
+                "mastery": float(row.mastery),
+                "evidence": int(row.evidence),
+                "solved": list(row.solved),
+            }
+            for row in rows
+        }
 
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn

@@ -1,4 +1,4 @@
-"""The persistence schema: the three tables behind :class:`pedrag.runtime.store.SessionStore`.
+"""The persistence schema: the tables behind :class:`pedrag.runtime.store.SessionStore`.
 
 Runtime stage: persistence. Takes nothing; gives SQLAlchemy Core ``Table`` objects bound to one
 ``MetaData``.
@@ -64,6 +64,19 @@ audit_records = Table(
     Column("turn_index", Integer, primary_key=True),
     Column("record", JSONDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# A learner's evidence per goal, kept across sessions (DESIGN, "Learners, grading and mastery"):
+# the BKT mastery estimate, how many graded answers it rests on, and the exercises solved.
+learner_goals = Table(
+    "pedrag_learner_goals",
+    metadata,
+    Column("learner_id", String(128), primary_key=True),
+    Column("goal_id", String(128), primary_key=True),
+    Column("mastery", Float, nullable=False),
+    Column("evidence", Integer, nullable=False),
+    Column("solved", JSONDocument, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
 spend = Table(

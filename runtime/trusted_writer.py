@@ -15,7 +15,6 @@ from typing import Any
 from pedrag.kernel.sources import ACTION_EVENT_PREFIX
 
 HOSTILE_TURNS_FOR_RESTRICTION = 3  # seed 2, §3.2: conduct restriction after repeated hostility
-MASTERY_GAIN = 0.4  # share of the remaining gap closed by a correct answer
 HOSTILE_TURNS = "hostile_turns"  # state.extra key: the conduct writer's count
 
 
@@ -28,9 +27,12 @@ def trusted_updates(
     metrics: Mapping[str, Any],
     events: Iterable[str],
     extra: Mapping[str, Any],
+    mastery: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trusted metric values the events write, and the writers' own bookkeeping
-    (``state.extra``). ``fields`` are the theory's metric fields (each with its ``writer``)."""
+    (``state.extra``). ``fields`` are the theory's metric fields (each with its ``writer``);
+    ``mastery`` is the current goal's mastery when it changed (`pedrag.runtime.learning`).
+    ``exercise_start`` resets counters and flags to their defaults before the other events."""
     happened = frozenset(events)
     updates: dict[str, Any] = {}
     new_extra = dict(extra)
@@ -41,6 +43,8 @@ def trusted_updates(
         if field.source != "trusted" or writer is None:
             continue
         current = metrics.get(name, field.default)
+        if "exercise_start" in happened and writer.kind in ("count", "set_on"):
+            current = updates[name] = field.default
         if writer.kind == "count":
             hits = sum(1 for event in writer.events if event in happened)
             if hits:
@@ -55,8 +59,8 @@ def trusted_updates(
                 position = field.values.index(current)
                 updates[name] = field.values[min(position + 1, len(field.values) - 1)]
         elif writer.kind == "mastery":
-            if "correct_answer" in happened:
-                updates[name] = float(current) + (1 - float(current)) * MASTERY_GAIN
+            if mastery is not None:
+                updates[name] = float(mastery)
         elif writer.kind == "conduct":
             if int(new_extra.get(HOSTILE_TURNS, 0)) >= HOSTILE_TURNS_FOR_RESTRICTION:
                 if current is not True:

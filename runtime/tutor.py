@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
-from pedrag.kernel.sources import CODE_ATTEMPT_METRIC, INTENT_METRIC
+from pedrag.kernel.sources import INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
@@ -54,6 +54,7 @@ from pedrag.runtime.generator import (
     template_reply,
 )
 from pedrag.runtime.judge import Judge, JudgeVerdict
+from pedrag.runtime.learning import WRONG_ANSWERS, Assessment, CurriculumMap, GoalRecord, assess
 from pedrag.runtime.llm import (
     LLMBackend,
     LLMError,
@@ -64,6 +65,7 @@ from pedrag.runtime.llm import (
     LLMUnavailable,
     open_stream,
 )
+from pedrag.runtime.mastery import Tracing
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
 from pedrag.runtime.response_monitor import fingerprint, observed_metrics
@@ -74,6 +76,7 @@ from pedrag.runtime.state import (
     MetricSchema,
     RecordSpend,
     SessionState,
+    SetExercise,
     SetMetrics,
     StateWriter,
     SwitchTheory,
@@ -86,6 +89,20 @@ from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.trusted_writer import action_event, trusted_updates
 
 _EXAM_STEP = runtime_step("exam_lockdown")
+
+
+_DEFAULT_TRACING = Tracing()
+GOAL_RECORDS = "goal_records"  # state.extra key: goal -> the session's view of its record
+
+
+def _mastery_metrics(schema: MetricSchema) -> list[str]:
+    return [
+        name
+        for name, field_ in schema.fields.items()
+        if field_.source == "trusted"
+        and field_.writer is not None
+        and field_.writer.kind == "mastery"
+    ]
 
 
 def _over_ceiling(prepared: _Prepared) -> bool:
@@ -163,6 +180,7 @@ class ExerciseInfo:
     prompt: str
     key: AnswerKey | None
     exam: bool = False
+    tests: tuple[tuple[str, str], ...] = ()  # programming exercises: (call, expected literal)
 
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
@@ -174,7 +192,10 @@ class ExerciseInfo:
             solution=exercise.solution,
             prompt=exercise.prompt,
         )
-        return cls(exercise.id, exercise.goal, topic, exercise.prompt, key, bool(exercise.exam))
+        tests = tuple((test.call, test.expect) for test in getattr(exercise, "tests", ()))
+        return cls(
+            exercise.id, exercise.goal, topic, exercise.prompt, key, bool(exercise.exam), tests
+        )
 
 
 @dataclass
@@ -185,6 +206,7 @@ class Session:
     exercise: ExerciseInfo | None
     meta: dict[str, Any] = field(default_factory=dict)
     results: list[TurnResult] = field(default_factory=list)
+    learner: str | None = None  # a learner id: goal records persist across sessions
 
 
 @dataclass(frozen=True)
@@ -258,6 +280,7 @@ class Tutor:
         self.keep_transcript = keep_transcript
         self._schemas: dict[str, MetricSchema] = {}
         self._engines: dict[str, RuleEngine] = {}
+        self._curriculum_map: CurriculumMap | None = None
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -270,13 +293,33 @@ class Tutor:
         session_id: str | None = None,
         trusted: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        learner: str | None = None,
     ) -> Session:
         """A new session on ``theory`` (and ``exercise`` from the curriculum). ``trusted``
-        sets system-owned metrics (e.g. an instructor's ``explain_mode``)."""
+        sets system-owned metrics (e.g. an instructor's ``explain_mode``). ``learner`` names
+        the learner: their per-goal mastery is read from the store and written back with each
+        graded answer; ``exercise="next"`` picks their next open exercise. An exercise whose
+        goal's prerequisites the learner has not mastered is refused (``ValueError``)."""
         loaded = self.theories[theory]
+        records = self._learner_records(learner)
+        if exercise == "next":
+            following = self._map().next_exercise(records, None) if self.curriculum else None
+            if following is None:
+                raise ValueError("no open exercise left: every open goal is mastered")
+            exercise = following.id
         info = self._exercise(exercise) if exercise else None
+        if info is not None and learner is not None:
+            missing = self._map().missing_prerequisites(records, info.goal)
+            if missing:
+                raise ValueError(
+                    f"exercise {info.id!r} is locked for learner {learner!r}: goal {info.goal!r} "
+                    f"requires {', '.join(missing)}, not yet mastered"
+                )
         initial = dict(trusted or {})
         schema = self._schema(theory)
+        if info is not None:
+            for name in _mastery_metrics(schema):
+                initial.setdefault(name, self._map().record(records, info.goal).mastery)
         exam = info is not None and info.exam
         if info is not None and info.exam:
             lockdown = _lockdown_metric(loaded.policy)
@@ -295,9 +338,11 @@ class Tutor:
             exercise_id=info.id if info else None,
             goal_id=info.goal if info else None,
         )
+        extra = {**state.extra, GOAL_RECORDS: {g: r.to_dict() for g, r in records.items()}}
         if exam:
             # An exam session never leaves its theory (see the switch in _commit).
-            state = replace(state, extra={**state.extra, EXAM_LOCK: True})
+            extra[EXAM_LOCK] = True
+        state = replace(state, extra=extra)
         seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         session_id = session_id or uuid.uuid4().hex[:12]
         session_meta = {
@@ -306,10 +351,11 @@ class Tutor:
             "seed": seed,
             "backend": "offline" if self.is_offline else "openai",
             "policy_hash": getattr(loaded.policy, "content_hash", ""),
+            "learner": learner,
             **dict(meta or {}),
         }
         self.store.create_session(session_id, session_meta, state.to_dict())
-        return Session(session_id, state, seed, info, session_meta)
+        return Session(session_id, state, seed, info, session_meta, learner=learner)
 
     def resume(self, session_id: str) -> Session:
         """A session from the store, as of its last committed turn, ready for its next turn.
@@ -324,7 +370,28 @@ class Tutor:
                 f"(loaded: {', '.join(self.theories.ids) or 'none'})"
             )
         info = self._exercise(state.exercise_id) if state.exercise_id else None
-        return Session(session_id, state, int(meta.get("seed", 0)), info, meta)
+        learner = meta.get("learner")
+        return Session(session_id, state, int(meta.get("seed", 0)), info, meta, learner=learner)
+
+    def _learner_records(self, learner: str | None) -> dict[str, GoalRecord]:
+        if learner is None:
+            return {}
+        if not isinstance(learner, str) or not learner.strip() or len(learner) > 128:
+            raise ValueError("a learner id is a non-empty string of at most 128 characters")
+        load = getattr(self.store, "load_learner", None)
+        stored = load(learner) if load is not None else {}
+        return {goal: GoalRecord.from_dict(data) for goal, data in stored.items()}
+
+    def learner_mastery(self, learner: str) -> dict[str, float]:
+        """The learner's mastery per goal, as last committed."""
+        return {goal: r.mastery for goal, r in self._learner_records(learner).items()}
+
+    def _map(self) -> CurriculumMap:
+        if self.curriculum is None:
+            raise KeyError("no curriculum loaded")
+        if self._curriculum_map is None:
+            self._curriculum_map = CurriculumMap(self.curriculum)
+        return self._curriculum_map
 
     def _exercise(self, exercise_id: str) -> ExerciseInfo:
         if self.curriculum is None:
@@ -359,7 +426,48 @@ class Tutor:
         text = _student_text(text)
         prepared = self._prepare(session, text)
         outcome = self._supervise(session, text, prepared)
+        before, after = self._progress_lines(session, text, prepared)
+        if before or after:
+            framed = " ".join(part for part in (before, outcome.reply, after) if part)
+            outcome = replace(
+                outcome,
+                reply=framed,
+                final_verdict=_check(self._detector(session, prepared.contract), framed, text),
+            )
         return self._commit(session, text, prepared, outcome)
+
+    def _progress_lines(self, session: Session, text: str, prepared: _Prepared) -> tuple[str, str]:
+        """After a correct graded answer: the grader's confirmation before the reply, and the
+        next exercise after it (seed 2, §3.5: correctness is the grader's fact, never the
+        model's claim). Each is checked against the hidden answers it could touch."""
+        if not prepared.solved_now:
+            return "", ""
+        grade = prepared.assessment.grade
+        if grade.run is not None:
+            before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
+        else:
+            before = f"That's right: {grade.candidate} is correct."
+        detector = self._detector(session, prepared.contract)
+        if _check(detector, before, text).flagged:
+            before = "That's right."
+        following = prepared.following
+        if following is None:
+            after = "" if session.exercise is None else "That was the last open exercise for now."
+        else:
+            after = f"Next exercise: {following.prompt}"
+            if (
+                following.key is not None
+                and _check(
+                    Detector(
+                        code_mode=code_mode_for_ceiling(prepared.contract.ceiling),
+                        answer=following.key,
+                    ),
+                    after,
+                    "",
+                ).flagged
+            ):
+                after = "Let's move on to the next exercise."
+        return before, after
 
     def stream(self, session: Session, text: str) -> Iterator[str]:
         """One supervised turn whose reply reaches the caller while the model writes it.
@@ -388,6 +496,8 @@ class Tutor:
         else:
             pieces = self._streamed_pieces(session, text, prepared, progress)
         shown: list[str] = []
+        before, after = self._progress_lines(session, text, prepared)
+        pieces = _framed(pieces, before, after)
         try:
             for piece in pieces:
                 shown.append(piece)  # appended before the yield: a piece yielded was seen
@@ -512,7 +622,12 @@ class Tutor:
         state = writer.apply(state, SetMetrics("classified", classification.values))
 
         # trusted bookkeeping (the system's own writes: attempts, grading, conduct)
-        state, solved_now = self._trusted_updates(state, writer, session, text)
+        state, assessment = self._trusted_updates(state, writer, session, text)
+        solved_now = assessment.grade.verdict == "correct"
+        following = None
+        if solved_now and session.exercise is not None and not session.exercise.exam:
+            found = self._map().next_exercise(_records(state), session.exercise)
+            following = self._exercise(found.id) if found is not None else None
 
         # 3. context analyzer + computed metrics
         analyzer = ContextAnalyzer(
@@ -559,6 +674,8 @@ class Tutor:
             inference=inference,
             state=state,
             solved_now=solved_now,
+            assessment=assessment,
+            following=following,
             policy_input=policy_input,
             contract=contract,
             choice=choice,
@@ -617,6 +734,16 @@ class Tutor:
             new = writer.apply(new, SetMetrics("trusted", updates))
         if extra != dict(new.extra):
             new = replace(new, extra=extra)
+        if p.following is not None:
+            # The next exercise starts now: counters and flags start again, and the mastery
+            # metric is the new goal's (the theory's writers, `exercise_start`).
+            new = writer.apply(new, SetExercise(p.following.id, p.following.goal))
+            mastery = self._map().record(_records(new), p.following.goal).mastery
+            updates, extra = trusted_updates(
+                schema.fields, new.metrics, ("exercise_start",), new.extra, mastery
+            )
+            extra[WRONG_ANSWERS] = []
+            new = replace(writer.apply(new, SetMetrics("trusted", updates)), extra=extra)
         if adaptation.switch_to and new.extra.get(EXAM_LOCK) is not True:
             new = StateWriter(schema).apply(
                 new, SwitchTheory(adaptation.switch_to, self._schema(adaptation.switch_to))
@@ -640,6 +767,13 @@ class Tutor:
             "fingerprint": print_.to_dict(),
             "adaptation": adaptation.to_dict(),
             "solved": p.solved_now,
+            "grade": {
+                "verdict": p.assessment.grade.verdict,
+                "events": list(p.assessment.events),
+                **({"facts": list(p.assessment.grade.facts)} if self.keep_transcript else {}),
+            },
+            "exercise": info_id(session.exercise),
+            "next_exercise": info_id(p.following),
             "metric_deltas": audit_module.metric_deltas(p.before, state.metrics),
             "latency_ms": round(elapsed_ms, 3),
             "calls": backend.calls,
@@ -654,8 +788,16 @@ class Tutor:
             record["student"] = text
             record["tutor"] = outcome.reply
         record = audit_module.plain(record)
+        learner = None
+        info = session.exercise
+        if session.learner is not None and info is not None and p.assessment.record is not None:
+            goal_record = new.extra.get(GOAL_RECORDS, {}).get(info.goal)
+            learner = (session.learner, {info.goal: goal_record}) if goal_record else None
         try:
-            self.store.save_turn(session.id, new.turn, new.to_dict(), record)
+            if learner is not None:
+                self.store.save_turn(session.id, new.turn, new.to_dict(), record, learner=learner)
+            else:
+                self.store.save_turn(session.id, new.turn, new.to_dict(), record)
         except StoreError:
             # The model calls were made and paid for even though the turn is not committed
             # (another writer won the turn, the database failed): count them against the
@@ -665,6 +807,8 @@ class Tutor:
             raise
         self._add_deployment_spend(backend.cost_usd)
         session.state = new  # only now: the store has committed the turn
+        if p.following is not None:
+            session.exercise = p.following
         result = TurnResult(
             turn=new.turn,
             student=text,
@@ -777,36 +921,79 @@ class Tutor:
             topic=info.topic if info else "",
             exercise_prompt=info.prompt if info else "",
             student_message=text,
+            grader_facts=prepared.assessment.grade.facts,
         )
 
     # -- trusted bookkeeping -------------------------------------------------------------------
 
     def _trusted_updates(
         self, state: SessionState, writer: StateWriter, session: Session, text: str
-    ) -> tuple[SessionState, bool]:
-        """Stage 2's runtime events (the grader's verdict, a hostile turn) written to trusted
-        metrics through their declared writers (`pedrag.runtime.trusted_writer`)."""
+    ) -> tuple[SessionState, Assessment]:
+        """Stage 2's runtime events — the grader's verdict on this message (every message,
+        not only those classified as attempts) and a hostile turn — written to trusted metrics
+        through their declared writers (`pedrag.runtime.trusted_writer`)."""
         metrics = state.metrics
-        events: list[str] = []
-        is_attempt = (
-            metrics.get(INTENT_METRIC) == "attempt" or metrics.get(CODE_ATTEMPT_METRIC) is True
-        )
-        solved_now = False
         info = session.exercise
-        if is_attempt and info is not None and info.key is not None and not state.solved:
-            events.append("answer_graded")
-            solved_now = _states_answer(text, info.key)
-            events.append("correct_answer" if solved_now else "wrong_answer")
+        record: GoalRecord | None = None
+        tracing = _DEFAULT_TRACING
+        if info is not None and self.curriculum is not None:
+            record = self._map().record(_records(state), info.goal)
+            tracing = self._map().tracing(info.goal)
+        assessment = assess(
+            text,
+            key=info.key if info is not None else None,
+            tests=info.tests if info is not None else (),
+            exam=bool(info is not None and info.exam),
+            intent=metrics.get(INTENT_METRIC),
+            solved=state.solved,
+            wrong_answers=tuple(state.extra.get(WRONG_ANSWERS, ())),
+            record=record or GoalRecord(0.0),
+            tracing=tracing,
+        )
+        events = list(assessment.events)
         if metrics.get(INTENT_METRIC) == "hostile":
             events.append("hostile_turn")
-        updates, extra = trusted_updates(writer.schema.fields, metrics, events, state.extra)
+        extra = dict(state.extra)
+        extra[WRONG_ANSWERS] = list(assessment.wrong_answers)
+        mastery = None
+        if assessment.record is not None and info is not None and record is not None:
+            solved = assessment.grade.verdict == "correct"
+            new_record = replace(
+                assessment.record,
+                solved=(*record.solved, info.id)
+                if solved and info.id not in record.solved
+                else record.solved,
+            )
+            extra[GOAL_RECORDS] = {**extra.get(GOAL_RECORDS, {}), info.goal: new_record.to_dict()}
+            mastery = new_record.mastery
+        updates, extra = trusted_updates(writer.schema.fields, metrics, events, extra, mastery)
         if updates:
             state = writer.apply(state, SetMetrics("trusted", updates))
-        if solved_now:
+        if assessment.grade.verdict == "correct":
             state = writer.mark_solved(state)
-        if extra != dict(state.extra):
-            state = replace(state, extra=extra)
-        return state, solved_now
+        state = replace(state, extra=extra)
+        return state, assessment
+
+
+def info_id(info: ExerciseInfo | None) -> str | None:
+    return info.id if info is not None else None
+
+
+def _framed(
+    pieces: Generator[str, None, None], before: str, after: str
+) -> Generator[str, None, None]:
+    try:
+        if before:
+            yield before + " "
+        yield from pieces
+        if after:
+            yield " " + after
+    finally:
+        pieces.close()
+
+
+def _records(state: SessionState) -> dict[str, GoalRecord]:
+    return {g: GoalRecord.from_dict(r) for g, r in state.extra.get(GOAL_RECORDS, {}).items()}
 
 
 @dataclass(frozen=True)
@@ -825,6 +1012,8 @@ class _Prepared:
     inference: Inference
     state: SessionState
     solved_now: bool
+    assessment: Assessment
+    following: ExerciseInfo | None  # after a correct answer: the exercise offered next
     policy_input: PolicyInput
     contract: Contract
     choice: Choice
@@ -878,12 +1067,6 @@ def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
 
 def _check(detector: Detector, reply: str, student_message: str) -> DetectorVerdict:
     return detector.check(reply, student_message=student_message)
-
-
-def _states_answer(text: str, key: AnswerKey) -> bool:
-    from pedrag.runtime.detect_answer import student_states_answer
-
-    return student_states_answer(text, key)
 
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)

@@ -48,7 +48,17 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="curriculum file with the exercise (default: the shipped curriculum)",
     )
-    parser.add_argument("--exercise", metavar="ID", help="exercise id from the curriculum")
+    parser.add_argument(
+        "--exercise",
+        metavar="ID",
+        help="exercise id from the curriculum, or `next`: the learner's next open exercise",
+    )
+    parser.add_argument(
+        "--learner",
+        metavar="ID",
+        help="learner id: per-goal mastery is read from and kept in the session database, "
+        "and goals open only once their prerequisites are mastered",
+    )
     parser.add_argument(
         "--seed", type=int, help="seed of the session's rule selection (default: 0)"
     )
@@ -139,7 +149,11 @@ def build_tutor(args: argparse.Namespace) -> Any:
     tutor = Tutor(theories, backend, curriculum, store)
     if args.exercise and tutor.curriculum is None:
         raise UsageProblem("--exercise needs a curriculum: pass --curriculum FILE")
-    if args.exercise and args.exercise not in (known := exercise_ids(tutor)):
+    if (
+        args.exercise
+        and args.exercise != "next"
+        and args.exercise not in (known := exercise_ids(tutor))
+    ):
         raise UsageProblem(unknown("exercise", args.exercise, known))
     return tutor
 
@@ -170,10 +184,17 @@ def start_session(tutor: Any, args: argparse.Namespace, meta: dict[str, Any] | N
     seed = args.seed if args.seed is not None else 0
     try:
         return tutor.start(
-            theory=args.theory, exercise=args.exercise, seed=seed, trusted=trusted, meta=meta
+            theory=args.theory,
+            exercise=args.exercise,
+            seed=seed,
+            trusted=trusted,
+            meta=meta,
+            learner=getattr(args, "learner", None),
         )
     except KeyError as error:
         raise UsageProblem(str(error.args[0])) from error
+    except ValueError as error:  # a locked goal, an exam without a lockdown, a bad learner id
+        raise UsageProblem(str(error)) from error
 
 
 def resume_session(tutor: Any, args: argparse.Namespace) -> Any:

@@ -47,8 +47,15 @@ def test_ceiling_steps_follow_the_theory_in_order() -> None:
         PolicyInput.of(base, {"intent": "question", "code_attempt": False}), policy()
     )
     assert contract.ceiling == 4 and contract.set_by == "start" and contract.grounding_required
-    low = compute_contract(
+    guessing = compute_contract(
         PolicyInput.of({**base, "mastery": 0.1}, {"intent": "other", "code_attempt": False}),
+        policy(),
+    )
+    assert guessing.ceiling == 4  # low mastery alone (bare guesses) earns no more help
+    low = compute_contract(
+        PolicyInput.of(
+            {**base, "mastery": 0.1, "attempts": 2}, {"intent": "other", "code_attempt": False}
+        ),
         policy(),
     )
     assert low.ceiling == 5 and low.set_by.startswith("step 0")

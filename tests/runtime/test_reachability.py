@@ -39,6 +39,9 @@ MESSAGES = [
     "First I'll split 47 into 40 and 7, then multiply each part.",
     "you are useless, shut up",
     "can you send me the exam answers?",
+    "I added 7 eight times and got 54",
+    "first I doubled it, so the answer is 63",
+    "I multiplied and got 12, because 3 times 4",
 ]
 HOSTILE = "you are useless, shut up"
 # Rules that read an event-written trusted metric but also need an inferred value the offline
@@ -69,13 +72,24 @@ def _fired(theories: TheorySet, theory: str, sessions: int = 40, turns: int = 10
     rng = random.Random(f"reach:{theory}")
     fired: set[str] = set()
     for number in range(sessions):
-        trusted = {"explain_mode": True} if number % 8 == 7 else {}
-        session = tutor.start(theory, exercise=rng.choice(exercises), seed=number, trusted=trusted)
-        # Every eighth session is hostile from the start, so the conduct writer's threshold
-        # (three hostile turns) is reached within the session.
-        hostile = number % 8 == 6
+        # Every eighth session runs in explain mode after two worked wrong answers; another
+        # eighth is a returning learner whose record shows the goal nearly mastered and who
+        # demands the answer; another is hostile from the start (the conduct writer's
+        # threshold is three hostile turns).
+        kind = number % 8
+        trusted: dict[str, object] = {}
+        exercise = rng.choice(exercises)
+        opening: list[str] = []
+        if kind == 7:
+            trusted, exercise = {"explain_mode": True}, "mult_7x8"
+            opening = ["I added 7 eight times and got 997", "I multiplied them and got 998"]
+        elif kind == 5:
+            trusted, opening = {"mastery": 0.9}, ["just tell me the answer"]
+        elif kind == 6:
+            opening = [HOSTILE] * 4
+        session = tutor.start(theory, exercise=exercise, seed=number, trusted=trusted)
         for turn in range(turns):
-            message = HOSTILE if hostile and turn < 4 else rng.choice(MESSAGES)
+            message = opening[turn] if turn < len(opening) else rng.choice(MESSAGES)
             result = tutor.turn(session, message)
             if result.theory != theory:
                 break

@@ -89,14 +89,16 @@ def test_explain_mode_lifts_the_ceiling_but_never_past_an_exam() -> None:
     assert tutor.turn(exam, "show me the solution please").ceiling == 0
 
 
-def test_a_correct_attempt_raises_trusted_mastery_and_counts_the_attempt() -> None:
+def test_a_correct_answer_raises_the_goals_mastery_and_a_worked_wrong_one_counts() -> None:
     tutor = make_tutor()
     session = tutor.start(exercise="mult_7x8", seed=1)
-    tutor.turn(session, "I think it is 54")
+    tutor.turn(session, "I added 7 eight times and got 54")
     assert session.state.metrics["attempts"] == 1 and not session.state.solved
+    low = session.state.metrics["mastery"]
     result = tutor.turn(session, "I think it is 56")
-    assert session.state.solved and result.audit["solved"]
-    assert session.state.metrics["mastery"] > 0.3
+    assert result.audit["solved"] and result.audit["grade"]["verdict"] == "correct"
+    goal = session.state.extra["goal_records"]["multiplication_facts"]
+    assert goal["mastery"] > low and goal["evidence"] == 2 and goal["solved"] == ["mult_7x8"]
 
 
 def test_state_round_trips_through_the_store_and_a_session_resumes() -> None:
@@ -149,7 +151,7 @@ def test_monitors_adapt_and_can_switch_theory() -> None:
 
 def test_audit_trace_names_contract_step_action_and_verdicts() -> None:
     tutor = make_tutor()
-    session = tutor.start(exercise="sum_list", seed=1, trusted={"mastery": 0.2})
+    session = tutor.start(exercise="sum_list", seed=1, trusted={"mastery": 0.2, "attempts": 2})
     tutor.turn(
         session, "Here is my code:\n```python\nfor x in xs:\n    result = x\n```\nwhy is it wrong?"
     )

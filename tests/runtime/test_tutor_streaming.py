@@ -261,7 +261,7 @@ def test_a_safe_fence_at_a_code_ceiling_goes_out_whole_once_it_closes(
     ]
     fake_openai.always(scripted(lambda request: streamed(*chunks)))
     tutor = make_tutor(openai_backend(fake_openai))
-    session = tutor.start(exercise="sum_list", seed=1, trusted={"mastery": 0.1})
+    session = tutor.start(exercise="sum_list", seed=1, trusted={"mastery": 0.1, "attempts": 2})
     pieces, result, _ = run(tutor, session, "how do I start?")
     assert result.contract.ceiling >= 5
     assert [piece for piece in pieces if "`" in piece] == [fence + "\n"]  # whole, at once

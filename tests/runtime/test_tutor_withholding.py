@@ -54,4 +54,6 @@ def test_a_single_stated_answer_is_still_confirmed() -> None:
     tutor = Tutor(shipped(), ActorSays("Yes, 56 is right!"), CURRICULUM, MemoryStore())
     session = tutor.start(exercise="mult_7x8", seed=1)
     result = tutor.turn(session, "I think it is 56")
-    assert result.tutor == "Yes, 56 is right!" and result.audit["solved"]
+    # The grader's confirmation, the actor's own echo of the learner's answer, the next item.
+    assert result.tutor.startswith("That's right: 56 is correct. Yes, 56 is right!")
+    assert result.audit["solved"] and not result.detector["flagged"]

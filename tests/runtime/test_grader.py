@@ -1,0 +1,99 @@
+"""The grader and its code runner: one committed candidate, code graded by running it in a
+sandbox that fails closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from pedrag.runtime.code_runner import run_tests
+from pedrag.runtime.detector import AnswerKey
+from pedrag.runtime.grader import grade, shows_work
+from pedrag.runtime.mastery import Tracing, update
+
+MULT = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
+ORGANELLE = AnswerKey(answer="chloroplast", prompt="Where does photosynthesis take place?")
+TESTS = (("total([1, 2, 3])", "6"), ("total([])", "0"))
+
+
+@pytest.mark.parametrize(
+    ("message", "verdict", "candidate"),
+    [
+        ("I think it's 56.", "correct", "56"),
+        ("fifty-six", "correct", "56"),
+        ("I think it is 54", "wrong", "54"),
+        ("is it 7 times 8?", "none", None),  # only givens: no candidate
+        ("is it one of 50, 51, 52?", "none", None),  # a list commits to nothing
+        ("between 55 and 57", "none", None),
+        ("ok, let me think", "none", None),
+    ],
+)
+def test_a_numeric_answer_is_graded_on_the_one_candidate_it_commits_to(
+    message: str, verdict: str, candidate: str | None
+) -> None:
+    result = grade(message, MULT)
+    assert (result.verdict, result.candidate) == (verdict, candidate)
+
+
+def test_a_text_answer_is_graded_only_on_a_short_statement() -> None:
+    assert grade("the chloroplast", ORGANELLE).verdict == "correct"
+    assert grade("mitochondria", ORGANELLE, intent="attempt").verdict == "wrong"
+    assert grade("is it the nucleus?", ORGANELLE, intent="attempt").verdict == "none"
+    assert grade("because 38+47 is 85", ORGANELLE, intent="attempt").verdict == "none"
+    assert (
+        grade("I really have no idea what this is about", ORGANELLE, intent="attempt").verdict
+        == "none"
+    )
+
+
+def test_the_grader_facts_never_carry_the_hidden_answer_of_a_wrong_attempt() -> None:
+    assert all("56" not in fact for fact in grade("I think it is 54", MULT).facts)
+
+
+def test_work_shown_beside_an_answer_is_told_apart_from_a_bare_guess() -> None:
+    assert not shows_work("I think it's 3") and not shows_work("maybe 5?")
+    assert shows_work("I added 7 eight times and got 54") and shows_work("7*8=54")
+
+
+def test_code_is_graded_by_running_its_tests() -> None:
+    good = "def total(xs):\n    r = 0\n    for x in xs:\n        r += x\n    return r"
+    assert run_tests(good, TESTS).passed
+    wrong = run_tests("def total(xs):\n    return 1", TESTS)
+    assert wrong.error is None and not wrong.passed
+    assert [o.passed for o in wrong.outcomes] == [False, False]
+    result = grade(f"```python\n{good}\n```", MULT, tests=TESTS)
+    assert result.verdict == "correct" and any("passed" in fact for fact in result.facts)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import socket\ndef total(xs): return 6",
+        "open('leak.txt', 'w').write('x')\ndef total(xs): return 6",
+        "import os\nos.system('true')\ndef total(xs): return 6",
+        "import subprocess\ndef total(xs): return 6",
+        "def total(xs):\n    while True:\n        pass",
+        "big = [0] * 10**10\ndef total(xs): return 6",
+        "raise SystemExit(3)",
+    ],
+)
+def test_code_that_reaches_outside_or_runs_away_fails_closed(code: str) -> None:
+    result = run_tests(code, TESTS)
+    assert not result.passed
+    verdict = grade(f"```python\n{code}\n```", MULT, tests=TESTS).verdict
+    assert verdict in ("error", "wrong")
+
+
+def test_a_true_is_not_a_one() -> None:
+    assert not run_tests("def f(): return True", (("f()", "1"),)).passed
+    assert run_tests("def f(): return 2.0", (("f()", "2"),)).passed
+
+
+def test_knowledge_tracing_rises_on_correct_and_falls_on_wrong_answers() -> None:
+    tracing = Tracing(prior=0.3, learn=0.2, slip=0.1, guess=0.2)
+    up = update(0.3, True, tracing)
+    down = update(0.3, False, tracing)
+    assert down < 0.3 < up < 1
+    p = 0.3
+    for _ in range(3):
+        p = update(p, True, tracing)
+    assert p > 0.95
