@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         check = ["check", str(path), "--format", "json"]
         front = run_cli([*check, "--no-semantic"], False, env)
-        ours = [run_cli(check, False, env) for _ in range(repeat)]
+        ours = [run_cli([*check, "--no-cache"], False, env) for _ in range(repeat)]
         base = [run_cli(check, True, env) for _ in range(repeat)] if with_baseline else []
         same = _findings(ours[0]["out"]) == _findings(base[0]["out"]) if with_baseline else None
         # Re-check after a one-rule edit, through the CLI with its on-disk cache warm.

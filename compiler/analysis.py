@@ -36,6 +36,7 @@ import z3
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.boxes import Box, hull
+from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator, Z3Encoding
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Measure, cells
@@ -143,7 +144,12 @@ def rule_key(analysis: Analysis, rule: RuleInfo) -> tuple[str, int]:
 class Analysis:
     """The encoded theory and the answers to every question the checks ask, computed lazily."""
 
-    def __init__(self, theory: ResolvedTheory, timeout_ms: int = TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        theory: ResolvedTheory,
+        timeout_ms: int = TIMEOUT_MS,
+        cache: CheckCache | None = None,
+    ) -> None:
         self.theory = theory
         self.translator = Translator(theory)
         tr = self.translator
@@ -170,6 +176,7 @@ class Analysis:
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
+        self._shard = (cache or CheckCache.disabled()).shard(self.context)
         all_nodes = [*self.holds.values(), *self.eligible.values(), *self.violations.values()]
         self.cuts: dict[str, set[Fraction]] = {}
         for node in all_nodes:
@@ -278,14 +285,38 @@ class Analysis:
             self._hulls[id(node)] = hit
         return hit
 
-    def _cached(self, key: tuple[Any, ...], compute: Any) -> Any:
+    def _cached(
+        self,
+        key: tuple[Any, ...],
+        compute: Any,
+        freeze: Callable[[Any], Any] | None = None,
+        thaw: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """An answer by content: from this process, else the on-disk cache (answers whose
+        kind it keeps, made plain by `freeze` and rebuilt by `thaw`), else `compute()`."""
         full = (self.context, *key)
+        persist = key[0] in PERSISTED and self._shard.path is not None
+        text = repr(key) if persist else ""
+        if persist:
+            stored = self._shard.get(text)
+            if stored is not MISSING:
+                value = thaw(stored) if thaw else stored
+                _CACHE.setdefault(full, value)
+                return value
         if full in _CACHE:
-            return _CACHE[full]
-        value = compute()
-        if not (isinstance(value, Outcome) and value.unknown):
+            value = _CACHE[full]
+        else:
+            value = compute()
+            if isinstance(value, Outcome) and value.unknown:
+                return value
             _CACHE[full] = value
+        if persist:
+            self._shard.put(text, freeze(value) if freeze else value)
         return value
+
+    def save_cache(self) -> None:
+        """Write this check's answers to the on-disk cache (if it has one)."""
+        self._shard.save()
 
     # -- pieces of a condition ---------------------------------------------------------------
     def pieces(self, located: Located) -> list[Piece]:
@@ -324,7 +355,9 @@ class Analysis:
             status = self._rule_status(rule)
             return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
 
-        status, point, eligible_point = self._cached(("rule", *key), compute)
+        status, point, eligible_point = self._cached(
+            ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
+        )
         self._points[rule.id] = point
         if eligible_point is not None:
             self._eligible_points[rule.id] = eligible_point
@@ -361,6 +394,17 @@ class Analysis:
                 self._eligible_points[rule.id] = trial
                 return RuleStatus(holds_outcome, Outcome("sat"))
         return RuleStatus(holds_outcome, self.solve([eligible], witness=False))
+
+    def _thaw_status(self, rule: RuleInfo, frozen: Any) -> tuple[RuleStatus, Any, Any]:
+        holds, eligible, core, point, eligible_point = frozen
+        if holds == "box":
+            node = self.holds[rule.id]
+            holds = DeferredWitness(lambda: self._nice(point, [node]))
+        return (
+            RuleStatus(holds, holds if eligible == "same" else eligible, core),
+            point,
+            eligible_point,
+        )
 
     # -- known points (to rule out implications without z3) -----------------------------------
     def _box_point(
@@ -664,6 +708,15 @@ class Analysis:
     def facts(self) -> dict[str, Any]:
         share, exact = self.coverage()
         return {"coverage": round(share, 6), "coverage_exact": exact}
+
+
+def _freeze_status(entry: tuple[RuleStatus, Any, Any]) -> tuple[Any, ...]:
+    """A rule status as plain data for the on-disk cache (a box's deferred witness is made
+    again from its corner, which is the kept point)."""
+    status, point, eligible_point = entry
+    holds: Any = "box" if isinstance(status.holds, DeferredWitness) else status.holds
+    eligible: Any = "same" if status.eligible is status.holds else status.eligible
+    return holds, eligible, status.dead_core, point, eligible_point
 
 
 def present(value: Any, kind: str) -> Any:
