@@ -1,184 +1,205 @@
-"""How `pedrag check`'s semantic analysis scales with the number of rules.
+"""How `pedrag check` scales with the number of rules, against the released algorithm.
 
-Generates theories of 50, 500 and 5,000 rules over 12 metrics (4 floats, 3 ints, 3 enums,
-2 bools; conjunctions of 1-3 atoms; a 3-step ceiling; 2 invariants; a few declared
-conflicts) and reports, per size: full semantic-check time (every check of the catalog plus
-the coverage measure), the growth exponent between sizes, and the speed-up over the naive
-method — one fresh z3 solver per rule pair. The naive method is measured in the same run on
-a random sample of pairs and extrapolated to all n(n-1)/2 pairs (it cannot be run in full at
-5,000 rules: 12.5 million pairs). Finally, a re-check after editing one rule of the 500-rule
-file (answers are cached by rule content).
+Theories come from `benchmarks/theory_gen.py` (seeded: 12 metrics, a fixed 30 actions, random
+conditions, no catch-all). Per size this measures:
 
-    python benchmarks/check_scaling.py           # 50, 500, 5000 rules
-    python benchmarks/check_scaling.py --quick   # 50, 200 rules
+- in process: the semantic checks of one `Analysis` (every check of the catalog plus the
+  coverage facts), CPU seconds, for today's code and for the baseline;
+- end to end: the `pedrag check FILE --format json` process (interpreter start, imports, front
+  end, checks, report), CPU and wall seconds and peak memory, again for both, and whether the
+  two JSON reports are identical;
+- the re-check through the CLI after a one-rule edit (a fresh process, as an editor's save or
+  a CI run has; it uses the on-disk check cache when there is one).
+
+The baseline is the released algorithm of the same family (`tests/compiler/released_pairs.py`:
+the pair search for redundant and shadowed rules and the rule status before the structural
+search), run in the same process and machine, not a strawman. Its run at 5,000 rules takes
+minutes; `--baseline-max` caps the sizes it is run at.
+
+    python benchmarks/check_scaling.py                    # 50, 500, 5000 rules
+    python benchmarks/check_scaling.py --sizes 50 500     # smaller
+    python benchmarks/check_scaling.py --selection priority --sizes 50 500
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import random
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-import z3
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from pedrag.compiler.analysis import Analysis
-from pedrag.compiler.checks import catalog
-from pedrag.compiler.encode import Z3Encoding
-from pedrag.dsl.loader import load_text
+from theory_gen import generate, one_rule_edit  # noqa: E402
 
-FLOATS = ["frustration", "confidence", "hedging", "engagement"]
-INTS = ["attempts", "hints", "streak"]
-ENUMS = {
-    "affect": ["calm", "confused", "frustrated", "bored"],
-    "intent": ["question", "attempt", "demand", "other"],
-    "quality": ["none", "vague", "partial", "sound"],
-}
-BOOLS = ["exam_active", "misconception"]
+from pedrag.compiler import analysis as analysis_module  # noqa: E402
+from pedrag.compiler.checks import catalog  # noqa: E402
+from pedrag.dsl.loader import load_text  # noqa: E402
+from tests.compiler.released_pairs import ReleasedAnalysis  # noqa: E402
 
-
-def _atom(rng: random.Random) -> str:
-    kind = rng.choice(["float", "float", "int", "enum", "bool"])
-    if kind == "float":
-        name = rng.choice(FLOATS)
-        return f"{name} {rng.choice(['<', '>=', '<=', '>'])} {rng.randint(1, 9) / 10}"
-    if kind == "int":
-        name = rng.choice(INTS)
-        return f"{name} {rng.choice(['<', '>=', '=='])} {rng.randint(0, 20)}"
-    if kind == "enum":
-        name = rng.choice(list(ENUMS))
-        return f"{name} {rng.choice(['==', '!='])} {rng.choice(ENUMS[name])}"
-    return rng.choice(BOOLS) if rng.random() < 0.5 else f"not {rng.choice(BOOLS)}"
+# The CLI with the released pair search swapped in (the driver imports Analysis when it runs).
+BASELINE_CLI = (
+    "import sys; sys.path.insert(0, {root!r}); "
+    "from pedrag.compiler import analysis; "
+    "from tests.compiler.released_pairs import ReleasedAnalysis; "
+    "analysis.Analysis = ReleasedAnalysis; "
+    "from pedrag.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+OURS_CLI = "import sys; from pedrag.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
-def generate(rules: int, seed: int = 7) -> str:
-    rng = random.Random(seed)
-    n_actions = max(10, rules // 10)
-    lines = ["pedrag: 1", f"theory: {{id: bench_{rules}, name: Bench}}", "metrics:"]
-    for name in FLOATS:
-        lines.append(f"  {name}: {{type: float, range: [0, 1], source: inferred}}")
-    for name in INTS:
-        lines.append(f"  {name}: {{type: int, range: [0, 20], source: trusted}}")
-    for name, values in ENUMS.items():
-        source = "classified" if name == "intent" else "inferred"
-        lines.append(f"  {name}: {{type: enum, values: [{', '.join(values)}], source: {source}}}")
-    for name in BOOLS:
-        lines.append(f"  {name}: {{type: bool, source: trusted}}")
-    lines.append("actions:")
-    for i in range(n_actions):
-        conflicts = f", conflicts: [a{(i + 1) % n_actions}]" if i % 20 == 0 else ""
-        tags = ", tags: [support]" if i % 3 == 0 else ""
-        lines.append(
-            f"  a{i}: {{rung: H{i % 6}, priority: {rng.randint(1, 10)}, description: D.{tags}{conflicts}}}"
-        )
-    lines.append("rules:")
-    lines.append('  - {id: catch_all, when: "true", then: a0}')
-    for i in range(rules - 1):
-        atoms = " and ".join(_atom(rng) for _ in range(rng.randint(1, 3)))
-        lines.append(f'  - {{id: r{i}, when: "{atoms}", then: a{rng.randrange(n_actions)}}}')
-    lines += [
-        "ceiling:",
-        "  start: H4",
-        "  steps:",
-        '    - {when: "attempts >= 5", at_least: H5}',
-        '    - {when: "intent == demand", at_most: H3}',
-        '    - {when: "exam_active", set: H0}',
-        "invariants:",
-        '  - {id: exam_no_help, never: "exam_active and rung > H0"}',
-        "  - {id: support_frustrated, always: \"frustration >= 0.95 implies 'support' in tags\"}",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def full_check(text: str, name: str) -> tuple[float, Analysis, int]:
-    started = time.perf_counter()
+def in_process(text: str, name: str, baseline: bool) -> tuple[float, int]:
+    """CPU seconds of the semantic checks on a loaded theory, and the number of findings."""
+    analysis_module._CACHE.clear()
     loaded = load_text(text, name)
     assert loaded.ok and loaded.theory is not None, [d.message for d in loaded.diagnostics][:3]
-    analysis = Analysis(loaded.theory)
+    started = time.process_time()
+    kind = ReleasedAnalysis if baseline else analysis_module.Analysis
+    analysis = kind(loaded.theory)
     found = 0
     for check in catalog().values():
         if check.info.stage == "semantic" and check.run is not None:
             found += len(list(check.run(analysis)))
     analysis.facts()
-    return time.perf_counter() - started, analysis, found
+    return time.process_time() - started, found
 
 
-def naive_pair_seconds(analysis: Analysis, samples: int, seed: int = 3) -> float:
-    """Mean time of one co-eligibility question asked of a fresh solver (no pruning, no reuse)."""
-    rng = random.Random(seed)
-    rules = analysis.rules
-    pairs = [tuple(rng.sample(range(len(rules)), 2)) for _ in range(samples)]
-    started = time.perf_counter()
-    for i, j in pairs:
-        encoding = Z3Encoding(analysis.domains)
-        a = encoding.term(analysis.eligible[rules[i].id])
-        b = encoding.term(analysis.eligible[rules[j].id])
-        solver = z3.Solver()
-        solver.add(*encoding.constraints, a, b)
-        solver.check()
-    return (time.perf_counter() - started) / samples
+def run_cli(args: list[str], baseline: bool, env: dict[str, str]) -> dict[str, Any]:
+    """Like `cli`, reaping the child ourselves so its own rusage is exact."""
+    code = BASELINE_CLI.format(root=str(ROOT)) if baseline else OURS_CLI
+    with tempfile.TemporaryFile() as sink:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-c", code, *args],
+            stdout=sink,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        _, _, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = 0  # reaped above
+        sink.seek(0)
+        out = sink.read()
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+        "out": out,
+    }
+
+
+def _findings(out: bytes) -> list[Any]:
+    try:
+        return json.loads(out)["diagnostics"]
+    except (ValueError, KeyError):
+        return [{"unreadable output": out[:200].decode("utf-8", "replace")}]
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="small sizes only (50, 200)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500, 5000])
+    parser.add_argument("--selection", choices=["weighted", "priority"], default="weighted")
+    parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
-        "--samples", type=int, default=300, help="rule pairs timed for the naive method"
+        "--repeat", type=int, default=3, help="runs per measurement below 5,000 rules (median)"
+    )
+    parser.add_argument(
+        "--baseline-max", type=int, default=5000, help="largest size the baseline is run at"
     )
     args = parser.parse_args(argv)
-    sizes = [50, 200] if args.quick else [50, 500, 5000]
+    workdir = Path(tempfile.mkdtemp(prefix="pedrag-bench-"))
+    env = {**os.environ, "PEDRAG_CACHE_DIR": str(workdir / "cache")}
     rows = []
-    previous: tuple[int, float] | None = None
-    for size in sizes:
-        seconds, analysis, found = full_check(generate(size), f"bench_{size}.yaml")
-        per_pair = naive_pair_seconds(analysis, args.samples)
-        pairs = size * (size - 1) // 2
-        naive = per_pair * pairs
-        growth = (
-            ""
-            if previous is None
-            else f"{math.log(seconds / previous[1]) / math.log(size / previous[0]):.2f}"
+    for size in args.sizes:
+        repeat = 1 if size >= 5000 else args.repeat
+        text = generate(size, args.seed, args.selection)
+        path = workdir / f"gen_{size}.yaml"
+        path.write_text(text, "utf-8")
+        with_baseline = size <= args.baseline_max
+        ours_cpu = _median([in_process(text, path.name, False)[0] for _ in range(repeat)])
+        base_cpu = (
+            _median([in_process(text, path.name, True)[0] for _ in range(repeat)])
+            if with_baseline
+            else math.nan
         )
+        check = ["check", str(path), "--format", "json"]
+        front = run_cli([*check, "--no-semantic"], False, env)
+        ours = [run_cli([*check, "--no-cache"], False, env) for _ in range(repeat)]
+        base = [run_cli(check, True, env) for _ in range(repeat)] if with_baseline else []
+        same = _findings(ours[0]["out"]) == _findings(base[0]["out"]) if with_baseline else None
+        # Re-check after a one-rule edit, through the CLI with its on-disk cache warm.
+        run_cli(check, False, env)
+        path.write_text(one_rule_edit(text), "utf-8")
+        edit = run_cli(check, False, env)
+        path.write_text(text, "utf-8")
         rows.append(
-            (
-                size,
-                seconds,
-                growth,
-                analysis.queries,
-                found,
-                per_pair * 1e3,
-                naive,
-                naive / seconds,
-                analysis.coverage()[0],
-            )
+            {
+                "size": size,
+                "ours_cpu": ours_cpu,
+                "base_cpu": base_cpu,
+                "front_wall": front["wall"],
+                "ours_wall": _median([r["wall"] for r in ours]),
+                "ours_cli_cpu": _median([r["cpu"] for r in ours]),
+                "ours_rss": max(r["rss_mib"] for r in ours),
+                "base_wall": _median([r["wall"] for r in base]),
+                "base_cli_cpu": _median([r["cpu"] for r in base]),
+                "base_rss": max((r["rss_mib"] for r in base), default=math.nan),
+                "same": same,
+                "findings": len(_findings(ours[0]["out"])),
+                "edit_wall": edit["wall"],
+            }
         )
-        previous = (size, seconds)
+        print(f"  measured {size} rules", file=sys.stderr, flush=True)
     print(
-        f"{'rules':>6} {'check s':>8} {'growth':>7} {'z3 queries':>10} {'findings':>8} "
-        f"{'naive ms/pair':>13} {'naive s (extrap.)':>17} {'speed-up':>9} {'coverage':>9}"
+        f"theories: benchmarks/theory_gen.py, seed {args.seed}, selection {args.selection}, "
+        "12 metrics, 30 actions, no catch-all"
     )
-    for size, seconds, growth, queries, found, ms, naive, speedup, coverage in rows:
+    print("in process: semantic checks of one Analysis, CPU s (median)")
+    print(f"{'rules':>6} {'ours':>8} {'baseline':>9} {'speed-up':>9} {'growth':>7}")
+    previous: dict[str, Any] | None = None
+    for row in rows:
+        growth = (
+            f"{math.log(row['ours_cpu'] / previous['ours_cpu']) / math.log(row['size'] / previous['size']):.2f}"
+            if previous
+            else ""
+        )
         print(
-            f"{size:>6} {seconds:>8.2f} {growth:>7} {queries:>10} {found:>8} {ms:>13.3f} {naive:>17.1f} "
-            f"{speedup:>8.0f}x {coverage:>9.4f}"
+            f"{row['size']:>6} {row['ours_cpu']:>8.2f} {row['base_cpu']:>9.2f} "
+            f"{row['base_cpu'] / row['ours_cpu']:>8.1f}x {growth:>7}"
+        )
+        previous = row
+    print("end to end: `pedrag check FILE --format json` process (median wall, CPU, peak RSS)")
+    print(
+        f"{'rules':>6} {'front end':>9} {'ours wall':>9} {'ours CPU':>8} {'MiB':>5} "
+        f"{'base wall':>9} {'base CPU':>8} {'MiB':>5} {'speed-up':>8} {'findings':>8} "
+        f"{'identical':>9} {'1-rule edit':>11}"
+    )
+    for row in rows:
+        same = {True: "yes", False: "NO", None: "-"}[row["same"]]
+        print(
+            f"{row['size']:>6} {row['front_wall']:>9.2f} {row['ours_wall']:>9.2f} "
+            f"{row['ours_cli_cpu']:>8.2f} {row['ours_rss']:>5.0f} {row['base_wall']:>9.2f} "
+            f"{row['base_cli_cpu']:>8.2f} {row['base_rss']:>5.0f} "
+            f"{row['base_cli_cpu'] / row['ours_cli_cpu']:>7.1f}x {row['findings']:>8} "
+            f"{same:>9} {row['edit_wall']:>10.2f}s"
         )
     print(
-        "naive = one fresh z3 solver per rule pair, all n(n-1)/2 pairs, timed on "
-        f"{args.samples} random pairs and extrapolated"
-    )
-    # Re-check after editing one rule (cache by rule content).
-    size = 200 if args.quick else 500
-    text = generate(size)
-    full_check(text, "edit.yaml")
-    marker = '  - {id: r10, when: "'
-    start = text.index(marker) + len(marker)
-    edited = text[:start] + "frustration >= 0.33 and " + text[start:]
-    seconds, analysis, _ = full_check(edited, "edit.yaml")
-    print(
-        f"re-check after editing one rule of a {size}-rule file: {seconds:.3f} s ({analysis.queries} z3 queries)"
+        "front end = `--no-semantic`; baseline = the released pair search in the same CLI; "
+        "1-rule edit = wall s of the CLI re-check after narrowing one rule"
     )
     return 0
 

@@ -4,9 +4,17 @@ Compiler stage. Takes a `ResolvedTheory`; gives the per-rule, per-pair and per-i
 answers the checks in `compiler/checks/` turn into diagnostics, each with a witness state,
 and `facts()` for the report summary (`coverage`).
 
-Performance (DESIGN: benchmarks): one shared z3 solver with push/pop and a per-query
-timeout; pairs are pruned with box reasoning (`compiler/boxes.py`) and decided without z3
-when both rules are plain boxes; only pairs whose actions make an overlap matter are looked
+Performance (DESIGN: benchmarks; `benchmarks/check_scaling.py`): one shared z3 solver with
+push/pop and a per-query timeout, and structure before z3 everywhere it decides exactly. A
+rule whose condition is a plain box is known to hold without z3, and a corner of its box is
+kept as a known state; eligibility is read off such a state when the ceiling lets the rule
+through there. Redundancy (`a` implies `b`, same action) is ruled out by `b` being false at
+`a`'s known state or `a`'s box leaving `b`'s hull, and proved by box containment; rules are
+indexed by the variables their hull narrows, so a pair whose `b` narrows a variable `a` does
+not read is never formed. A shadow is ruled out by a known eligible state where nothing that
+beats the rule is eligible. z3 is asked only what is left, and a witness (a model made
+readable) is built only for a finding that is shown. Pairs are otherwise pruned with box
+reasoning (`compiler/boxes.py`); only pairs whose actions make an overlap matter are looked
 at (declared conflicts, equal priorities under priority selection, the same action); and
 every answer is cached by content (the metric domains, the ceiling, the rules' condition
 text and rung), so re-checking a file after editing one rule re-asks only about that rule.
@@ -15,9 +23,12 @@ A query the solver cannot decide in time is `unknown`, which checks report — n
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import combinations
 from math import ceil, floor
 from typing import Any
 
@@ -25,6 +36,7 @@ import z3
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.boxes import Box, hull
+from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator, Z3Encoding
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Measure, cells
@@ -61,6 +73,30 @@ class Outcome:
     @property
     def unknown(self) -> bool:
         return self.status == "unknown"
+
+
+_UNSET: Any = object()
+
+
+class DeferredWitness(Outcome):
+    """A `sat` answer decided without z3 (a non-empty box is satisfiable); its witness is made
+    only when it is read, that is when a finding shows it, so the many rules that are never
+    reported cost no witness search."""
+
+    _compute: Callable[[], dict[str, Any] | None]
+    _value: Any
+
+    def __init__(self, compute: Callable[[], dict[str, Any] | None]) -> None:
+        object.__setattr__(self, "status", "sat")
+        object.__setattr__(self, "core", ())
+        object.__setattr__(self, "_compute", compute)
+        object.__setattr__(self, "_value", _UNSET)
+
+    @property  # type: ignore[override]
+    def witness(self) -> dict[str, Any] | None:
+        if self._value is _UNSET:
+            object.__setattr__(self, "_value", self._compute())
+        return self._value  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -109,7 +145,12 @@ def rule_key(analysis: Analysis, rule: RuleInfo) -> tuple[str, int]:
 class Analysis:
     """The encoded theory and the answers to every question the checks ask, computed lazily."""
 
-    def __init__(self, theory: ResolvedTheory, timeout_ms: int = TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        theory: ResolvedTheory,
+        timeout_ms: int = TIMEOUT_MS,
+        cache: CheckCache | None = None,
+    ) -> None:
         self.theory = theory
         self.translator = Translator(theory)
         tr = self.translator
@@ -136,6 +177,7 @@ class Analysis:
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
+        self._shard = (cache or CheckCache.disabled()).shard(self.context)
         all_nodes = [*self.holds.values(), *self.eligible.values(), *self.violations.values()]
         self.cuts: dict[str, set[Fraction]] = {}
         for node in all_nodes:
@@ -143,6 +185,10 @@ class Analysis:
                 self.cuts.setdefault(var, set()).update(found)
         self._hulls: dict[int, tuple[Box, bool]] = {}
         self._memo: dict[str, Any] = {}
+        self._points: dict[str, dict[str, Any] | None] = {}
+        self._order = {name: index for index, name in enumerate(self.domains)}
+        self._cut_lists: dict[str, list[Fraction]] = {}
+        self._eligible_points: dict[str, dict[str, Any]] = {}
 
     # -- solving ---------------------------------------------------------------------------
     def solve(
@@ -198,16 +244,25 @@ class Analysis:
         names: set[str] = set()
         for node in formulas:
             names |= node.vars
-        order = list(self.domains)
-        ordered = sorted(names, key=order.index)
-        state = {name: self.encoding.value(model, name) for name in ordered}
+        state = {name: self.encoding.value(model, name) for name in names}
+        return self._nice(state, formulas)
+
+    def _nice(self, state: dict[str, Any], formulas: list[Node]) -> dict[str, Any]:
+        """The witness a designer reads: the variables the formulas read, each real moved to a
+        short decimal in its cell when that keeps every formula's truth."""
+        names: set[str] = set()
+        for node in formulas:
+            names |= node.vars
+        order = self._order
+        ordered = sorted(names, key=order.__getitem__)
+        state = {name: state[name] for name in ordered}
         truth = [F.evaluate(node, state) for node in formulas]
         for name in ordered:
             domain = self.domains[name]
             if domain.kind != "real":
                 continue
             for candidate in _nice_candidates(
-                state[name], domain.low, domain.high, self.cuts.get(name, set())
+                state[name], domain.low, domain.high, self._sorted_cuts(name)
             ):
                 trial = {**state, name: candidate}
                 if all(
@@ -217,6 +272,13 @@ class Analysis:
                     break
         return {name: present(state[name], self.domains[name].kind) for name in ordered}
 
+    def _sorted_cuts(self, name: str) -> list[Fraction]:
+        found = self._cut_lists.get(name)
+        if found is None:
+            found = sorted(self.cuts.get(name, set()))
+            self._cut_lists[name] = found
+        return found
+
     def hull(self, node: Node) -> tuple[Box, bool]:
         hit = self._hulls.get(id(node))
         if hit is None:
@@ -224,14 +286,38 @@ class Analysis:
             self._hulls[id(node)] = hit
         return hit
 
-    def _cached(self, key: tuple[Any, ...], compute: Any) -> Any:
+    def _cached(
+        self,
+        key: tuple[Any, ...],
+        compute: Any,
+        freeze: Callable[[Any], Any] | None = None,
+        thaw: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """An answer by content: from this process, else the on-disk cache (answers whose
+        kind it keeps, made plain by `freeze` and rebuilt by `thaw`), else `compute()`."""
         full = (self.context, *key)
+        persist = key[0] in PERSISTED and self._shard.path is not None
+        text = repr(key) if persist else ""
+        if persist:
+            stored = self._shard.get(text)
+            if stored is not MISSING:
+                value = thaw(stored) if thaw else stored
+                _CACHE.setdefault(full, value)
+                return value
         if full in _CACHE:
-            return _CACHE[full]
-        value = compute()
-        if not (isinstance(value, Outcome) and value.unknown):
+            value = _CACHE[full]
+        else:
+            value = compute()
+            if isinstance(value, Outcome) and value.unknown:
+                return value
             _CACHE[full] = value
+        if persist:
+            self._shard.put(text, freeze(value) if freeze else value)
         return value
+
+    def save_cache(self) -> None:
+        """Write this check's answers to the on-disk cache (if it has one)."""
+        self._shard.save()
 
     # -- pieces of a condition ---------------------------------------------------------------
     def pieces(self, located: Located) -> list[Piece]:
@@ -249,7 +335,10 @@ class Analysis:
                         if located.scalar and end > start
                         else located.span
                     )
-                    out.append(Piece(to_text(link), span, self.translator.condition(link)))
+                    # `link` is a temporary: translate it uncached (the translator's cache is
+                    # keyed by node identity, and a freed temporary's id is reused).
+                    ((_, node),) = self.translator.conjuncts(link)
+                    out.append(Piece(to_text(link), span, node))
             else:
                 out.append(
                     Piece(to_text(part), located.node_span(part), self.translator.condition(part))
@@ -262,7 +351,17 @@ class Analysis:
         if rule.id in statuses:
             return statuses[rule.id]
         key = rule_key(self, rule)
-        status = self._cached(("rule", *key), lambda: self._rule_status(rule))
+
+        def compute() -> tuple[RuleStatus, Any, Any]:
+            status = self._rule_status(rule)
+            return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
+
+        status, point, eligible_point = self._cached(
+            ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
+        )
+        self._points[rule.id] = point
+        if eligible_point is not None:
+            self._eligible_points[rule.id] = eligible_point
         statuses[rule.id] = status
         return status
 
@@ -271,19 +370,89 @@ class Analysis:
         box, exact = self.hull(holds)
         pieces = self.pieces(rule.when)
         if exact and not box.empty() and holds is not F.FALSE:
-            holds_outcome = self.solve([holds])
+            # A non-empty box holds somewhere, and its corner is the witness if one is shown.
+            corner = self._box_point(box)
+            point: dict[str, Any] | None = corner
+            holds_outcome: Outcome = DeferredWitness(lambda: self._nice(corner, [holds]))
         else:
             holds_outcome = self.solve([], [p.node for p in pieces])
+            point = self._point_from(holds_outcome.witness, holds)
         if holds_outcome.unsat:
             tracked = [p.node for p in pieces]
             core = self.minimal_core([], tracked, holds_outcome.core) if holds_outcome.core else ()
             return RuleStatus(holds_outcome, None, core)
         if not holds_outcome.sat:
             return RuleStatus(holds_outcome)
+        self._points[rule.id] = point
         eligible = self.eligible[rule.id]
         if eligible is holds:
             return RuleStatus(holds_outcome, holds_outcome)
-        return RuleStatus(holds_outcome, self.solve([eligible]))
+        trials = [point] if point is not None else []
+        if exact:
+            trials.extend(self._corners(box))
+        for trial in trials:
+            if F.evaluate(eligible, trial):
+                self._eligible_points[rule.id] = trial
+                return RuleStatus(holds_outcome, Outcome("sat"))
+        return RuleStatus(holds_outcome, self.solve([eligible], witness=False))
+
+    def _thaw_status(self, rule: RuleInfo, frozen: Any) -> tuple[RuleStatus, Any, Any]:
+        holds, eligible, core, point, eligible_point = frozen
+        if holds == "box":
+            node = self.holds[rule.id]
+            holds = DeferredWitness(lambda: self._nice(point, [node]))
+        return (
+            RuleStatus(holds, holds if eligible == "same" else eligible, core),
+            point,
+            eligible_point,
+        )
+
+    # -- known points (to rule out implications without z3) -----------------------------------
+    def _box_point(
+        self, box: Box, numbers_high: bool = False, sets_last: bool = False
+    ) -> dict[str, Any]:
+        """A complete state inside a non-empty box: a corner (lowest by default; numbers at
+        their highest and enum or bool values at their last with the flags)."""
+        state: dict[str, Any] = {}
+        for name, domain in self.domains.items():
+            part = box.get(name)
+            if isinstance(part, frozenset):
+                values = reversed(domain.values) if sets_last else domain.values
+                state[name] = next(v for v in values if v in part)
+            elif domain.kind == "int":
+                state[name] = part.high if numbers_high else part.low
+            elif part.low_closed and not (numbers_high and part.high_closed):
+                state[name] = part.low
+            elif part.high_closed:
+                state[name] = part.high
+            else:
+                state[name] = (part.low + part.high) / 2
+        return state
+
+    def _corners(self, box: Box) -> Iterator[dict[str, Any]]:
+        """A few corners of a box, to find one where the ceiling also lets a rule through."""
+        for numbers_high, sets_last in ((True, False), (False, True), (True, True)):
+            yield self._box_point(box, numbers_high, sets_last)
+
+    def _point_from(self, witness: dict[str, Any] | None, node: Node) -> dict[str, Any] | None:
+        """A witness completed to a full state, if it still satisfies `node` read exactly."""
+        if witness is None:
+            return None
+        state = self._box_point(Box(self.domains))
+        state.update({k: _value(v) for k, v in witness.items()})
+        return state if F.evaluate(node, state) else None
+
+    def point(self, rule: RuleInfo) -> dict[str, Any] | None:
+        """A complete state where the rule holds (None if unknown or none was kept)."""
+        self.rule_status(rule)
+        return self._points.get(rule.id)
+
+    def eligible_point(self, rule: RuleInfo) -> dict[str, Any] | None:
+        """A complete state where the rule is eligible (None if none was kept)."""
+        self.rule_status(rule)
+        if self.eligible[rule.id] is self.holds[rule.id]:
+            return self._points.get(rule.id)
+        return self._eligible_points.get(rule.id)
 
     def ceiling_at(self, state: dict[str, Any]) -> int:
         """The ceiling in a (witness) state: the steps that hold there, applied in order by
@@ -308,17 +477,61 @@ class Analysis:
         return self._cached(key, lambda: self.solve([ea, eb]))
 
     def implies(self, a: RuleInfo, b: RuleInfo) -> Outcome:
-        """Does rule a's condition imply rule b's? (`unsat` = yes.)"""
+        """Does rule a's condition imply rule b's? (`unsat` = yes; no witness either way.)
+
+        Structure first: b false at a known state of a rules it out; a box for a that is not
+        inside b's hull (which contains b) rules it out; a box inside a box proves it. Only
+        what is left is asked of z3."""
         ha, hb = self.holds[a.id], self.holds[b.id]
+        point = self.point(a)
+        if point is not None and not F.evaluate(hb, point):
+            return Outcome("sat")
         box_a, exact_a = self.hull(ha)
         box_b, exact_b = self.hull(hb)
         if exact_a and not box_a.empty():
-            if not box_a.intersects(box_b) or (exact_b and not box_a.within(box_b)):
+            if not box_a.within(box_b):
                 return Outcome("sat")
-            if exact_b and box_a.within(box_b):
+            if exact_b:
                 return Outcome("unsat")
         key = ("implies", to_text(a.when.expr), to_text(b.when.expr))
-        return self._cached(key, lambda: self.solve([ha, F.not_(hb)]))
+        return self._cached(key, lambda: self.solve([ha, F.not_(hb)], witness=False))
+
+    def _narrowed_vars(self, box: Box) -> frozenset[str]:
+        """Variables a box confines to less than their whole domain."""
+        whole = Box(self.domains)
+        return frozenset(
+            name
+            for name, part in box.ranges.items()
+            if not Box(self.domains, {name: whole.full(name)}).within(
+                Box(self.domains, {name: part})
+            )
+        )
+
+    def _implication_candidates(self, rules: list[RuleInfo]) -> dict[str, list[RuleInfo]]:
+        """For each rule a, the rules b (same list, in order) that a might imply.
+
+        a can imply b only if b's hull narrows no variable that a's condition does not read
+        (a leaves such a variable free, so some state of a lies outside b). Rules are indexed
+        by the set of variables their hull narrows, so a meets only the groups whose set is
+        inside its own variables; every other pair is never formed."""
+        groups: dict[frozenset[str], list[RuleInfo]] = defaultdict(list)
+        for rule in rules:
+            groups[self._narrowed_vars(self.hull(self.holds[rule.id])[0])].append(rule)
+        out: dict[str, list[RuleInfo]] = {}
+        for a in rules:
+            reads = self.holds[a.id].vars
+            if len(reads) <= 10:
+                keys = [
+                    frozenset(c)
+                    for size in range(len(reads) + 1)
+                    for c in combinations(sorted(reads), size)
+                ]
+                found = [b for key in keys for b in groups.get(key, ())]
+            else:
+                found = [b for key, group in groups.items() if key <= reads for b in group]
+            found.sort(key=lambda r: r.index)
+            out[a.id] = [b for b in found if b is not a]
+        return out
 
     def conflicts(self) -> list[Finding]:
         if "conflicts" in self._memo:
@@ -366,10 +579,9 @@ class Analysis:
                 by_action[rule.action].append(rule)
         found = []
         for rules in by_action.values():
+            candidates = self._implication_candidates(rules)
             for a in rules:
-                for b in rules:
-                    if a is b:
-                        continue
+                for b in candidates[a.id]:
                     forward = self.implies(a, b)
                     if forward.unknown:
                         found.append(Finding("redundant", (a, b), forward))
@@ -405,6 +617,11 @@ class Analysis:
             ]
             if not higher:
                 continue
+            point = self.eligible_point(rule)
+            if point is not None and not any(
+                F.evaluate(self.eligible[h.id], point) for h in higher
+            ):
+                continue  # eligible there and nothing that beats it is: not shadowed
             key = ("shadow", rule_key(self, rule), tuple(rule_key(self, h) for h in higher))
             result = self._cached(key, lambda rule=rule, higher=higher: self._shadow(rule, higher))
             if result is None:
@@ -489,6 +706,15 @@ class Analysis:
         return {"coverage": round(share, 6), "coverage_exact": exact}
 
 
+def _freeze_status(entry: tuple[RuleStatus, Any, Any]) -> tuple[Any, ...]:
+    """A rule status as plain data for the on-disk cache (a box's deferred witness is made
+    again from its corner, which is the kept point)."""
+    status, point, eligible_point = entry
+    holds: Any = "box" if isinstance(status.holds, DeferredWitness) else status.holds
+    eligible: Any = "same" if status.eligible is status.holds else status.eligible
+    return holds, eligible, status.dead_core, point, eligible_point
+
+
 def present(value: Any, kind: str) -> Any:
     """A witness value as a designer reads it: whole numbers for ints, short decimals."""
     if kind == "int":
@@ -506,14 +732,15 @@ def _value(value: Any) -> Any:
 
 
 def _nice_candidates(
-    value: Fraction, low: Fraction, high: Fraction, cuts: set[Fraction]
+    value: Fraction, low: Fraction, high: Fraction, cuts: list[Fraction]
 ) -> list[Fraction]:
-    """Short decimals in the same cell as `value` (same truth for every one-variable atom)."""
-    if value in cuts or value in (low, high):
+    """Short decimals in the same cell as `value` (same truth for every one-variable atom);
+    `cuts` sorted."""
+    at = bisect_left(cuts, value)
+    if (at < len(cuts) and cuts[at] == value) or value in (low, high):
         return []
-    points = sorted({low, high, *(c for c in cuts if low < c < high)})
-    below = max((p for p in points if p < value), default=low)
-    above = min((p for p in points if p > value), default=high)
+    below = max(low, cuts[at - 1]) if at > 0 else low
+    above = min(high, cuts[at]) if at < len(cuts) else high
     out = []
     for digits in range(0, 4):
         scale = 10**digits

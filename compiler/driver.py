@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
@@ -176,7 +177,7 @@ Progress = Callable[[str], None]
 
 
 def run_semantic(
-    loaded: LoadedFile, progress: Progress | None = None
+    loaded: LoadedFile, progress: Progress | None = None, cache: CheckCache | None = None
 ) -> tuple[list[Diagnostic], dict[str, Any]]:
     """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts."""
     checks = [c for c in catalog().values() if c.info.stage == "semantic" and c.run is not None]
@@ -185,14 +186,16 @@ def run_semantic(
     from pedrag.compiler.analysis import Analysis  # z3 is imported only when it is needed
 
     assert loaded.theory is not None
-    analysis = Analysis(loaded.theory)
+    analysis = Analysis(loaded.theory, cache=cache)
     diagnostics: list[Diagnostic] = []
     for index, check in enumerate(checks, 1):
         assert check.run is not None
         if progress is not None:
             progress(f"{loaded.path}: {check.info.name} ({index}/{len(checks)})")
         diagnostics.extend(check.run(analysis))
-    return diagnostics, analysis.facts()
+    facts = analysis.facts()
+    analysis.save_cache()
+    return diagnostics, facts
 
 
 def check_paths(
@@ -200,7 +203,10 @@ def check_paths(
     config: CheckConfig | None = None,
     semantic: bool = True,
     progress: Progress | None = None,
+    cache: CheckCache | None = None,
 ) -> CheckResult:
+    """Check files and folders. `cache`: the on-disk check cache to read and fill
+    (`CheckCache.default()` as the CLI uses; None keeps answers in this process only)."""
     started = time.perf_counter()
     config = config or CheckConfig()
     skipped: list[Path] = []
@@ -222,7 +228,7 @@ def check_paths(
             }
             if semantic and loaded.ok:
                 try:
-                    more, extra = run_semantic(loaded, progress)
+                    more, extra = run_semantic(loaded, progress, cache)
                 except Exception as exc:  # a checker bug must not hide the file's other findings
                     more, extra = (
                         [

@@ -1,6 +1,7 @@
 """The `pedrag` command line: one subcommand per module in `pedrag.commands`.
 
-Each command module exposes `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`.
+Each command module exposes `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`;
+only the command being run is imported (`COMMANDS` below lists them all for `--help`).
 Exit codes everywhere: 0 success, 1 findings/failure, 2 usage problems.
 """
 
@@ -8,13 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from pedrag import __version__
-from pedrag import commands as commands_package
 
 DESCRIPTION = """\
 pedrag checks pedagogical theory files and runs an LLM tutor that follows them.
@@ -35,27 +34,42 @@ Run `pedrag COMMAND --help` for a command's options.
 """
 
 
-def _command_names() -> list[str]:
-    return sorted(
-        info.name
-        for info in pkgutil.iter_modules(commands_package.__path__)
-        if not info.name.startswith("_")
-    )
+# Every command: name -> (order in `--help`, one-line help). The module `pedrag.commands.NAME`
+# holds the rest and declares the same NAME, ORDER and HELP (tests/test_cli_startup.py keeps
+# the two equal). The table lets `pedrag --help`, `--version` and a mistyped command answer
+# without importing any command module (and with them the compiler, openai or networkx).
+COMMANDS: dict[str, tuple[int, str]] = {
+    "check": (10, "check theory files and curricula (files or folders, recursively)"),
+    "compile": (20, "lower a theory file to a compiled policy (JSON) the runtime loads"),
+    "diff": (
+        20,
+        "regions of state space where the chosen action changes between two theory versions",
+    ),
+    "chat": (30, "talk to the supervised tutor (offline by default; --model for an endpoint)"),
+    "why": (30, "explain which rules hold, the ceiling and the selection for a given state"),
+    "simulate": (31, "run one scripted-student session (personas: answer-seeker, injector, ...)"),
+    "audit": (32, "print a session's per-turn audit trace (contract, rules, action, verdicts)"),
+    "evaluate": (
+        40,
+        "simulate sessions across tutor configurations: BHR, fidelity, mastery, gates G1-G4",
+    ),
+    "extract": (
+        40,
+        "extract a theory file from a pedagogical corpus (PDF/TXT/Markdown) with an LLM",
+    ),
+    "graph": (
+        40,
+        "draw metrics -> rules -> actions and the theory switch graph (mermaid or dot)",
+    ),
+    "schema": (
+        90,
+        "print the JSON Schema of theory files (or curricula) for editor autocompletion",
+    ),
+}
 
 
-def _command_modules(only: str | None = None) -> list[Any]:
-    """Command modules (a module's file name is its command name). With `only`, just that one:
-    `pedrag check` should not pay for importing the LLM client that `pedrag chat` needs."""
-    names = _command_names()
-    if only is not None and only in names:
-        names = [only]
-    modules = []
-    for name in names:
-        module = importlib.import_module(f"{commands_package.__name__}.{name}")
-        if hasattr(module, "NAME") and hasattr(module, "run"):
-            modules.append(module)
-    modules.sort(key=lambda m: getattr(m, "ORDER", 50))
-    return modules
+def _command_module(name: str) -> Any:
+    return importlib.import_module(f"pedrag.commands.{name}")
 
 
 def _requested_command(argv: Sequence[str]) -> str | None:
@@ -65,7 +79,9 @@ def _requested_command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole CLI (every command's options), or with `lazy` only the command `only`'s:
+    the others are listed with their help line and not imported."""
     parser = argparse.ArgumentParser(
         prog="pedrag",
         description=DESCRIPTION,
@@ -74,22 +90,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pedrag {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _command_modules(only):
+    for name, (_, help_text) in sorted(COMMANDS.items(), key=lambda item: item[1][0]):
+        if lazy and name != only:
+            subparsers.add_parser(name, help=help_text)
+            continue
+        module = _command_module(name)
         sub = subparsers.add_parser(
-            module.NAME,
-            help=module.HELP,
-            description=getattr(module, "DESCRIPTION", module.HELP),  # type: ignore[attr-defined]
+            name,
+            help=help_text,
+            description=getattr(module, "DESCRIPTION", help_text),
             epilog=getattr(module, "EPILOG", None),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        module.add_arguments(sub)  # type: ignore[attr-defined]
-        sub.set_defaults(_run=module.run)  # type: ignore[attr-defined]
+        module.add_arguments(sub)
+        sub.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(only=_requested_command(argv))
+    parser = build_parser(only=_requested_command(argv), lazy=True)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

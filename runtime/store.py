@@ -18,12 +18,15 @@ Why it looks like this:
   databases are refused rather than half-supported: the atomic upsert behind ``add_spend`` and
   the locking behind ``save_turn`` are only verified on those two.
 - **SQLite settings.** WAL, so readers (``pedrag audit``, the HTTP service) never block the
-  writer; ``synchronous=FULL``, so a committed turn also survives a power cut or OS crash, not
-  only a killed process (``NORMAL`` in WAL mode may lose the last commits then). Audit records
-  are the evidence that the tutor behaved, and the extra fsync per turn is small next to a model
-  call. Foreign keys on; a busy timeout so concurrent writers wait instead of failing; write
-  transactions start with ``BEGIN IMMEDIATE`` so they queue on the lock up front instead of
-  failing mid-transaction when a deferred read lock cannot be upgraded.
+  writer. ``synchronous=NORMAL`` by default: in WAL mode a committed turn survives any crash of
+  the process (a kill, an exception, the OOM killer), and the database is never corrupted; only
+  a power cut or OS crash may roll back the last turns committed since the latest checkpoint
+  (each turn still all or nothing). ``PEDRAG_DB_SYNCHRONOUS=FULL`` (or ``synchronous="FULL"``)
+  syncs every commit so those survive too, at one fsync per turn (measured with
+  ``benchmarks/turn_overhead.py``; docs/persistence.md). Foreign keys on; a busy timeout so
+  concurrent writers wait instead of failing; write transactions start with
+  ``BEGIN IMMEDIATE`` so they queue on the lock up front instead of failing mid-transaction
+  when a deferred read lock cannot be upgraded.
 - **What you save is what you load.** States and audit records must be plain JSON values (dict
   with str keys, list, str, int, float, bool, None); anything JSON would silently change (a
   tuple, an int key, NaN) is refused with the path to the offending value.
@@ -53,6 +56,7 @@ from pedrag.runtime.store_schema import audit_records, learner_goals, metadata, 
 __all__ = [
     "DEFAULT_DB_PATH",
     "ENV_DB",
+    "ENV_SYNCHRONOUS",
     "SessionNotFound",
     "SessionStore",
     "StoreError",
@@ -62,6 +66,12 @@ __all__ = [
 
 ENV_DB = "PEDRAG_DB"
 """Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
+
+# SQLite durability (the module docstring, docs/persistence.md): NORMAL in WAL mode syncs at
+# checkpoints, so a committed turn survives any crash of the process; FULL also syncs every
+# commit, so it survives a power cut or OS crash too, for one fsync more per turn.
+ENV_SYNCHRONOUS = "PEDRAG_DB_SYNCHRONOUS"
+DEFAULT_SYNCHRONOUS = "NORMAL"
 
 DEFAULT_DB_PATH = Path(".pedrag") / "sessions.db"
 """Used when neither ``url`` nor ``PEDRAG_DB`` is given; relative to the working directory."""
@@ -127,8 +137,9 @@ class SessionStore:
     database. Use as a context manager or call :meth:`close`.
     """
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, synchronous: str | None = None) -> None:
         self._url = resolve_db_url(url)
+        self.synchronous = resolve_synchronous(synchronous)
         dialect = self._url.get_backend_name()
         if dialect not in _SUPPORTED_DIALECTS:
             raise StoreError(
@@ -137,7 +148,7 @@ class SessionStore:
             )
         self._closed = False
         with self._errors("open the session database"):
-            self._engine = _create_engine(self._url)
+            self._engine = _create_engine(self._url, self.synchronous)
         try:
             with self._errors("create the session tables"):
                 with self._transaction(write=True) as connection:
@@ -432,7 +443,16 @@ class SessionStore:
             raise StoreError(f"could not {action} in {self.url}: {cause}") from error
 
 
-def _create_engine(url: URL) -> Engine:
+def resolve_synchronous(value: str | None = None) -> str:
+    """SQLite's `synchronous` level: `value`, else ``$PEDRAG_DB_SYNCHRONOUS``, else NORMAL."""
+    raw = value if value is not None else os.environ.get(ENV_SYNCHRONOUS, "").strip()
+    level = (raw or DEFAULT_SYNCHRONOUS).upper()
+    if level not in ("NORMAL", "FULL"):
+        raise StoreError(f"{ENV_SYNCHRONOUS} must be NORMAL or FULL, got {raw!r}")
+    return level
+
+
+def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
     if url.get_backend_name() != "sqlite":
         # pool_pre_ping: a server restart should cost one reconnect, not a failed turn.
         return create_engine(url, pool_pre_ping=True)
@@ -462,7 +482,7 @@ def _create_engine(url: URL) -> Engine:
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
             cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.execute(f"PRAGMA synchronous = {synchronous}")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
             cursor.close()

@@ -41,3 +41,19 @@ def _session_database_outside_the_checkout(
         os.environ.pop("PEDRAG_DB", None)
     else:
         os.environ["PEDRAG_DB"] = previous
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_check_cache_outside_the_user_cache(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """`pedrag check` keeps answers in the platform's cache folder; tests use their own."""
+    import os
+
+    previous = os.environ.get("PEDRAG_CACHE_DIR")
+    os.environ["PEDRAG_CACHE_DIR"] = str(tmp_path_factory.mktemp("pedrag-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("PEDRAG_CACHE_DIR", None)
+    else:
+        os.environ["PEDRAG_CACHE_DIR"] = previous

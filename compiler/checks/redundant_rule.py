@@ -1,8 +1,10 @@
 """redundant-rule: a rule whose condition implies another rule's with the same action.
 
 Semantic check. Among rules choosing the same action, rule A is redundant when B holds
-wherever A holds (of two equivalent rules, the later one is reported). Plain boxes are
-compared directly; anything else asks z3 whether `A and not B` is satisfiable.
+wherever A holds (of two equivalent rules, the later one is reported). Candidates are
+indexed so most pairs are never formed; a pair is ruled out when B is false at a known
+state of A or A's box leaves B's hull, proved when A's box lies inside B's; only what
+structure cannot decide asks z3 whether `A and not B` is satisfiable.
 """
 
 from __future__ import annotations

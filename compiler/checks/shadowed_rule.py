@@ -4,7 +4,8 @@ Semantic check. Wherever the rule is eligible, some rule that beats it (higher p
 equal priority and higher weight) is eligible too. The shadowing rules may do it only
 together: the check asks z3 whether the rule's eligible region lies inside the **union** of
 the higher rules' regions, then shrinks the unsat core to a minimal set of shadowing rules
-and names them (pairwise checkers miss shadows that take several rules).
+and names them (pairwise checkers miss shadows that take several rules). A known state where
+the rule is eligible and no higher rule is settles "not shadowed" without z3.
 """
 
 from __future__ import annotations

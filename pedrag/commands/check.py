@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig, ConfigError, load_config
 from pedrag.compiler.driver import CheckResult, PathError, check_paths
@@ -70,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the on-disk check cache (answers from earlier checks, "
+        "kept in $PEDRAG_CACHE_DIR or the platform's cache folder; an edit re-checks only "
+        "what it changed)",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -109,8 +117,9 @@ def explain(name: str) -> int:
 
 def _check_with_status(args: argparse.Namespace, config: CheckConfig) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
+    cache = CheckCache.disabled() if args.no_cache else CheckCache.default()
     if not sys.stderr.isatty():
-        return check_paths(args.paths, config, semantic=not args.no_semantic)
+        return check_paths(args.paths, config, semantic=not args.no_semantic, cache=cache)
     from rich.console import Console
 
     with Console(stderr=True).status("checking ...") as status:
@@ -119,6 +128,7 @@ def _check_with_status(args: argparse.Namespace, config: CheckConfig) -> CheckRe
             config,
             semantic=not args.no_semantic,
             progress=lambda what: status.update(f"checking {what}"),
+            cache=cache,
         )
 
 

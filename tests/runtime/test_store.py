@@ -25,6 +25,7 @@ import pytest
 
 from pedrag.runtime.store import (
     ENV_DB,
+    ENV_SYNCHRONOUS,
     SessionNotFound,
     SessionStore,
     StoreError,
@@ -438,16 +439,33 @@ def test_without_pedrag_db_the_database_is_dot_pedrag_sessions_db(
     assert resolve_db_url().database == str(tmp_path.parent.resolve() / ".pedrag" / "sessions.db")
 
 
-def test_sqlite_runs_in_wal_mode_with_full_sync_foreign_keys_and_a_busy_timeout(
+def test_sqlite_runs_in_wal_mode_with_normal_sync_foreign_keys_and_a_busy_timeout(
     store: SessionStore, db_path: Path
 ) -> None:
     with _raw(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     with store._engine.connect() as connection:  # per-connection settings: look inside
         pragma = connection.exec_driver_sql
-        assert pragma("PRAGMA synchronous").scalar() == 2  # FULL
+        assert pragma("PRAGMA synchronous").scalar() == 1  # NORMAL (durable across crashes in WAL)
         assert pragma("PRAGMA foreign_keys").scalar() == 1
         assert pragma("PRAGMA busy_timeout").scalar() >= 1000
+
+
+def test_full_sync_is_chosen_by_argument_or_environment_and_nonsense_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def level(store: SessionStore) -> int:
+        with store._engine.connect() as connection:
+            return int(connection.exec_driver_sql("PRAGMA synchronous").scalar())
+
+    with SessionStore(str(tmp_path / "a.db"), synchronous="full") as store:
+        assert level(store) == 2
+    monkeypatch.setenv(ENV_SYNCHRONOUS, "FULL")
+    with SessionStore(str(tmp_path / "b.db")) as store:
+        assert level(store) == 2
+    monkeypatch.setenv(ENV_SYNCHRONOUS, "off")
+    with pytest.raises(StoreError, match="PEDRAG_DB_SYNCHRONOUS must be NORMAL or FULL"):
+        SessionStore(str(tmp_path / "c.db"))
 
 
 @pytest.mark.parametrize(

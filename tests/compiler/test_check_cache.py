@@ -1,0 +1,144 @@
+"""The on-disk check cache: a second check reuses answers, an edit re-asks only what changed,
+and a damaged or disabled cache changes nothing but time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from pedrag.compiler import analysis as analysis_module
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.check_cache import ENV_CACHE_DIR, CheckCache, default_folder
+from pedrag.compiler.checks import catalog
+from pedrag.dsl.loader import load_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SOCRATIC = ROOT / "theories" / "socratic.yaml"
+
+RULES = [
+    ("calm", "frustration < 0.3 and hints <= 2", "probe"),
+    ("tense", "frustration >= 0.6", "encourage"),
+    ("very_tense", "frustration >= 0.8 and hints >= 1", "encourage"),
+    ("stuck", "hints >= 3 and (affect == confused or frustration > 0.5)", "hint"),
+    ("bored", "affect == bored and not exam", "probe"),
+    ("exam", "exam", "encourage"),
+]
+
+
+def _theory(rules: list[tuple[str, str, str]], high: int = 5) -> str:
+    lines = [
+        "pedrag: 1",
+        "theory: {id: cached, name: Cached}",
+        "metrics:",
+        "  frustration: {type: float, range: [0, 1], source: inferred}",
+        f"  hints: {{type: int, range: [0, {high}], source: trusted}}",
+        "  affect: {type: enum, values: [calm, confused, bored], source: inferred}",
+        "  exam: {type: bool, source: trusted}",
+        "actions:",
+        "  probe: {rung: H3, priority: 5, description: Probe.}",
+        "  encourage: {rung: H0, priority: 5, description: Encourage., conflicts: [hint]}",
+        "  hint: {rung: H5, priority: 5, description: Hint.}",
+        "ceiling: {start: H4, steps: [{when: exam, set: H0}]}",
+        "rules:",
+    ]
+    lines += [f'  - {{id: {i}, when: "{w}", then: {a}}}' for i, w, a in rules]
+    return "\n".join(lines) + "\n"
+
+
+def _check(text: str, cache: CheckCache) -> tuple[list[Any], int]:
+    analysis_module._CACHE.clear()  # a fresh process: only the disk remembers
+    loaded = load_text(text, "cached.yaml")
+    assert loaded.theory is not None, [d.message for d in loaded.diagnostics]
+    analysis = Analysis(loaded.theory, cache=cache)
+    found = []
+    for check in catalog().values():
+        if check.info.stage == "semantic" and check.run is not None:
+            for d in check.run(analysis):
+                # Gap regions are grown from z3 models, which depend on what the solver was
+                # asked before; their total share is the answer, their cut is not.
+                shown = d.data["uncovered"] if d.check == "coverage-gap" else d.message
+                found.append((d.check, shown, d.items))
+    analysis.save_cache()
+    return found, analysis.queries
+
+
+def test_a_second_check_asks_z3_nothing_and_finds_the_same(tmp_path: Path) -> None:
+    cache = CheckCache(tmp_path)
+    text = _theory(RULES)
+    first, asked = _check(text, cache)
+    assert asked > 0 and list(tmp_path.glob("*.pickle"))
+    second, asked_again = _check(text, cache)
+    assert second == first
+    without, _ = _check(text, CheckCache.disabled())
+    assert without == first
+    # Only coverage and gap regions (not kept on disk) may still ask z3.
+    assert asked_again < asked
+
+
+def test_after_a_one_rule_edit_only_that_rule_is_asked_again(tmp_path: Path) -> None:
+    cache = CheckCache(tmp_path)
+    _check(_theory(RULES), cache)
+    edited = list(RULES)
+    edited[2] = ("very_tense", "frustration >= 0.9 and hints >= 2", "encourage")
+    text = _theory(edited)
+    found, asked = _check(text, cache)
+    fresh, fresh_asked = _check(text, CheckCache.disabled())
+    assert found == fresh
+    assert asked < fresh_asked
+
+
+def test_a_change_of_semantics_uses_another_shard(tmp_path: Path) -> None:
+    cache = CheckCache(tmp_path)
+    _check(_theory(RULES), cache)
+    _check(_theory(RULES, high=9), cache)  # a metric's range changed: every answer may differ
+    assert len(list(tmp_path.glob("*.pickle"))) == 2
+
+
+def test_a_damaged_shard_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    cache = CheckCache(tmp_path)
+    text = _theory(RULES)
+    first, _ = _check(text, cache)
+    (shard,) = tmp_path.glob("*.pickle")
+    shard.write_bytes(b"\x80\x05not a pickle at all")
+    again, asked = _check(text, cache)
+    assert again == first and asked > 0
+    assert _check(text, cache)[0] == first  # rewritten, readable again
+
+
+def test_the_cache_folder_follows_the_environment_then_the_platform(monkeypatch: Any) -> None:
+    monkeypatch.setenv(ENV_CACHE_DIR, "/somewhere/else")
+    assert default_folder() == Path("/somewhere/else")
+    monkeypatch.delenv(ENV_CACHE_DIR)
+    folder = default_folder()
+    assert folder.name == "pedrag" and folder.is_absolute()
+
+
+def _cli(*args: str, cache_dir: Path) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-m", "pedrag.cli", "check", *args, "--format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, ENV_CACHE_DIR: str(cache_dir)},
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def test_pedrag_check_fills_the_cache_and_no_cache_leaves_it_alone(tmp_path: Path) -> None:
+    untouched = tmp_path / "untouched"
+    plain = _cli(str(SOCRATIC), "--no-cache", cache_dir=untouched)
+    assert not untouched.exists()
+    used = tmp_path / "used"
+    cold = _cli(str(SOCRATIC), cache_dir=used)
+    warm = _cli(str(SOCRATIC), cache_dir=used)
+    assert list((used / "check").glob("*.pickle"))
+    for report in (cold, warm):
+        assert [(d["check"], d["message"]) for d in report["diagnostics"]] == [
+            (d["check"], d["message"]) for d in plain["diagnostics"]
+        ]  # socratic.yaml has no coverage gap
+        assert report["summary"]["coverage"] == plain["summary"]["coverage"]

@@ -1,0 +1,85 @@
+"""`pedrag --version`, `--help` and a mistyped command answer without importing any command.
+
+The CLI lists its commands from `pedrag.cli.COMMANDS`; each command module declares the same
+name, order and help line, and only the command being run is imported, so `pedrag check`
+does not pay for the LLM client and `pedrag --version` for nothing at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pedrag.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("z3", "openai", "networkx", "sqlalchemy", "yaml", "lark", "pydantic")
+
+PROBE = f"""
+import json, sys
+from pedrag.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exit:
+    code = exit.code
+loaded = sorted(m for m in sys.modules if m.startswith("pedrag.commands.") or m in {set(HEAVY)!r})
+print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
+"""
+
+
+def _declared(path: Path) -> dict[str, object]:
+    tree = ast.parse(path.read_text("utf-8"))
+    out: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in ("NAME", "ORDER", "HELP"):
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+    return out
+
+
+def test_the_command_table_matches_what_each_command_module_declares() -> None:
+    modules = sorted((ROOT / "pedrag" / "commands").glob("[a-z]*.py"))
+    declared = {d["NAME"]: (d["ORDER"], d["HELP"]) for d in map(_declared, modules) if d}
+    assert declared == COMMANDS
+
+
+def _probe(*args: str) -> tuple[object, list[str], str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},  # help lines unwrapped
+    )
+    report = json.loads(result.stderr.strip().splitlines()[-1])
+    return report["code"], report["loaded"], result.stdout
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ()])
+def test_version_and_help_import_no_command_and_no_heavy_library(args: tuple[str, ...]) -> None:
+    code, loaded, out = _probe(*args)
+    assert loaded == []
+    if args == ("--version",):
+        assert code == 0 and out.startswith("pedrag ")
+    else:
+        assert code in (0, 2)
+        for name, (_, help_text) in COMMANDS.items():
+            assert name in out and help_text in out
+
+
+def test_a_mistyped_command_is_refused_without_importing_commands() -> None:
+    code, loaded, _ = _probe("chekc", "theories/")
+    assert code == 2 and loaded == []
+
+
+def test_check_imports_its_own_command_only_and_no_llm_client() -> None:
+    code, loaded, _ = _probe("check", "theories/socratic.yaml", "--no-semantic")
+    assert code == 0
+    assert [m for m in loaded if m.startswith("pedrag.commands.")] == ["pedrag.commands.check"]
+    assert "openai" not in loaded and "sqlalchemy" not in loaded
