@@ -47,6 +47,7 @@ from pedrag.dsl.spans import Span
 from pedrag.kernel.ceiling import apply_steps
 
 TIMEOUT_MS = 10_000
+SEARCH_BUDGET = 20_000  # substitutions before the cell search hands over to z3
 RUNG_NAMES = [f"H{i}" for i in range(8)]
 
 # Answers by content, shared by every Analysis in this process (see the module docstring).
@@ -59,8 +60,9 @@ class Outcome:
     `unknown`."""
 
     status: str
-    witness: dict[str, Any] | None = None
+    witness: dict[str, Any] | None = None  # as shown to the designer (ints, short decimals)
     core: tuple[int, ...] = ()
+    state: dict[str, Any] | None = None  # the same state, exactly (Fractions, enum names, bools)
 
     @property
     def sat(self) -> bool:
@@ -83,20 +85,27 @@ class DeferredWitness(Outcome):
     only when it is read, that is when a finding shows it, so the many rules that are never
     reported cost no witness search."""
 
-    _compute: Callable[[], dict[str, Any] | None]
+    _compute: Callable[[], tuple[dict[str, Any], dict[str, Any]]]
     _value: Any
 
-    def __init__(self, compute: Callable[[], dict[str, Any] | None]) -> None:
+    def __init__(self, compute: Callable[[], tuple[dict[str, Any], dict[str, Any]]]) -> None:
         object.__setattr__(self, "status", "sat")
         object.__setattr__(self, "core", ())
         object.__setattr__(self, "_compute", compute)
         object.__setattr__(self, "_value", _UNSET)
 
-    @property  # type: ignore[override]
-    def witness(self) -> dict[str, Any] | None:
+    def _pair(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self._value is _UNSET:
             object.__setattr__(self, "_value", self._compute())
         return self._value  # type: ignore[no-any-return]
+
+    @property  # type: ignore[override]
+    def witness(self) -> dict[str, Any] | None:
+        return self._pair()[0]
+
+    @property  # type: ignore[override]
+    def state(self) -> dict[str, Any] | None:
+        return self._pair()[1]
 
 
 @dataclass(frozen=True)
@@ -166,10 +175,11 @@ class Analysis:
                 )
         self.any_eligible = F.or_(self.eligible.values())
         self.domains = tr.domains
-        self.encoding = Z3Encoding(self.domains)
+        self.z3_context = z3.Context()
+        self.encoding = Z3Encoding(self.domains, self.z3_context)
         for name in self.domains:
             self.encoding.var(name)
-        self.solver = z3.Solver()
+        self.solver = z3.Solver(ctx=self.z3_context)
         self.solver.set("timeout", timeout_ms)
         self.solver.add(*self.encoding.constraints)
         self._synced = len(self.encoding.constraints)
@@ -183,7 +193,7 @@ class Analysis:
         for node in all_nodes:
             for var, found in F.breakpoints(node).items():
                 self.cuts.setdefault(var, set()).update(found)
-        self._hulls: dict[int, tuple[Box, bool]] = {}
+        self._hulls: dict[Node, tuple[Box, bool]] = {}
         self._memo: dict[str, Any] = {}
         self._points: dict[str, dict[str, Any] | None] = {}
         self._order = {name: index for index, name in enumerate(self.domains)}
@@ -211,15 +221,15 @@ class Analysis:
                 self.solver.add(*terms)
             literals = []
             for index, term in enumerate(tracked_terms):
-                literal = z3.Bool(f"__part_{index}")
+                literal = z3.Bool(f"__part_{index}", self.z3_context)
                 self.solver.add(z3.Implies(literal, term))
                 literals.append(literal)
             result = self.solver.check(*literals)
             if result == z3.sat:
-                state = (
-                    self._witness(self.solver.model(), [*formulas, *tracked]) if witness else None
-                )
-                return Outcome("sat", state)
+                if not witness:
+                    return Outcome("sat")
+                shown, exact = self._witness(self.solver.model(), [*formulas, *tracked])
+                return Outcome("sat", shown, state=exact)
             if result == z3.unsat:
                 names = {str(c) for c in self.solver.unsat_core()}
                 return Outcome(
@@ -240,37 +250,109 @@ class Analysis:
                 kept = trial
         return tuple(kept)
 
-    def _witness(self, model: Any, formulas: list[Node]) -> dict[str, Any]:
-        names: set[str] = set()
-        for node in formulas:
-            names |= node.vars
-        state = {name: self.encoding.value(model, name) for name in names}
-        return self._nice(state, formulas)
-
-    def _nice(self, state: dict[str, Any], formulas: list[Node]) -> dict[str, Any]:
-        """The witness a designer reads: the variables the formulas read, each real moved to a
-        short decimal in its cell when that keeps every formula's truth."""
+    def _witness(self, model: Any, formulas: list[Node]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The model as a state (shown, exact): each real moved to a short decimal where every
+        formula keeps its truth, and the shown values re-checked as a reader parses them."""
         names: set[str] = set()
         for node in formulas:
             names |= node.vars
         order = self._order
         ordered = sorted(names, key=order.__getitem__)
-        state = {name: state[name] for name in ordered}
+        # The first cell where the formulas hold, not z3's model: a function of the question
+        # alone, so a witness does not depend on what the solver was asked before (in this file,
+        # or in another file whose answers the content cache shares).
+        state = self.first_state(F.and_(formulas), ordered)
+        if state is None:
+            state = {name: self.encoding.value(model, name) for name in ordered}
+        return self.tidy(state, formulas)
+
+    def _nice(
+        self, state: dict[str, Any], formulas: list[Node]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A known state (a box corner, a decided point) as a witness (shown, exact): the
+        variables the formulas read, in declaration order, tidied as a solver witness is."""
+        names: set[str] = set()
+        for node in formulas:
+            names |= node.vars
+        ordered = sorted(names, key=self._order.__getitem__)
+        return self.tidy({name: state[name] for name in ordered}, formulas)
+
+    def tidy(
+        self, state: dict[str, Any], formulas: list[Node]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """`state` with short decimals for its reals, keeping every formula's truth (shown, exact)."""
         truth = [F.evaluate(node, state) for node in formulas]
-        for name in ordered:
+
+        def keeps(trial: dict[str, Any]) -> bool:
+            return all(
+                F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)
+            )
+
+        for name in state:
             domain = self.domains[name]
             if domain.kind != "real":
                 continue
-            for candidate in _nice_candidates(
-                state[name], domain.low, domain.high, self._sorted_cuts(name)
-            ):
+            nice = _nice_candidates(state[name], domain.low, domain.high, self._sorted_cuts(name))
+            for candidate in [*nice, *_short_decimals(state[name], domain.low, domain.high)]:
                 trial = {**state, name: candidate}
-                if all(
-                    F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)
-                ):
+                if keeps(trial):
                     state[name] = candidate
                     break
-        return {name: present(state[name], self.domains[name].kind) for name in ordered}
+        shown = {name: present(value, self.domains[name].kind) for name, value in state.items()}
+        # The shown witness is what a designer pastes into `pedrag why`: it must be the state.
+        if not keeps({name: _value(value) for name, value in shown.items()}):
+            for name, value in state.items():  # no short decimal will do: show the fraction
+                if self.domains[name].kind == "real" and _value(shown[name]) != value:
+                    shown[name] = f"{value.numerator}/{value.denominator}"
+        return shown, state
+
+    def first_state(self, node: Node, variables: list[str]) -> dict[str, Any] | None:
+        """The first state, in the domains' order of cells of positive measure, where `node` holds,
+        found by substituting each cell's representative (None if none is found within budget;
+        for variables in multi-variable atoms a representative stands for its cell only roughly,
+        so a None there is no proof)."""
+        spent = 0
+        failed: set[Node] = set()
+
+        def search(current: Node, index: int, state: dict[str, Any]) -> dict[str, Any] | None:
+            nonlocal spent
+            if current is F.FALSE or current in failed:
+                return None
+            if current is F.TRUE or index == len(variables):
+                return state if current is F.TRUE else None
+            var = variables[index]
+            if var not in current.vars:
+                found = search(current, index + 1, state)
+            else:
+                found = None
+                for cell in cells(self.domains[var], self.cuts.get(var)):
+                    if cell.weight <= 0:
+                        continue
+                    spent += 1
+                    if spent > SEARCH_BUDGET:
+                        return None
+                    found = search(
+                        F.substitute(current, var, cell.value),
+                        index + 1,
+                        {**state, var: cell.value},
+                    )
+                    if found is not None:
+                        break
+            if found is None and spent <= SEARCH_BUDGET:
+                failed.add(current)
+            return found
+
+        found = search(node, 0, {})
+        if found is None:
+            return None
+        # Variables the formula no longer read when it became true: their first cell.
+        for var in variables:
+            if var not in found:
+                first = next(
+                    c for c in cells(self.domains[var], self.cuts.get(var)) if c.weight > 0
+                )
+                found[var] = first.value
+        return {var: found[var] for var in variables}
 
     def _sorted_cuts(self, name: str) -> list[Fraction]:
         found = self._cut_lists.get(name)
@@ -280,10 +362,10 @@ class Analysis:
         return found
 
     def hull(self, node: Node) -> tuple[Box, bool]:
-        hit = self._hulls.get(id(node))
+        hit = self._hulls.get(node)
         if hit is None:
             hit = hull(node, self.domains)
-            self._hulls[id(node)] = hit
+            self._hulls[node] = hit
         return hit
 
     def _cached(
@@ -720,8 +802,10 @@ def present(value: Any, kind: str) -> Any:
     if kind == "int":
         return int(value)
     if kind == "real":
+        # Witnesses are moved to short decimals first (`Analysis.tidy`), so the float's repr
+        # is that decimal; never rounded here, or it could leave the region it witnesses.
         number = float(value)
-        return int(number) if number.is_integer() else round(number, 6)
+        return int(number) if number.is_integer() else number
     return value
 
 
@@ -752,6 +836,19 @@ def _nice_candidates(
             out.extend(sorted(options, key=lambda x: (abs(x - middle), x)))
             if len(out) > 4:
                 break
+    return out
+
+
+def _short_decimals(value: Fraction, low: Fraction, high: Fraction) -> list[Fraction]:
+    """Decimals near `value` with ever more digits, nearest first, within [low, high]."""
+    out: list[Fraction] = []
+    for digits in range(0, 18):
+        scale = 10**digits
+        nearest = round(value * scale)
+        for k in (nearest, nearest - 1, nearest + 1):
+            candidate = Fraction(k, scale)
+            if low <= candidate <= high and candidate not in out:
+                out.append(candidate)
     return out
 
 

@@ -466,7 +466,7 @@ class _Search:
                 cells, _ = B.split_cells(domain, B.reads(readers).get(var, set()), False)
             children = []
             for cell in cells:
-                memo: dict[int, Node] = {}
+                memo: dict[Node, Node] = {}
                 children.append(
                     self.build(
                         [F.substitute(n, var, cell.value, memo) for n in olds],

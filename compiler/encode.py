@@ -90,16 +90,18 @@ class Translator:
                     name, kind, _frac(metric.low), _frac(metric.high), metric=name
                 )
         self._ceiling_cache: dict[int, Node] = {}
-        self._conditions: dict[int, Node] = {}
+        # Keyed by the expression's value (AST nodes are frozen dataclasses, spans excluded from
+        # equality), never by `id()`: callers translate temporaries (a chained comparison's
+        # links), whose addresses CPython reuses once they are dropped.
+        self._conditions: dict[ast.Expr, Node] = {}
 
     # -- conditions ------------------------------------------------------------------------
     def condition(self, expr: ast.Expr, action: ActionInfo | None = None) -> Node:
         if action is None:
-            key = id(expr)
-            hit = self._conditions.get(key)
+            hit = self._conditions.get(expr)
             if hit is None:
                 hit = self._bool(expr, None)
-                self._conditions[key] = hit
+                self._conditions[expr] = hit
             return hit
         return self._bool(expr, action)
 
@@ -322,44 +324,50 @@ class Translator:
 class Z3Encoding:
     """Formulas -> z3 terms over one set of variables, with their domain constraints."""
 
-    def __init__(self, domains: dict[str, Domain]) -> None:
+    def __init__(self, domains: dict[str, Domain], context: Any = None) -> None:
         self.domains = domains
+        # A context of its own (the `Analysis` of each file passes one) keeps z3's internal
+        # state, and so the models it returns, independent of what else the process checked.
+        self.context = context
         self.vars: dict[str, Any] = {}
         self.constraints: list[Any] = []
-        self._memo: dict[int, Any] = {}
+        self._memo: dict[Node, Any] = {}  # interned nodes: keyed by the node itself
 
     def var(self, name: str) -> Any:
         hit = self.vars.get(name)
         if hit is not None:
             return hit
         domain = self.domains[name]
+        ctx = self.context
         if domain.kind == "bool":
-            term = z3.Bool(name)
+            term = z3.Bool(name, ctx)
         elif domain.kind == "enum":
-            term = z3.Int(name)
+            term = z3.Int(name, ctx)
             self.constraints.append(z3.And(term >= 0, term < len(domain.values)))
         else:
-            term = z3.Int(name) if domain.kind == "int" else z3.Real(name)
-            self.constraints.append(z3.And(term >= _num(domain.low), term <= _num(domain.high)))
+            term = z3.Int(name, ctx) if domain.kind == "int" else z3.Real(name, ctx)
+            low, high = _num(domain.low, ctx), _num(domain.high, ctx)
+            self.constraints.append(z3.And(term >= low, term <= high))
         self.vars[name] = term
         return term
 
     def term(self, node: Node) -> Any:
-        hit = self._memo.get(id(node))
+        hit = self._memo.get(node)
         if hit is not None:
             return hit
         kind = node.kind
+        ctx = self.context
         if kind == "true":
-            out = z3.BoolVal(True)
+            out = z3.BoolVal(True, ctx)
         elif kind == "false":
-            out = z3.BoolVal(False)
+            out = z3.BoolVal(False, ctx)
         elif kind == "cmp":
             v = self.var(node.var)  # type: ignore[arg-type]
-            c = _num(node.const)  # type: ignore[arg-type]
+            c = _num(node.const, ctx)  # type: ignore[arg-type]
             out = v < c if node.op == "<" else v <= c if node.op == "<=" else v == c
         elif kind == "lin":
-            total = z3.Sum([_num(c) * self.var(v) for v, c in node.terms])  # type: ignore[union-attr]
-            c = _num(node.const)  # type: ignore[arg-type]
+            total = z3.Sum([_num(c, ctx) * self.var(v) for v, c in node.terms])  # type: ignore[union-attr]
+            c = _num(node.const, ctx)  # type: ignore[arg-type]
             out = total < c if node.op == "<" else total <= c if node.op == "<=" else total == c
         elif kind == "in":
             assert node.var is not None and node.values is not None
@@ -376,7 +384,7 @@ class Z3Encoding:
             out = z3.And([self.term(c) for c in node.children])
         else:
             out = z3.Or([self.term(c) for c in node.children])
-        self._memo[id(node)] = out
+        self._memo[node] = out
         return out
 
     def value(self, model: Any, name: str) -> Any:
@@ -393,7 +401,7 @@ class Z3Encoding:
         return Fraction(raw.numerator_as_long(), raw.denominator_as_long())
 
 
-def _num(value: Fraction) -> Any:
+def _num(value: Fraction, context: Any = None) -> Any:
     if value.denominator == 1:
         return value.numerator
-    return z3.Q(value.numerator, value.denominator)
+    return z3.Q(value.numerator, value.denominator, context)

@@ -51,7 +51,7 @@ def _intern(
     terms: tuple[tuple[str, Fraction], ...] | None = None,
     children: tuple[Node, ...] = (),
 ) -> Node:
-    key = (kind, var, op, const, values, terms, tuple(id(c) for c in children))
+    key = (kind, var, op, const, values, terms, children)  # children hash by identity
     node = _TABLE.get(key)
     if node is not None:
         return node
@@ -149,15 +149,15 @@ def _junction(kind: str, unit: Node, absorbing: Node, items: Iterable[Node]) -> 
     """`and` (unit TRUE, absorbing FALSE) or `or` (the other way round): flattened, without
     duplicates or units, collapsed when one child or none is left."""
     flat: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()
     for item in items:
         parts = item.children if item.kind == kind else (item,)
         for part in parts:
             if part is absorbing:
                 return absorbing
-            if part is unit or id(part) in seen:
+            if part is unit or part in seen:
                 continue
-            seen.add(id(part))
+            seen.add(part)
             flat.append(part)
     if not flat:
         return unit
@@ -189,13 +189,13 @@ def _compare(left: Fraction, op: str, right: Fraction) -> bool:
     }[op]
 
 
-def substitute(node: Node, var: str, value: Value, memo: dict[int, Node] | None = None) -> Node:
+def substitute(node: Node, var: str, value: Value, memo: dict[Node, Node] | None = None) -> Node:
     """The formula with `var` fixed to `value`, simplified."""
     if var not in node.vars:
         return node
     if memo is None:
         memo = {}
-    hit = memo.get(id(node))
+    hit = memo.get(node)
     if hit is not None:
         return hit
     kind = node.kind
@@ -216,7 +216,7 @@ def substitute(node: Node, var: str, value: Value, memo: dict[int, Node] | None 
         out = and_(substitute(c, var, value, memo) for c in node.children)
     else:
         out = or_(substitute(c, var, value, memo) for c in node.children)
-    memo[id(node)] = out
+    memo[node] = out
     return out
 
 
@@ -243,19 +243,19 @@ def evaluate(node: Node, state: dict[str, Value]) -> bool:
 
 def atoms(node: Node) -> list[Node]:
     """Every atom of a formula, each once, in first-occurrence order."""
-    out: dict[int, Node] = {}
+    out: dict[Node, None] = {}
     stack = [node]
-    seen: set[int] = set()
+    seen: set[Node] = set()
     while stack:
         current = stack.pop()
-        if id(current) in seen:
+        if current in seen:
             continue
-        seen.add(id(current))
+        seen.add(current)
         if current.kind in ("cmp", "lin", "in"):
-            out.setdefault(id(current), current)
+            out.setdefault(current)
         else:
             stack.extend(reversed(current.children))
-    return list(out.values())
+    return list(out)
 
 
 def breakpoints(node: Node) -> dict[str, set[Fraction]]:

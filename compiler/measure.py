@@ -105,7 +105,7 @@ class Measure:
                 reads.update(atom.vars)
         self.rank = {var: (-count, var) for var, count in reads.items()}
         self.exact = True
-        self._memo: dict[int, float] = {}
+        self._memo: dict[Node, float] = {}
         self._cells: dict[str, list[Cell]] = {}
 
     def split_cells(self, var: str) -> list[Cell]:
@@ -141,16 +141,16 @@ class Measure:
             return 1.0
         if node is F.FALSE:
             return 0.0
-        hit = self._memo.get(id(node))
+        hit = self._memo.get(node)
         if hit is not None:
             return hit
         var = min(node.vars, key=lambda v: self.rank.get(v, (0, v)))
         if var in self.linear and self.domains[var].kind == "real":
             self.exact = False
         total = 0.0
-        memo: dict[int, Node] = {}
+        memo: dict[Node, Node] = {}
         for cell in self.split_cells(var):
             memo.clear()
             total += cell.weight * self.share(F.substitute(node, var, cell.value, memo))
-        self._memo[id(node)] = total
+        self._memo[node] = total
         return total

@@ -5,8 +5,9 @@ the uncovered regions found, largest first, each a box of metric ranges in which
 eligible, with its share of the state space, a witness, and its condition text
 (`0.4 <= frustration < 0.7 and hint_requests == 0`).
 
-Loop: ask z3 for a state where no rule is eligible and that lies outside every box found so
-far; grow it one variable at a time (binary search over that variable's cells, since a box
+Loop: find a state where no rule is eligible and that lies outside every box found so far
+(`Analysis.first_state`: the first such cell in the domains' order, so the answer is a
+function of the theory alone; z3 only when that search cannot see the state); grow it one variable at a time (binary search over that variable's cells, since a box
 that meets an eligible state keeps meeting it as it grows) until no variable can widen
 without touching an eligible state; block the box; repeat, up to `LIMIT` boxes.
 """
@@ -51,9 +52,14 @@ class Region:
 
 
 def _number(value: Fraction) -> str:
+    """A bound as condition text that reads back as exactly this bound (never rounded, or a
+    region next to a close threshold would be described on its other side)."""
     if value.denominator == 1:
         return str(value.numerator)
-    return f"{float(value):.10g}"
+    text = repr(float(value))
+    if Fraction(text) == value:
+        return text
+    return f"{value.numerator}/{value.denominator}"
 
 
 class _Grower:
@@ -114,11 +120,7 @@ class _Grower:
         for var in variables:
             domain = self.domains[var]
             if var in self.linear and domain.kind == "real":
-                value = (
-                    Fraction(str(witness[var]))
-                    if isinstance(witness[var], float)
-                    else Fraction(witness[var])
-                )
+                value = Fraction(witness[var])
                 self.cells[var] = cells(domain, {*self.analysis.cuts.get(var, set()), value})
             if domain.kind in ("bool", "enum"):
                 box[var] = frozenset([witness[var]])
@@ -213,14 +215,20 @@ def gap_regions(analysis: Analysis, limit: int = LIMIT) -> list[Region]:
     blocks: list[Node] = []
     regions: list[Region] = []
     for _ in range(limit):
-        outcome = analysis.solve([uncovered, *blocks])
-        if not outcome.sat:
-            break
-        assert outcome.witness is not None
-        box = grower.grow(outcome.witness, variables)
+        query = [uncovered, *blocks]
+        start = analysis.first_state(F.and_(query), variables)
+        if start is not None:
+            witness, exact = analysis.tidy(start, query)
+        else:
+            outcome = analysis.solve(query)
+            if not outcome.sat:
+                break
+            assert outcome.witness is not None and outcome.state is not None
+            witness, exact = outcome.witness, outcome.state
+        box = grower.grow(exact, variables)
         node = grower.box_node(box)
         condition, bounds = grower.describe(box)
-        regions.append(Region(condition, grower.share(box), outcome.witness, node, bounds))
+        regions.append(Region(condition, grower.share(box), witness, node, bounds))
         blocks.append(F.not_(node))
-    regions.sort(key=lambda r: -r.share)
+    regions.sort(key=lambda r: (-r.share, r.condition))
     return regions

@@ -22,6 +22,11 @@ every clause some atom on that metric rules out; an enum metric does the same wi
 lookup. So the cost grows with the number of metrics a theory reads, not with its rules.
 Atoms that do not fit an index (arithmetic over two metrics, enum against enum) are evaluated
 only while some clause that needs them is still alive.
+
+Arithmetic is exact, as the compiler proves it: a comparison with arithmetic in it (lowering
+leaves only those over two or more metrics) is evaluated in rationals, each number read as
+the decimal it prints as (`exact`), so `f + g <= 0.3` holds at f = 0.1, g = 0.2 here as in
+the compiler's witness. Comparisons of one metric with a constant stay plain float compares.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 Tree = list[Any]
@@ -48,6 +54,24 @@ _BINARY = {"add": "+", "sub": "-", "mul": "*"}
 
 class PolicyFormatError(ValueError):
     """A compiled policy's data is malformed (unknown node, wrong arity, ...)."""
+
+
+# -- exact arithmetic ---------------------------------------------------------------------------
+
+
+def exact(value: Any) -> Any:
+    """A number as the rational it prints as: a float by its shortest decimal (0.1 is 1/10, as
+    the designer wrote it and the compiler reads it), an int as itself."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+
+
+_ARITHMETIC = ("add", "sub", "mul", "neg")
+
+
+def has_arithmetic(tree: Tree) -> bool:
+    return any(node[0] in _ARITHMETIC for node in _walk(tree))
 
 
 # -- history functions (the semantics the compiler's bounds assume) ------------------------
@@ -186,32 +210,39 @@ class SourceWriter:
     def row(self, tree: Tree) -> str:
         return self._source(tree, row=True)
 
-    def _source(self, tree: Tree, row: bool) -> str:
+    def _source(self, tree: Tree, row: bool, rational: bool = False) -> str:
+        """`rational`: inside a comparison with arithmetic, every number is read by `exact`."""
         kind = tree[0]
         go = self._source
         if kind in ("number", "bool", "string", "enum"):
+            if rational and kind == "number":
+                return f"_exact({tree[1]!r})"
             return repr(tree[1])
         if kind == "metric":
             name = tree[1]
             if name not in self.defaults:
                 raise PolicyFormatError(f"condition reads undeclared metric {name!r}")
             if row:
-                return f"R[i].get({name!r}, {self.defaults[name]!r})"
-            return f"s[{name!r}]"
+                text = f"R[i].get({name!r}, {self.defaults[name]!r})"
+            else:
+                text = f"s[{name!r}]"
+            return f"_exact({text})" if rational else text
         if kind == "call":
             k = self.calls.index(tree)
-            return f"_call{k}(R[:i + 1])" if row else f"c[{k}]"
+            text = f"_call{k}(R[:i + 1])" if row else f"c[{k}]"
+            return f"_exact({text})" if rational else text
         if kind == "neg":
-            return f"(-{go(tree[1], row)})"
+            return f"(-{go(tree[1], row, rational)})"
         if kind in _BINARY:
-            return f"({go(tree[1], row)} {_BINARY[kind]} {go(tree[2], row)})"
+            return f"({go(tree[1], row, rational)} {_BINARY[kind]} {go(tree[2], row, rational)})"
         if kind == "compare":
             ops, operands = tree[1], tree[2]
             if len(operands) != len(ops) + 1 or any(op not in _FLIP for op in ops):
                 raise PolicyFormatError(f"malformed comparison {tree!r}")
-            parts = [go(operands[0], row)]
+            exactly = any(has_arithmetic(operand) for operand in operands)
+            parts = [go(operands[0], row, exactly)]
             for op, operand in zip(ops, operands[1:], strict=True):
-                parts.append(f"{op} {go(operand, row)}")
+                parts.append(f"{op} {go(operand, row, exactly)}")
             return "(" + " ".join(parts) + ")"
         if kind == "in":
             container = tree[2]
@@ -299,7 +330,14 @@ def _clamp_source(metric: ComputedMetric, value: str) -> str:
     return value
 
 
-_HELPERS = {"_trend": trend, "_mean": mean, "_delta": delta, "_count": count, "_streak": streak}
+_HELPERS = {
+    "_trend": trend,
+    "_mean": mean,
+    "_delta": delta,
+    "_count": count,
+    "_streak": streak,
+    "_exact": exact,
+}
 
 
 @dataclass(frozen=True)
@@ -436,7 +474,7 @@ class _Normaliser:
     def _literal(self, tree: Tree) -> Literal | bool:
         """An atomic condition -> (atom, required truth), or a constant."""
         if not any(node[0] in ("metric", "call") for node in _walk(tree)):
-            return bool(eval(self.writer.state(tree), {"__builtins__": {}}))  # noqa: S307 - constants only
+            return bool(eval(self.writer.state(tree), {"__builtins__": {}, "_exact": exact}))  # noqa: S307 - constants only
         kind = tree[0]
         if kind == "metric" and self.metric_types.get(tree[1]) == "bool":
             return self.atom(Member(Variable("metric", tree[1]), frozenset({True}))), True
@@ -467,7 +505,7 @@ class _Normaliser:
             target = Variable("call", self.writer.calls.index(variable))
         else:
             return None
-        value = eval(self.writer.state(constant), {"__builtins__": {}})  # noqa: S307 - constants only
+        value = eval(self.writer.state(constant), {"__builtins__": {}, "_exact": exact})  # noqa: S307 - constants only
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
             return None
         return Threshold(target, op, value)
@@ -693,7 +731,7 @@ def build_matcher(
             lines.append(f"            alive &= {constant(if_false)}")
     lines.append("    return alive")
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {"ALL": everything, **constants}
+    namespace: dict[str, Any] = {"ALL": everything, "_exact": exact, **constants}
     exec(compile(source, f"<pedrag {name}>", "exec"), namespace)  # noqa: S102 - our own generated source
     return Matcher(
         namespace[name],
@@ -799,6 +837,6 @@ def generate_naive(
         lines.append(f"    if {writer.state(tree)}:")
         lines.append(f"        out.append({index})")
     lines.append("    return out")
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"_exact": exact}
     exec(compile("\n".join(lines) + "\n", "<pedrag naive>", "exec"), namespace)  # noqa: S102
     return namespace["naive"]  # type: ignore[no-any-return]

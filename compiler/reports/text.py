@@ -29,7 +29,7 @@ def _witness_text(witness: dict[str, Any]) -> str:
     parts = []
     for key, value in witness.items():
         if isinstance(value, float):
-            value = f"{value:g}"
+            value = repr(value)  # the shortest text that reads back as this float, never rounded
         parts.append(f"{key}={value}")
     return ", ".join(parts)
 

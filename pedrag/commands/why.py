@@ -213,7 +213,7 @@ def _value(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:g}"
+        return repr(value)  # never rounded: 0.100000002 is not 0.1 to a close threshold
     return str(value)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from pedrag.dsl import ast
@@ -26,6 +27,16 @@ _COMPARE = {
     "==": operator.eq,
     "!=": operator.ne,
 }
+
+
+def _has_arithmetic(node: ast.Expr) -> bool:
+    return any(isinstance(n, (ast.Arith, ast.Mul, ast.Neg)) for n in ast.walk(node))
+
+
+def _rational(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
 
 
 class Interpreter:
@@ -56,7 +67,12 @@ class Interpreter:
             case ast.Mul(left=left, right=right):
                 return self.value(left, rows) * self.value(right, rows)
             case ast.Compare(operands=operands, ops=ops):
-                values = [self.value(o, rows) for o in operands]
+                # A comparison with arithmetic is decided exactly (DESIGN: one semantics),
+                # every number read as the decimal it prints as.
+                if any(_has_arithmetic(o) for o in operands):
+                    values = [self.rational(o, rows) for o in operands]
+                else:
+                    values = [self.value(o, rows) for o in operands]
                 return all(_COMPARE[op](values[i], values[i + 1]) for i, op in enumerate(ops))
             case ast.In(element=element, container=ast.ListExpr(items=items), negated=negated):
                 found = self.value(element, rows) in [self.value(i, rows) for i in items]
@@ -70,6 +86,18 @@ class Interpreter:
             case ast.Implies(left=left, right=right):
                 return (not self.value(left, rows)) or bool(self.value(right, rows))
         raise TypeError(f"cannot evaluate {node!r} in a rule condition")
+
+    def rational(self, node: ast.Expr, rows: Sequence[Row]) -> Any:
+        """A numeric expression evaluated in exact rationals."""
+        match node:
+            case ast.Neg(operand=operand):
+                return -self.rational(operand, rows)
+            case ast.Arith(left=left, op=op, right=right):
+                a, b = self.rational(left, rows), self.rational(right, rows)
+                return a + b if op == "+" else a - b
+            case ast.Mul(left=left, right=right):
+                return self.rational(left, rows) * self.rational(right, rows)
+        return _rational(self.value(node, rows))
 
     def call(self, node: ast.Call, rows: Sequence[Row]) -> Any:
         first, window = node.args
