@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=_requested_command(argv))
     args = parser.parse_args(argv)
+    args._argv = argv  # the command line as given, for reports that record it (SARIF)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
