@@ -17,9 +17,9 @@ from typing import Any
 
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
-from pedrag.compiler.config import CheckConfig
+from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
-from pedrag.dsl.loader import LoadedFile, load_file
+from pedrag.dsl.loader import LoadedFile, load_file, load_text
 from pedrag.dsl.model import Theory
 
 SUFFIXES = (".yaml", ".yml")
@@ -177,10 +177,20 @@ Progress = Callable[[str], None]
 
 
 def run_semantic(
-    loaded: LoadedFile, progress: Progress | None = None, cache: CheckCache | None = None
+    loaded: LoadedFile,
+    progress: Progress | None = None,
+    cache: CheckCache | None = None,
+    config: CheckConfig | None = None,
 ) -> tuple[list[Diagnostic], dict[str, Any]]:
-    """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts."""
-    checks = [c for c in catalog().values() if c.info.stage == "semantic" and c.run is not None]
+    """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts.
+    Checks `config` does not report are not run (`--select dead-rule` skips the gap search)."""
+    checks = [
+        c
+        for c in catalog().values()
+        if c.info.stage == "semantic"
+        and c.run is not None
+        and (config is None or config.reports(c.info.name))
+    ]
     if not checks:
         return [], {}
     from pedrag.compiler.analysis import Analysis  # z3 is imported only when it is needed
@@ -200,17 +210,42 @@ def run_semantic(
 
 def check_paths(
     paths: list[str],
-    config: CheckConfig | None = None,
+    config: ConfigSource | None = None,
     semantic: bool = True,
     progress: Progress | None = None,
     cache: CheckCache | None = None,
 ) -> CheckResult:
-    """Check files and folders. `cache`: the on-disk check cache to read and fill
-    (`CheckCache.default()` as the CLI uses; None keeps answers in this process only)."""
+    """Check the files named or found under `paths`; `config` gives each file's configuration
+    (a `CheckConfig` for all, or a `ConfigFinder` that finds it upward from each file).
+    `cache`: the on-disk check cache to read and fill (`CheckCache.default()` as the CLI uses;
+    None keeps answers in this process only)."""
     started = time.perf_counter()
-    config = config or CheckConfig()
     skipped: list[Path] = []
     files = [load_file(path) for path in discover(paths, skipped)]
+    return check_loaded(
+        files, config, semantic, progress, started, [str(p) for p in skipped], cache
+    )
+
+
+def check_text(
+    text: str, path: str, config: ConfigSource | None = None, semantic: bool = True
+) -> CheckResult:
+    """Check one file's text (stdin, an editor buffer, a fix before it is written) as if it
+    were the file at `path`."""
+    return check_loaded([load_text(text, path)], config, semantic)
+
+
+def check_loaded(
+    files: list[LoadedFile],
+    config: ConfigSource | None = None,
+    semantic: bool = True,
+    progress: Progress | None = None,
+    started: float | None = None,
+    skipped: list[str] | None = None,
+    cache: CheckCache | None = None,
+) -> CheckResult:
+    started = time.perf_counter() if started is None else started
+    config = config or CheckConfig()
     diagnostics: list[Diagnostic] = []
     theories: list[dict[str, Any]] = []
     for loaded in files:
@@ -228,7 +263,9 @@ def check_paths(
             }
             if semantic and loaded.ok:
                 try:
-                    more, extra = run_semantic(loaded, progress, cache)
+                    more, extra = run_semantic(
+                        loaded, progress, cache, config.for_file(loaded.path)
+                    )
                 except Exception as exc:  # a checker bug must not hide the file's other findings
                     more, extra = (
                         [
@@ -253,14 +290,13 @@ def check_paths(
                 owner = next((f for f in files if diagnostic.file == f.path), None)
                 diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckResult(
-        files, diagnostics, theories, time.perf_counter() - started, [str(p) for p in skipped]
-    )
+    return CheckResult(files, diagnostics, theories, time.perf_counter() - started, skipped or [])
 
 
 def _filter(
-    loaded: LoadedFile | None, diagnostics: list[Diagnostic], config: CheckConfig
+    loaded: LoadedFile | None, diagnostics: list[Diagnostic], source: ConfigSource
 ) -> list[Diagnostic]:
+    config = source.for_file(loaded.path) if loaded else CheckConfig()
     file_ignores = _file_ignores(loaded) if loaded else frozenset()
     item_ignores = _item_ignores(loaded) if loaded else {}
     kept: list[Diagnostic] = []
@@ -269,7 +305,7 @@ def _filter(
         if diagnostic.check in front_end:  # never ignorable: the file cannot be compiled
             kept.append(diagnostic)
             continue
-        if diagnostic.check in config.ignore or diagnostic.check in file_ignores:
+        if not config.reports(diagnostic.check) or diagnostic.check in file_ignores:
             continue
         # An item's `ignore:` silences findings about that item: the first item a finding
         # names, the one its location points at.

@@ -1,28 +1,53 @@
-"""Suggested fixes: a rule for each coverage gap, and `--fix` to append them to the file.
+"""Suggested fixes, and `--fix`: edits that can only improve a file.
 
 Compiler stage helper. `suggest` takes an `Analysis` and a gap `Region`; gives a rule (the
 region as its condition) and whether adding it is **safe**: the chosen action fits under the
 ceiling everywhere in the region (so the rule really fills the gap) and breaks no invariant
 there. No existing rule is eligible inside a gap, so the new rule cannot conflict with or
 shadow any of them. Actions are tried from the lowest rung up (least help first), preferring
-actions other rules already use. `apply_fixes` appends the suggested rules to the theory
-file's `rules:` list as text, keeping everything else byte for byte; unsafe fixes only when
-asked.
+actions other rules already use.
+
+`fix_text` applies suggestions to a file's text and keeps an edit only when it is proved
+harmless:
+
+- **insertions only**: a new rule is inserted right after the last rule's last value (found
+  from the composed YAML node graph, so neither the order of the sections nor comments after
+  the list matter), in the style of the rules before it (block or flow mapping, block or
+  flow sequence, one line or several), with the file's newlines. Every byte of the original
+  stays where it was, so every comment, blank line and key order is kept.
+- **re-read**: the edited text must parse to exactly the old document plus the new rules.
+- **re-checked**: the edited text is checked again; an edit is kept only if it has no more
+  errors than before and the gap it was for is smaller. A batch that fails is retried one
+  fix at a time.
+
+A round-tripping YAML library (ruamel.yaml) was tried for the edit and rejected: appending to
+a list there moves the comments that follow the list above the new item, rewrites multi-line
+flow lists onto one line and respaces end-of-line comments, so it would need the same checks
+and still refuse common layouts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from pedrag.compiler import formula as F
-from pedrag.dsl.diagnostics import Diagnostic
-from pedrag.dsl.loader import load_text
+from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.spans import SourceText
+from pedrag.dsl.yaml_source import YamlError, load_yaml
 
 if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
+    from pedrag.compiler.config import ConfigSource
     from pedrag.compiler.regions import Region
+
+MARK = "added by pedrag check --fix"
+MAX_ROUNDS = 10  # each round can reveal gaps the report's top three hid
 
 
 @dataclass(frozen=True)
@@ -41,6 +66,10 @@ class Suggestion:
             "safe": self.safe,
             "reason": self.reason,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Suggestion:
+        return cls(data["id"], data["when"], data["then"], data["safe"], data["reason"])
 
 
 def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
@@ -84,57 +113,288 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
     return Suggestion(rule_id, region.condition, fallback, False, first_reason)
 
 
-def rule_text(suggestion: Suggestion, indent: str, item_indent: str) -> str:
-    when = suggestion.when.replace('"', '\\"')
-    mark = "safe" if suggestion.safe else f"UNSAFE: {suggestion.reason}"
+# -- the edit --------------------------------------------------------------------------------
+
+
+class EditError(Exception):
+    """The file's layout leaves no place where a rule can be inserted without rewriting."""
+
+
+_PLAIN = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _scalar(value: str) -> str:
     return (
-        f"{indent}- id: {suggestion.rule_id}  # added by pedrag check --fix ({mark})\n"
-        f'{item_indent}when: "{when}"\n'
-        f"{item_indent}then: {suggestion.then}\n"
+        value
+        if _PLAIN.match(value) and value not in ("true", "false", "null")
+        else json.dumps(value)
     )
 
 
-def apply_fixes(path: str, diagnostics: list[Diagnostic], unsafe: bool = False) -> tuple[int, int]:
-    """Append the suggested rules of `path`'s coverage-gap diagnostics; returns (applied, skipped)."""
-    suggestions = [
-        d.data["suggested_rule"]
+def _flow_item(rule: Suggestion) -> str:
+    return f"{{id: {_scalar(rule.rule_id)}, when: {json.dumps(rule.when)}, then: {_scalar(rule.then)}}}"
+
+
+def _mark(rule: Suggestion) -> str:
+    return f"# {MARK} ({'safe' if rule.safe else 'UNSAFE: ' + rule.reason})"
+
+
+def _rules_node(root: yaml.Node) -> yaml.Node:
+    if not isinstance(root, yaml.MappingNode):
+        raise EditError("the document is not a mapping")
+    for key, value in root.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "rules":
+            return value
+    raise EditError("the file has no `rules:` list")
+
+
+def _deepest_last(node: yaml.Node) -> yaml.Node:
+    """The node written last inside `node`: where its text really ends (a block collection's
+    end mark lies after the comments and blank lines that follow it)."""
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style:
+        if not node.value:
+            break
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    return node
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _after_line(text: str, offset: int, newline: str) -> tuple[int, str]:
+    """Where the line holding `offset` ends (after its break), and a break to add if the
+    file's last line has none."""
+    end = text.find("\n", offset)
+    if end < 0:
+        return len(text), newline
+    return end + 1, ""
+
+
+def insert_rules(text: str, rules: list[Suggestion]) -> str:
+    """`text` with `rules` appended to its `rules:` list by insertions only."""
+    if not rules:
+        return text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        raise EditError("the file is not valid YAML") from None
+    if root is None:
+        raise EditError("the file is empty")
+    node = _rules_node(root)
+    if not isinstance(node, yaml.SequenceNode):
+        raise EditError("`rules:` is not a list")
+    if node.flow_style:
+        return _insert_flow(text, node, rules, newline)
+    return _insert_block(text, node, rules, newline)
+
+
+def _insert_block(text: str, node: yaml.SequenceNode, rules: list[Suggestion], newline: str) -> str:
+    last = node.value[-1]
+    item_start = last.start_mark.index
+    dash = text.rfind("-", _line_start(text, item_start), item_start)
+    if dash < 0:
+        raise EditError("cannot find the `-` of the last rule")
+    indent = " " * (dash - _line_start(text, dash))
+    end_node = _deepest_last(last)
+    end = end_node.end_mark.index
+    if isinstance(end_node, yaml.ScalarNode) and end_node.style in ("|", ">"):
+        # A block scalar ends after its line break (and any lines it keeps).
+        insert_at, extra = (
+            (end, "") if text[end - 1 : end] == "\n" else _after_line(text, end, newline)
+        )
+    else:
+        insert_at, extra = _after_line(text, end, newline)
+    flow = isinstance(last, yaml.MappingNode) and last.flow_style
+    content = " " * (item_start - _line_start(text, item_start))
+    gap = " " * max(1, item_start - dash - 1)  # `-   id:` keeps its spacing
+    lines = []
+    for rule in rules:
+        if flow:
+            lines.append(f"{indent}-{gap}{_flow_item(rule)}  {_mark(rule)}{newline}")
+        else:
+            lines.append(
+                f"{indent}-{gap}id: {_scalar(rule.rule_id)}  {_mark(rule)}{newline}"
+                f"{content}when: {json.dumps(rule.when)}{newline}"
+                f"{content}then: {_scalar(rule.then)}{newline}"
+            )
+    return text[:insert_at] + extra + "".join(lines) + text[insert_at:]
+
+
+def _insert_flow(text: str, node: yaml.SequenceNode, rules: list[Suggestion], newline: str) -> str:
+    close = node.end_mark.index - 1
+    if text[close : close + 1] != "]":
+        raise EditError("cannot find the `]` closing `rules:`")
+    items = [_flow_item(rule) for rule in rules]
+    if not node.value:
+        return text[:close] + ", ".join(items) + text[close:]
+    last = node.value[-1]
+    end = last.end_mark.index
+    between = text[end:close]
+    comma = re.match(r"\s*,", between)
+    starts = [node.start_mark.index] + [item.start_mark.index for item in node.value]
+    lines = {SourceText("", text).position(offset)[0] for offset in starts[-2:]}
+    if len(lines) > 1:  # one rule per line: keep it so, with a trailing comma if it had one
+        column = last.start_mark.index - _line_start(text, last.start_mark.index)
+        pad = newline + " " * column
+        if comma:
+            at = end + comma.end()
+            return text[:at] + "".join(f"{pad}{item}," for item in items) + text[at:]
+        return text[:end] + "".join(f",{pad}{item}" for item in items) + text[end:]
+    return text[:end] + "".join(f", {item}" for item in items) + text[end:]
+
+
+# -- applying fixes --------------------------------------------------------------------------
+
+
+@dataclass
+class FixOutcome:
+    """What `fix_text` did to one file."""
+
+    path: str
+    original: str
+    fixed: str
+    applied: list[Suggestion] = field(default_factory=list)
+    rejected: list[tuple[Suggestion, str]] = field(default_factory=list)
+    errors_before: int = 0
+    errors_after: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.fixed.splitlines(keepends=True),
+                f"a/{self.path.lstrip('/')}",
+                f"b/{self.path.lstrip('/')}",
+            )
+        )
+
+
+def gap_suggestions(diagnostics: list[Diagnostic], path: str) -> list[Suggestion]:
+    return [
+        Suggestion.from_dict(d.data["suggested_rule"])
         for d in diagnostics
         if d.check == "coverage-gap" and d.file == path and "suggested_rule" in d.data
     ]
-    chosen = [s for s in suggestions if s["safe"] or unsafe]
-    if not chosen:
-        return 0, len(suggestions)
-    text = Path(path).read_text("utf-8")
-    loaded = load_text(text, path)
-    positions = loaded.positions
-    if positions is None or ("rules",) not in positions.values:
-        return 0, len(suggestions)
-    start, end = positions.values[("rules",)]
-    last = max(
-        (p for p in positions.values if len(p) == 2 and p[0] == "rules"),
-        key=lambda p: p[1],
-        default=None,
-    )
-    if last is None or text[start : start + 1] == "[":
-        return 0, len(suggestions)
-    item_start = positions.values[last][0]
-    line_start = text.rfind("\n", 0, item_start) + 1
-    line = text[line_start:item_start]
-    dash = line.find("-")
-    if dash < 0:
-        return 0, len(suggestions)
-    indent = line[:dash]
-    item_indent = " " * (item_start - line_start)
-    if text[item_start : item_start + 1] == "{":
-        item_indent = indent + "  "
-    insert_at = text.find("\n", end)
-    insert_at = len(text) if insert_at < 0 else insert_at + 1
-    prefix = text[:insert_at] if text[:insert_at].endswith("\n") else text[:insert_at] + "\n"
-    block = "".join(
-        rule_text(
-            Suggestion(s["id"], s["when"], s["then"], s["safe"], s["reason"]), indent, item_indent
+
+
+def _errors(diagnostics: list[Diagnostic]) -> int:
+    return sum(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def _uncovered(diagnostics: list[Diagnostic]) -> float:
+    shares = [d.data["uncovered"] for d in diagnostics if d.check == "coverage-gap"]
+    return max(shares, default=0.0)
+
+
+def _rule_data(rule: Suggestion) -> dict[str, Any]:
+    return {"id": rule.rule_id, "when": rule.when, "then": rule.then}
+
+
+def _reread_matches(path: str, original: Any, edited: str, added: list[Suggestion]) -> bool:
+    """The edited text parses to the original document plus the added rules, nothing else."""
+    try:
+        data, _ = load_yaml(SourceText(path, edited))
+    except YamlError:
+        return False
+    expected = dict(original)
+    expected["rules"] = [*original["rules"], *(_rule_data(rule) for rule in added)]
+    return bool(data == expected and list(data) == list(original))
+
+
+def fix_text(
+    text: str, path: str, config: ConfigSource | None = None, unsafe: bool = False
+) -> FixOutcome:
+    """Apply the coverage-gap fixes of the file at `path` (whose text is `text`) as far as each
+    is proved harmless; returns the outcome (the text is not written)."""
+    from pedrag.compiler.driver import check_text
+
+    def diagnostics_of(candidate: str) -> list[Diagnostic]:
+        return [d for d in check_text(candidate, path, config).diagnostics if d.file == path]
+
+    current_diagnostics = diagnostics_of(text)
+    outcome = FixOutcome(path, text, text, errors_before=_errors(current_diagnostics))
+    outcome.errors_after = outcome.errors_before
+    try:
+        original, _ = load_yaml(SourceText(path, text))
+    except YamlError:
+        return outcome
+    if not isinstance(original, dict) or not isinstance(original.get("rules"), list):
+        return outcome
+    tried: set[tuple[str, str]] = set()
+    for _ in range(MAX_ROUNDS):
+        candidates = [
+            s for s in gap_suggestions(current_diagnostics, path) if (s.when, s.then) not in tried
+        ]
+        chosen = [s for s in candidates if s.safe or unsafe]
+        outcome.rejected.extend(
+            (s, f"unsafe ({s.reason}); --unsafe-fixes applies it")
+            for s in candidates
+            if not s.safe and not unsafe
         )
-        for s in chosen
-    )
-    Path(path).write_text(prefix + block + text[insert_at:], "utf-8")
-    return len(chosen), len(suggestions) - len(chosen)
+        tried.update((s.when, s.then) for s in candidates)
+        if not chosen:
+            break
+        verdict = _try(outcome, original, chosen, current_diagnostics, diagnostics_of)
+        if verdict is not None and len(chosen) > 1:  # find which of the batch are harmless
+            for suggestion in chosen:
+                alone = _try(outcome, original, [suggestion], current_diagnostics, diagnostics_of)
+                if alone is None:
+                    verdict = None
+                    current_diagnostics = diagnostics_of(outcome.fixed)
+                else:
+                    outcome.rejected.append((suggestion, alone))
+        elif verdict is not None:
+            outcome.rejected.append((chosen[0], verdict))
+        if verdict is not None:
+            break
+        current_diagnostics = diagnostics_of(outcome.fixed)
+    outcome.errors_after = _errors(current_diagnostics)
+    return outcome
+
+
+def _try(
+    outcome: FixOutcome,
+    original: Any,
+    batch: list[Suggestion],
+    before: list[Diagnostic],
+    diagnostics_of: Any,
+) -> str | None:
+    """Apply `batch` to `outcome.fixed` if it is harmless; None when applied, else why not."""
+    # Rule ids are renumbered against what is already in the file (a batch may collide).
+    taken = {str(rule.get("id")) for rule in original["rules"] if isinstance(rule, dict)}
+    taken |= {s.rule_id for s in outcome.applied}
+    renamed = []
+    for suggestion in batch:
+        rule_id, number = suggestion.rule_id, 1
+        while rule_id in taken:
+            number += 1
+            rule_id = f"fill_gap_{number}"
+        taken.add(rule_id)
+        renamed.append(
+            Suggestion(
+                rule_id, suggestion.when, suggestion.then, suggestion.safe, suggestion.reason
+            )
+        )
+    try:
+        edited = insert_rules(outcome.fixed, renamed)
+    except EditError as exc:
+        return f"cannot insert a rule into this file's layout: {exc}"
+    if not _reread_matches(outcome.path, original, edited, [*outcome.applied, *renamed]):
+        return "the edited file would not read back as the same document plus the new rule"
+    after = diagnostics_of(edited)
+    if _errors(after) > _errors(before):
+        return (
+            f"the fixed file would have more errors ({_errors(after)} instead of {_errors(before)})"
+        )
+    if _uncovered(after) >= _uncovered(before) - 1e-12:
+        return "the rule would not make the uncovered share smaller"
+    outcome.fixed = edited
+    outcome.applied.extend(renamed)
+    return None

@@ -9,6 +9,7 @@ with a "did you mean"), then resolve names and types. Whatever goes wrong become
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.ir import ResolvedCurriculum, ResolvedTheory
 from pedrag.dsl.model import Curriculum, Theory
 from pedrag.dsl.resolve import resolve_curriculum, resolve_theory
+from pedrag.dsl.schema_text import describe
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import Positions, YamlError, load_yaml
 
@@ -57,6 +59,36 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return []
 
 
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose fields are the keys at `loc` (the item `loc` points into)."""
+    annotation: Any = model
+    for part in loc:
+        annotation = _unwrap(annotation, part)
+        if annotation is None:
+            return None
+    annotation = _unwrap_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _key_help(model: type[BaseModel], loc: tuple[Any, ...], message: str) -> str | None:
+    """What the key at `loc` means (or, for an error about a whole item, the first key its
+    message names), from the format's one description of each key."""
+    if loc and isinstance(loc[-1], str):
+        owner = _model_at(model, loc[:-1])
+        if owner is not None and loc[-1] in owner.model_fields:
+            text = describe(owner.__name__, loc[-1])
+            return f"`{loc[-1]}`: {text}" if text else None
+    owner = _model_at(model, loc)
+    if owner is not None:
+        for named in re.findall(r"`([a-z_]+)", message):
+            text = describe(owner.__name__, named)
+            if text:
+                return f"`{named}`: {text}"
+    return None
+
+
 def _unwrap_optional(annotation: Any) -> Any:
     origin = typing.get_origin(annotation)
     if origin in (Union, types.UnionType):
@@ -82,15 +114,134 @@ def _unwrap(annotation: Any, part: Any) -> Any:
     return None
 
 
+_SINGULAR = {
+    "rules": "rule",
+    "metrics": "metric",
+    "actions": "action",
+    "invariants": "invariant",
+    "monitors": "monitor",
+    "principles": "principle",
+    "sources": "source",
+    "goals": "goal",
+    "exercises": "exercise",
+    "switch": "switch",
+    "steps": "ceiling step",
+}
+
+
+def _place(loc: tuple[Any, ...], data: Any) -> str:
+    """A document path in the designer's terms: `rule `probe`, `weight``, `ceiling step 2`,
+    `metric `frustration`, `range``; list positions count from 1 (pydantic's from 0)."""
+    parts: list[str] = []
+    node = data
+    index = 0
+    while index < len(loc):
+        key = loc[index]
+        child = node.get(key) if isinstance(node, dict) else None
+        following = loc[index + 1] if index + 1 < len(loc) else None
+        if key in _SINGULAR and following is not None:
+            what = _SINGULAR[key]
+            item = (
+                child[following]
+                if isinstance(child, list) and isinstance(following, int) and following < len(child)
+                else child.get(following)
+                if isinstance(child, dict)
+                else None
+            )
+            if isinstance(following, int):
+                ident = item.get("id") if isinstance(item, dict) else None
+                parts.append(
+                    f"{what} `{ident}`" if isinstance(ident, str) else f"{what} {following + 1}"
+                )
+            else:
+                parts.append(f"{what} `{following}`")
+            node, index = item, index + 2
+            continue
+        if key == "ceiling" and following == "steps":
+            node, index = child, index + 1
+            continue
+        if isinstance(key, int):
+            parts.append(f"item {key + 1}")
+            node = node[key] if isinstance(node, list) and key < len(node) else None
+        else:
+            parts.append(f"`{key}`")
+            node = child
+        index += 1
+    return ", ".join(parts) or "the document"
+
+
+def _choices(ctx: dict[str, Any]) -> list[str]:
+    expected = str(ctx.get("expected", ""))
+    return [
+        part.strip(" '") for part in expected.replace(" or ", ", ").split(",") if part.strip(" '")
+    ]
+
+
+def _humane(item: Any) -> tuple[str, str | None]:
+    """pydantic's message for one error, in the format's words, with a help line."""
+    kind, ctx, value = item["type"], item.get("ctx", {}), item.get("input")
+    if kind == "literal_error":
+        choices = _choices(ctx)
+        hint = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        return (
+            f"`{value}` is not allowed here; use one of: {', '.join(choices)}",
+            f"did you mean `{hint[0]}`?" if hint else None,
+        )
+    if kind == "too_long" or kind == "too_short":
+        if "tuple" in item["msg"].lower():
+            return (
+                f"takes two numbers `[low, high]`, not {ctx.get('actual_length', len(value or []))}",
+                "e.g. `range: [0, 1]`",
+            )
+        least = ctx.get("min_length")
+        return (
+            f"needs at least {least} item(s)" if kind == "too_short" else "has too many items",
+            None,
+        )
+    bounds = {
+        "greater_than": ("more than", "gt"),
+        "greater_than_equal": ("at least", "ge"),
+        "less_than": ("less than", "lt"),
+        "less_than_equal": ("at most", "le"),
+    }
+    if kind in bounds:
+        words, key = bounds[kind]
+        bound = ctx.get(key)
+        shown = f"{bound:g}" if isinstance(bound, float) else str(bound)
+        return f"must be {words} {shown}, not {value!r}", None
+    if kind in ("int_from_float", "int_parsing", "int_type"):
+        return f"must be a whole number, not {value!r}", None
+    if kind in ("float_parsing", "float_type"):
+        help = "write the number without quotes" if isinstance(value, str) else None
+        return f"must be a number, not {value!r}", help
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false, not {value!r}", None
+    if kind in ("list_type", "tuple_type"):
+        return f"must be a list `[...]`, not {value!r}", None
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"must be a mapping of keys, not {value!r}", None
+    if kind == "string_type":
+        return f"must be text, not {value!r}", "quote it"
+    message = str(item["msg"])
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+        if "ceiling step takes exactly one" in message:
+            return message, "e.g. `{when: exam_active, set: H0}`"
+        if "invariant takes exactly one" in message:
+            return message, 'e.g. `{id: exam_no_help, never: "exam_active and rung > H0"}`'
+        return message, None
+    return message.replace("Input should be", "must be"), None
+
+
 def _validation_diagnostics(
-    exc: ValidationError, model: type[BaseModel], positions: Positions
+    exc: ValidationError, model: type[BaseModel], positions: Positions, data: Any = None
 ) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
     for item in exc.errors(include_url=False):
         kind = item["type"]
         loc = _document_path(tuple(item["loc"]), positions, kind in ("missing", "extra_forbidden"))
-        where = ".".join(str(p) for p in loc) or "the document"
+        where = _place(loc, data)
         if loc in seen:
             continue
         if kind == "extra_forbidden":
@@ -112,31 +263,37 @@ def _validation_diagnostics(
             diagnostics.append(
                 error(
                     "syntax-error",
-                    f"missing required key `{loc[-1]}` in {'.'.join(map(str, parent)) or 'the document'}",
+                    f"{_place(parent, data)} is missing the required key `{loc[-1]}`",
                     positions.key_span(parent) if parent else positions.span(()),
                     help=f"add `{loc[-1]}:`",
                 )
             )
         else:
             seen.add(loc)
-            message = item["msg"]
-            if message.startswith("Value error, "):
-                message = message[len("Value error, ") :]
             check = "type-error"
             if kind in ("model_type", "dict_type", "list_type") and "input" in item:
                 check = "syntax-error"
+            message, item_help = _humane(item)
             if kind == "string_pattern_mismatch":
                 pattern = item.get("ctx", {}).get("pattern", "")
+                rung = "H" in pattern
                 message = f"`{item.get('input')}` is not a valid " + (
                     "rung (H0..H7)"
-                    if "H" in pattern
+                    if rung
                     else "name (lower_snake_case)"
                     if "a-z0-9_" in pattern
                     else "value"
                 )
-            elif kind == "literal_error":
-                message = f"{where}: {message} (got {item.get('input')!r})"
-            elif kind == "string_type" and loc in positions.values:
+                item_help = (
+                    "rungs are H0 (encourage) ... H7 (full solution)"
+                    if rung
+                    else "names start with a lowercase letter, then lowercase letters, digits, `_`"
+                )
+                diagnostics.append(
+                    error(check, f"{where}: {message}", positions.span(loc), help=item_help)
+                )
+                continue
+            if kind == "string_type" and loc in positions.values:
                 # YAML 1.1 reads unquoted yes/no/on/off/true/null and numbers as non-text.
                 start, end = positions.values[loc]
                 written = positions.source.text[start:end]
@@ -150,14 +307,17 @@ def _validation_diagnostics(
                     if isinstance(value, (int, float))
                     else "a list or mapping"
                 )
-                message = f"{where}: expected text, but YAML reads `{written}` as {what}"
-                if isinstance(value, (bool, int, float)) or value is None:
-                    item_help = f'quote it: "{written}"'
-                    diagnostics.append(error(check, message, positions.span(loc), help=item_help))
-                    continue
-            else:
-                message = f"{where}: {message}"
-            diagnostics.append(error(check, message, positions.span(loc)))
+                message = f"expected text, but YAML reads `{written}` as {what}"
+                item_help = (
+                    f'quote it: "{written}"'
+                    if isinstance(value, (bool, int, float)) or value is None
+                    else "write it as text"
+                )
+            if item_help is None:
+                item_help = _key_help(model, loc, message)
+            diagnostics.append(
+                error(check, f"{where}: {message}", positions.span(loc), help=item_help)
+            )
     return diagnostics
 
 
@@ -225,7 +385,7 @@ def load_text(text: str, path: str) -> LoadedFile:
     try:
         validated = model.model_validate(data)
     except ValidationError as exc:
-        loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions))
+        loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions, data))
         return loaded
     if isinstance(validated, Theory):
         loaded.model = validated

@@ -87,7 +87,9 @@ class Metric(_Strict):
     def _shape(self) -> Metric:
         if self.type in ("int", "float"):
             if self.range is None:
-                raise ValueError(f"a {self.type} metric needs `range: [low, high]`")
+                raise ValueError(
+                    f"{'an' if self.type == 'int' else 'a'} {self.type} metric needs `range: [low, high]`"
+                )
             low, high = self.range
             if self.type == "int" and (low != int(low) or high != int(high)):
                 raise ValueError("an int metric's range must have integer bounds")

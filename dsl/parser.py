@@ -49,11 +49,53 @@ _TERMINAL_NAMES = {
 
 
 class ConditionSyntaxError(Exception):
-    def __init__(self, message: str, offset: int, expected: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        offset: int,
+        expected: tuple[str, ...] = (),
+        suggestion: str | None = None,
+        length: int = 1,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
         self.expected = expected
+        self.suggestion = suggestion  # a did-you-mean for a slip from another language
+        self.length = length  # how many characters the slip takes
+
+
+# Operators from Python, C, JavaScript or SQL that designers write out of habit, and what the
+# condition language says instead. Longest first: `=>` before `=`.
+_SLIPS = (
+    ("&&", "and", "`&&` is written `and` here"),
+    ("||", "or", "`||` is written `or` here"),
+    ("=>", ">=", "`=>` is not an operator"),
+    ("=<", "<=", "`=<` is not an operator"),
+    ("<>", "!=", "`<>` is not an operator"),
+    ("&", "and", "`&` is written `and` here"),
+    ("|", "or", "`|` is written `or` here"),
+    ("!", "not", "`!` is written `not` here"),
+    ("=", "==", "`=` is not a comparison"),
+)
+
+
+def _slip(text: str, position: int) -> tuple[int, int, str, str] | None:
+    """(start, length, message, did-you-mean) when the text at `position` (where the lexer
+    stopped) is an operator from another language."""
+    for written, meant, message in _SLIPS:
+        # `<>` and `=<` fail on their second character: look one back too.
+        for start in (position, position - 1):
+            if start < 0 or not text.startswith(written, start):
+                continue
+            if written == "!" and text.startswith("!=", start):
+                continue
+            if written == "=" and (
+                text.startswith("==", start) or (start > 0 and text[start - 1] in "<>!=")
+            ):
+                continue
+            return start, len(written), message, f"did you mean `{meant}`?"
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -185,6 +227,12 @@ def parse_condition(text: str) -> ast.Expr:
         tree = _parser().parse(text)
     except UnexpectedCharacters as exc:
         position = exc.pos_in_stream or 0
+        slip = _slip(text, position)
+        if slip is not None:
+            start, length, message, suggestion = slip
+            raise ConditionSyntaxError(
+                message, start, _describe_expected(exc.allowed or set()), suggestion, length
+            ) from None
         raise ConditionSyntaxError(
             f"unexpected character {text[position]!r}",
             position,
@@ -204,6 +252,12 @@ def parse_condition(text: str) -> ast.Expr:
         else:
             offset = token.start_pos or 0
             found = repr(str(token))
+            slip = _slip(text, offset)
+            if slip is not None:
+                start, length, message, suggestion = slip
+                raise ConditionSyntaxError(
+                    message, start, _describe_expected(exc.expected or set()), suggestion, length
+                ) from None
         raise ConditionSyntaxError(
             f"unexpected {found}",
             offset,

@@ -83,9 +83,9 @@ class _ConditionResolver:
         elif ty.kind not in ("bool", "error"):
             self._report(
                 "type-error",
-                f"a condition must be true or false, but this is a {ty.describe()}",
+                f"a condition must be true or false, but this is {_a(ty.describe())}",
                 node,
-                "compare it with something, e.g. `x > 0`",
+                f"compare it with something, e.g. {_example(ty)}",
             )
         return node
 
@@ -138,6 +138,7 @@ class _ConditionResolver:
                         "type-error",
                         "multiply only by a constant: conditions stay linear so the compiler can decide them exactly",
                         node,
+                        "write a number on one side, e.g. `2 * frustration`",
                     )
                     return replace(node, left=lnode, right=rnode), T.ERROR
                 corners = [
@@ -157,7 +158,12 @@ class _ConditionResolver:
             case ast.In():
                 return self._in(node)
             case ast.ListExpr():
-                self._report("type-error", "a list may only follow `in`", node)
+                self._report(
+                    "type-error",
+                    "a list may only follow `in`",
+                    node,
+                    "test membership with `in`, e.g. `affect in [calm, confused]`",
+                )
                 return node, T.ERROR
             case ast.Not(operand=operand):
                 inner = self._boolean(operand, "`not`")
@@ -206,8 +212,9 @@ class _ConditionResolver:
         elif ty.kind not in ("bool", "error"):
             self._report(
                 "type-error",
-                f"{where} needs true/false operands, but this is a {ty.describe()}",
+                f"{where} needs true/false operands, but this is {_a(ty.describe())}",
                 new,
+                f"compare it with something, e.g. {_example(ty)}",
             )
         return new
 
@@ -219,7 +226,14 @@ class _ConditionResolver:
         if ty.kind == "error":
             return new, T.number()
         if ty.kind != "num":
-            self._report("type-error", f"{where} needs numbers, but this is a {ty.describe()}", new)
+            help = {
+                "bool": "a true/false metric is a condition by itself: write it alone or with `not`",
+                "enum": "an enum takes `==`, `!=` and `in [...]`, not arithmetic",
+                "rung": "rungs compare with rungs (`rung > H2`), they do not add up",
+            }.get(ty.kind, "arithmetic takes numeric metrics and numbers")
+            self._report(
+                "type-error", f"{where} needs numbers, but this is {_a(ty.describe())}", new, help
+            )
             return new, T.number()
         return new, ty
 
@@ -248,6 +262,7 @@ class _ConditionResolver:
                 "type-error",
                 f"`{node.func}` takes two arguments: `{node.func}({'cond' if node.func in ('count', 'streak') else 'metric'}, turns)`",
                 node,
+                f"e.g. `{node.func}({'frustration > 0.5' if node.func in ('count', 'streak') else 'frustration'}, 3)` for the last 3 turns",
             )
             return node, T.ERROR
         first, window = node.args
@@ -256,7 +271,10 @@ class _ConditionResolver:
             window, ast.Number
         ):
             self._report(
-                "type-error", "the window must be a whole number of turns, at least 1", window
+                "type-error",
+                "the window must be a whole number of turns, at least 1",
+                window,
+                f"e.g. `{node.func}(..., 3)` for the last 3 turns",
             )
             window_value = 1
         if node.func in ("count", "streak"):
@@ -271,6 +289,7 @@ class _ConditionResolver:
                     "type-error",
                     f"`{node.func}` reads a numeric metric, e.g. `{node.func}(frustration, 3)`",
                     first,
+                    "its first argument is the name of an int or float metric",
                 )
             return replace(node, args=(new_first, window)), T.number()
         width = ty.high - ty.low
@@ -308,33 +327,60 @@ class _ConditionResolver:
             return lnode, rnode, lty, rty
         node_for_error = lnode
         if lty.kind != rty.kind:
-            hint = None
-            if "rung" in (lty.kind, rty.kind):
-                hint = "rungs compare only with rungs: `rung > H2`"
             self._report(
                 "type-error",
-                f"cannot compare a {lty.describe()} with a {rty.describe()}",
+                f"cannot compare {_a(lty.describe())} with {_a(rty.describe())}",
                 node_for_error,
-                hint,
+                self._mismatch_help(op, lnode, lty, rnode, rty),
             )
             return lnode, rnode, T.ERROR, T.ERROR
         kind = lty.kind
         if kind in ("enum", "bool", "action", "string", "tags") and op in _ORDERING:
             self._report(
                 "type-error",
-                f"`{op}` orders numbers and rungs; a {lty.describe()} takes only `==` and `!=`",
+                f"`{op}` orders numbers and rungs; {_a(lty.describe())} takes only `==` and `!=`",
                 lnode,
+                "a true/false metric is a condition by itself: write it alone or with `not`"
+                if kind == "bool"
+                else f"use `==`, `!=` or `in [...]`, e.g. {_example(lty)}",
             )
         if kind == "enum" and lty.metric != rty.metric and set(lty.values) != set(rty.values):
             self._report(
                 "type-error",
                 f"cannot compare enum `{lty.metric}` with enum `{rty.metric}`: they have different values",
                 lnode,
+                f"compare each with one of its own values, e.g. {_example(lty)}",
             )
         if kind == "num":
             self._range_check(lnode, lty, rnode, rty)
             self._range_check(rnode, rty, lnode, lty)
         return lnode, rnode, lty, rty
+
+    def _mismatch_help(
+        self, op: str, lnode: ast.Expr, lty: T.Ty, rnode: ast.Expr, rty: T.Ty
+    ) -> str:
+        """A help line for comparing two different kinds of thing: the slips designers make."""
+        kinds = {lty.kind, rty.kind}
+        pairs = [(lnode, lty, rnode, rty), (rnode, rty, lnode, lty)]
+        for node, ty, other, other_ty in pairs:
+            if ty.kind == "bool" and isinstance(node, ast.MetricRef):
+                negated = (op == "!=") != (isinstance(other, ast.Number) and other.value == 0)
+                written = f"not {node.name}" if negated else node.name
+                return (
+                    f"`{node.name}` is true/false: did you mean `{written}`? (or compare with "
+                    "`true` / `false`)"
+                )
+            if ty.kind == "num" and isinstance(other, ast.String):
+                number = _number_text(other.value)
+                if number is not None:
+                    return f"did you mean the number `{other.value.strip()}`? remove the quotes"
+            if ty.kind == "enum" and isinstance(other, ast.String) and other.value in ty.values:
+                return f"did you mean `{ty.metric} {op} {other.value}`? enum values are written without quotes"
+            if ty.kind == "enum" and other_ty.kind == "num":
+                return f"compare `{ty.metric}` with one of its values: {', '.join(ty.values)}"
+        if "rung" in kinds:
+            return "rungs compare only with rungs: `rung > H2`"
+        return f"both sides of `{op}` must be the same kind of thing, e.g. {_example(lty)}"
 
     def _range_check(
         self, metric_node: ast.Expr, metric_ty: T.Ty, const_node: ast.Expr, const_ty: T.Ty
@@ -391,8 +437,9 @@ class _ConditionResolver:
             if ety.kind != "string":
                 self._report(
                     "type-error",
-                    f"`in tags` takes a tag name, but this is a {ety.describe()}",
+                    f"`in tags` takes a tag name, but this is {_a(ety.describe())}",
                     element,
+                    "e.g. `'affect_support' in tags`",
                 )
             elif isinstance(element, ast.String) and element.value not in self.owner.all_tags:
                 hint = did_you_mean(element.value, self.owner.all_tags)
@@ -406,8 +453,9 @@ class _ConditionResolver:
         if not isinstance(container, ast.ListExpr):
             self._report(
                 "type-error",
-                f"`in` takes a list `[a, b]` or `tags`, but this is a {cty.describe()}",
+                f"`in` takes a list `[a, b]` or `tags`, but this is {_a(cty.describe())}",
                 container,
+                "e.g. `affect in [calm, confused]`",
             )
             return replace(node, element=element, container=container), T.BOOL
         items = []
@@ -424,6 +472,30 @@ class _ConditionResolver:
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
+
+
+def _a(described: str) -> str:
+    """`enum ...` -> `an enum ...`: a type's description with its article."""
+    return f"{_article(described)} {described}"
+
+
+def _example(ty: T.Ty) -> str:
+    """A comparison that turns an expression of type `ty` into a condition."""
+    if ty.kind == "num" and ty.metric:
+        middle = (ty.low + ty.high) / 2 if ty.high != float("inf") else ty.low
+        return f"`{ty.metric} >= {middle:g}`"
+    if ty.kind == "enum" and ty.metric and ty.values:
+        return f"`{ty.metric} == {ty.values[0]}`"
+    if ty.kind == "rung":
+        return "`rung > H2`"
+    return "`x > 0`"
+
+
+def _number_text(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
 
 
 def _constant(node: ast.Expr) -> float | int | None:
@@ -456,7 +528,7 @@ class TheoryResolver:
         try:
             expr = parse_condition(text)
         except ConditionSyntaxError as exc:
-            where = scalar.span(exc.offset) if scalar else span
+            where = scalar.span(exc.offset, exc.offset + exc.length) if scalar else span
             expected = ""
             if exc.expected:
                 shown = list(exc.expected)[:8]
@@ -468,7 +540,7 @@ class TheoryResolver:
                     "syntax-error",
                     f"invalid condition: {exc.message}",
                     where,
-                    help=expected or None,
+                    help=exc.suggestion or expected or None,
                 )
             )
             return None
@@ -553,6 +625,7 @@ class TheoryResolver:
         default = metric.default_value
         if metric.default is not None:
             bad = None
+            fix = "the default is the value a session starts with; omit it for the lowest"
             if metric.type in ("int", "float") and (
                 isinstance(metric.default, (bool, str)) or not low <= float(metric.default) <= high
             ):
@@ -566,9 +639,13 @@ class TheoryResolver:
             elif metric.type == "bool" and not isinstance(metric.default, bool):
                 bad = f"default {metric.default!r} is not true or false"
             elif metric.type == "enum" and metric.default not in (metric.values or []):
-                bad = f"default {metric.default!r} is not one of the values {metric.values}"
+                bad = f"default {metric.default!r} is not one of the values {', '.join(metric.values or [])}"
+                hint = did_you_mean(str(metric.default), metric.values or [])
+                fix = hint or f"use one of: {', '.join(metric.values or [])}"
             if bad:
-                self.diagnostics.append(error("type-error", bad, self._span((*path, "default"))))
+                self.diagnostics.append(
+                    error("type-error", bad, self._span((*path, "default")), help=fix)
+                )
         if metric.source == "classified" and metric.type not in ("enum", "bool"):
             self.diagnostics.append(
                 error(
@@ -814,7 +891,10 @@ class TheoryResolver:
         if any(isinstance(n, ast.MetricRef) and n.name == metric_name for n in ast.walk(expr)):
             self.diagnostics.append(
                 error(
-                    "type-error", f"computed metric `{metric_name}` refers to itself", located.span
+                    "type-error",
+                    f"computed metric `{metric_name}` refers to itself",
+                    located.span,
+                    help="compute it from the history of other metrics, e.g. `trend(frustration, 3)`",
                 )
             )
         elif isinstance(expr, ast.Name):
@@ -823,16 +903,18 @@ class TheoryResolver:
             self.diagnostics.append(
                 error(
                     "type-error",
-                    f"`{metric_name}` is a bool metric but its compute is a {ty.describe()}",
+                    f"`{metric_name}` is a bool metric but its compute is {_a(ty.describe())}",
                     located.span,
+                    help="compute a condition, e.g. `count(frustration > 0.7, 3) >= 2`",
                 )
             )
         elif metric.numeric and ty.kind != "num" and ty.kind != "error":
             self.diagnostics.append(
                 error(
                     "type-error",
-                    f"`{metric_name}` is numeric but its compute is a {ty.describe()}",
+                    f"`{metric_name}` is numeric but its compute is {_a(ty.describe())}",
                     located.span,
+                    help="compute a number, e.g. `trend(frustration, 3)` or `count(x > 1, 5)`",
                 )
             )
         elif metric.numeric and ty.kind == "num" and (ty.low < metric.low or ty.high > metric.high):
@@ -846,7 +928,12 @@ class TheoryResolver:
             )
         elif metric.type == "enum":
             self.diagnostics.append(
-                error("type-error", "an enum metric cannot be computed", located.span)
+                error(
+                    "type-error",
+                    "an enum metric cannot be computed",
+                    located.span,
+                    help="compute a number or a bool, or make the metric inferred or classified",
+                )
             )
         if len(self.diagnostics) != before:
             return None

@@ -31,7 +31,7 @@ class Ty:
         if self.kind == "enum":
             return f"enum `{self.metric}` ({', '.join(self.values)})"
         return {
-            "bool": "true/false",
+            "bool": "true/false value",
             "rung": "rung (H0..H7)",
             "action": "action",
             "tags": "tag set",

@@ -61,6 +61,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
         40,
         "draw metrics -> rules -> actions and the theory switch graph (mermaid or dot)",
     ),
+    "lsp": (
+        95,
+        "run the language server (stdio) for editors: diagnostics, hover, completion, definitions",
+    ),
     "schema": (
         90,
         "print the JSON Schema of theory files (or curricula) for editor autocompletion",
@@ -111,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=_requested_command(argv), lazy=True)
     args = parser.parse_args(argv)
+    args._argv = argv  # the command line as given, for reports that record it (SARIF)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

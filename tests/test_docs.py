@@ -27,9 +27,9 @@ def test_the_cli_reference_is_current() -> None:
 
 
 def test_shipped_json_schemas_match_the_models() -> None:
-    assert json.loads((ROOT / "docs/schema/theory.schema.json").read_text()) == theory_schema()
+    assert json.loads((ROOT / "dsl/schemas/theory.schema.json").read_text()) == theory_schema()
     assert (
-        json.loads((ROOT / "docs/schema/curriculum.schema.json").read_text()) == curriculum_schema()
+        json.loads((ROOT / "dsl/schemas/curriculum.schema.json").read_text()) == curriculum_schema()
     )
 
 
@@ -45,7 +45,9 @@ def test_every_check_in_the_catalog_has_a_failing_fixture() -> None:
 def test_shipped_theory_files_point_editors_at_the_schema() -> None:
     for path in sorted((ROOT / "theories").glob("*.yaml")):
         first = path.read_text("utf-8").splitlines()[0]
-        assert first.startswith("# yaml-language-server: $schema=../docs/schema/"), path.name
+        assert first.startswith("# yaml-language-server: $schema=../dsl/schemas/"), path.name
+        target = first.split("$schema=", 1)[1].strip()
+        assert (path.parent / target).is_file(), target
 
 
 def test_the_readme_example_prints_what_the_readme_shows(tmp_path: Path) -> None:

@@ -52,6 +52,9 @@ def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_t
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "pedrag/grammar/condition.lark" in names
     assert "pedrag/theories/socratic.yaml" in names
+    # The shipped theories' modeline resolves inside the installed package too.
+    assert "pedrag/dsl/schemas/theory.schema.json" in names
+    assert "pedrag/dsl/schemas/curriculum.schema.json" in names
     assert "pedrag/dsl/parser.py" in names and "pedrag/compiler/driver.py" in names
     assert not any(name.startswith(("dsl/", "compiler/", "runtime/")) for name in names), (
         "no top-level stage packages"

@@ -31,7 +31,7 @@ INFO = CheckInfo(
         '  - {id: frustrated, when: "frustration >= 0.7", then: encourage}\n'
         '  - {id: calm, when: "frustration < 0.4", then: probe}\n'
     ),
-    fix="Add a rule for the region (`pedrag check --fix` appends the suggested one), or widen a neighbouring rule.",
+    fix="Add a rule for the region (`pedrag check --fix` inserts the suggested one), or widen a neighbouring rule.",
 )
 
 REPORTED = 3

@@ -1,12 +1,21 @@
 """Diagnostics as SARIF 2.1.0, the format GitHub code scanning ingests.
 
-The rule list comes from the check catalog (id, short and full description, help), results
-carry physical locations with 1-based lines and columns relative to the working directory.
+The rule list comes from the check catalog (id, short and full description, help, helpUri).
+Results carry physical locations with 1-based lines and columns, relative to the working
+directory (`uriBaseId: SRCROOT`, declared in `originalUriBaseIds`), the finding's other
+places as `relatedLocations` (a conflict's first rule, the contradicting parts of a dead
+rule), and a `partialFingerprints` entry built from what the finding is about (check, file,
+items, message and the text it points at, all without whitespace) so code scanning can
+follow an alert across commits that only move or reformat it. `invocations` records the
+command line, its times and exit code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -14,9 +23,25 @@ from urllib.parse import quote
 from pedrag import __version__
 from pedrag.compiler.checks import catalog
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.spans import SourceText, Span
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/pedrag/"
+# Each check's section of the format reference (docs/theory-format.md, "Checks").
+HELP_URI = INFORMATION_URI + "#{check}"
+BASE_ID = "SRCROOT"
+FINGERPRINT = "pedragFinding/v1"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the tool was run, for SARIF's `invocations`."""
+
+    arguments: list[str]
+    start: str  # ISO 8601 UTC, e.g. 2026-01-01T12:00:00Z
+    end: str
+    exit_code: int
 
 
 def artifact_uri(file: str) -> str:
@@ -32,7 +57,60 @@ def artifact_uri(file: str) -> str:
     return quote(PurePosixPath(*path.parts).as_posix().replace("\\", "/"), safe="/")
 
 
-def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def _artifact(file: str) -> dict[str, Any]:
+    uri = artifact_uri(file)
+    return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": BASE_ID}
+
+
+def _region(span: Span) -> dict[str, int]:
+    return {
+        "startLine": span.line,
+        "startColumn": span.column,
+        "endLine": span.end_line,
+        "endColumn": max(span.end_column, span.column + 1)
+        if span.end_line == span.line
+        else span.end_column,
+    }
+
+
+def _span_text(span: Span, sources: dict[str, SourceText]) -> str:
+    source = sources.get(span.file)
+    if source is None:
+        return ""
+    lines = [source.line_text(line) for line in range(span.line, span.end_line + 1)]
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return lines[0][span.column - 1 : span.end_column - 1]
+    lines[0] = lines[0][span.column - 1 :]
+    lines[-1] = lines[-1][: span.end_column - 1]
+    return "\n".join(lines)
+
+
+_WHITESPACE = re.compile(r"\s+")
+_LINE_NUMBER = re.compile(r"\blines? \d+(?:[-–]\d+)?")
+
+
+def fingerprint(diagnostic: Diagnostic, sources: dict[str, SourceText]) -> str:
+    """What the finding is about, independent of where whitespace put it: a whitespace-only
+    edit (re-indenting, blank lines, a flow mapping spread over lines) keeps it."""
+    parts = [
+        diagnostic.check,
+        artifact_uri(diagnostic.span.file) if diagnostic.span else "",
+        "\x1f".join(diagnostic.items),
+        _LINE_NUMBER.sub("line", diagnostic.message),
+        _span_text(diagnostic.span, sources) if diagnostic.span else "",
+    ]
+    text = _WHITESPACE.sub("", "\x1e".join(parts))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def sarif_dict(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, SourceText] | None = None,
+    invocation: Invocation | None = None,
+) -> dict[str, Any]:
+    sources = sources or {}
     checks = catalog()
     names = sorted(set(checks) | {d.check for d in diagnostics})
     rules = []
@@ -51,12 +129,14 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     if info
                     else name,
                 },
+                "helpUri": HELP_URI.format(check=name),
                 "defaultConfiguration": {"level": _LEVEL[info.severity] if info else "error"},
                 "properties": {"tags": [info.stage if info else "internal"]},
             }
         )
     index = {name: i for i, name in enumerate(names)}
     results = []
+    seen: dict[str, int] = {}
     for d in diagnostics:
         result: dict[str, Any] = {
             "ruleId": d.check,
@@ -68,18 +148,34 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
             result["locations"] = [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": artifact_uri(d.span.file)},
-                        "region": {
-                            "startLine": d.span.line,
-                            "startColumn": d.span.column,
-                            "endLine": d.span.end_line,
-                            "endColumn": max(d.span.end_column, d.span.column + 1)
-                            if d.span.end_line == d.span.line
-                            else d.span.end_column,
-                        },
+                        "artifactLocation": _artifact(d.span.file),
+                        "region": _region(d.span),
                     }
                 }
             ]
+            related = []
+            for number, span in enumerate(d.related, 1):
+                excerpt = _WHITESPACE.sub(" ", _span_text(span, sources)).strip()
+                related.append(
+                    {
+                        "id": number,
+                        "physicalLocation": {
+                            "artifactLocation": _artifact(span.file),
+                            "region": _region(span),
+                        },
+                        "message": {
+                            "text": f"related: `{excerpt}`" if excerpt else "related location"
+                        },
+                    }
+                )
+            if related:
+                result["relatedLocations"] = related
+        # The same finding twice in a file (rare) gets distinct fingerprints by occurrence.
+        key = fingerprint(d, sources)
+        seen[key] = seen.get(key, 0) + 1
+        result["partialFingerprints"] = {
+            FINGERPRINT: key if seen[key] == 1 else f"{key}:{seen[key]}"
+        }
         properties: dict[str, Any] = {}
         if d.items:
             properties["items"] = list(d.items)
@@ -88,26 +184,45 @@ def sarif_dict(diagnostics: list[Diagnostic]) -> dict[str, Any]:
         if properties:
             result["properties"] = properties
         results.append(result)
-    return {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "pedrag",
-                        "version": __version__,
-                        "informationUri": "https://pypi.org/project/pedrag/",
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                # Our columns count characters (code points), not SARIF's default UTF-16 units.
-                "columnKind": "unicodeCodePoints",
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "pedrag",
+                "version": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
             }
-        ],
+        },
+        "originalUriBaseIds": {BASE_ID: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
+        "results": results,
+        # Our columns count characters (code points), not SARIF's default UTF-16 units.
+        "columnKind": "unicodeCodePoints",
     }
+    if invocation is not None:
+        run["invocations"] = [
+            {
+                "arguments": invocation.arguments,
+                "commandLine": " ".join(_shell_quote(a) for a in invocation.arguments),
+                "startTimeUtc": invocation.start,
+                "endTimeUtc": invocation.end,
+                "exitCode": invocation.exit_code,
+                # The tool ran to the end; findings do not make an execution unsuccessful.
+                "executionSuccessful": invocation.exit_code in (0, 1),
+                "workingDirectory": {"uri": Path.cwd().as_uri().rstrip("/") + "/"},
+            }
+        ]
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def format_sarif(diagnostics: list[Diagnostic]) -> str:
-    return json.dumps(sarif_dict(diagnostics), indent=2)
+def _shell_quote(argument: str) -> str:
+    import shlex
+
+    return shlex.quote(argument)
+
+
+def format_sarif(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, SourceText] | None = None,
+    invocation: Invocation | None = None,
+) -> str:
+    return json.dumps(sarif_dict(diagnostics, sources, invocation), indent=2)

@@ -7,6 +7,7 @@ failed write must neither leave half a policy behind nor end in a traceback.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,13 @@ def write_output(path: str, data: bytes) -> str | None:
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
+            # mkstemp makes the file private; keep a replaced file's mode, else the usual one.
+            if target.exists():
+                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(temporary, 0o666 & ~umask)
             os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

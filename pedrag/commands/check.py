@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
+from pedrag.commands._output import write_output
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
-from pedrag.compiler.config import CheckConfig, ConfigError, load_config
-from pedrag.compiler.driver import CheckResult, PathError, check_paths
+from pedrag.compiler.config import (
+    ConfigError,
+    ConfigFinder,
+    Overrides,
+    check_names,
+    refuse_front_end,
+)
+from pedrag.compiler.driver import CheckResult, PathError, check_paths, check_text
+from pedrag.compiler.reports.github import format_github
 from pedrag.compiler.reports.json_report import format_json
-from pedrag.compiler.reports.sarif import format_sarif
-from pedrag.compiler.reports.text import format_report
+from pedrag.compiler.reports.sarif import Invocation, format_sarif
+from pedrag.compiler.reports.text import format_diagnostic, format_report
+from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 NAME = "check"
 ORDER = 10
@@ -22,34 +33,98 @@ DESCRIPTION = """\
 Check theory files and curricula. Folders are searched recursively for *.yaml / *.yml files
 that have a top-level `pedrag:` key; other YAML files there (CI workflows, docker-compose,
 ...) and hidden folders (.git, .github, .venv, ...) are skipped, and the report lists the
-skipped files. A file named on the command line is always checked.
+skipped files. A file named on the command line is always checked; `-` reads one file from
+standard input (name it with --stdin-filename).
 
 Front-end checks (syntax, names, types, the trust boundary) run on every file; the
 compiler's semantic checks (dead rules, conflicts, coverage gaps, invariants, ...) run on
-every theory that passes them. Severity overrides and ignores come from [tool.pedrag] in
-pyproject.toml and from `ignore:` lists in the files (front-end checks cannot be ignored).
+every theory that passes them. Each file uses the closest pyproject.toml with a
+[tool.pedrag] table in its folder or above (select, extend-select, ignore, severity,
+fail-on); --select replaces its selection, --extend-select and --ignore add to it. `ignore:`
+lists in the files silence checks per file or per item. Front-end checks are always reported.
 
-exit status: 0 no errors, 1 errors found, 2 usage problem (bad path, bad option)
+--fix inserts the suggested rule for each coverage gap after the file's last rule (nothing
+else in the file changes); every fix is checked again first and kept only if the file ends
+with no more errors and a smaller gap. The file is replaced atomically.
+
+exit status: 0 no errors (or --exit-zero), 1 errors found (with --fail-on warning also
+warnings; with --diff: fixes to apply), 2 usage problem (bad path, option or configuration)
 """
 EPILOG = """\
 examples:
   pedrag check theories/
   pedrag check theories/socratic.yaml --format json
   pedrag check theories/ --format sarif > pedrag.sarif
+  pedrag check theories/ --format github          # annotations in a GitHub workflow
+  pedrag check theories/ --select dead-rule,conflict --statistics
+  pedrag check theories/ --fail-on warning         # warnings fail CI too
+  pedrag check theories/tiny.yaml --diff           # show the fixes, write nothing
+  pedrag check theories/tiny.yaml --fix
+  cat x.yaml | pedrag check - --stdin-filename theories/x.yaml
   pedrag check --explain dead-rule
   pedrag check --list-checks
 """
 
 
+def _names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="theory/curriculum files or folders"
+        "paths", nargs="*", metavar="PATH", help="theory/curriculum files or folders; - for stdin"
     )
     parser.add_argument(
         "--format",
-        choices=("text", "json", "sarif"),
+        choices=("text", "json", "sarif", "github"),
         default="text",
-        help="output format (default: text)",
+        help="output format (default: text; github: workflow annotations)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        type=_names,
+        metavar="CHECKS",
+        help="report only these checks (comma-separated names; replaces the configured set)",
+    )
+    parser.add_argument(
+        "--extend-select",
+        action="append",
+        type=_names,
+        metavar="CHECKS",
+        help="report these checks as well as the selected ones",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        type=_names,
+        metavar="CHECKS",
+        help="never report these checks (front-end checks cannot be ignored)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "note"),
+        help="lowest severity that makes the exit status 1 (default: error, or fail-on in "
+        "[tool.pedrag])",
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even when findings are reported"
+    )
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print how often each check fired instead of the findings",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings only: no summary, no fix notes, no status line",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="the path the file read from stdin stands for (in reports and to find its config)",
     )
     parser.add_argument(
         "--explain", metavar="CHECK", help="explain a check: meaning, failing example, fix"
@@ -60,12 +135,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fix",
         action="store_true",
-        help="append the suggested rule for each coverage gap to the file (safe fixes only)",
+        help="insert the suggested rule for each coverage gap (safe fixes only; each re-checked)",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes --fix would make as a unified diff; write nothing",
     )
     parser.add_argument(
         "--unsafe-fixes",
         action="store_true",
-        help="with --fix, also apply fixes marked unsafe (review them before committing)",
+        help="with --fix or --diff, also try fixes marked unsafe (still re-checked)",
     )
     parser.add_argument(
         "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
@@ -115,10 +195,26 @@ def explain(name: str) -> int:
     return 0
 
 
-def _check_with_status(args: argparse.Namespace, config: CheckConfig) -> CheckResult:
+def _flatten(groups: list[list[str]] | None) -> frozenset[str] | None:
+    return None if groups is None else frozenset(name for group in groups for name in group)
+
+
+def _finder(args: argparse.Namespace) -> ConfigFinder:
+    known = frozenset(catalog())
+    select = _flatten(args.select)
+    extend = _flatten(args.extend_select) or frozenset()
+    ignore = _flatten(args.ignore) or frozenset()
+    for option, names in (("--select", select), ("--extend-select", extend), ("--ignore", ignore)):
+        check_names(names or frozenset(), known, option)
+    refuse_front_end(ignore, "--ignore")
+    fail_on = Severity(args.fail_on) if args.fail_on else None
+    return ConfigFinder(known, Overrides(select, extend, ignore, fail_on))
+
+
+def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
     cache = CheckCache.disabled() if args.no_cache else CheckCache.default()
-    if not sys.stderr.isatty():
+    if args.quiet or not sys.stderr.isatty():
         return check_paths(args.paths, config, semantic=not args.no_semantic, cache=cache)
     from rich.console import Console
 
@@ -132,6 +228,91 @@ def _check_with_status(args: argparse.Namespace, config: CheckConfig) -> CheckRe
         )
 
 
+def _statistics(result: CheckResult, as_json: bool) -> str:
+    counts: dict[str, list[Diagnostic]] = {}
+    for diagnostic in result.diagnostics:
+        counts.setdefault(diagnostic.check, []).append(diagnostic)
+    rows = []
+    for check, found in sorted(counts.items(), key=lambda item: (-len(item[1]), item[0])):
+        severity = max((d.severity for d in found), key=lambda s: s.rank)
+        fixable = sum(
+            "suggested_rule" in d.data and d.data["suggested_rule"]["safe"] for d in found
+        )
+        rows.append(
+            {"check": check, "severity": severity.value, "count": len(found), "fixable": fixable}
+        )
+    if as_json:
+        return json.dumps(rows, indent=2)
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    lines = [
+        f"{row['count']:>{width}}  {row['check']:<22} {row['severity']:<8}"
+        + (f" [*] {row['fixable']} fixable with --fix" if row["fixable"] else "")
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _read_stdin(args: argparse.Namespace) -> tuple[str, str] | None:
+    """(text, shown name) when the input is stdin; None for paths."""
+    if args.paths == ["-"] or (not args.paths and args.stdin_filename):
+        data = sys.stdin.buffer.read()
+        return data.decode("utf-8-sig", errors="replace"), args.stdin_filename or "-"
+    return None
+
+
+def _fix_files(
+    args: argparse.Namespace, result: CheckResult, finder: ConfigFinder, stdin: bool
+) -> tuple[int, str | None, int]:
+    """Apply (or with --diff show) the fixes; returns (files changed, fixed stdin text, usage
+    status: 2 when a file cannot be written)."""
+    from pedrag.compiler.fixes import fix_text, gap_suggestions
+
+    changed = 0
+    fixed_stdin: str | None = None
+    for loaded in result.files:
+        if not gap_suggestions(result.diagnostics, loaded.path):
+            if stdin:
+                fixed_stdin = loaded.source.text
+            continue
+        outcome = fix_text(loaded.source.text, loaded.path, finder, unsafe=args.unsafe_fixes)
+        if stdin:
+            fixed_stdin = outcome.fixed
+        if outcome.changed:
+            changed += 1
+            if args.diff:
+                sys.stdout.write(outcome.diff())
+            elif not stdin:
+                raw = Path(loaded.path).read_bytes()
+                if raw.decode("utf-8-sig", errors="replace") != outcome.original:
+                    print(
+                        f"pedrag check: {loaded.path} changed while it was being checked; not fixed",
+                        file=sys.stderr,
+                    )
+                    continue
+                bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+                problem = write_output(loaded.path, (bom + outcome.fixed).encode("utf-8"))
+                if problem:
+                    print(f"pedrag check: {problem}", file=sys.stderr)
+                    return changed, fixed_stdin, 2
+        if not args.quiet:
+            verb = "would add" if args.diff else "added"
+            ids = ", ".join(s.rule_id for s in outcome.applied)
+            if outcome.applied:
+                print(
+                    f"{loaded.path}: {verb} {len(outcome.applied)} rule(s): {ids}", file=sys.stderr
+                )
+            for suggestion, reason in outcome.rejected:
+                print(
+                    f"{loaded.path}: not applied `{suggestion.when}` -> {suggestion.then}: {reason}",
+                    file=sys.stderr,
+                )
+    return changed, fixed_stdin, 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.explain:
         return explain(args.explain)
@@ -139,37 +320,70 @@ def run(args: argparse.Namespace) -> int:
         for info in sorted((c.info for c in catalog().values()), key=lambda i: i.name):
             print(f"{info.name:<22} {info.severity.value:<8} {info.summary}")
         return 0
-    if not args.paths:
+    if not args.paths and not args.stdin_filename:
         print(
-            "pedrag check: give at least one PATH (a theory file or a folder); see --help",
+            "pedrag check: give at least one PATH (a theory file or a folder, - for stdin); see --help",
             file=sys.stderr,
         )
         return 2
+    if "-" in args.paths and len(args.paths) > 1:
+        print("pedrag check: `-` (stdin) must be the only PATH", file=sys.stderr)
+        return 2
+    if args.statistics and args.format in ("sarif", "github"):
+        print(
+            "pedrag check: --statistics prints text or JSON (--format text|json)", file=sys.stderr
+        )
+        return 2
+    started = _now()
     try:
-        config = load_config(Path.cwd(), frozenset(catalog()))
-        result = _check_with_status(args, config)
+        finder = _finder(args)
+        stdin = _read_stdin(args)
+        if stdin is not None:
+            result = check_text(stdin[0], stdin[1], finder, semantic=not args.no_semantic)
+        else:
+            result = _check_with_status(args, finder)
+        changed = 0
+        if args.fix or args.diff:
+            changed, fixed_stdin, status = _fix_files(args, result, finder, stdin is not None)
+            if status:
+                return status
+            if args.diff:
+                return 1 if changed and not args.exit_zero else 0
+            if stdin is not None:
+                # As ruff does: the fixed file to stdout, what remains in it to stderr.
+                sys.stdout.write(fixed_stdin if fixed_stdin is not None else stdin[0])
+                text = fixed_stdin if fixed_stdin is not None else stdin[0]
+                result = check_text(text, stdin[1], finder, semantic=not args.no_semantic)
+            elif changed:
+                result = _check_with_status(args, finder)  # report what remains after the fixes
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
-    if args.fix:
-        from pedrag.compiler.fixes import apply_fixes
-
-        for loaded in result.files:
-            applied, skipped = apply_fixes(
-                loaded.path, result.diagnostics, unsafe=args.unsafe_fixes
-            )
-            if applied or skipped:
-                note = f"; {skipped} unsafe fix(es) not applied (--unsafe-fixes)" if skipped else ""
-                print(f"{loaded.path}: appended {applied} suggested rule(s){note}", file=sys.stderr)
-        # Report what remains after the fixes.
-        result = _check_with_status(args, config)
+    out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
     files = [f.path for f in result.files]
     summary = result.summary()
-    if args.format == "json":
-        print(format_json(files, result.diagnostics, summary))
+    sources = {f.path: f.source for f in result.files}
+    failing = any(finder.for_file(d.file or "").fails(d.severity) for d in result.diagnostics)
+    status = 1 if failing and not args.exit_zero else 0
+    if args.statistics:
+        print(_statistics(result, args.format == "json"), file=out)
+    elif args.format == "json":
+        print(format_json(files, result.diagnostics, summary), file=out)
     elif args.format == "sarif":
-        print(format_sarif(result.diagnostics))
+        invocation = Invocation(
+            ["pedrag", *getattr(args, "_argv", sys.argv[1:])], started, _now(), status
+        )
+        print(format_sarif(result.diagnostics, sources, invocation), file=out)
+    elif args.format == "github":
+        if result.diagnostics:
+            print(format_github(result.diagnostics), file=out)
+    elif args.quiet:
+        colour = _colour(args.color)
+        for diagnostic in result.diagnostics:
+            print(format_diagnostic(diagnostic, sources, colour) + "\n", file=out)
     else:
-        sources = {f.path: f.source for f in result.files}
-        print(format_report(result.diagnostics, sources, len(files), summary, _colour(args.color)))
-    return 1 if result.errors else 0
+        print(
+            format_report(result.diagnostics, sources, len(files), summary, _colour(args.color)),
+            file=out,
+        )
+    return status

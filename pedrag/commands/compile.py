@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        config = load_config(Path.cwd(), frozenset(catalog()))
+        config = load_config(Path(args.file).resolve().parent, frozenset(catalog()))
         result = check_paths([args.file], config, semantic=not args.no_semantic)
     except (PathError, ConfigError) as exc:
         print(f"pedrag compile: {exc}", file=sys.stderr)

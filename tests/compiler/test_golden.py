@@ -32,7 +32,11 @@ def reports(name: str) -> dict[str, str]:
     return {
         "txt": format_report(result.diagnostics, sources, len(files), summary) + "\n",
         "json": format_json(files, result.diagnostics, summary) + "\n",
-        "sarif": format_sarif(result.diagnostics) + "\n",
+        # The working directory's URI (originalUriBaseIds) differs per checkout.
+        "sarif": format_sarif(result.diagnostics, sources).replace(
+            ROOT.as_uri() + "/", "file:///ROOT/"
+        )
+        + "\n",
     }
 
 

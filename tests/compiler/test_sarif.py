@@ -98,3 +98,112 @@ def test_artifact_uris_are_relative_under_the_working_directory(
     assert artifact_uri("sub/x.yaml") == "sub/x.yaml"
     outside = artifact_uri("/elsewhere/x.yaml")
     assert outside == "file:///elsewhere/x.yaml"
+
+
+# -- against the official schema ----------------------------------------------------------------
+
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "data" / "sarif" / "sarif-schema-2.1.0.json"
+
+
+def _official_validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text("utf-8"))
+    assert schema["id"].endswith("/sarif-schema-2.1.0.json")  # OASIS 2.1.0 (errata 01)
+    return jsonschema.Draft4Validator(schema)
+
+
+def _sarif_of(paths: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    status = main(["check", *paths, "--format", "sarif"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_sarif_of_every_fixture_validates_against_the_official_schema(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(DATA.parents[2])
+    validator = _official_validator()
+    for fixture in sorted(DATA.glob("*.yaml")):
+        status, log = _sarif_of([str(fixture.relative_to(DATA.parents[2]))], capsys)
+        errors = sorted(validator.iter_errors(log), key=lambda e: list(e.path))
+        assert not errors, f"{fixture.name}: {errors[0].message} at {list(errors[0].path)}"
+        validate_sarif(log)
+        (invocation,) = log["runs"][0]["invocations"]
+        assert invocation["exitCode"] == status and invocation["executionSuccessful"]
+        assert invocation["arguments"][:2] == ["pedrag", "check"]
+
+
+def test_the_validator_rejects_what_the_schema_forbids() -> None:
+    validator = _official_validator()
+    result = check_paths([str(DATA / "conflict.yaml")], CheckConfig())
+    log = sarif_dict(result.diagnostics)
+    log["runs"][0]["results"][0]["level"] = "fatal"
+    assert list(validator.iter_errors(log))
+
+
+def test_locations_are_relative_to_a_declared_base_with_related_locations(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = DATA.parents[2]
+    monkeypatch.chdir(root)
+    _, log = _sarif_of(["tests/data/checks/conflict.yaml"], capsys)
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == root.as_uri() + "/"
+    (result,) = [r for r in run["results"] if r["ruleId"] == "conflict"]
+    location = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "tests/data/checks/conflict.yaml", "uriBaseId": "SRCROOT"}
+    (related,) = result["relatedLocations"]
+    first_rule = result["message"]["text"].split("`")[1]
+    source = (DATA / "conflict.yaml").read_text("utf-8").splitlines()
+    line = source[related["physicalLocation"]["region"]["startLine"] - 1]
+    assert f"id: {first_rule}" in line  # the conflict's other rule
+    assert related["message"]["text"].startswith("related: `")
+    rules = run["tool"]["driver"]["rules"]
+    assert all(rule["helpUri"].startswith("https://") for rule in rules)
+    assert {rule["id"] for rule in rules if rule["helpUri"].endswith("#conflict")} == {"conflict"}
+
+
+def _whitespace_edit(text: str) -> str:
+    """The same document, re-spaced: blank lines, wider flow mappings, trailing spaces."""
+    out = []
+    for line in text.splitlines():
+        out.append("")
+        out.append(line.replace(", ", ",   ").replace(": ", ":  ").rstrip() + "   ")
+    return "\n".join(out) + "\n\n"
+
+
+@pytest.mark.parametrize("fixture", ["conflict", "dead-rule", "unknown-name", "coverage-gap"])
+def test_fingerprints_survive_a_whitespace_only_edit(
+    fixture: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "t.yaml"
+    original = (DATA / f"{fixture}.yaml").read_text("utf-8")
+
+    def fingerprints() -> list[tuple[str, str, int]]:
+        _, log = _sarif_of(["t.yaml"], capsys)
+        return sorted(
+            (
+                r["ruleId"],
+                r["partialFingerprints"]["pedragFinding/v1"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            )
+            for r in log["runs"][0]["results"]
+        )
+
+    path.write_text(original, "utf-8")
+    before = fingerprints()
+    path.write_text(_whitespace_edit(original), "utf-8")
+    after = fingerprints()
+    assert [b[:2] for b in before] == sorted(a[:2] for a in after)
+    assert [b[2] for b in before] != [a[2] for a in after]  # the findings did move
+    # A real edit (the rules renamed) gives the findings about them new fingerprints.
+    renamed_text = re.sub(r"(- \{?id: )(\w+)", r"\1\2_renamed", original)
+    assert renamed_text != original
+    path.write_text(renamed_text, "utf-8")
+    renamed = fingerprints()
+    if fixture != "coverage-gap":  # a gap is about the theory, not about one rule
+        assert {b[1] for b in before} != {r[1] for r in renamed}

@@ -9,19 +9,20 @@ from pedrag.cli import main
 from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
-from pedrag.compiler.fixes import apply_fixes
+from pedrag.compiler.fixes import fix_text
 from pedrag.dsl.loader import load_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "checks"
 
 
-def test_fix_appends_a_safe_rule_that_closes_the_gap(tmp_path: Path) -> None:
+def test_fix_inserts_a_safe_rule_that_closes_the_gap(tmp_path: Path) -> None:
     path = tmp_path / "gap.yaml"
     shutil.copy(DATA / "coverage-gap.yaml", path)
     result = check_paths([str(path)], CheckConfig())
     assert any(d.check == "coverage-gap" for d in result.diagnostics)
-    applied, skipped = apply_fixes(str(path), result.diagnostics)
-    assert (applied, skipped) == (1, 0)
+    outcome = fix_text(path.read_text(), str(path))
+    assert [s.rule_id for s in outcome.applied] == ["fill_gap_1"] and not outcome.rejected
+    path.write_text(outcome.fixed)
     again = check_paths([str(path)], CheckConfig())
     assert not [d for d in again.diagnostics if d.severity.value == "error"]
     assert not any(d.check == "coverage-gap" for d in again.diagnostics)

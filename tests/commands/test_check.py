@@ -1,0 +1,274 @@
+"""`pedrag check`'s CI conventions, each through the CLI: output formats, check selection,
+statistics, stdin, quiet, exit status, configuration found from each file, the pre-commit
+hook and the GitHub Action."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pedrag.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "checks"
+
+# A dead rule (error), an unused action (warning) and a coverage gap (warning).
+THEORY = """\
+pedrag: 1
+theory: {id: conventions, name: Conventions}
+metrics:
+  frustration: {type: float, range: [0, 1], source: inferred}
+actions:
+  encourage: {rung: H0, priority: 5, description: Encourage.}
+  probe: {rung: H3, priority: 5, description: Probe.}
+  spare: {rung: H1, priority: 5, description: Never used.}
+rules:
+  - {id: upset, when: "frustration >= 0.7", then: encourage}
+  - {id: impossible, when: "frustration > 0.8 and frustration < 0.2", then: probe}
+"""
+WARNINGS_ONLY = THEORY.replace(
+    '  - {id: impossible, when: "frustration > 0.8 and frustration < 0.2", then: probe}\n', ""
+)
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture
+def theory(tmp_path: Path) -> Path:
+    path = tmp_path / "theories" / "conventions.yaml"
+    path.parent.mkdir()
+    path.write_text(THEORY, "utf-8")
+    return path
+
+
+def _checks(out: str) -> list[str]:
+    return sorted(d["check"] for d in json.loads(out)["diagnostics"])
+
+
+def test_format_github_prints_one_escaped_annotation_per_finding(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _run(["check", str(theory), "--format", "github"], capsys)
+    assert status == 1
+    lines = out.splitlines()
+    assert len(lines) == 3 and all(line.startswith("::") for line in lines)
+    dead = next(line for line in lines if "dead-rule" in line)
+    assert dead.startswith(f"::error file={theory},line=11,col=")
+    assert ",title=pedrag dead-rule::" in dead
+    gap = next(line for line in lines if "coverage-gap" in line)
+    assert gap.startswith("::warning ")
+    assert "%0Ahelp: add a rule such as" in gap  # the help line, newline escaped
+    assert "\n" not in gap
+
+
+def test_select_ignore_and_extend_select_choose_checks_by_name(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    everything = ["coverage-gap", "dead-rule", "unused-action"]
+    assert _checks(_run(["check", str(theory), "--format", "json"], capsys)[1]) == everything
+    status, out, _ = _run(
+        ["check", str(theory), "--format", "json", "--select", "dead-rule"], capsys
+    )
+    assert (status, _checks(out)) == (1, ["dead-rule"])
+    argv = ["check", str(theory), "--format", "json", "--select", "dead-rule"]
+    out = _run([*argv, "--extend-select", "unused-action"], capsys)[1]
+    assert _checks(out) == ["dead-rule", "unused-action"]
+    status, out, _ = _run(
+        ["check", str(theory), "--format", "json", "--ignore", "dead-rule,coverage-gap"], capsys
+    )
+    assert (status, _checks(out)) == (0, ["unused-action"])
+
+
+def test_unknown_or_front_end_check_names_are_usage_errors(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = _run(["check", str(theory), "--select", "dead-rules"], capsys)
+    assert status == 2 and "did you mean `dead-rule`?" in err
+    status, _, err = _run(["check", str(theory), "--ignore", "syntax-error"], capsys)
+    assert status == 2 and "cannot ignore or downgrade `syntax-error`" in err
+
+
+def test_front_end_findings_are_reported_whatever_is_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(THEORY.replace("then: probe", "then: prob"), "utf-8")
+    status, out, _ = _run(["check", str(path), "--format", "json", "--select", "dead-rule"], capsys)
+    assert status == 1 and _checks(out) == ["unknown-name"]
+
+
+def test_statistics_counts_findings_per_check(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _run(["check", str(theory), "--statistics"], capsys)
+    assert status == 1
+    rows = [line.split() for line in out.splitlines()]
+    assert [row[:3] for row in rows] == [
+        ["1", "coverage-gap", "warning"],
+        ["1", "dead-rule", "error"],
+        ["1", "unused-action", "warning"],
+    ]
+    assert "[*] 1 fixable with --fix" in out.splitlines()[0]
+    out = _run(["check", str(theory), "--statistics", "--format", "json"], capsys)[1]
+    assert {row["check"]: row["count"] for row in json.loads(out)} == {
+        "coverage-gap": 1,
+        "dead-rule": 1,
+        "unused-action": 1,
+    }
+
+
+def test_stdin_is_checked_under_the_stdin_filename(
+    theory: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (theory.parent.parent / "pyproject.toml").write_text('[tool.pedrag]\nignore = ["dead-rule"]\n')
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(THEORY.encode())))
+    status, out, _ = _run(
+        ["check", "-", "--stdin-filename", str(theory), "--format", "json"], capsys
+    )
+    report = json.loads(out)
+    assert status == 0  # dead-rule ignored by the pyproject.toml found from the stdin filename
+    assert report["files"] == [str(theory)]
+    assert {d["file"] for d in report["diagnostics"]} == {str(theory)}
+    assert "dead-rule" not in _checks(out)
+
+
+def test_quiet_prints_the_findings_only(theory: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loud = _run(["check", str(theory)], capsys)[1]
+    status, quiet, err = _run(["check", str(theory), "--quiet"], capsys)
+    assert status == 1 and "checked 1 file" in loud and "checked 1 file" not in quiet
+    assert "error[dead-rule]" in quiet and "warning[unused-action]" in quiet and not err
+
+
+def test_exit_zero_and_fail_on_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "warnings.yaml"
+    path.write_text(WARNINGS_ONLY, "utf-8")
+    assert _run(["check", str(path)], capsys)[0] == 0
+    assert _run(["check", str(path), "--fail-on", "warning"], capsys)[0] == 1
+    assert _run(["check", str(path), "--fail-on", "warning", "--exit-zero"], capsys)[0] == 0
+    path.write_text(THEORY, "utf-8")
+    assert _run(["check", str(path), "--exit-zero"], capsys)[0] == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.pedrag]\nfail-on = "warning"\n')
+    path.write_text(WARNINGS_ONLY, "utf-8")
+    assert _run(["check", str(path)], capsys)[0] == 1
+
+
+def test_config_is_found_from_each_file_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    strict, lenient = tmp_path / "strict", tmp_path / "lenient"
+    for folder in (strict, lenient):
+        (folder / "theories").mkdir(parents=True)
+        text = THEORY.replace("id: conventions", f"id: {folder.name}")
+        (folder / "theories" / "t.yaml").write_text(text, "utf-8")
+    (lenient / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.pedrag]\nignore = ["dead-rule", "coverage-gap"]\n'
+    )
+    # A pyproject.toml without [tool.pedrag] closer to the file is passed over.
+    (lenient / "theories" / "pyproject.toml").write_text('[project]\nname = "y"\n')
+    argv = ["check", str(strict), str(lenient), "--format", "json"]
+    results = []
+    for cwd in (tmp_path, strict, lenient / "theories"):
+        monkeypatch.chdir(cwd)
+        status, out, _ = _run(argv, capsys)
+        by_file: dict[str, list[str]] = {}
+        for d in json.loads(out)["diagnostics"]:
+            by_file.setdefault(Path(d["file"]).parent.parent.name, []).append(d["check"])
+        results.append((status, {k: sorted(v) for k, v in by_file.items()}))
+    assert results[0] == results[1] == results[2]
+    assert results[0][1] == {
+        "strict": ["coverage-gap", "dead-rule", "unused-action"],
+        "lenient": ["unused-action"],
+    }
+
+
+def test_misspelt_config_key_is_an_error_with_a_suggestion(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = theory.parent.parent / "pyproject.toml"
+    pyproject.write_text('[tool.pedrag]\nselect = ["dead-rule"]\nigonre = ["coverage-gap"]\n')
+    status, _, err = _run(["check", str(theory)], capsys)
+    assert status == 2
+    assert re.search(
+        r"pyproject\.toml:3: unknown key `igonre` in \[tool\.pedrag\]; did you mean `ignore`\?", err
+    )
+    pyproject.write_text('[tool.pedrag]\nseverity = { dead-rul = "warning" }\n')
+    status, _, err = _run(["check", str(theory)], capsys)
+    assert status == 2 and "unknown check `dead-rul`; did you mean `dead-rule`?" in err
+
+
+def _pedrag() -> str:
+    return str(Path(sys.executable).with_name("pedrag"))
+
+
+def test_pre_commit_hooks_run_pedrag_on_the_staged_files(tmp_path: Path) -> None:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    by_id = {hook["id"]: hook for hook in hooks}
+    check = by_id["pedrag-check"]
+    assert check["language"] == "python" and check["types"] == ["yaml"]
+    assert re.match(check["files"], "theories/socratic.yaml")
+    assert not re.match(check["files"], ".github/workflows/ci.yml")
+    # pre-commit runs `entry` followed by the staged file names.
+    good = tmp_path / "good.yaml"
+    good.write_text(WARNINGS_ONLY, "utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(THEORY, "utf-8")
+    entry = check["entry"].split()
+    entry[0] = _pedrag()
+    assert subprocess.run([*entry, str(good)], capture_output=True).returncode == 0
+    failed = subprocess.run([*entry, str(good), str(bad)], capture_output=True, text=True)
+    assert failed.returncode == 1 and "dead-rule" in failed.stdout
+    fix = by_id["pedrag-check-fix"]["entry"].split()
+    fix[0] = _pedrag()
+    gap = tmp_path / "gap.yaml"
+    gap.write_text((DATA / "coverage-gap.yaml").read_text("utf-8"), "utf-8")
+    assert subprocess.run([*fix, str(gap)], capture_output=True).returncode == 0
+    assert "fill_gap_1" in gap.read_text("utf-8")
+
+
+def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
+    tmp_path: Path,
+) -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    upload = next(
+        s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif")
+    )
+    assert upload["with"]["sarif_file"] == "${{ inputs.sarif-file }}"
+    assert "always()" in upload["if"]  # uploaded even when the check fails
+    check = next(s for s in steps if s.get("id") == "check")
+    (tmp_path / "theories").mkdir()
+    (tmp_path / "theories" / "t.yaml").write_text(THEORY, "utf-8")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PEDRAG_PATHS": "theories/",
+        "PEDRAG_ARGS": "--ignore unused-action",
+        "PEDRAG_SARIF": "out.sarif",
+    }
+    run = subprocess.run(
+        ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 1, run.stderr
+    sarif = json.loads((tmp_path / "out.sarif").read_text("utf-8"))
+    results = sarif["runs"][0]["results"]
+    assert sorted(r["ruleId"] for r in results) == ["coverage-gap", "dead-rule"]
+    assert "::error file=theories/t.yaml,line=11" in run.stdout
+    (tmp_path / "theories" / "t.yaml").write_text(WARNINGS_ONLY, "utf-8")
+    run = subprocess.run(
+        ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert "::warning file=theories/t.yaml" in run.stdout

@@ -1,0 +1,277 @@
+"""`pedrag lsp` spoken to over stdio by a minimal LSP client (JSON-RPC with Content-Length
+framing), as an editor would: diagnostics on open and change, hover, completion, definition,
+references and code actions."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# A typo (`frustated`, line 11) and a dead rule (`never`, line 12).
+THEORY = """\
+pedrag: 1
+theory: {id: lsp, name: LSP}
+metrics:
+  frustration: {type: float, range: [0, 1], source: inferred}
+  affect: {type: enum, values: [calm, frustrated], source: inferred}
+actions:
+  encourage: {rung: H0, priority: 5, description: Encourage.}
+  probe: {rung: H3, priority: 5, description: Probe.}
+rules:
+  - {id: ok, when: "frustration < 0.5", then: probe}
+  - {id: typo, when: "affect == frustated", then: encourage}
+  - {id: never, when: "frustration > 0.8 and frustration < 0.2", then: encourage}
+"""
+
+
+class Client:
+    """Just enough of an LSP client: requests, notifications, and what the server publishes."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pedrag.cli", "lsp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.notifications: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.responses: dict[int, queue.Queue[dict[str, Any]]] = {}
+        self.next_id = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            headers = {}
+            while True:
+                line = stream.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                key, _, value = line.decode("ascii").partition(":")
+                headers[key.strip().lower()] = value.strip()
+            message = json.loads(stream.read(int(headers["content-length"])))
+            if "method" in message and "id" in message:  # a request from the server
+                self._send({"id": message["id"], "result": None})
+            elif "method" in message:
+                self.notifications.put(message)
+            else:
+                self.responses.setdefault(message["id"], queue.Queue()).put(message)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        stream = self.process.stdin
+        assert stream is not None
+        with self.lock:
+            stream.write(f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body)
+            stream.flush()
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self._send({"method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, Any], timeout: float = 20) -> Any:
+        self.next_id += 1
+        number = self.next_id
+        answers = self.responses.setdefault(number, queue.Queue())
+        self._send({"id": number, "method": method, "params": params})
+        message = answers.get(timeout=timeout)
+        assert "error" not in message, message
+        return message["result"]
+
+    def diagnostics(
+        self, uri: str, until: Any, timeout: float
+    ) -> tuple[list[dict[str, Any]], float]:
+        """Wait for published diagnostics of `uri` that satisfy `until`; (them, seconds)."""
+        started = time.monotonic()
+        while True:
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                raise AssertionError(f"no diagnostics matching within {timeout} s")
+            try:
+                message = self.notifications.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if message.get("method") == "textDocument/publishDiagnostics":
+                params = message["params"]
+                if params["uri"] == uri and until(params["diagnostics"]):
+                    return params["diagnostics"], time.monotonic() - started
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", {}, timeout=5)
+            self.notify("exit", {})
+            self.process.wait(timeout=5)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[Client]:
+    made = Client()
+    made.request(
+        "initialize",
+        {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}},
+    )
+    made.notify("initialized", {})
+    yield made
+    made.close()
+
+
+def _open(client: Client, tmp_path: Path, text: str = THEORY) -> str:
+    path = tmp_path / "lsp.yaml"
+    path.write_text(text, "utf-8")
+    uri = path.as_uri()
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}},
+    )
+    return uri
+
+
+def _codes(diagnostics: list[dict[str, Any]]) -> set[str]:
+    return {d["code"] for d in diagnostics}
+
+
+def test_open_publishes_the_typo_and_the_dead_rule_with_their_ranges(
+    client: Client, tmp_path: Path
+) -> None:
+    time.sleep(1.0)  # let the server import the solver, as it does once per session
+    uri = _open(client, tmp_path)
+    found, seconds = client.diagnostics(
+        uri, lambda ds: {"unknown-name", "dead-rule"} <= _codes(ds), timeout=10
+    )
+    assert seconds < 2.0, f"took {seconds:.2f} s"
+    typo = next(d for d in found if d["code"] == "unknown-name")
+    column = THEORY.splitlines()[10].index("frustated")
+    assert typo["range"] == {
+        "start": {"line": 10, "character": column},
+        "end": {"line": 10, "character": column + len("frustated")},
+    }
+    assert "did you mean `frustrated`?" in typo["message"]
+    dead = next(d for d in found if d["code"] == "dead-rule")
+    assert dead["range"]["start"]["line"] == 11
+    assert THEORY.splitlines()[11][dead["range"]["start"]["character"] :].startswith(
+        "frustration > 0.8"
+    )
+    assert dead["relatedInformation"]  # the contradicting part
+    # Findings that depend on the masked rule are withheld (the typo rule uses `encourage`).
+    assert "unused-action" not in _codes(found)
+
+
+def test_a_change_is_checked_again(client: Client, tmp_path: Path) -> None:
+    uri = _open(client, tmp_path)
+    client.diagnostics(uri, lambda ds: "unknown-name" in _codes(ds), timeout=20)
+    fixed = THEORY.replace("frustated", "frustrated")
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]},
+    )
+    found, _ = client.diagnostics(
+        uri, lambda ds: "unknown-name" not in _codes(ds) and "dead-rule" in _codes(ds), timeout=20
+    )
+    assert "coverage-gap" in _codes(found)  # the whole-set checks are back once it is clean
+
+
+def _at(text: str, needle: str, offset: int = 0) -> dict[str, int]:
+    index = text.index(needle) + offset
+    line = text.count("\n", 0, index)
+    return {"line": line, "character": index - (text.rfind("\n", 0, index) + 1)}
+
+
+def test_completion_inside_a_condition_offers_metrics_and_enum_values(
+    client: Client, tmp_path: Path
+) -> None:
+    uri = _open(client, tmp_path)
+    doc = {"uri": uri}
+    result = client.request(
+        "textDocument/completion",
+        {"textDocument": doc, "position": _at(THEORY, 'when: "frustration < 0.5"', 7)},
+    )
+    labels = [item["label"] for item in result["items"]]
+    assert {"frustration", "affect", "trend", "and"} <= set(labels)
+    result = client.request(
+        "textDocument/completion",
+        {"textDocument": doc, "position": _at(THEORY, "frustated", 0)},
+    )
+    labels = [item["label"] for item in result["items"]]
+    assert labels[:2] == ["calm", "frustrated"]  # the enum's values come first
+    result = client.request(
+        "textDocument/completion",
+        {"textDocument": doc, "position": _at(THEORY, "then: probe", 6)},
+    )
+    assert {item["label"] for item in result["items"]} == {"encourage", "probe"}
+
+
+def test_hover_on_a_metric_shows_its_range_and_source(client: Client, tmp_path: Path) -> None:
+    uri = _open(client, tmp_path)
+    result = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": _at(THEORY, "frustration < 0.5", 3)},
+    )
+    value = result["contents"]["value"]
+    assert "metric `frustration`" in value and "[0, 1]" in value
+    assert "source: `inferred`" in value and "context analyzer" in value
+    result = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": _at(THEORY, "then: probe", 7)},
+    )
+    assert "rung H3" in result["contents"]["value"]
+
+
+def test_definition_and_references_of_a_metric(client: Client, tmp_path: Path) -> None:
+    uri = _open(client, tmp_path)
+    where = client.request(
+        "textDocument/definition",
+        {"textDocument": {"uri": uri}, "position": _at(THEORY, "frustration < 0.5", 2)},
+    )
+    assert where["range"]["start"] == {"line": 3, "character": 2}
+    found = client.request(
+        "textDocument/references",
+        {
+            "textDocument": {"uri": uri},
+            "position": _at(THEORY, "frustration < 0.5", 2),
+            "context": {"includeDeclaration": True},
+        },
+    )
+    assert sorted(r["range"]["start"]["line"] for r in found) == [3, 9, 11, 11]
+
+
+def test_code_actions_apply_a_did_you_mean_and_a_gap_fix(client: Client, tmp_path: Path) -> None:
+    uri = _open(client, tmp_path)
+    found, _ = client.diagnostics(uri, lambda ds: "unknown-name" in _codes(ds), timeout=20)
+    typo = next(d for d in found if d["code"] == "unknown-name")
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": typo["range"], "context": {"diagnostics": [typo]}},
+    )
+    (edit,) = actions[0]["edit"]["changes"][uri]
+    assert edit["newText"] == "frustrated" and edit["range"] == typo["range"]
+    fixed = THEORY.replace("frustated", "frustrated").replace(
+        '  - {id: never, when: "frustration > 0.8 and frustration < 0.2", then: encourage}\n', ""
+    )
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]},
+    )
+    found, _ = client.diagnostics(uri, lambda ds: "coverage-gap" in _codes(ds), timeout=20)
+    gap = next(d for d in found if d["code"] == "coverage-gap")
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": gap["range"], "context": {"diagnostics": [gap]}},
+    )
+    (edit,) = actions[0]["edit"]["changes"][uri]
+    assert edit["range"]["start"] == edit["range"]["end"] == {"line": 11, "character": 0}
+    assert edit["newText"].startswith("  - {id: fill_gap_1, when: ")
