@@ -409,6 +409,11 @@ def load_file(path: str | FsPath) -> LoadedFile:
             error("syntax-error", f"cannot read file: {exc.strerror or exc}", source.span(0))
         )
         return loaded
+    return load_bytes(raw, shown)
+
+
+def load_bytes(raw: bytes, shown: str) -> LoadedFile:
+    """A file's bytes (read from disk or stdin) as `shown`: UTF-8 with an optional BOM."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

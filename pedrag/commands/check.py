@@ -19,12 +19,19 @@ from pedrag.compiler.config import (
     check_names,
     refuse_front_end,
 )
-from pedrag.compiler.driver import CheckResult, PathError, check_paths, check_text
+from pedrag.compiler.driver import (
+    CheckResult,
+    PathError,
+    check_loaded,
+    check_paths,
+    check_text,
+)
 from pedrag.compiler.reports.github import format_github
 from pedrag.compiler.reports.json_report import format_json
 from pedrag.compiler.reports.sarif import Invocation, format_sarif
 from pedrag.compiler.reports.text import format_diagnostic, format_report
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.loader import LoadedFile, load_bytes
 
 NAME = "check"
 ORDER = 10
@@ -256,11 +263,12 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _read_stdin(args: argparse.Namespace) -> tuple[str, str] | None:
-    """(text, shown name) when the input is stdin; None for paths."""
+def _read_stdin(args: argparse.Namespace) -> tuple[LoadedFile, str] | None:
+    """(the loaded file, its text) when the input is stdin; None for paths. Bytes that are not
+    UTF-8 are a syntax-error at their position, as for a file."""
     if args.paths == ["-"] or (not args.paths and args.stdin_filename):
-        data = sys.stdin.buffer.read()
-        return data.decode("utf-8-sig", errors="replace"), args.stdin_filename or "-"
+        loaded = load_bytes(sys.stdin.buffer.read(), args.stdin_filename or "-")
+        return loaded, loaded.source.text
     return None
 
 
@@ -339,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
         finder = _finder(args)
         stdin = _read_stdin(args)
         if stdin is not None:
-            result = check_text(stdin[0], stdin[1], finder, semantic=not args.no_semantic)
+            result = check_loaded([stdin[0]], finder, semantic=not args.no_semantic)
         else:
             result = _check_with_status(args, finder)
         changed = 0
@@ -351,9 +359,10 @@ def run(args: argparse.Namespace) -> int:
                 return 1 if changed and not args.exit_zero else 0
             if stdin is not None:
                 # As ruff does: the fixed file to stdout, what remains in it to stderr.
-                sys.stdout.write(fixed_stdin if fixed_stdin is not None else stdin[0])
-                text = fixed_stdin if fixed_stdin is not None else stdin[0]
-                result = check_text(text, stdin[1], finder, semantic=not args.no_semantic)
+                text = fixed_stdin if fixed_stdin is not None else stdin[1]
+                sys.stdout.write(text)
+                name = stdin[0].path
+                result = check_text(text, name, finder, semantic=not args.no_semantic)
             elif changed:
                 result = _check_with_status(args, finder)  # report what remains after the fixes
     except (PathError, ConfigError) as exc:

@@ -272,3 +272,13 @@ def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
     )
     assert run.returncode == 0, run.stderr
     assert "::warning file=theories/t.yaml" in run.stdout
+
+
+def test_stdin_that_is_not_utf8_is_a_located_syntax_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = b"pedrag: 1\ntheory: {id: t, name: caf\xe9}\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    status, out, _ = _run(["check", "-", "--stdin-filename", "x.yaml"], capsys)
+    assert status == 1
+    assert "x.yaml:2:26: error[syntax-error] file is not UTF-8 text (byte 35: 0xe9)" in out
