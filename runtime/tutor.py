@@ -690,28 +690,33 @@ class Tutor:
             )
             return draft, verdict
 
-        draft, verdict = attempt(None)
-        if draft is not None and verdict is not None and verdict.flagged:
-            revised = True
-            draft, verdict = attempt(f"{verdict.reason}.")
-        if (
-            draft is not None
-            and verdict is not None
-            and not verdict.flagged
-            and contract.judge_required
-        ):
+        def review(draft: str, verdict: DetectorVerdict) -> tuple[str, tuple[str, ...]]:
+            """The same review for every draft: the detector's verdict, then the judge where
+            the contract requires it. Gives the outcome and the rule ids that failed it."""
+            nonlocal judge_verdict
+            if verdict.flagged:
+                return "revise", verdict.rule_ids
+            if not contract.judge_required:
+                return "allow", ()
             sources = [source.id for source in prepared.resolved.model.theory.sources]
             judge_verdict = Judge(backend).review(contract, draft, sources)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
             drafts[-1]["judge"] = judge_verdict.verdict
-            if judge_verdict.verdict == "revise" and not revised:
+            return judge_verdict.verdict, (judge_verdict.rule_id,)
+
+        # docs/runtime.md, "Revision": a first draft that fails review is written once more
+        # and reviewed exactly as the first was; anything but "allow" then is the template.
+        draft, verdict = attempt(None)
+        if draft is not None and verdict is not None:
+            outcome, rule_ids = review(draft, verdict)
+            if outcome == "revise":
                 revised = True
-                draft, verdict = attempt(f"{judge_verdict.reason} (rule {judge_verdict.rule_id})")
-            elif judge_verdict.verdict != "allow":
-                draft = None
-        if draft is not None and verdict is not None and not verdict.flagged:
-            return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
+                draft, verdict = attempt(revision_note(rule_ids))
+                if draft is not None and verdict is not None:
+                    outcome, _ = review(draft, verdict)
+            if outcome == "allow" and draft is not None and verdict is not None:
+                return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
         # Fail closed: the action's template, itself checked; a neutral line if even that trips.
         for fallback in (template, SAFE_LINE):
             final = _check(detector, fallback, text)
@@ -862,6 +867,31 @@ def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
     if note is None:
         return given
     return replace(given, revision_note=note)
+
+
+_RULE_MEANING = {
+    "code-fence": "it showed a code block",
+    "indented-code": "it showed indented code",
+    "inline-code": "it showed code inline",
+    "encoded-payload": "it hid code or the answer in an encoding",
+    "answer-reveal": "it gave away the answer, in some spelling",
+    "step-reveal": "it gave away the current step's value",
+    "solution-reveal": "it reproduced the worked solution",
+    "above-ceiling": "it gave more help than the ceiling allows",
+    "code-over-ceiling": "it showed code although the ceiling allows none",
+    "exam-content": "it gave help during an exam",
+    "unsupported-citation": "it cited a source that is not among the sources",
+}
+
+
+def revision_note(rule_ids: tuple[str, ...]) -> str:
+    """What the actor is told about a draft that failed review: the rule ids and what each
+    means, never the finding's text or the judge's reason (either may quote the hidden
+    answer, which the actor otherwise never sees)."""
+    known = [rule for rule in dict.fromkeys(rule_ids) if rule in _RULE_MEANING]
+    if not known:
+        return "it broke the contract (rule within-contract was not met)."
+    return "; ".join(f"rule {rule}: {_RULE_MEANING[rule]}" for rule in known) + "."
 
 
 def _check(detector: Detector, reply: str, student_message: str) -> DetectorVerdict:
