@@ -667,6 +667,56 @@ def _original_span(origin: Sequence[int], start: int, end: int) -> tuple[int, in
     return origin[start], (origin[end - 1] + 1 if end > start else origin[start])
 
 
+# A student offering candidates rather than one answer: "56 or 57", "56/57", "a | b".
+_ALTERNATIVES = re.compile(r"\b(?:or|either|ou|oder|o)\b|[/|]", re.IGNORECASE)
+_LIST_SEPARATOR = re.compile(r"[,;]")
+
+
+def _commits_to(message: str, target: _Target, givens: str) -> bool:
+    """Whether ``message`` commits to ``target`` as its one candidate — the only reading under
+    which the target is no longer hidden (and the message is a correct answer).
+
+    A number counts only when every other number in the message is a given (a number of the
+    exercise or an earlier turn): "7 times 8 is 56" commits; "is it one of 50, 51, ..., 62?",
+    "between 55 and 57", "56 or 57" do not. Text counts only when the message offers no
+    alternatives: no "or" or "/", and the target is not an item of a comma-separated list."""
+    occurrences = _occurrences(message, target)
+    if not occurrences:
+        return False
+    if target.number is not None:
+        number = target.number
+        given_values = find_numbers(givens) if givens else ()
+        for mention in find_numbers(message):
+            if _number_matches(mention, number) or any(
+                start <= mention.start and mention.end <= end for start, end, _ in occurrences
+            ):
+                continue  # the target, or a digit of it written apart ("5 6")
+            if any(mention.value == given.value for given in given_values):
+                continue
+            return False  # another candidate, or part of a range or a list
+        return True
+    if _ALTERNATIVES.search(message):
+        return False
+    separators = len(_LIST_SEPARATOR.findall(message))
+    for start, end, _ in occurrences:
+        before, after = message[:start].rstrip()[-1:], message[end:].lstrip()[:1]
+        if separators >= 2 and (before in (",", ";") or after in (",", ";")):
+            return False
+    return True
+
+
+def student_states_answer(message: str, key: AnswerKey, *, context: str | None = None) -> bool:
+    """Whether the student's ``message`` commits to the hidden answer (the grader's
+    deterministic check and the detector's "no longer hidden" rule share this one reading).
+    Lists, ranges and several distinct candidates never count."""
+    message = _visible(message)[0]
+    givens = _visible("\n".join(part for part in (key.prompt, context) if part))[0]
+    return any(
+        _commits_to(message, _target(spelling), givens)
+        for spelling in dict.fromkeys(s for s in (key.answer, *key.accept) if s and s.strip())
+    )
+
+
 def _reveals(
     reply: str,
     spellings: Iterable[str],
@@ -677,7 +727,7 @@ def _reveals(
     found: dict[tuple[int, int], str] = {}
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
-        if student_message and _occurrences(student_message, target):
+        if student_message and _commits_to(student_message, target, givens):
             continue  # the student said it first: repeating it reveals nothing
         # Restating a number that is already on the table (a given of the exercise, an earlier
         # turn) is a reveal only when the reply states it as a result: "7 times 8" restates
@@ -702,7 +752,8 @@ def find_answer_reveals(
     """Where ``reply`` states the hidden answer (``answer-reveal``), the current step's value
     (``step-reveal``) or reproduces the solution (``solution-reveal``).
 
-    A target the student's last message already states is not hidden any more. A target that
+    A target the student's last message commits to (one candidate, not a list or a range:
+    :func:`student_states_answer`) is not hidden any more. A target that
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
     reply states it as a result or in another spelling."""
     original = reply

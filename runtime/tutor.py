@@ -899,9 +899,9 @@ def _check(detector: Detector, reply: str, student_message: str) -> DetectorVerd
 
 
 def _states_answer(text: str, key: AnswerKey) -> bool:
-    from pedrag.runtime.detect_answer import find_answer_reveals
+    from pedrag.runtime.detect_answer import student_states_answer
 
-    return any(finding.rule_id == "answer-reveal" for finding in find_answer_reveals(text, key))
+    return student_states_answer(text, key)
 
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
