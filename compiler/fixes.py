@@ -127,8 +127,11 @@ def apply_fixes(path: str, diagnostics: list[Diagnostic], unsafe: bool = False) 
     item_indent = " " * (item_start - line_start)
     if text[item_start : item_start + 1] == "{":
         item_indent = indent + "  "
-    insert_at = text.find("\n", end)
-    insert_at = len(text) if insert_at < 0 else insert_at + 1
+    # A block sequence's span can end at the start of the next key's line (`ceiling:` after
+    # `rules:`): insert there, not after that line.
+    insert_at = end if end > 0 and text[end - 1] == "\n" else text.find("\n", end)
+    if insert_at != end:
+        insert_at = len(text) if insert_at < 0 else insert_at + 1
     prefix = text[:insert_at] if text[:insert_at].endswith("\n") else text[:insert_at] + "\n"
     block = "".join(
         rule_text(

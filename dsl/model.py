@@ -171,8 +171,13 @@ class CeilingStep(_Strict):
         raise AssertionError("validated")  # pragma: no cover
 
 
+DEFAULT_CEILING_START = "H4"
+"""The ceiling of a theory that writes none: approach in words, no code, never the solution
+(the `missing-ceiling` finding says so). Low, because a ceiling nobody chose must not be H7."""
+
+
 class Ceiling(_Strict):
-    start: RungName = "H7"
+    start: RungName = DEFAULT_CEILING_START
     steps: list[CeilingStep] = Field(default_factory=list)
 
 

@@ -378,7 +378,7 @@ class Tutor:
         outcome = progress.outcome
         if outcome is None or outcome.reply != reply:
             # Interrupted, or streamed: the record says what the student actually saw.
-            detector = self._detector(session, prepared.contract)
+            detector = self._detector(session, prepared)
             outcome = _Outcome(
                 reply,
                 _check(detector, reply, text),
@@ -402,7 +402,7 @@ class Tutor:
     ) -> Generator[str, None, None]:
         """Stages 6-7 on the live stream (seed 2, §3.5: hold a fence until it closes, then
         release it if safe or replace it). No revision here: what is out cannot be redone."""
-        detector = self._detector(session, prepared.contract)
+        detector = self._detector(session, prepared)
         given = self._generation_input(session, text, prepared)
         guard = StreamGuard(
             detector, student_message=text, whole_prefix=True, stop_after_withholding=True
@@ -669,7 +669,7 @@ class Tutor:
         closed to the action's template."""
         backend, contract, action = prepared.backend, prepared.contract, prepared.action
         failures = prepared.failures
-        detector = self._detector(session, contract)
+        detector = self._detector(session, prepared)
         given = self._generation_input(session, text, prepared)
         topic = given.topic
         template = template_reply(action, topic)
@@ -724,12 +724,12 @@ class Tutor:
                 return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
         return _Outcome(SAFE_LINE, DetectorVerdict(), judge_verdict, True, revised, drafts)
 
-    def _detector(self, session: Session, contract: Contract) -> Detector:
+    def _detector(self, session: Session, prepared: _Prepared) -> Detector:
         info = session.exercise
+        contract = prepared.contract
         return Detector(
             code_mode=code_mode_for_ceiling(contract.ceiling),
-            # H7 is the full solution (explain mode): only then may the answer be stated.
-            answer=info.key if info and contract.ceiling < 7 else None,
+            answer=None if _explains(prepared) else (info.key if info else None),
         )
 
     @staticmethod
@@ -861,6 +861,15 @@ def _student_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"a student message is a str, got {type(text).__name__}")
     return clean_text(text)
+
+
+def _explains(prepared: _Prepared) -> bool:
+    """The one case in which the answer may be stated: the trusted ``explain_mode`` (an
+    instructor's toggle, never student text) lifted this turn to H7 (the full solution) and no
+    exam is locked down. An H7 ceiling alone — a theory's start, a step — does not do it."""
+    contract = prepared.contract
+    explain = dict(prepared.policy_input.trusted).get("explain_mode") is True
+    return explain and contract.ceiling == 7 and not contract.exam_lockdown
 
 
 def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
