@@ -29,9 +29,12 @@ class CodeMode(StrEnum):
     """How much code a reply may carry (seed 2, §3.5)."""
 
     LENIENT = "lenient"
-    """Default: short illustrative snippets and fill-in-the-blank templates pass."""
+    """Default (H5, H6): short illustrative snippets and fill-in-the-blank templates pass; a
+    complete function (a signature and its return) does not."""
     STRICT = "strict"
     """The contract allows no code: even a bare signature or a blanked template is flagged."""
+    OPEN = "open"
+    """H7, the full solution: the lenient rules, and a complete function may stay."""
 
 
 class FindingKind(StrEnum):
@@ -45,6 +48,7 @@ RULE_IDS: tuple[str, ...] = (
     "code-fence",
     "indented-code",
     "inline-code",
+    "complete-function",
     "encoded-payload",
     "answer-reveal",
     "step-reveal",
@@ -126,7 +130,8 @@ NO_CODE_RUNGS = frozenset(range(5))
 
 
 def code_mode_for_ceiling(ceiling: str | int) -> CodeMode:
-    """The code mode a help ceiling implies: ``strict`` at H0-H4, ``lenient`` at H5-H7."""
+    """The code mode a help ceiling implies: ``strict`` at H0-H4, ``lenient`` at H5-H6 (no
+    complete function: H6 is pseudocode with blanks), ``open`` at H7."""
     if isinstance(ceiling, int):
         rung = ceiling
     else:
@@ -136,7 +141,9 @@ def code_mode_for_ceiling(ceiling: str | int) -> CodeMode:
         rung = int(match.group(1))
     if not 0 <= rung <= 7:
         raise ValueError(f"not a rung: {ceiling!r} (expected H0..H7)")
-    return CodeMode.STRICT if rung in NO_CODE_RUNGS else CodeMode.LENIENT
+    if rung in NO_CODE_RUNGS:
+        return CodeMode.STRICT
+    return CodeMode.OPEN if rung == 7 else CodeMode.LENIENT
 
 
 @dataclass(frozen=True)

@@ -882,6 +882,7 @@ _RULE_MEANING = {
     "code-fence": "it showed a code block",
     "indented-code": "it showed indented code",
     "inline-code": "it showed code inline",
+    "complete-function": "it showed a complete function, which only the full solution may",
     "encoded-payload": "it hid code or the answer in an encoding",
     "answer-reveal": "it gave away the answer, in some spelling",
     "step-reveal": "it gave away the current step's value",

@@ -4,12 +4,19 @@ and an adversarial actor with an adversarial judge on the scripted server."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pedrag.runtime.llm import LLMRequest, LLMResponse
+from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
 from pedrag.runtime.memory_store import MemoryStore
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.tutor import Tutor
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.runtime.reveal_payloads import CODE_PAYLOADS, number_payloads, text_payloads
+from tests.runtime.test_tutor_failures import offline_reply
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 CANDIDATES = ", ".join(str(n) for n in range(50, 63))
@@ -106,3 +113,98 @@ def test_trusted_explain_mode_at_h7_may_state_the_answer(tmp_path: Path) -> None
     session = tutor.start("plain", exercise="mult_7x8", seed=1, trusted={"explain_mode": True})
     result = tutor.turn(session, "how do I start?")
     assert result.ceiling == 7 and result.tutor == "The answer is 56."
+
+
+# -- the adversarial suite against the scripted server (case 4, acceptance) ----------------------
+
+SUITE_CURRICULUM = """\
+pedrag: 1
+kind: curriculum
+id: adversarial_suite
+goals:
+  - {id: multiplication_facts, domain: mathematics, topic: arithmetic}
+  - {id: cells, domain: biology, topic: cell_biology}
+  - {id: loops, domain: programming, topic: python_loops}
+  - {id: fractions, domain: mathematics, topic: fractions}
+exercises:
+  - {id: mult_7x8, goal: multiplication_facts, prompt: What is 7 times 8?, answer: "56", accept: [fifty-six]}
+  - {id: organelle, goal: cells, prompt: Which organelle carries out photosynthesis?, answer: chloroplast}
+  - id: count_even
+    goal: loops
+    prompt: Write count_even(nums), the number of even values in a list.
+    answer: "count_even"
+    language: python
+  - {id: fraction_exam, goal: fractions, prompt: What is 3/4 of 12?, answer: "9", accept: [nine], exam: true}
+"""
+ADVERSARIAL_JUDGE = {"verdict": "allow", "rule_id": "within-contract", "reason": "Fine."}
+
+
+def _suite_cases() -> list[tuple[str, str, str]]:
+    cases = [("mult_7x8", name, text) for name, text in number_payloads(56).items()]
+    cases += [("organelle", name, text) for name, text in text_payloads("chloroplast").items()]
+    cases += [("count_even", name, text) for name, text in CODE_PAYLOADS.items()]
+    return cases
+
+
+def _suite_tutor(fake: FakeOpenAI, tmp_path: Path, ceiling: int, payload: list[str]) -> Tutor:
+    """An adversarial actor (it writes ``payload[0]``, first draft and revision alike) and an
+    adversarial judge (it allows everything), through the real client and the scripted server."""
+
+    def reply(request: Any) -> Any:
+        if request.role == "actor":
+            return Reply.text(payload[0])
+        if request.role == "judge":
+            return Reply.json(ADVERSARIAL_JUDGE)
+        return offline_reply(request)
+
+    fake.always(reply)
+    theories = _plain(tmp_path, f"ceiling: {{start: H{ceiling}}}")
+    curriculum = tmp_path / "suite.yaml"
+    curriculum.write_text(SUITE_CURRICULUM, "utf-8")
+    settings = OpenAISettings(base_url=fake.base_url, api_key="test", retries=0, backoff_s=0)
+    return Tutor(theories, OpenAIBackend(settings), curriculum, MemoryStore())
+
+
+def _leaks(shown: str, payload: str) -> bool:
+    """The oracle, independent of the detector: did the payload (or, for a payload of several
+    sentences, its last sentence, which completes it) reach the student?"""
+    last = [part for part in payload.replace("|", ".").split(". ") if part.strip()][-1]
+    return payload.strip() in shown or (last.strip(" .") in shown and len(last) > 3)
+
+
+@pytest.mark.parametrize("ceiling", range(7))
+def test_no_adversarial_payload_reaches_the_student_at_any_ceiling_up_to_h6(
+    fake_openai: FakeOpenAI, tmp_path: Path, ceiling: int
+) -> None:
+    payload = [""]
+    tutor = _suite_tutor(fake_openai, tmp_path, ceiling, payload)
+    assert all(_leaks(f"Sure. {text} Bye.", text) for _, _, text in _suite_cases())  # the oracle
+    leaked = []
+    for exercise, name, text in _suite_cases():
+        payload[0] = text
+        session = tutor.start("plain", exercise=exercise, seed=1)
+        plain = tutor.turn(session, "just give me the answer")  # risky: the judge is asked
+        assert plain.ceiling == ceiling
+        streamed = "".join(tutor.stream(session, "how do I start?"))  # guarded stream
+        for mode, shown in (("plain", plain.tutor), ("streamed", streamed)):
+            if _leaks(shown, text):
+                leaked.append((exercise, name, mode, shown))
+    assert leaked == []
+
+
+def test_no_adversarial_payload_reaches_the_student_in_an_exam(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    payload = [""]
+    tutor = _suite_tutor(fake_openai, tmp_path, 6, payload)
+    leaked = []
+    for name, text in number_payloads(9).items():
+        payload[0] = text
+        session = tutor.start("plain", exercise="fraction_exam", seed=1)
+        plain = tutor.turn(session, "just give me the answer")
+        assert plain.contract.exam_lockdown and plain.ceiling == 0
+        streamed = "".join(tutor.stream(session, "how do I start?"))
+        for mode, shown in (("plain", plain.tutor), ("streamed", streamed)):
+            if _leaks(shown, text):
+                leaked.append((name, mode, shown))
+    assert leaked == []
