@@ -147,6 +147,16 @@ _LABEL_BEFORE = re.compile(
 _NEGATIVE_CONTEXT = re.compile(r"(?:^|[=(\[:,]|\b(?:is|be|was|get|equals|of|to|at))\s*$")
 
 
+def _negative_context(text: str, end: int) -> bool:
+    """Whether a "-" at ``end`` is a sign: after "=", "(", "is", the start of the text, ...
+    Reads a bounded window, so many minus signs cost linear time."""
+    window_start = max(0, end - 24)
+    window = text[window_start:end]
+    if window_start == 0 and not window.strip():
+        return True
+    return bool(_NEGATIVE_CONTEXT.search(window.lstrip() if window_start else window))
+
+
 def _decimal_places(literal: str) -> int | None:
     return len(literal.split(".", 1)[1]) if "." in literal else None
 
@@ -177,7 +187,7 @@ def _digit_mentions(text: str) -> list[NumberMention]:
             continue  # "4x", "2nd": a coefficient or an ordinal, not a quantity
         value = Fraction(literal.replace(",", ""))
         decimals = _decimal_places(literal)
-        if start and text[start - 1] in "-−" and _NEGATIVE_CONTEXT.search(text[: start - 1]):
+        if start and text[start - 1] in "-−" and _negative_context(text, start - 1):
             start, value = start - 1, -value
         scale = _SCALE_AFTER.match(text, end)
         if scale and not letters:
@@ -349,7 +359,7 @@ def _word_mentions(text: str) -> list[NumberMention]:
             continue
         if index > 0 and tokens[index - 1].word in ("negative", "minus"):
             previous = tokens[index - 1]
-            before = text[: previous.start].rstrip()
+            before = text[max(0, previous.start - 24) : previous.start].rstrip()
             if previous.word == "negative" or not before or not before[-1].isdigit():
                 value, start = -value, previous.start
         percent = _PERCENT_AFTER.match(text, end)
@@ -972,6 +982,10 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
     """Whether the student's ``message`` commits to the hidden answer (the grader's
     deterministic check and the detector's "no longer hidden" rule share this one reading).
     Lists, ranges and several distinct candidates never count."""
+    from pedrag.runtime.detector import MAX_REPLY_CHARS
+
+    if len(message) > MAX_REPLY_CHARS:
+        return False  # a message that long is not one answer
     message = detection_view(message)[0]
     givens = detection_view("\n".join(part for part in (key.prompt, context) if part))[0]
     return any(

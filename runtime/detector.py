@@ -42,6 +42,8 @@ class FindingKind(StrEnum):
 
     CODE = "code"
     ANSWER = "answer"
+    SIZE = "size"
+    """Past the reply budget: not read at all (a tutor reply has no business being that long)."""
 
 
 RULE_IDS: tuple[str, ...] = (
@@ -53,6 +55,7 @@ RULE_IDS: tuple[str, ...] = (
     "answer-reveal",
     "step-reveal",
     "solution-reveal",
+    "reply-too-long",
 )
 """Every rule id a finding can carry; stable, so audits and judge prompts can refer to them."""
 
@@ -124,6 +127,11 @@ class AnswerKey:
         object.__setattr__(self, "accept", tuple(self.accept))
 
 
+MAX_REPLY_CHARS = 16_000
+"""The reply budget: a longer reply (or stream) is flagged ``reply-too-long`` without being
+read, so a hostile or runaway reply costs constant time and ends in the template. A tutor reply
+is a few hundred words (the actor's ``max_tokens`` is 400)."""
+
 _RUNG = re.compile(r"^\s*[Hh]?([0-7])\s*$")
 NO_CODE_RUNGS = frozenset(range(5))
 """DESIGN, hint ladder: H0-H4 allow no code."""
@@ -167,6 +175,10 @@ class Detector:
         ``student_message``: the student's last message (what it states is no longer hidden).
         ``step_value``: the current step's expected value. ``context``: earlier turns; a target
         found there counts only where the reply states it as a result."""
+        if len(reply) > MAX_REPLY_CHARS:
+            return DetectorVerdict((too_long_finding(reply),))
+        if student_message is not None and len(student_message) > MAX_REPLY_CHARS:
+            student_message = None  # too long to read as one answer: it waives nothing
         # Imported here: the passes import the result types from this module.
         from pedrag.runtime.detect_answer import find_answer_reveals
         from pedrag.runtime.detect_code import find_code
@@ -190,6 +202,17 @@ class Detector:
         )
         findings.sort(key=lambda finding: (finding.start, finding.end, finding.rule_id))
         return DetectorVerdict(tuple(dict.fromkeys(findings)))
+
+
+def too_long_finding(reply: str) -> Finding:
+    """The ``reply-too-long`` finding for a reply past :data:`MAX_REPLY_CHARS`."""
+    return Finding(
+        FindingKind.SIZE,
+        f"the reply is {len(reply):,} characters, over the {MAX_REPLY_CHARS:,}-character budget",
+        0,
+        len(reply),
+        "reply-too-long",
+    )
 
 
 def detect(

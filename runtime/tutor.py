@@ -77,7 +77,7 @@ from pedrag.runtime.state import (
     new_state,
 )
 from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
-from pedrag.runtime.streaming import StreamGuard
+from pedrag.runtime.streaming import MAX_STREAM_SECONDS, StreamGuard
 from pedrag.runtime.text import clean_text
 from pedrag.runtime.theory_set import TheorySet
 
@@ -411,8 +411,14 @@ class Tutor:
         progress.drafts.append(draft)
         upstream = open_stream(prepared.backend, build_request(given))
         started = False  # leading whitespace is held back, as generate() strips it
+        deadline = time.monotonic() + MAX_STREAM_SECONDS
         try:
             for delta in upstream:
+                if time.monotonic() > deadline:
+                    prepared.failures.append(
+                        {"stage": "generator", "error": "the stream ran past its time budget"}
+                    )
+                    break
                 delta = clean_text(delta)
                 if not started:
                     delta = delta.lstrip()
@@ -891,6 +897,7 @@ _RULE_MEANING = {
     "code-over-ceiling": "it showed code although the ceiling allows none",
     "exam-content": "it gave help during an exam",
     "unsupported-citation": "it cited a source that is not among the sources",
+    "reply-too-long": "it was far too long; keep to a few sentences",
 }
 
 

@@ -3,6 +3,8 @@ and an adversarial actor with an adversarial judge on the scripted server."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +210,54 @@ def test_no_adversarial_payload_reaches_the_student_in_an_exam(
             if _leaks(shown, text):
                 leaked.append((name, mode, shown))
     assert leaked == []
+
+
+# -- budgets that end in the template (case 6) -------------------------------------------------
+
+
+class EndlessStream(ActorSays):
+    """The actor's stream never ends: it sends empty deltas (or ``piece``) forever."""
+
+    def __init__(self, piece: str = "") -> None:
+        super().__init__("unused")
+        self.piece = piece
+
+    def stream(self, request: LLMRequest) -> Iterator[str]:
+        if request.role != "actor":
+            yield self.complete(request).text
+            return
+        deadline = time.monotonic() + 20  # the test's own bound, far past the budget below
+        while time.monotonic() < deadline:
+            yield self.piece
+        raise AssertionError("the tutor never cut the stream")
+
+
+def test_a_huge_reply_ends_in_the_template() -> None:
+    huge = "Think about groups of eight. " * 40_000
+    tutor = Tutor(shipped(), ActorSays(huge), CURRICULUM, MemoryStore())
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "how do I start?")
+    assert result.fallback and len(result.tutor) < 1000
+    assert result.audit["drafts"][0]["flagged"]
+    streamed = "".join(tutor.stream(session, "how do I start?"))
+    assert len(streamed) < 1000
+    assert tutor.store.audit_records(session.id)[-1]["stream"]["withheld"] == ["reply-too-long"]
+
+
+def test_a_stream_that_never_ends_is_cut_by_the_time_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("pedrag.runtime.tutor.MAX_STREAM_SECONDS", 0.3)
+    tutor = Tutor(shipped(), EndlessStream(), CURRICULUM, MemoryStore())
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    streamed = "".join(tutor.stream(session, "how do I start?"))
+    result = session.results[-1]
+    assert streamed.strip() and result.fallback
+    assert any("time budget" in item["error"] for item in result.failures)
+
+
+def test_a_stream_that_never_stops_writing_is_cut_by_the_size_budget() -> None:
+    tutor = Tutor(shipped(), EndlessStream("and more "), CURRICULUM, MemoryStore())
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    streamed = "".join(tutor.stream(session, "how do I start?"))
+    assert len(streamed) < 1000 and session.results[-1].fallback

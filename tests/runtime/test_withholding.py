@@ -3,12 +3,23 @@ the spellings an adversarial actor hides the answer in."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedrag.runtime.detect_answer import find_answer_reveals, student_states_answer
-from pedrag.runtime.detector import AnswerKey, CodeMode, code_mode_for_ceiling, detect
+from pedrag.runtime.detector import (
+    MAX_REPLY_CHARS,
+    AnswerKey,
+    CodeMode,
+    Detector,
+    DetectorVerdict,
+    code_mode_for_ceiling,
+    detect,
+)
+from pedrag.runtime.streaming import StreamGuard
 from tests.runtime.reveal_payloads import CODE_PAYLOADS, number_payloads, text_payloads
 
 KEY = AnswerKey("56", accept=("fifty-six",), prompt="What is 7 times 8?")
@@ -143,3 +154,57 @@ def test_random_unicode_noise_in_an_answer_is_still_caught(data: st.DataObject) 
         noisy += char + "".join(data.draw(st.lists(_NOISE, max_size=3)))
     reply = data.draw(st.sampled_from(["It is {}.", "so: {}", "{}!", "The answer is {} indeed."]))
     assert find_answer_reveals(reply.format(noisy), key), ascii(noisy)
+
+
+# -- bounded work (case 6) ----------------------------------------------------------------------
+
+
+def test_a_reply_past_the_budget_is_flagged_without_being_read() -> None:
+    reply = "Think about groups of eight. " * (MAX_REPLY_CHARS // 29 + 1)
+    verdict = detect(reply, answer=KEY)
+    assert verdict.rule_ids == ("reply-too-long",)
+    assert not student_states_answer("56, " * MAX_REPLY_CHARS, KEY)  # nor a huge message
+
+
+class CountingDetector(Detector):
+    """A detector that adds up how many characters it was asked to check."""
+
+    checked = 0
+
+    def check(self, reply: str, **turn: Any) -> DetectorVerdict:
+        CountingDetector.checked += len(reply)
+        return super().check(reply, **turn)
+
+
+def test_the_stream_guard_checks_a_long_reply_in_linear_work() -> None:
+    sentence = "Count the groups of eight and see what you notice about them. "
+    text = sentence * (15_000 // len(sentence))
+    CountingDetector.checked = 0
+    guard = StreamGuard(CountingDetector(CodeMode.LENIENT, KEY), whole_prefix=True)
+    released = "".join(guard.feed(text[i : i + 7]) for i in range(0, len(text), 7))
+    released += guard.finish()
+    assert released == text
+    # Every unit with the whole released prefix would be ~120 times the text; the window and
+    # the doubling whole checks keep it a small multiple.
+    assert CountingDetector.checked < 40 * len(text)
+
+
+def test_a_stream_past_the_budget_stops_with_the_replacement() -> None:
+    guard = StreamGuard(Detector(CodeMode.LENIENT, KEY), whole_prefix=True)
+    out = guard.feed("Let's think. ")
+    out += guard.feed("x" * MAX_REPLY_CHARS)
+    assert guard.stopped and guard.withheld[-1].rule_id == "reply-too-long"
+    assert out.startswith("Let's think. ") and "xxx" not in out
+    assert guard.feed("more text. ") == ""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "%54%68%65%20%61%6E%73%77%65%72%20%69%73%20%35%36",  # url-encoded "The answer is 56"
+        "Look: 54 68 65 20 61 6e 73 77 65 72 20 69 73 20 35 36",  # hex bytes of the same
+        "Look: 5468652061 6e73776572 2069732035 36",
+    ],
+)
+def test_url_and_hex_runs_are_still_decoded(reply: str) -> None:
+    assert "encoded-payload" in detect(reply, answer=KEY).rule_ids
