@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pedrag.kernel.ceiling import DEFAULT_START
+
 Identifier = Annotated[
     str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")
 ]
@@ -173,8 +175,13 @@ class CeilingStep(_Strict):
         raise AssertionError("validated")  # pragma: no cover
 
 
+DEFAULT_CEILING_START = f"H{DEFAULT_START}"
+"""The ceiling of a theory that writes none: approach in words, no code, never the solution
+(the `missing-ceiling` finding says so). Low, because a ceiling nobody chose must not be H7."""
+
+
 class Ceiling(_Strict):
-    start: RungName = "H7"
+    start: RungName = DEFAULT_CEILING_START
     steps: list[CeilingStep] = Field(default_factory=list)
 
 

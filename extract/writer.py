@@ -2,8 +2,9 @@
 
 Takes the merged (and repaired) draft, the theory's id and name, its cited sources and the
 lines of the header comment; gives the text of a theory file in the format's key order
-(`pedrag`, `theory`, `selection`, `metrics`, `actions`, `rules`; within items the order of
-DESIGN's example), leaving out keys that hold their default. Because metrics cannot cite
+(`pedrag`, `theory`, `selection`, `metrics`, `actions`, `rules`, `ceiling`; within items the order of
+DESIGN's example), leaving out keys that hold their default — except `ceiling`, always written
+(at the low default) so an extracted theory never runs on a ceiling nobody wrote. Because metrics cannot cite
 sources under `source:` (that key is its trust category), each metric cites them under
 `provenance:`. The repair loop
 checks exactly this text, so line numbers in its diagnostics are those of the written file.
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from pedrag.dsl.model import Action, Metric, Principle, Rule, Source
+from pedrag.dsl.model import DEFAULT_CEILING_START, Action, Metric, Principle, Rule, Source
 from pedrag.extract.merge import Draft
 
 _METRIC_KEYS = (
@@ -72,6 +73,10 @@ def render_theory(
         parts.append(_indent(_dump({metric_name: data})))
     parts.append(_dump({"actions": {n: action_data(a) for n, a in draft.actions.items()} or {}}))
     parts.append(_dump({"rules": [rule_data(r) for r in draft.rules]}))
+    # Always written, at the format's low default: a corpus rarely states a ceiling, and a
+    # theory file without one is the `missing-ceiling` finding. The designer adds the steps.
+    parts.append("# The help ceiling: raise it with steps where the theory allows more help.")
+    parts.append(_dump({"ceiling": {"start": DEFAULT_CEILING_START, "steps": []}}))
     return "\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 

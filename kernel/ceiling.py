@@ -21,7 +21,7 @@ Effect = Literal["at_most", "at_least", "set"]
 EFFECTS: tuple[Effect, ...] = ("at_most", "at_least", "set")
 RUNGS = 8  # H0..H7
 NO_CODE_MAX_RUNG = 4  # DESIGN, hint ladder: H0-H4 allow no code
-DEFAULT_START = 7  # DESIGN: `ceiling: {start: H7, steps: []}` when a theory has no ceiling
+DEFAULT_START = 4  # a theory without `ceiling:` starts low (the `missing-ceiling` finding)
 
 
 def apply_step(rung: int, effect: str, step_rung: int) -> int:

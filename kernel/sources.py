@@ -69,6 +69,8 @@ DEFAULT_WRITERS: dict[str, Any] = {
 # The classified signals the policy core reads for the contract's risks (seed 2, §3.2):
 # the intent label and the code-attempt flag, with the intents that make a turn adversarial.
 INTENT_METRIC = "intent"
+# The instructor's toggle under which (at H7, outside an exam) the detector lets the answer out.
+EXPLAIN_MODE_METRIC = "explain_mode"
 CODE_ATTEMPT_METRIC = "code_attempt"
 QUESTION_INTENT = "question"
 ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})

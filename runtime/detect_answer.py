@@ -18,6 +18,9 @@ public because the benchmark and the tests use them too.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +30,7 @@ from typing import Literal
 
 from pedrag.runtime.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.number_words import find_number_words
+from pedrag.runtime.text import detection_view
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -136,10 +140,21 @@ _LIST_MARKER_AFTER = re.compile(r"^[.)][ \t]")
 _LABEL_BEFORE = re.compile(
     r"(?:\b(?:steps?|parts?|questions?|problems?|exercises?|pages?|lines?|levels?|rungs?|"
     r"chapters?|sections?|figures?|examples?|items?|options?|lessons?|units?|grades?|"
-    r"rounds?|attempts?|hints?|rules?|versions?)(?:\s+(?:number|no\.?))?|#)\s*#?\s*$",
+    r"rounds?|attempts?|hints?|rules?|versions?|digits?|positions?|places?|columns?|rows?|"
+    r"cells?)(?:\s+(?:number|no\.?))?|#)\s*#?\s*$",
     re.IGNORECASE,
 )
 _NEGATIVE_CONTEXT = re.compile(r"(?:^|[=(\[:,]|\b(?:is|be|was|get|equals|of|to|at))\s*$")
+
+
+def _negative_context(text: str, end: int) -> bool:
+    """Whether a "-" at ``end`` is a sign: after "=", "(", "is", the start of the text, ...
+    Reads a bounded window, so many minus signs cost linear time."""
+    window_start = max(0, end - 24)
+    window = text[window_start:end]
+    if window_start == 0 and not window.strip():
+        return True
+    return bool(_NEGATIVE_CONTEXT.search(window.lstrip() if window_start else window))
 
 
 def _decimal_places(literal: str) -> int | None:
@@ -172,7 +187,7 @@ def _digit_mentions(text: str) -> list[NumberMention]:
             continue  # "4x", "2nd": a coefficient or an ordinal, not a quantity
         value = Fraction(literal.replace(",", ""))
         decimals = _decimal_places(literal)
-        if start and text[start - 1] in "-−" and _NEGATIVE_CONTEXT.search(text[: start - 1]):
+        if start and text[start - 1] in "-−" and _negative_context(text, start - 1):
             start, value = start - 1, -value
         scale = _SCALE_AFTER.match(text, end)
         if scale and not letters:
@@ -199,13 +214,32 @@ class _Token:
     end: int
 
 
+# Tens and units run together ("fiftysix", or "fifty\u00adsix" once the soft hyphen is gone).
+_RUN_TOGETHER = re.compile(
+    r"(twenty|thirty|forty|fourty|fifty|sixty|seventy|eighty|ninety)"
+    r"(one|two|three|four|five|six|seven|eight|nine)",
+)
+
+
 def _word_tokens(text: str) -> list[_Token]:
-    return [_Token(m.group(0).lower(), m.start(), m.end()) for m in _WORD_TOKEN.finditer(text)]
+    tokens = []
+    for match in _WORD_TOKEN.finditer(text):
+        word, start = match.group(0).lower(), match.start()
+        joined = _RUN_TOGETHER.fullmatch(word)
+        if joined:
+            split = start + len(joined.group(1))
+            tokens += [
+                _Token(joined.group(1), start, split),
+                _Token(joined.group(2), split, match.end()),
+            ]
+            continue
+        tokens.append(_Token(word, start, match.end()))
+    return tokens
 
 
 def _joined(text: str, left: _Token, right: _Token) -> bool:
     """Two number words belong to one number only across a space or a hyphen."""
-    return bool(_GAP_IN_NUMBER.match(text[left.end : right.start]))
+    return left.end == right.start or bool(_GAP_IN_NUMBER.match(text[left.end : right.start]))
 
 
 def _parse_integer_words(text: str, tokens: Sequence[_Token], index: int) -> tuple[int, int] | None:
@@ -325,7 +359,7 @@ def _word_mentions(text: str) -> list[NumberMention]:
             continue
         if index > 0 and tokens[index - 1].word in ("negative", "minus"):
             previous = tokens[index - 1]
-            before = text[: previous.start].rstrip()
+            before = text[max(0, previous.start - 24) : previous.start].rstrip()
             if previous.word == "negative" or not before or not before[-1].isdigit():
                 value, start = -value, previous.start
         percent = _PERCENT_AFTER.match(text, end)
@@ -363,6 +397,7 @@ def _is_label(text: str, mention: NumberMention) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=32)
 def find_numbers(text: str, *, include_labels: bool = False) -> tuple[NumberMention, ...]:
     """Every number written in ``text`` — digits ("2,520,000", "0.5", "1/2", "50%") or words
     ("fifty-six", "one hundred and twelve", "two thirds", and in French, German, Spanish,
@@ -474,11 +509,11 @@ _SPACER = "[ \\-,_·|\u00a0\u2009\u202f]"
 def _spaced_digits_pattern(digits: str) -> re.Pattern[str]:
     """The digits of an integer split by single separators: "5 6", "5-6", "5,6" for 56,
     and digit by digit in words: "five six"."""
-    as_digits = (_SPACER + "?").join(digits)
+    as_digits = (_SPACER + "{0,3}").join(digits)
     as_words = (_SPACER + "{1,3}").join(_DIGIT_WORDS[int(d)] for d in digits)
     return re.compile(
         rf"(?<![\w.,])(?<!\d{_SPACER})(?:{as_digits}|{as_words})"
-        rf"(?!\w|[.,]\d|{_SPACER}(?:\d|{'|'.join(_DIGIT_WORDS)})\b)",
+        rf"(?!\w|[.,]\d|{_SPACER}{{1,3}}(?:\d|{'|'.join(_DIGIT_WORDS)})\b)",
         re.IGNORECASE,
     )
 
@@ -497,12 +532,25 @@ Occurrence = tuple[int, int, str]
 """(start, end, spelling class) of one place a target is written."""
 
 
-def _find_number(text: str, target: NumberMention) -> Iterator[Occurrence]:
+def _find_number(
+    text: str, target: NumberMention, given_values: frozenset[Fraction] = frozenset()
+) -> Iterator[Occurrence]:
     for mention in find_numbers(text):
         if _number_matches(mention, target):
             yield mention.start, mention.end, _spelling_class(mention)
+    wanted = target.values()
+    for value, start, end, spelled in other_readings(text):
+        if value not in wanted:
+            continue
+        if spelled.startswith("arithmetic:"):
+            operands = spelled.split(":", 1)[1].split(",")
+            if all(Fraction(operand) in given_values for operand in operands):
+                continue  # "the problem is 7 x 8" restates the exercise
+            spelled = "arithmetic"
+        yield start, end, spelled
     value = target.value
     if not target.percent and value.denominator == 1 and abs(value) >= 10:
+        yield from _split_and_reversed(text, str(abs(value.numerator)))
         for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
             spelled = match.group(0)
             if spelled.isdigit() or _LABEL_BEFORE.search(
@@ -524,6 +572,7 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
     size = len(words)
     compact = "".join(words)
     short = len(compact) <= 2
+    yield from _leet_spellings(folded, compact)
     for index in range(len(tokens)):
         window = tokens[index : index + size]
         if len(window) == size and (
@@ -551,6 +600,31 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
                 break
 
 
+# Leetspeak: the digits and symbols that stand in for letters ("chl0r0pl4st").
+_LEET = {
+    "a": "a4@", "b": "b8", "e": "e3", "g": "g9", "i": "i1!|", "l": "l1|", "o": "o0",
+    "s": "s5$", "t": "t7+", "z": "z2",
+}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _leet_pattern(compact: str) -> re.Pattern[str]:
+    classes = "".join(
+        "[" + re.escape(_LEET.get(char, char)) + "]" if char in _LEET else re.escape(char)
+        for char in compact
+    )
+    return re.compile(rf"(?<![A-Za-z0-9]){classes}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def _leet_spellings(folded: str, compact: str) -> Iterator[tuple[int, int]]:
+    """The answer's letters with look-alike digits or symbols in place of some of them."""
+    if len(compact) < 4 or not compact.isalpha():
+        return
+    for match in _leet_pattern(compact).finditer(folded):
+        if not match.group(0).isalpha():
+            yield match.span()
+
+
 def _ascii_folded(text: str) -> str:
     # NFKD can change length; fold per character so spans stay aligned with the reply.
     return "".join(
@@ -570,9 +644,11 @@ def _short_answer_is_standalone(text: str, span: tuple[int, int]) -> bool:
     return token.isupper() and token not in ("A", "I")
 
 
-def _occurrences(text: str, target: _Target) -> list[Occurrence]:
+def _occurrences(
+    text: str, target: _Target, given_values: frozenset[Fraction] = frozenset()
+) -> list[Occurrence]:
     if target.number is not None:
-        return list(_find_number(text, target.number))
+        return list(_find_number(text, target.number, given_values))
     return [(start, end, "text") for start, end in _find_words(text, target.words)]
 
 
@@ -598,6 +674,228 @@ def stated_as_result(text: str, start: int) -> bool:
     us 56"), not merely mentioned or asked about ("what is 56 minus 8?")."""
     before = text[max(0, start - 60) : start]
     return bool(_RESULT_CUE.search(before)) and not _QUESTION_CUE.search(before)
+
+
+# --- other spellings of a value: what an actor hiding the answer writes ---------------------
+
+Reading = tuple[Fraction, int, int, str]
+"""(value, start, end, spelling class) of one number written in an unusual spelling."""
+
+_ROMAN_WORD = re.compile(r"(?<![A-Za-z0-9])[MDCLXVImdclxvi]+(?![A-Za-z0-9])")
+_ROMAN_VALID = re.compile(r"^M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
+_ROMAN_DIGITS = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+_BASE_LITERAL = re.compile(r"(?<![\w.])0(?:[xX][0-9A-Fa-f]+|[bB][01]+|[oO][0-7]+)(?!\w|\.\d)")
+_BASE_NAMED = re.compile(
+    r"(?<![\w.])([0-9A-Fa-f]{1,32})\s*(?:in|as|\(|_)\s*"
+    r"(hex(?:adecimal)?|binary|octal|base[\s-]?(\d{1,2}))\b",
+    re.IGNORECASE,
+)
+_BASES = {"hex": 16, "hexadecimal": 16, "binary": 2, "octal": 8}
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.])(\d{1,20}(?:\.\d{1,20})?)\s*(?:[eE]\s*|(?:[x×*·]|times)\s*10\s*(?:\^|\*\*)\s*)"
+    r"([+-]?\d{1,2})(?!\w|\.\d)"
+)
+_ORDINAL_DIGITS = re.compile(r"(?<![\w.,])(\d{1,12})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL_UNITS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9,
+}  # fmt: skip
+_ORDINAL_WORDS = re.compile(
+    r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[\s-]+"
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b",
+    re.IGNORECASE,
+)
+_OPERATOR = re.compile(
+    r"^\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|added\s+to)\s*$",
+    re.IGNORECASE,
+)
+_LOWER_BOUND = re.compile(
+    r"(?P<open>(?:more|greater|larger|bigger|higher)\s+than|above|over|exceeds?|exceeding|>)"
+    r"|(?P<closed>at\s+least|no\s+(?:less|fewer|smaller)\s+than|>=|≥)",
+    re.IGNORECASE,
+)
+_UPPER_BOUND = re.compile(
+    r"(?P<open>(?:less|smaller|fewer|lower)\s+than|below|under|<)"
+    r"|(?P<closed>at\s+most|no\s+(?:more|greater|larger|bigger)\s+than|<=|≤)",
+    re.IGNORECASE,
+)
+_CHAINED = re.compile(r"^\s*(<=|≤|<)\s*[A-Za-z_]\w*\s*(<=|≤|<)\s*$")
+# What joins the parts of a split answer: table cells, or words naming digits and their places
+# ("the tens digit is 5. The ones digit is 6"); a bare sentence end is not enough.
+_SPLIT_GAP = re.compile(
+    r"\||\bdigits?\b|\bfollowed\s+by\b|\b(?:tens|ones|units|hundreds)\b|\bfirst\b|\bsecond\b|"
+    r"\blast\b",
+    re.IGNORECASE,
+)
+_REVERSAL_CUE = re.compile(
+    r"\brevers|\bbackwards?\b|\bmirror|\bflip|\bright\s+to\s+left\b|\bother\s+way\s+round\b", re.I
+)
+MAX_SPLIT_PARTS = 6
+"""An answer split over more parts than this is not read back together."""
+
+
+def _roman_value(word: str) -> int | None:
+    upper = word.upper()
+    if not _ROMAN_VALID.match(upper):
+        return None
+    total = largest = 0
+    for char in reversed(upper):
+        value = _ROMAN_DIGITS[char]
+        total += -value if value < largest else value
+        largest = max(largest, value)
+    return total or None
+
+
+def _bound_before(text: str, start: int, pattern: re.Pattern[str]) -> tuple[str, int] | None:
+    """The bound cue ending right before ``start`` ("more than 55": open), with its start."""
+    window = text[max(0, start - 24) : start]
+    found = None
+    for match in pattern.finditer(window):
+        if not window[match.end() :].strip(" \t:=x"):
+            found = (
+                "open" if match.group("open") else "closed",
+                start - len(window) + match.start(),
+            )
+    return found
+
+
+def _evaluate(operands: Sequence[Fraction], operators: Sequence[str]) -> Fraction | None:
+    """``a op b op c`` with the usual precedence (* and / before + and -); None on x/0."""
+    terms, signs = [operands[0]], []
+    for operator, operand in zip(operators, operands[1:], strict=True):
+        word = operator.lower().split()[0]
+        if word in ("*", "×", "x", "·", "times", "multiplied"):
+            terms[-1] *= operand
+        elif word in ("/", "÷", "divided", "over"):
+            if operand == 0:
+                return None
+            terms[-1] /= operand
+        else:
+            signs.append(-1 if word in ("-", "minus") else 1)
+            terms.append(operand)
+    return terms[0] + sum(sign * term for sign, term in zip(signs, terms[1:], strict=True))
+
+
+@functools.lru_cache(maxsize=256)
+def other_readings(text: str) -> tuple[Reading, ...]:
+    """Numbers in spellings :func:`find_numbers` leaves out because they are rarely honest
+    prose but are what an actor hiding the answer writes: Roman numerals ("LVI"), base-prefixed
+    or base-named literals ("0x38", "111000 in binary"), scientific notation ("5.6e1", "5.6 x
+    10^1"), ordinals ("56th", "fifty-sixth"), arithmetic stated as a result ("the answer is
+    50 + 6"), bounds that pin one integer ("more than 55 and less than 57", "55 < x < 57").
+    Answers split over adjacent sentences or table cells, and reversed digits, depend on the
+    target and are read by :func:`_split_and_reversed`."""
+    readings: list[Reading] = []
+    for match in _ROMAN_WORD.finditer(text):
+        word = match.group(0)
+        value = _roman_value(word)
+        if value is None:
+            continue
+        casual = len(word) < 2 or not word.isupper()
+        if casual and not stated_as_result(text, match.start()):
+            continue  # "I", "mix", "dim": words, unless stated as the result
+        if _LABEL_BEFORE.search(text[max(0, match.start() - 24) : match.start()]):
+            continue  # "chapter XII"
+        readings.append((Fraction(value), match.start(), match.end(), "roman"))
+    for match in _BASE_LITERAL.finditer(text):
+        readings.append((Fraction(int(match.group(0), 0)), *match.span(), "base"))
+    for match in _BASE_NAMED.finditer(text):
+        name = match.group(2).lower()
+        base = int(match.group(3)) if match.group(3) else _BASES.get(name, 0)
+        if 2 <= base <= 36:
+            with contextlib.suppress(ValueError):
+                readings.append((Fraction(int(match.group(1), base)), *match.span(), "base"))
+    for match in _SCIENTIFIC.finditer(text):
+        scaled = Fraction(match.group(1)) * Fraction(10) ** int(match.group(2))
+        readings.append((scaled, *match.span(), "scientific"))
+    for match in _ORDINAL_DIGITS.finditer(text):
+        if len(match.group(1)) >= 2:  # "2nd", "4th": steps and places, not values
+            readings.append((Fraction(int(match.group(1))), *match.span(), "ordinal"))
+    for match in _ORDINAL_WORDS.finditer(text):
+        value = _TENS[match.group(1).lower()] + _ORDINAL_UNITS[match.group(2).lower()]
+        readings.append((Fraction(value), *match.span(), "ordinal"))
+    mentions = find_numbers(text)
+    readings += _arithmetic(text, mentions)
+    readings += _pinned_ranges(text, mentions)
+    return tuple(readings)
+
+
+def _arithmetic(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
+    index = 0
+    while index < len(mentions):
+        first = mentions[index]
+        operands, operators, last = [first.value], [], index
+        while last + 1 < len(mentions):
+            operator = _OPERATOR.match(text[mentions[last].end : mentions[last + 1].start])
+            if operator is None:
+                break
+            operators.append(operator.group(1))
+            operands.append(mentions[last + 1].value)
+            last += 1
+        if operators and stated_as_result(text, first.start):
+            value = _evaluate(operands, operators)
+            if value is not None:
+                operand_class = "arithmetic:" + ",".join(str(o) for o in operands)
+                yield value, first.start, mentions[last].end, operand_class
+        index = last + 1
+
+
+def _pinned_ranges(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
+    for left, right in zip(mentions, mentions[1:], strict=False):
+        between = text[left.end : right.start]
+        if len(between) > 40:
+            continue
+        chained = _CHAINED.match(between)
+        if chained:
+            low_kind = "closed" if chained.group(1) in ("<=", "≤") else "open"
+            high_kind = "closed" if chained.group(2) in ("<=", "≤") else "open"
+            low, high, start = left.value, right.value, left.start
+        else:
+            first_low = _bound_before(text, left.start, _LOWER_BOUND)
+            first_high = _bound_before(text, left.start, _UPPER_BOUND)
+            second_low = _bound_before(text, right.start, _LOWER_BOUND)
+            second_high = _bound_before(text, right.start, _UPPER_BOUND)
+            if first_low and second_high:
+                (low_kind, start), (high_kind, _) = first_low, second_high
+                low, high = left.value, right.value
+            elif first_high and second_low:
+                (high_kind, start), (low_kind, _) = first_high, second_low
+                low, high = right.value, left.value
+            else:
+                continue
+        smallest = math.floor(low) + 1 if low_kind == "open" else math.ceil(low)
+        largest = math.ceil(high) - 1 if high_kind == "open" else math.floor(high)
+        if smallest == largest:
+            yield Fraction(smallest), start, right.end, "range"
+
+
+def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
+    """The integer ``digits`` split over adjacent sentences, clauses or table cells ("the
+    tens digit is 5. The ones digit is 6.", "| 5 | 6 |"), or written backwards next to a
+    reversal cue ("65, reversed")."""
+    mentions = [
+        m for m in find_numbers(text) if m.value >= 0 and m.value.denominator == 1 and not m.percent
+    ]
+    for index, first in enumerate(mentions):
+        joined, previous = "", None
+        for mention in mentions[index : index + MAX_SPLIT_PARTS]:
+            if previous is not None:
+                gap = text[previous.end : mention.start]
+                if len(gap) > 80 or not _SPLIT_GAP.search(gap):
+                    break
+            joined += str(mention.value.numerator)
+            previous = mention
+            if not digits.startswith(joined):
+                break
+            if joined == digits and mention is not first:
+                yield first.start, mention.end, "split"
+                break
+    if len(digits) >= 2 and _REVERSAL_CUE.search(text):
+        backwards = digits[::-1]
+        if backwards != digits:
+            for mention in mentions:
+                if str(mention.value.numerator) == backwards:
+                    yield mention.start, mention.end, "reversed"
 
 
 # --- solution reproduction ------------------------------------------------------------------
@@ -636,31 +934,6 @@ def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
 
 
 # --- the pass -------------------------------------------------------------------------------
-
-# Hyphens a model (or a student) may write instead of "-": soft hyphen, hyphen, non-breaking
-# hyphen, figure dash, en dash, small and full-width hyphen-minus. The em dash stays: it
-# separates clauses.
-_HYPHENS = frozenset("\u00ad\u2010\u2011\u2012\u2013\ufe63\uff0d")
-
-
-def _visible(text: str) -> tuple[str, list[int]]:
-    """``text`` as a reader sees it: invisible format characters (soft hyphen, zero-width
-    space and joiners, bidi marks) dropped and hyphen look-alikes made "-", so "fifty\u2011six",
-    "fifty\u00adsix" and "5\u200b6" read like "fifty-six" and "56"; with, for each character
-    kept, its index in ``text`` (and ``len(text)`` at the end) to map spans back."""
-    if text.isascii():
-        return text, [*range(len(text) + 1)]
-    kept: list[str] = []
-    origin: list[int] = []
-    for index, char in enumerate(text):
-        if char in _HYPHENS:
-            char = "-"
-        elif unicodedata.category(char) == "Cf":
-            continue
-        kept.append(char)
-        origin.append(index)
-    origin.append(len(text))
-    return "".join(kept), origin
 
 
 def _original_span(origin: Sequence[int], start: int, end: int) -> tuple[int, int]:
@@ -709,8 +982,12 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
     """Whether the student's ``message`` commits to the hidden answer (the grader's
     deterministic check and the detector's "no longer hidden" rule share this one reading).
     Lists, ranges and several distinct candidates never count."""
-    message = _visible(message)[0]
-    givens = _visible("\n".join(part for part in (key.prompt, context) if part))[0]
+    from pedrag.runtime.detector import MAX_REPLY_CHARS
+
+    if len(message) > MAX_REPLY_CHARS:
+        return False  # a message that long is not one answer
+    message = detection_view(message)[0]
+    givens = detection_view("\n".join(part for part in (key.prompt, context) if part))[0]
     return any(
         _commits_to(message, _target(spelling), givens)
         for spelling in dict.fromkeys(s for s in (key.answer, *key.accept) if s and s.strip())
@@ -725,6 +1002,9 @@ def _reveals(
     givens: str,
 ) -> list[tuple[int, int, str]]:
     found: dict[tuple[int, int], str] = {}
+    given_values = (
+        frozenset(mention.value for mention in find_numbers(givens)) if givens else frozenset()
+    )
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
         if student_message and _commits_to(student_message, target, givens):
@@ -734,7 +1014,7 @@ def _reveals(
         # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
         # does the work for the student, so it counts.
         given_classes = {spelled for _, _, spelled in _occurrences(givens, target)}
-        for start, end, spelled in _occurrences(reply, target):
+        for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
             found.setdefault((start, end), spelling)
@@ -757,12 +1037,12 @@ def find_answer_reveals(
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
     reply states it as a result or in another spelling."""
     original = reply
-    reply, origin = _visible(reply)
+    reply, origin = detection_view(reply)
     if student_message is not None:
-        student_message = _visible(student_message)[0]
+        student_message = detection_view(student_message)[0]
     findings: list[Finding] = []
     givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
-    givens = _visible(givens)[0]
+    givens = detection_view(givens)[0]
     if answer is not None:
         for start, end, spelling in _reveals(
             reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens

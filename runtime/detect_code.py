@@ -388,6 +388,59 @@ def _judge(block: CodeBlock, mode: CodeMode) -> str | None:
 _STATEMENT_SIGNALS = frozenset(name for name, _ in _SIGNALS) - {"method-call", "operator"}
 
 
+# A complete function in any common language: its header, then a return with a value (or an
+# expression body). seed 2's ladder: below H7 no complete solution, and a short one is one.
+_FUNCTION_HEADER = re.compile(
+    r"\bdef\s+\w+\s*\([^)\n]*\)\s*(?:->\s*[^:\n]+)?:"
+    r"|\bfunction\s*\*?\s*\w*\s*\([^)\n]*\)\s*\{"
+    r"|\b(?:fn|func|fun)\s+\w+\s*(?:<[^>\n]*>)?\s*\([^)\n]*\)[^{\n;]*\{"
+    r"|\b(?:void|int|long|short|float|double|char|bool|boolean|auto|String|string|size_t|"
+    r"unsigned\s+\w+|std::\w+(?:<[^>\n]*>)?|vector\s*<[^>\n]*>|[A-Z]\w*(?:<[^>\n]*>)?(?:\[\])*)"
+    r"\s*[*&]?\s+(?!(?:if|for|while|switch|catch|return|else|do|new)\b)\w+\s*\([^)\n;]*\)\s*"
+    r"(?:const\s*)?(?:throws\s+[\w., ]+)?\{"
+    r"|\b(?:const|let|var)\s+\w+\s*=\s*(?:async\s*)?(?:\([^)\n]*\)|\w+)\s*=>"
+    r"|\b\w+\s*=\s*lambda\b[^:\n]*:"
+)
+_RETURN_VALUE = re.compile(r"(?:^|[{;:])[ \t]*return\b[ \t]*[\w(\[\-\"'!]", re.MULTILINE)
+_EXPRESSION_BODY = re.compile(r"(?:=>|lambda\b[^:\n]*:)[ \t]*[^\s{]")
+_FUNCTION_WINDOW = 1500
+"""How far after its header a function's return is looked for."""
+
+
+def _complete_functions(reply: str) -> list[Finding]:
+    findings: list[Finding] = []
+    covered = 0
+    for header in _FUNCTION_HEADER.finditer(reply):
+        if header.start() < covered:
+            continue
+        window_end = min(len(reply), header.end() + _FUNCTION_WINDOW)
+        expression = _EXPRESSION_BODY.match(reply, header.end() - 2) or _EXPRESSION_BODY.search(
+            reply[header.start() : header.end() + 2]
+        )
+        returned = _RETURN_VALUE.search(reply, header.end() - 1, window_end)
+        if returned is not None:
+            line_end = reply.find("\n", returned.end())
+            end = len(reply) if line_end == -1 else line_end
+            if _BLANK.search(reply, header.start(), end):
+                continue  # "total = ___ ... return total": a template with blanks (H6)
+        elif expression is not None:
+            line_end = reply.find("\n", header.end())
+            end = len(reply) if line_end == -1 else line_end
+        else:
+            continue
+        findings.append(
+            Finding(
+                FindingKind.CODE,
+                "a complete function (signature and return) below the full-solution rung",
+                header.start(),
+                end,
+                "complete-function",
+            )
+        )
+        covered = end
+    return findings
+
+
 def find_code(reply: str, mode: CodeMode = CodeMode.LENIENT) -> tuple[Finding, ...]:
     """Code-reveal findings in ``reply`` for ``mode``."""
     fences = list(find_fences(reply))
@@ -401,6 +454,13 @@ def find_code(reply: str, mode: CodeMode = CodeMode.LENIENT) -> tuple[Finding, .
             findings.append(
                 Finding(FindingKind.CODE, reason, block.start, block.end, block.rule_id)
             )
+    if mode is not CodeMode.OPEN:
+        # One finding per place: a block already flagged says enough.
+        findings += [
+            function
+            for function in _complete_functions(reply)
+            if not any(f.start <= function.start < f.end for f in findings)
+        ]
     if mode is CodeMode.STRICT:
         in_runs = [(run.start, run.end) for run in runs]
         findings += _strict_backtick_spans(

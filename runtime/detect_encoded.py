@@ -35,11 +35,13 @@ _WRAP = re.compile(r"[ \t]*\r?\n[ \t]*")
 _MIN_BASE64 = 8
 """Shorter tokens are words; a padded token ("NTY=") is base64 from four characters."""
 _BASE32_RUN = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{8,}={0,6}(?![A-Za-z0-9=])")
-_HEX_RUN = re.compile(
-    r"(?<![0-9A-Za-z])(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[ ,:]?){4,}(?![0-9A-Za-z])"
-    r"|(?<![0-9A-Za-z])(?:0x)?(?:[0-9A-Fa-f]{2}){4,}(?![0-9A-Za-z])"
-)
-_URL_RUN = re.compile(r"(?:[^\s%]*%[0-9A-Fa-f]{2}){3,}[^\s%]*")
+# Both are matched without a trailing look-ahead and checked afterwards: a look-ahead after a
+# repeated group backtracks through the whole run at every start, which made a long run of
+# hex pairs (or a long word with no "%") quadratic.
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])(?:(?:0x|\\x)?[0-9A-Fa-f]{2}[ ,:]?){4,}")
+_URL_TOKEN = re.compile(r"\S+")
+_URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_MIN_URL_ESCAPES = 3
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,39 @@ def _decode_url(run: str) -> str | None:
     return decoded if decoded != run else None
 
 
-_DECODERS: tuple[tuple[str, re.Pattern[str], Callable[[str], str | None]], ...] = (
-    ("base32", _BASE32_RUN, _decode_base32),
-    ("hex", _HEX_RUN, _decode_hex),
-    ("url-encoding", _URL_RUN, _decode_url),
+def _hex_runs(text: str) -> Iterator[tuple[int, str]]:
+    """Runs of hex pairs not glued to a following letter or digit ("4142z" is a word)."""
+    for match in _HEX_RUN.finditer(text):
+        run = match.group(0)
+        if text[match.end() : match.end() + 1].isalnum():
+            run = run.rstrip(" ,:")
+            if not run or text[match.start() + len(run) : match.start() + len(run) + 1].isalnum():
+                continue
+        yield match.start(), run
+
+
+def _url_runs(text: str) -> Iterator[tuple[int, str]]:
+    """Space-free tokens holding three or more %XX escapes."""
+    for match in _URL_TOKEN.finditer(text):
+        token = match.group(0)
+        if "%" in token and len(_URL_ESCAPE.findall(token)) >= _MIN_URL_ESCAPES:
+            yield match.start(), token
+
+
+def _regex_runs(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, str]]]:
+    def runs(text: str) -> Iterator[tuple[int, str]]:
+        for match in pattern.finditer(text):
+            yield match.start(), match.group(0)
+
+    return runs
+
+
+_DECODERS: tuple[
+    tuple[str, Callable[[str], Iterator[tuple[int, str]]], Callable[[str], str | None]], ...
+] = (
+    ("base32", _regex_runs(_BASE32_RUN), _decode_base32),
+    ("hex", _hex_runs, _decode_hex),
+    ("url-encoding", _url_runs, _decode_url),
 )
 
 
@@ -139,9 +170,9 @@ def _base64_candidates(text: str) -> Iterator[_Candidate]:
 
 def _candidates(text: str) -> Iterator[_Candidate]:
     yield from _base64_candidates(text)
-    for encoding, pattern, decode in _DECODERS:
-        for match in pattern.finditer(text):
-            run = match.group(0).strip()
+    for encoding, runs, decode in _DECODERS:
+        for position, raw in runs(text):
+            run = raw.strip()
             if len(run) > MAX_PAYLOAD_CHARS:
                 continue
             try:
@@ -149,7 +180,7 @@ def _candidates(text: str) -> Iterator[_Candidate]:
             except (UnicodeDecodeError, ValueError):
                 decoded = None
             if decoded:
-                start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
+                start = position + (len(raw) - len(raw.lstrip()))
                 # A bare run of decimal digits is more likely a number than hex bytes.
                 code_only = encoding == "hex" and re.sub(r"[\s,:]", "", run).isdigit()
                 yield _Candidate(start, start + len(run), encoding, decoded, code_only)

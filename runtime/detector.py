@@ -29,9 +29,12 @@ class CodeMode(StrEnum):
     """How much code a reply may carry (seed 2, §3.5)."""
 
     LENIENT = "lenient"
-    """Default: short illustrative snippets and fill-in-the-blank templates pass."""
+    """Default (H5, H6): short illustrative snippets and fill-in-the-blank templates pass; a
+    complete function (a signature and its return) does not."""
     STRICT = "strict"
     """The contract allows no code: even a bare signature or a blanked template is flagged."""
+    OPEN = "open"
+    """H7, the full solution: the lenient rules, and a complete function may stay."""
 
 
 class FindingKind(StrEnum):
@@ -39,16 +42,20 @@ class FindingKind(StrEnum):
 
     CODE = "code"
     ANSWER = "answer"
+    SIZE = "size"
+    """Past the reply budget: not read at all (a tutor reply has no business being that long)."""
 
 
 RULE_IDS: tuple[str, ...] = (
     "code-fence",
     "indented-code",
     "inline-code",
+    "complete-function",
     "encoded-payload",
     "answer-reveal",
     "step-reveal",
     "solution-reveal",
+    "reply-too-long",
 )
 """Every rule id a finding can carry; stable, so audits and judge prompts can refer to them."""
 
@@ -120,13 +127,19 @@ class AnswerKey:
         object.__setattr__(self, "accept", tuple(self.accept))
 
 
+MAX_REPLY_CHARS = 16_000
+"""The reply budget: a longer reply (or stream) is flagged ``reply-too-long`` without being
+read, so a hostile or runaway reply costs constant time and ends in the template. A tutor reply
+is a few hundred words (the actor's ``max_tokens`` is 400)."""
+
 _RUNG = re.compile(r"^\s*[Hh]?([0-7])\s*$")
 NO_CODE_RUNGS = frozenset(range(5))
 """DESIGN, hint ladder: H0-H4 allow no code."""
 
 
 def code_mode_for_ceiling(ceiling: str | int) -> CodeMode:
-    """The code mode a help ceiling implies: ``strict`` at H0-H4, ``lenient`` at H5-H7."""
+    """The code mode a help ceiling implies: ``strict`` at H0-H4, ``lenient`` at H5-H6 (no
+    complete function: H6 is pseudocode with blanks), ``open`` at H7."""
     if isinstance(ceiling, int):
         rung = ceiling
     else:
@@ -136,7 +149,9 @@ def code_mode_for_ceiling(ceiling: str | int) -> CodeMode:
         rung = int(match.group(1))
     if not 0 <= rung <= 7:
         raise ValueError(f"not a rung: {ceiling!r} (expected H0..H7)")
-    return CodeMode.STRICT if rung in NO_CODE_RUNGS else CodeMode.LENIENT
+    if rung in NO_CODE_RUNGS:
+        return CodeMode.STRICT
+    return CodeMode.OPEN if rung == 7 else CodeMode.LENIENT
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,10 @@ class Detector:
         ``student_message``: the student's last message (what it states is no longer hidden).
         ``step_value``: the current step's expected value. ``context``: earlier turns; a target
         found there counts only where the reply states it as a result."""
+        if len(reply) > MAX_REPLY_CHARS:
+            return DetectorVerdict((too_long_finding(reply),))
+        if student_message is not None and len(student_message) > MAX_REPLY_CHARS:
+            student_message = None  # too long to read as one answer: it waives nothing
         # Imported here: the passes import the result types from this module.
         from pedrag.runtime.detect_answer import find_answer_reveals
         from pedrag.runtime.detect_code import find_code
@@ -183,6 +202,17 @@ class Detector:
         )
         findings.sort(key=lambda finding: (finding.start, finding.end, finding.rule_id))
         return DetectorVerdict(tuple(dict.fromkeys(findings)))
+
+
+def too_long_finding(reply: str) -> Finding:
+    """The ``reply-too-long`` finding for a reply past :data:`MAX_REPLY_CHARS`."""
+    return Finding(
+        FindingKind.SIZE,
+        f"the reply is {len(reply):,} characters, over the {MAX_REPLY_CHARS:,}-character budget",
+        0,
+        len(reply),
+        "reply-too-long",
+    )
 
 
 def detect(

@@ -13,9 +13,10 @@ it whole. A held unit the detector flags is replaced by ``replacement``. Units a
 text alone, never by where a chunk ended, so the released text does not depend on chunking.
 What is not caught here: a reveal spread over several sentences (solution reproduction) shows
 only in the final verdict, which is why the judge still sees the full draft — unless
-``whole_prefix`` is set: then each unit is checked together with everything released before it,
-so the unit that completes a spread reveal is the one held, and what has been released is at
-every moment a text the detector clears as a whole (what the tutor's streamed turn relies on).
+``whole_prefix`` is set: then each unit is checked together with the text released before it
+(all of it while short, then a window of it plus a whole check each time it has doubled: linear
+work), so the unit that completes a spread reveal is the one held. The reply budget
+(``MAX_REPLY_CHARS``) stops the release with the replacement line.
 ``stop_after_withholding`` ends the release at the first replaced unit: the model's text after
 a reveal builds on it, so the caller ends the reply there instead.
 """
@@ -26,7 +27,20 @@ import re
 from dataclasses import dataclass
 
 from pedrag.runtime.detect_code import code_line_signals
-from pedrag.runtime.detector import Detector, DetectorVerdict, Finding
+from pedrag.runtime.detector import (
+    MAX_REPLY_CHARS,
+    Detector,
+    DetectorVerdict,
+    Finding,
+    too_long_finding,
+)
+
+MAX_STREAM_SECONDS = 120.0
+"""The stream's time budget: a stream still running after this long is cut (the tutor records
+it and sends the template), so a server that never ends its stream cannot hold a turn."""
+
+PREFIX_WINDOW = 1_000
+"""With ``whole_prefix``, a unit is checked with at least this much of the released text."""
 
 DEFAULT_REPLACEMENT = (
     "I'll hold that part back so you can work it out - let's take it step by step."
@@ -81,6 +95,8 @@ class StreamGuard:
         self._finished = False
         self._verdict: tuple[int, DetectorVerdict] | None = None
         self._released = ""  # everything given back so far, replacements included
+        self._whole_checked = 1  # length of the released text at the last whole check
+        self._scanned = (-1, 0)  # (unit start, offset before which no unit end was found)
         self._stopped = False
 
     # --- public -------------------------------------------------------------------------
@@ -90,6 +106,14 @@ class StreamGuard:
         if self._finished:
             raise RuntimeError("feed() after finish()")
         self._text += chunk
+        if len(self._text) > MAX_REPLY_CHARS and not self._stopped:
+            # The reply budget: what is held is dropped, nothing more is released.
+            self._withheld.append(too_long_finding(self._text))
+            held = self._text[self._cursor :]
+            leading = held[: len(held) - len(held.lstrip())]
+            released = self._give(leading + self.replacement if held.strip() else "")
+            self._stopped = True
+            return released
         return self._advance(final=False)
 
     def finish(self) -> str:
@@ -147,7 +171,13 @@ class StreamGuard:
         match = closing.search(self._text, fence.search_from)
         if match is None or (match.end() == len(self._text) and not final):
             if not final:
-                return None  # still open, or the closing run may grow: keep holding
+                # Still open, or the closing run may grow: keep holding, and next time search
+                # only the new text (a closing run may have begun just before it).
+                resume = max(fence.search_from, len(self._text) - 2 * len(fence.marker) - 64)
+                if match is not None:
+                    resume = min(resume, match.start())
+                self._fence = _Fence(fence.start, fence.marker, resume)
+                return None
             end = len(self._text)
         else:
             end = match.end()
@@ -181,14 +211,19 @@ class StreamGuard:
         """End of the complete unit starting at ``start``: a line (with its newline), a
         sentence inside a prose line, or the text up to a fence; None when not complete yet."""
         text = self._text
-        newline = text.find("\n", start, limit)
+        # Resume where the last search from this start ended, so a long unit that arrives in
+        # many chunks is scanned once, not once per chunk.
+        scanned = self._scanned[1] if self._scanned[0] == start else start
+        newline = text.find("\n", scanned, limit)
         line_start = start == 0 or text[start - 1] == "\n"
         if not (line_start and _INDENTED.match(text, start)):
-            sentence = _SENTENCE_END.search(text, start, limit)
+            sentence = _SENTENCE_END.search(text, scanned, limit)
             if sentence and (newline == -1 or sentence.end() <= newline):
                 return sentence.end()
         if newline != -1:
             return newline + 1
+        # Nothing ends before limit - 1 (a "." there may yet be followed by a space).
+        self._scanned = (start, max(start, limit - 1))
         return limit if closes_at_limit else None
 
     def _take_unit(self, start: int, end: int) -> str:
@@ -226,9 +261,10 @@ class StreamGuard:
         if not unit.strip():
             return self._give(unit)
         if self.whole_prefix:
-            verdict = self.detector.check(self._released + unit, **self._turn)
+            prefix = self._checked_prefix()
+            verdict = self.detector.check(prefix + unit, **self._turn)
             # Offsets in the checked text -> offsets in the model's text, kept inside the unit.
-            shift = start - len(self._released)
+            shift = start - len(prefix)
             findings = [
                 Finding(
                     finding.kind,
@@ -250,6 +286,19 @@ class StreamGuard:
         released = self._give(leading + self.replacement + trailing)
         self._stopped = self.stop_after_withholding
         return released
+
+    def _checked_prefix(self) -> str:
+        """What a unit is checked together with under ``whole_prefix``: everything released,
+        while that is short; then the last :data:`PREFIX_WINDOW` characters, and the whole of
+        it again each time it has doubled since the last whole check. So a long reply costs
+        linear time, not quadratic; a reveal spread wider than the window is still caught at
+        the next whole check (and in :attr:`verdict`)."""
+        released = self._released
+        if len(released) <= PREFIX_WINDOW or len(released) >= 2 * self._whole_checked:
+            self._whole_checked = max(len(released), 1)
+            return released
+        cut = released.rfind(" ", 0, len(released) - PREFIX_WINDOW)
+        return released[cut + 1 :] if cut != -1 else released[-PREFIX_WINDOW:]
 
     def _give(self, text: str) -> str:
         self._released += text

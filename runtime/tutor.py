@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
-from pedrag.kernel.sources import INTENT_METRIC
+from pedrag.kernel.sources import EXPLAIN_MODE_METRIC, INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
@@ -83,7 +83,7 @@ from pedrag.runtime.state import (
     new_state,
 )
 from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
-from pedrag.runtime.streaming import StreamGuard
+from pedrag.runtime.streaming import MAX_STREAM_SECONDS, StreamGuard
 from pedrag.runtime.text import clean_text
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.trusted_writer import action_event, trusted_updates
@@ -432,7 +432,7 @@ class Tutor:
             outcome = replace(
                 outcome,
                 reply=framed,
-                final_verdict=_check(self._detector(session, prepared.contract), framed, text),
+                final_verdict=_check(self._detector(session, prepared), framed, text),
             )
         return self._commit(session, text, prepared, outcome)
 
@@ -447,7 +447,7 @@ class Tutor:
             before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
         else:
             before = f"That's right: {grade.candidate} is correct."
-        detector = self._detector(session, prepared.contract)
+        detector = self._detector(session, prepared)
         if _check(detector, before, text).flagged:
             before = "That's right."
         following = prepared.following
@@ -509,7 +509,7 @@ class Tutor:
         outcome = progress.outcome
         if outcome is None or outcome.reply != reply:
             # Interrupted, or streamed: the record says what the student actually saw.
-            detector = self._detector(session, prepared.contract)
+            detector = self._detector(session, prepared)
             outcome = _Outcome(
                 reply,
                 _check(detector, reply, text),
@@ -533,7 +533,7 @@ class Tutor:
     ) -> Generator[str, None, None]:
         """Stages 6-7 on the live stream (seed 2, §3.5: hold a fence until it closes, then
         release it if safe or replace it). No revision here: what is out cannot be redone."""
-        detector = self._detector(session, prepared.contract)
+        detector = self._detector(session, prepared)
         given = self._generation_input(session, text, prepared)
         guard = StreamGuard(
             detector, student_message=text, whole_prefix=True, stop_after_withholding=True
@@ -542,8 +542,14 @@ class Tutor:
         progress.drafts.append(draft)
         upstream = open_stream(prepared.backend, build_request(given))
         started = False  # leading whitespace is held back, as generate() strips it
+        deadline = time.monotonic() + MAX_STREAM_SECONDS
         try:
             for delta in upstream:
+                if time.monotonic() > deadline:
+                    prepared.failures.append(
+                        {"stage": "generator", "error": "the stream ran past its time budget"}
+                    )
+                    break
                 delta = clean_text(delta)
                 if not started:
                     delta = delta.lstrip()
@@ -838,7 +844,7 @@ class Tutor:
         closed to the action's template."""
         backend, contract, action = prepared.backend, prepared.contract, prepared.action
         failures = prepared.failures
-        detector = self._detector(session, contract)
+        detector = self._detector(session, prepared)
         if _over_ceiling(prepared):
             # The theory has no action at or below this ceiling (a coverage gap the compiler
             # reports): nothing is generated for an action the contract does not allow.
@@ -866,28 +872,33 @@ class Tutor:
             )
             return draft, verdict
 
-        draft, verdict = attempt(None)
-        if draft is not None and verdict is not None and verdict.flagged:
-            revised = True
-            draft, verdict = attempt(f"{verdict.reason}.")
-        if (
-            draft is not None
-            and verdict is not None
-            and not verdict.flagged
-            and contract.judge_required
-        ):
+        def review(draft: str, verdict: DetectorVerdict) -> tuple[str, tuple[str, ...]]:
+            """The same review for every draft: the detector's verdict, then the judge where
+            the contract requires it. Gives the outcome and the rule ids that failed it."""
+            nonlocal judge_verdict
+            if verdict.flagged:
+                return "revise", verdict.rule_ids
+            if not contract.judge_required:
+                return "allow", ()
             sources = list(prepared.loaded.policy.sources)
             judge_verdict = Judge(backend).review(contract, draft, sources)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
             drafts[-1]["judge"] = judge_verdict.verdict
-            if judge_verdict.verdict == "revise" and not revised:
+            return judge_verdict.verdict, (judge_verdict.rule_id,)
+
+        # docs/runtime.md, "Revision": a first draft that fails review is written once more
+        # and reviewed exactly as the first was; anything but "allow" then is the template.
+        draft, verdict = attempt(None)
+        if draft is not None and verdict is not None:
+            outcome, rule_ids = review(draft, verdict)
+            if outcome == "revise":
                 revised = True
-                draft, verdict = attempt(f"{judge_verdict.reason} (rule {judge_verdict.rule_id})")
-            elif judge_verdict.verdict != "allow":
-                draft = None
-        if draft is not None and verdict is not None and not verdict.flagged:
-            return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
+                draft, verdict = attempt(revision_note(rule_ids))
+                if draft is not None and verdict is not None:
+                    outcome, _ = review(draft, verdict)
+            if outcome == "allow" and draft is not None and verdict is not None:
+                return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
         # Fail closed: the action's template, itself checked; a neutral line if even that trips.
         for fallback in (template, SAFE_LINE):
             final = _check(detector, fallback, text)
@@ -895,12 +906,12 @@ class Tutor:
                 return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
         return _Outcome(SAFE_LINE, DetectorVerdict(), judge_verdict, True, revised, drafts)
 
-    def _detector(self, session: Session, contract: Contract) -> Detector:
+    def _detector(self, session: Session, prepared: _Prepared) -> Detector:
         info = session.exercise
+        contract = prepared.contract
         return Detector(
             code_mode=code_mode_for_ceiling(contract.ceiling),
-            # H7 is the full solution (explain mode): only then may the answer be stated.
-            answer=info.key if info and contract.ceiling < 7 else None,
+            answer=None if _explains(prepared) else (info.key if info else None),
         )
 
     @staticmethod
@@ -1059,10 +1070,46 @@ def _student_text(text: object) -> str:
     return clean_text(text)
 
 
+def _explains(prepared: _Prepared) -> bool:
+    """The one case in which the answer may be stated: the trusted ``explain_mode`` (an
+    instructor's toggle, never student text) lifted this turn to H7 (the full solution) and no
+    exam is locked down. An H7 ceiling alone — a theory's start, a step — does not do it."""
+    contract = prepared.contract
+    explain = dict(prepared.policy_input.trusted).get(EXPLAIN_MODE_METRIC) is True
+    return explain and contract.ceiling == 7 and not contract.exam_lockdown
+
+
 def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
     if note is None:
         return given
     return replace(given, revision_note=note)
+
+
+_RULE_MEANING = {
+    "code-fence": "it showed a code block",
+    "indented-code": "it showed indented code",
+    "inline-code": "it showed code inline",
+    "complete-function": "it showed a complete function, which only the full solution may",
+    "encoded-payload": "it hid code or the answer in an encoding",
+    "answer-reveal": "it gave away the answer, in some spelling",
+    "step-reveal": "it gave away the current step's value",
+    "solution-reveal": "it reproduced the worked solution",
+    "above-ceiling": "it gave more help than the ceiling allows",
+    "code-over-ceiling": "it showed code although the ceiling allows none",
+    "exam-content": "it gave help during an exam",
+    "unsupported-citation": "it cited a source that is not among the sources",
+    "reply-too-long": "it was far too long; keep to a few sentences",
+}
+
+
+def revision_note(rule_ids: tuple[str, ...]) -> str:
+    """What the actor is told about a draft that failed review: the rule ids and what each
+    means, never the finding's text or the judge's reason (either may quote the hidden
+    answer, which the actor otherwise never sees)."""
+    known = [rule for rule in dict.fromkeys(rule_ids) if rule in _RULE_MEANING]
+    if not known:
+        return "it broke the contract (rule within-contract was not met)."
+    return "; ".join(f"rule {rule}: {_RULE_MEANING[rule]}" for rule in known) + "."
 
 
 def _check(detector: Detector, reply: str, student_message: str) -> DetectorVerdict:

@@ -107,7 +107,7 @@ def test_file_level_ignore_silences_whole_theory_findings(tmp_path: Path) -> Non
     path.write_text(theory())
     assert {c[0] for c in checks(path)} >= {"coverage-gap", "unused-metric", "dead-rule"}
     path.write_text(theory(top="ignore: [coverage-gap, unused-metric]\n"))
-    assert {c[0] for c in checks(path)} == {"dead-rule", "unused-action"}
+    assert {c[0] for c in checks(path)} == {"dead-rule", "unused-action", "missing-ceiling"}
 
 
 def test_item_level_ignore_silences_findings_about_that_item_only(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_item_level_ignore_silences_findings_about_that_item_only(tmp_path: Path
             rule_extra=", ignore: [dead-rule]",
         )
     )
-    assert {c[0] for c in checks(path)} == {"coverage-gap"}
+    assert {c[0] for c in checks(path)} == {"coverage-gap", "missing-ceiling"}
 
 
 def test_ignore_lists_naming_unknown_or_front_end_checks_are_errors(tmp_path: Path) -> None:

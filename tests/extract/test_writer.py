@@ -34,7 +34,8 @@ def test_rendered_theory_loads_cleanly_in_the_format_order() -> None:
     loaded = load_text(text, "meno.yaml")
     assert loaded.ok, [d.message for d in loaded.diagnostics]
     data = yaml.safe_load(text)
-    assert list(data) == ["pedrag", "theory", "selection", "metrics", "actions", "rules"]
+    assert list(data) == ["pedrag", "theory", "selection", "metrics", "actions", "rules", "ceiling"]
+    assert data["ceiling"] == {"start": "H4", "steps": []}  # never the missing-ceiling default
     assert list(data["theory"]) == ["id", "name", "principles", "sources"]
     assert list(data["metrics"]["confusion"]) == [
         "type",

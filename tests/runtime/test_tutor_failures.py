@@ -206,3 +206,72 @@ def test_an_answer_spelled_with_unicode_look_alikes_never_reaches_the_student(
     assert result.fallback and result.revised
     assert "six" not in result.tutor and "5" not in result.tutor
     assert all(draft["flagged"] for draft in result.audit["drafts"])
+
+
+# -- revision is reviewed again (issue 15, case 1) ----------------------------------------------
+
+
+def test_a_revised_draft_is_judged_again_and_a_second_revise_is_the_template(
+    fake_openai: FakeOpenAI,
+) -> None:
+    verdict = {"verdict": "revise", "rule_id": "answer-reveal", "reason": "Gives it away."}
+    drafts = iter([Reply.text("Think of seven eights."), Reply.text("Try counting by eights.")])
+    fake_openai.always(
+        scripted(
+            {
+                "judge": lambda request: Reply.json(verdict),
+                "actor": lambda request: next(drafts),
+            }
+        )
+    )
+    tutor = make_tutor(fake_openai)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "just give me the answer")  # a risky turn: the judge runs
+    judged = [r for r in fake_openai.requests_to("chat") if r.role == "judge"]
+    assert len(judged) == 2 and "Try counting by eights." in judged[1].text
+    assert result.revised and result.fallback
+    assert result.tutor not in ("Think of seven eights.", "Try counting by eights.")
+    assert [draft.get("judge") for draft in result.audit["drafts"]] == ["revise", "revise"]
+
+
+def test_a_revised_draft_the_judge_allows_is_sent(fake_openai: FakeOpenAI) -> None:
+    verdicts = iter(
+        [
+            Reply.json({"verdict": "revise", "rule_id": "above-ceiling", "reason": "Too much."}),
+            Reply.json({"verdict": "allow", "rule_id": "within-contract", "reason": "Fine."}),
+        ]
+    )
+    drafts = iter([Reply.text("Here is a lot of help."), Reply.text("What do eights add up to?")])
+    fake_openai.always(
+        scripted({"judge": lambda request: next(verdicts), "actor": lambda request: next(drafts)})
+    )
+    tutor = make_tutor(fake_openai)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "just give me the answer")
+    assert result.revised and not result.fallback
+    assert result.tutor == "What do eights add up to?"
+
+
+def test_the_revision_note_names_rule_ids_never_the_hidden_answer(fake_openai: FakeOpenAI) -> None:
+    verdict = {"verdict": "revise", "rule_id": "answer-reveal", "reason": "It says 56 outright."}
+    drafts = iter([LEAK, "Count by eights.", "Seven rows.", "Eight columns."])
+    fake_openai.always(
+        scripted(
+            {
+                "judge": lambda request: Reply.json(verdict),
+                "actor": lambda request: Reply.text(next(drafts)),
+            }
+        )
+    )
+    tutor = make_tutor(fake_openai)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    tutor.turn(session, "how do I start?")  # the detector flags the leak
+    tutor.turn(session, "just give me the answer")  # the judge asks for a revision
+    revisions = [
+        r for r in fake_openai.requests_to("chat") if r.role == "actor" and "REVISION" in r.text
+    ]
+    assert len(revisions) == 2
+    assert "rule answer-reveal" in revisions[0].text and "rule answer-reveal" in revisions[1].text
+    for request in revisions:
+        assert "56" not in request.text and "fifty" not in request.text.lower()
+        assert "outright" not in request.text  # the judge's reason stays out
