@@ -33,6 +33,7 @@ actions:
 rules:
   - {id: upset, when: "frustration >= 0.7", then: encourage}
   - {id: impossible, when: "frustration > 0.8 and frustration < 0.2", then: probe}
+ceiling: {start: H4}
 """
 WARNINGS_ONLY = THEORY.replace(
     '  - {id: impossible, when: "frustration > 0.8 and frustration < 0.2", then: probe}\n', ""

@@ -79,6 +79,7 @@ theory: {{id: plain, name: Plain fixture}}
 metrics:
   intent: {{type: enum, values: [question, attempt, solution_demand, injection, hostile, other], default: other, source: classified}}
   explain_mode: {{type: bool, default: false, source: trusted}}
+  exam_active: {{type: bool, default: false, source: trusted}}
 actions:
   encourage: {{rung: H0, priority: 5, description: Encourage., template: "Keep going with {{topic}}."}}
   full_solution: {{rung: H7, priority: 6, description: Work the whole solution., template: "Let's look at {{topic}} together."}}
