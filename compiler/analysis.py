@@ -148,7 +148,12 @@ class Finding:
 
 
 def rule_key(analysis: Analysis, rule: RuleInfo) -> tuple[str, int]:
-    return (to_text(rule.when.expr), analysis.theory.actions[rule.action].rung)
+    """A rule's content as the caches key it: its condition's canonical text and its rung."""
+    hit = analysis._rule_keys.get(rule.id)
+    if hit is None:
+        hit = (to_text(rule.when.expr), analysis.theory.actions[rule.action].rung)
+        analysis._rule_keys[rule.id] = hit
+    return hit
 
 
 class Analysis:
@@ -196,6 +201,7 @@ class Analysis:
         self._hulls: dict[Node, tuple[Box, bool]] = {}
         self._memo: dict[str, Any] = {}
         self._points: dict[str, dict[str, Any] | None] = {}
+        self._rule_keys: dict[str, tuple[str, int]] = {}
         self._order = {name: index for index, name in enumerate(self.domains)}
         self._cut_lists: dict[str, list[Fraction]] = {}
         self._eligible_points: dict[str, dict[str, Any]] = {}
@@ -390,7 +396,7 @@ class Analysis:
             value = _CACHE[full]
         else:
             value = compute()
-            if isinstance(value, Outcome) and value.unknown:
+            if (isinstance(value, Outcome) and value.unknown) or isinstance(value, _Undecided):
                 return value
             _CACHE[full] = value
         if persist:
@@ -556,7 +562,16 @@ class Analysis:
         if not box_a.intersects(box_b):
             return Outcome("unsat")
         key = ("pair", rule_key(self, a), rule_key(self, b))
-        return self._cached(key, lambda: self.solve([ea, eb]))
+
+        def compute() -> Outcome:
+            # A known state where one rule is eligible and the other is too answers without
+            # z3, and is the witness the finding shows.
+            for point in (self.eligible_point(a), self.eligible_point(b)):
+                if point is not None and F.evaluate(ea, point) and F.evaluate(eb, point):
+                    return Outcome("sat", self._nice(point, [ea, eb]))
+            return self.solve([ea, eb])
+
+        return self._cached(key, compute)
 
     def implies(self, a: RuleInfo, b: RuleInfo) -> Outcome:
         """Does rule a's condition imply rule b's? (`unsat` = yes; no witness either way.)
@@ -661,20 +676,35 @@ class Analysis:
                 by_action[rule.action].append(rule)
         found = []
         for rules in by_action.values():
-            candidates = self._implication_candidates(rules)
-            for a in rules:
-                for b in candidates[a.id]:
-                    forward = self.implies(a, b)
-                    if forward.unknown:
-                        found.append(Finding("redundant", (a, b), forward))
-                        break
-                    if not forward.unsat:
-                        continue
-                    if b.index < a.index or not self.implies(b, a).unsat:
-                        found.append(Finding("redundant", (a, b), self.rule_status(a).holds))
-                        break
+            # One answer per same-action group, by its rules' content in order: an edit to
+            # one rule re-searches its own group only (the others come from the cache).
+            key = ("redundant", tuple(rule_key(self, r) for r in rules))
+            pairs = self._cached(
+                key, lambda rules=rules: self._redundant_group(rules), _freeze_pairs
+            )
+            found += [Finding("redundant", (rules[i], rules[j]), o) for i, j, o in pairs]
         self._memo["redundant"] = found
         return found
+
+    def _redundant_group(self, rules: list[RuleInfo]) -> Any:
+        """(position of a, position of b, outcome) for each redundant rule a of one group."""
+        position = {rule.id: index for index, rule in enumerate(rules)}
+        candidates = self._implication_candidates(rules)
+        pairs: list[tuple[int, int, Outcome]] = []
+        unknown = False
+        for a in rules:
+            for b in candidates[a.id]:
+                forward = self.implies(a, b)
+                if forward.unknown:
+                    pairs.append((position[a.id], position[b.id], forward))
+                    unknown = True
+                    break
+                if not forward.unsat:
+                    continue
+                if b.index < a.index or not self.implies(b, a).unsat:
+                    pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
+                    break
+        return _Undecided(pairs) if unknown else pairs
 
     def beats(self, high: RuleInfo, low: RuleInfo) -> bool:
         """Under priority selection, `high` wins over `low` when both are eligible."""
@@ -786,6 +816,15 @@ class Analysis:
     def facts(self) -> dict[str, Any]:
         share, exact = self.coverage()
         return {"coverage": round(share, 6), "coverage_exact": exact}
+
+
+class _Undecided(list):  # type: ignore[type-arg]
+    """A group answer with a solver timeout in it: used, never cached (asked again next time)."""
+
+
+def _freeze_pairs(pairs: list[tuple[int, int, Outcome]]) -> list[tuple[int, int, Outcome]]:
+    # The findings are shown, so their witnesses are made now and stored with them.
+    return [(i, j, Outcome(o.status, o.witness, o.core)) for i, j, o in pairs]
 
 
 def _freeze_status(entry: tuple[RuleStatus, Any, Any]) -> tuple[Any, ...]:

@@ -1,7 +1,8 @@
 """The on-disk check cache: the semantic analysis' answers, by content, across processes.
 
 Compiler stage helper. Takes the answers `Analysis` computes (a rule's status, whether two
-rules overlap or one implies the other, a shadow, an invariant violation),
+rules overlap or one implies the other, a same-action group's redundant rules, a shadow, an
+invariant violation),
 each under a key made only of content (condition text, rung, invariant text); gives them back
 to a later `pedrag check` of the same theory semantics, so re-checking after a one-rule edit
 asks z3 only about that rule and its pairs.
@@ -33,7 +34,7 @@ from typing import Any
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
 FORMAT = 1  # bump when what an answer means or how it is stored changes
-PERSISTED = frozenset({"rule", "pair", "implies", "shadow", "invariant"})
+PERSISTED = frozenset({"rule", "pair", "implies", "redundant", "shadow", "invariant"})
 
 
 def default_folder() -> Path:

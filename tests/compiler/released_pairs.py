@@ -1,9 +1,9 @@
 """The released (0.x) pair search for redundant and shadowed rules, kept as a reference.
 
-A verbatim copy of `Analysis.rule_status`, `implies`, `redundant`, `shadowed` and `_shadow`
-as they were before the structural pair search: every same-action pair is asked of z3 (boxes
-only decide pairs that are both plain boxes), every answer builds a witness, and each rule's
-status asks z3 twice. `tests/compiler/test_pair_search.py` compares the new search with it
+A verbatim copy of `Analysis.rule_status`, `implies`, `redundant`, `shadowed`, `_shadow` and
+the witness search (`_witness`, `_nice_candidates`) as they were before the structural pair
+search: every same-action pair is asked of z3 (boxes only decide pairs that are both plain
+boxes), every answer builds a witness, and each rule's status asks z3 twice. `tests/compiler/test_pair_search.py` compares the new search with it
 finding for finding, and `benchmarks/check_scaling.py` times it as the baseline. It keeps its
 own answer cache so the two never share answers.
 """
@@ -11,10 +11,13 @@ own answer cache so the two never share answers.
 from __future__ import annotations
 
 from collections import defaultdict
+from fractions import Fraction
+from math import ceil, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.analysis import Analysis, Finding, Outcome, RuleStatus, rule_key
+from pedrag.compiler.analysis import Analysis, Finding, Outcome, RuleStatus, present, rule_key
+from pedrag.compiler.formula import Node
 from pedrag.dsl.ir import RuleInfo
 from pedrag.dsl.printer import to_text
 
@@ -34,6 +37,29 @@ class ReleasedAnalysis(Analysis):
         if not (isinstance(value, Outcome) and value.unknown):
             self._own_cache[full] = value
         return value
+
+    def _witness(self, model: Any, formulas: list[Node]) -> dict[str, Any]:
+        names: set[str] = set()
+        for node in formulas:
+            names |= node.vars
+        order = list(self.domains)
+        ordered = sorted(names, key=order.index)
+        state = {name: self.encoding.value(model, name) for name in ordered}
+        truth = [F.evaluate(node, state) for node in formulas]
+        for name in ordered:
+            domain = self.domains[name]
+            if domain.kind != "real":
+                continue
+            for candidate in _nice_candidates(
+                state[name], domain.low, domain.high, self.cuts.get(name, set())
+            ):
+                trial = {**state, name: candidate}
+                if all(
+                    F.evaluate(node, trial) == t for node, t in zip(formulas, truth, strict=True)
+                ):
+                    state[name] = candidate
+                    break
+        return {name: present(state[name], self.domains[name].kind) for name in ordered}
 
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
         statuses = self._memo.setdefault("status", {})
@@ -143,3 +169,26 @@ class ReleasedAnalysis(Analysis):
         core = self.minimal_core(base, tracked, outcome.core)
         witness = self.solve([*base, *(self.eligible[higher[i].id] for i in core[:1])])
         return witness, core
+
+
+def _nice_candidates(
+    value: Fraction, low: Fraction, high: Fraction, cuts: set[Fraction]
+) -> list[Fraction]:
+    """Short decimals in the same cell as `value` (same truth for every one-variable atom)."""
+    if value in cuts or value in (low, high):
+        return []
+    points = sorted({low, high, *(c for c in cuts if low < c < high)})
+    below = max((p for p in points if p < value), default=low)
+    above = min((p for p in points if p > value), default=high)
+    out = []
+    for digits in range(0, 4):
+        scale = 10**digits
+        first = floor(below * scale) + 1
+        last = ceil(above * scale) - 1
+        options = [Fraction(k, scale) for k in range(first, last + 1)] if last - first < 50 else []
+        if options:
+            middle = (below + above) / 2
+            out.extend(sorted(options, key=lambda x: (abs(x - middle), x)))
+            if len(out) > 4:
+                break
+    return out

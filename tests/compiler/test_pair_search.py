@@ -78,6 +78,11 @@ def _compare(text: str) -> dict[str, Any]:
             rule, first, *_ = finding.rules
             assert _holds_at(new, new.eligible[rule.id], finding.outcome.witness)
             assert _holds_at(new, new.eligible[first.id], finding.outcome.witness)
+    for finding in new.conflicts():
+        if finding.outcome.sat:
+            first, second = finding.rules
+            assert _holds_at(new, new.eligible[first.id], finding.outcome.witness)
+            assert _holds_at(new, new.eligible[second.id], finding.outcome.witness)
     for rule in new.rules:
         status = new.rule_status(rule)
         if status.blocked:

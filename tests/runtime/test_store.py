@@ -252,9 +252,10 @@ def test_a_process_killed_mid_turn_leaves_the_last_committed_turn_intact(db_path
             _, state, loaded_turns = store.load_session("s1")
             records = store.audit_records("s1")
         assert loaded_turns == turns, where
-        assert len(records) == turns and records[-1]["turn"] == turns, where
-        assert state["turn"] == turns, where
-        assert hashlib.sha256(state["blob"].encode()).hexdigest() == state["digest"], where
+        assert len(records) == turns and state["turn"] == turns, where
+        if turns:  # on a busy machine the first kill can come before any turn committed
+            assert records[-1]["turn"] == turns, where
+            assert hashlib.sha256(state["blob"].encode()).hexdigest() == state["digest"], where
         # Nothing the writer saw committed is lost; at most the turn whose "committed" line
         # the kill cut off is there without having been acknowledged.
         last_acknowledged = acknowledged[-1] if acknowledged else last_turns
