@@ -794,13 +794,18 @@ class Analysis:
     # -- coverage ----------------------------------------------------------------------------
     def coverage(self) -> tuple[float, bool]:
         """Share of the state space where some rule is eligible, and whether it is exact."""
+        share, error = self.coverage_bounds()
+        return share, error == 0
+
+    def coverage_bounds(self) -> tuple[float, float]:
+        """The covered share and a bound on its error (0.0 when exact, `compiler/measure.py`)."""
         if "coverage" not in self._memo:
             key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
 
-            def compute() -> tuple[float, bool]:
+            def compute() -> tuple[float, float]:
                 measure = Measure(self.domains, [self.any_eligible])
                 share = measure.share(self.any_eligible)
-                return share, measure.exact
+                return share, float(measure.error)
 
             self._memo["coverage"] = self._cached(key, compute)
         return self._memo["coverage"]
@@ -814,8 +819,11 @@ class Analysis:
         return self._memo["gaps"]
 
     def facts(self) -> dict[str, Any]:
-        share, exact = self.coverage()
-        return {"coverage": round(share, 6), "coverage_exact": exact}
+        share, error = self.coverage_bounds()
+        facts: dict[str, Any] = {"coverage": share, "coverage_exact": error == 0}
+        if error:
+            facts["coverage_error"] = error  # |coverage - true share| <= this
+        return facts
 
 
 class _Undecided(list):  # type: ignore[type-arg]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.formula import Node
-from pedrag.compiler.measure import Cell, cells
+from pedrag.compiler.measure import ENUMERATE, Cell, cells
 
 if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
@@ -67,12 +67,21 @@ class _Grower:
         self.analysis = analysis
         self.domains = analysis.domains
         # Cells are uniform for one-variable atoms only: variables in multi-variable linear
-        # atoms are split value by value (ints) or cut at the witness (reals, in `grow`).
+        # atoms are split value by value (small ints) or cut at the witness (reals and wide
+        # ints, in `grow`), never enumerated over a wide range.
         self.linear = F.linear_vars(analysis.any_eligible)
         self.cells: dict[str, list[Cell]] = {
-            var: cells(self.domains[var], analysis.cuts.get(var), enumerate_all=var in self.linear)
+            var: cells(
+                self.domains[var],
+                analysis.cuts.get(var),
+                enumerate_all=var in self.linear and self._small(var),
+            )
             for var in self.domains
         }
+
+    def _small(self, var: str) -> bool:
+        domain = self.domains[var]
+        return domain.kind != "real" and domain.size() <= ENUMERATE
 
     def index_of(self, var: str, value: Any) -> int:
         found = self.cells[var]
@@ -119,7 +128,7 @@ class _Grower:
         box: dict[str, Any] = {}
         for var in variables:
             domain = self.domains[var]
-            if var in self.linear and domain.kind == "real":
+            if var in self.linear and not self._small(var):
                 value = Fraction(witness[var])
                 self.cells[var] = cells(domain, {*self.analysis.cuts.get(var, set()), value})
             if domain.kind in ("bool", "enum"):

@@ -122,6 +122,10 @@ def format_report(
     for theory in summary.get("theories", []):
         coverage = theory.get("coverage")
         cov = f", coverage {coverage:.1%}" if isinstance(coverage, float) else ""
+        if cov and theory.get("coverage_exact") is False:
+            error = theory.get("coverage_error")
+            bound = f"within ±{error:.2%}" if isinstance(error, float) else "error unknown"
+            cov += f" (estimate, not exact: {bound})"
         extras.append(
             f"  {theory['id']}: {theory['metrics']} metrics, {theory['actions']} actions, {theory['rules']} rules{cov}"
         )

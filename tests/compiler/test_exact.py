@@ -11,17 +11,20 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.encode import Translator
+from pedrag.compiler.measure import Measure
 from pedrag.compiler.reports.json_report import format_json
 from pedrag.compiler.reports.text import format_report
 from pedrag.dsl import ast
-from pedrag.dsl.loader import load_file
+from pedrag.dsl.loader import load_file, load_text
 from pedrag.runtime.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,3 +148,64 @@ def test_a_files_findings_do_not_depend_on_the_other_files_checked(
     others = [str(DATA / "chained-many.yaml"), "tests/data/checks/coverage-gap.yaml"]
     together = check_paths([*others, target], CheckConfig()).diagnostics
     assert [d for d in together if d.file == target] == alone
+
+
+def _share(text: str) -> tuple[Fraction, Fraction]:
+    theory = load_text(text, "m.yaml").theory
+    assert theory is not None
+    analysis = Analysis(theory)
+    return Measure(analysis.domains, [analysis.any_eligible]).exact_share(analysis.any_eligible)
+
+
+def _theory(metrics: str, when: str) -> str:
+    return (
+        "pedrag: 1\ntheory: {id: m, name: M}\nmetrics:\n"
+        + metrics
+        + "actions:\n  probe: {rung: H3, priority: 5, description: Probe.}\n"
+        + f'rules:\n  - {{id: r, when: "{when}", then: probe}}\n'
+    )
+
+
+def test_a_linear_atom_over_a_wide_int_range_is_measured_exactly_without_enumerating() -> None:
+    metrics = (
+        "  a: {type: int, range: [0, 1000000000], source: trusted}\n"
+        "  b: {type: int, range: [0, 10], source: trusted}\n"
+    )
+    # Uncovered: a + b <= 3, i.e. 4 + 3 + 2 + 1 = 10 of the 11 * (10^9 + 1) states.
+    assert _share(_theory(metrics, "a + b > 3")) == (1 - Fraction(10, 11 * (10**9 + 1)), 0)
+
+
+def test_two_wide_ints_and_a_float_in_one_atom_are_measured_exactly() -> None:
+    metrics = (
+        "  a: {type: int, range: [0, 1000000000], source: trusted}\n"
+        "  c: {type: int, range: [0, 1000000000], source: trusted}\n"
+        "  g: {type: float, range: [0, 1], source: inferred}\n"
+    )
+    # a - c >= 1 always holds it, a == c half the time, a < c never: exactly one half.
+    assert _share(_theory(metrics, "a - c + g > 0.5")) == (Fraction(1, 2), 0)
+
+
+def test_floats_in_a_linear_atom_are_measured_exactly() -> None:
+    metrics = "".join(f"  {n}: {{type: float, range: [0, 1], source: inferred}}\n" for n in "pqr")
+    # The corner simplex p + q + r > 2.5 has volume 0.5^3 / 6.
+    assert _share(_theory(metrics, "p + q + r > 2.5")) == (Fraction(1, 48), 0)
+    mixed = "  m3: {type: float, range: [-5, 5], source: inferred}\n"
+    mixed += "  m4: {type: int, range: [0, 2], source: trusted}\n"
+    # m4 = 0, 1, 2 leave 2.7, 3.7 and 4.7 of the 10 units of m3.
+    assert _share(_theory(mixed, "m3 - m4 < -2.3")) == (Fraction(37, 100), 0)
+
+
+def test_an_inexact_share_comes_with_an_error_bound_that_holds() -> None:
+    metrics = "".join(f"  {n}: {{type: float, range: [0, 1], source: inferred}}\n" for n in "pqrs")
+    share, error = _share(_theory(metrics, "p + q + r + s > 2.5"))
+    truth = (Fraction(3, 2) ** 4 - 4 * Fraction(1, 2) ** 4) / 24  # Irwin-Hall, by symmetry
+    assert 0 < error < Fraction(1, 100)
+    assert abs(share - truth) <= error
+
+
+def test_the_text_report_says_when_coverage_is_an_estimate(tmp_path: Path) -> None:
+    metrics = "".join(f"  {n}: {{type: float, range: [0, 1], source: inferred}}\n" for n in "pqrs")
+    path = tmp_path / "four.yaml"
+    path.write_text(_theory(metrics, "p + q + r + s > 2.5"), "utf-8")
+    text = reports(str(path))["txt"]
+    assert "coverage 20.1% (estimate, not exact: within ±0.37%)" in text
