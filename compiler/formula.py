@@ -14,6 +14,7 @@ Atoms (normalised so every comparison is `<`, `<=` or `==`, negations via `Not`)
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
@@ -178,15 +179,22 @@ def implies(left: Node, right: Node) -> Node:
     return or_([not_(left), right])
 
 
+_COMPARE = {
+    "<": operator.lt,
+    "<=": operator.le,
+    "==": operator.eq,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "!=": operator.ne,
+}
+
+
 def _compare(left: Fraction, op: str, right: Fraction) -> bool:
-    return {
-        "<": left < right,
-        "<=": left <= right,
-        "==": left == right,
-        ">": left > right,
-        ">=": left >= right,
-        "!=": left != right,
-    }[op]
+    return bool(_COMPARE[op](left, right))  # one comparison, not all six
+
+
+def _rational(value: Value) -> Fraction:
+    return value if isinstance(value, Fraction) else Fraction(value)  # type: ignore[arg-type]
 
 
 def substitute(node: Node, var: str, value: Value, memo: dict[Node, Node] | None = None) -> Node:
@@ -201,14 +209,14 @@ def substitute(node: Node, var: str, value: Value, memo: dict[Node, Node] | None
     kind = node.kind
     if kind == "cmp":
         assert node.op is not None and node.const is not None
-        out = const(_compare(Fraction(value), node.op, node.const))  # type: ignore[arg-type]
+        out = const(_compare(_rational(value), node.op, node.const))  # type: ignore[arg-type]
     elif kind == "in":
         assert node.values is not None
         out = const(value in node.values)
     elif kind == "lin":
         assert node.terms is not None and node.const is not None and node.op is not None
         rest = {v: c for v, c in node.terms if v != var}
-        fixed = sum((c for v, c in node.terms if v == var), Fraction(0)) * Fraction(value)  # type: ignore[arg-type]
+        fixed = sum((c for v, c in node.terms if v == var), Fraction(0)) * _rational(value)  # type: ignore[arg-type]
         out = lin(rest, node.op, node.const - fixed)
     elif kind == "not":
         out = not_(substitute(node.children[0], var, value, memo))
