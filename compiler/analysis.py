@@ -568,7 +568,8 @@ class Analysis:
             # z3, and is the witness the finding shows.
             for point in (self.eligible_point(a), self.eligible_point(b)):
                 if point is not None and F.evaluate(ea, point) and F.evaluate(eb, point):
-                    return Outcome("sat", self._nice(point, [ea, eb]))
+                    shown, exact = self._nice(point, [ea, eb])
+                    return Outcome("sat", shown, state=exact)
             return self.solve([ea, eb])
 
         return self._cached(key, compute)

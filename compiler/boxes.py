@@ -81,7 +81,10 @@ class Box:
         return Interval(domain.low, domain.high)
 
     def get(self, var: str) -> Range:
-        return self.ranges.get(var) or self.full(var)
+        found = self.ranges.get(var)
+        # An empty set of enum values is falsy but is no "unrestricted": `or` here once made a
+        # contradictory `m == a and m == b` read as the whole domain (a dead rule live).
+        return found if found is not None else self.full(var)
 
     def restrict(self, var: str, part: Range) -> None:
         current = self.get(var)

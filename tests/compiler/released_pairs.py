@@ -38,7 +38,7 @@ class ReleasedAnalysis(Analysis):
             self._own_cache[full] = value
         return value
 
-    def _witness(self, model: Any, formulas: list[Node]) -> dict[str, Any]:
+    def _witness(self, model: Any, formulas: list[Node]) -> tuple[dict[str, Any], dict[str, Any]]:
         names: set[str] = set()
         for node in formulas:
             names |= node.vars
@@ -59,7 +59,8 @@ class ReleasedAnalysis(Analysis):
                 ):
                     state[name] = candidate
                     break
-        return {name: present(state[name], self.domains[name].kind) for name in ordered}
+        shown = {name: present(state[name], self.domains[name].kind) for name in ordered}
+        return shown, state  # (shown, exact), as `Analysis.solve` now reads a witness
 
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
         statuses = self._memo.setdefault("status", {})

@@ -209,3 +209,20 @@ def test_the_text_report_says_when_coverage_is_an_estimate(tmp_path: Path) -> No
     path.write_text(_theory(metrics, "p + q + r + s > 2.5"), "utf-8")
     text = reports(str(path))["txt"]
     assert "coverage 20.1% (estimate, not exact: within ±0.37%)" in text
+
+
+def test_contradictory_enum_equalities_make_a_dead_rule(tmp_path: Path) -> None:
+    # Box.get read an empty set of enum values as "unrestricted" (an empty frozenset is
+    # falsy), so `m0 == calm and m0 == eager` was a live box and the rule was not dead.
+    path = tmp_path / "enum.yaml"
+    path.write_text(
+        "pedrag: 1\ntheory: {id: enum_dead, name: Enum dead}\n"
+        "metrics:\n  m0: {type: enum, values: [calm, eager], source: inferred}\n"
+        "actions:\n  a0: {rung: H0, priority: 1, description: Do a0.}\n"
+        "  a1: {rung: H0, priority: 1, description: Do a1.}\n"
+        'rules:\n  - {id: r0, when: "m0 == calm and m0 == eager", then: a0}\n'
+        '  - {id: r1, when: "true", then: a1}\nceiling: {start: H0}\n',
+        "utf-8",
+    )
+    result = check_paths([str(path)], CheckConfig())
+    assert [(d.check, d.items) for d in result.diagnostics] == [("dead-rule", ("rule:r0",))]
