@@ -18,13 +18,15 @@ what was reconciled. Earlier chunks win ties, so a merge is deterministic.
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pedrag.dsl.model import Action, Metric, Principle, Rule
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.printer import to_text
-from pedrag.extract.embeddings import Embedder, cosine
+from pedrag.extract.embeddings import Embedder
 from pedrag.extract.fragments import Fragment
 from pedrag.extract.provenance import source_ids, union
 
@@ -82,6 +84,7 @@ def merge_fragments(
             known = draft.actions.get(name)
             draft.actions[name] = _unite_actions(known, action) if known else action
     aliases = _merge_near_duplicates(draft, report, embedder, threshold)
+    rules = _RuleIndex()
     for fragment, source_id in fragments:
         for rule in fragment.rules:
             rule = rule.model_copy(
@@ -90,7 +93,7 @@ def merge_fragments(
                     "source": union(rule.source, source_id),
                 }
             )
-            _add_rule(draft, report, rule)
+            rules.add(draft, report, rule)
         for principle in fragment.principles:
             principle = principle.model_copy(update={"source": union(principle.source, source_id)})
             _add_principle(draft, principle)
@@ -163,11 +166,19 @@ def _merge_near_duplicates(
     names = list(draft.actions)
     if len(names) < 2:
         return {}
-    vectors = embedder.embed([_action_text(name, draft.actions[name]) for name in names])
+    vectors = [
+        _unit(vector)
+        for vector in embedder.embed([_action_text(name, draft.actions[name]) for name in names])
+    ]
     aliases: dict[str, str] = {}
     survivors: list[int] = []
     for index, name in enumerate(names):
-        scored = [(cosine(vectors[index], vectors[s]), s) for s in survivors]
+        # Unit vectors: the cosine is the dot product (one pass per pair, no norms).
+        mine = vectors[index]
+        scored = [
+            (sum(map(operator.mul, mine, vectors[s])) if len(vectors[s]) == len(mine) else 0.0, s)
+            for s in survivors
+        ]
         best = max(scored, default=(0.0, -1))
         if best[0] >= threshold:
             survivor = names[best[1]]
@@ -186,21 +197,37 @@ def _merge_near_duplicates(
     return aliases
 
 
-def _add_rule(draft: Draft, report: MergeReport, rule: Rule) -> None:
-    key = (canonical_condition(rule.when), rule.then)
-    for index, kept in enumerate(draft.rules):
-        if (canonical_condition(kept.when), kept.then) == key:
+class _RuleIndex:
+    """The draft's rules by (canonical condition, action) and by id, so adding a rule costs one
+    parse and a look-up rather than a parse of every rule kept so far (2,000 rules took
+    minutes)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, str], int] = {}
+        self.taken: set[str] = set()
+
+    def add(self, draft: Draft, report: MergeReport, rule: Rule) -> None:
+        key = (canonical_condition(rule.when), rule.then)
+        index = self.by_key.get(key)
+        if index is not None:
+            kept = draft.rules[index]
             draft.rules[index] = kept.model_copy(update={"source": union(kept.source, rule.source)})
             report.dropped_rules.append(rule.id)
             return
-    taken = {kept.id for kept in draft.rules}
-    if rule.id in taken:
-        number = 2
-        while f"{rule.id}_{number}" in taken:
-            number += 1
-        report.renamed_rules[f"{rule.id}_{number}"] = rule.id
-        rule = rule.model_copy(update={"id": f"{rule.id}_{number}"})
-    draft.rules.append(rule)
+        if rule.id in self.taken:
+            number = 2
+            while f"{rule.id}_{number}" in self.taken:
+                number += 1
+            report.renamed_rules[f"{rule.id}_{number}"] = rule.id
+            rule = rule.model_copy(update={"id": f"{rule.id}_{number}"})
+        self.by_key[key] = len(draft.rules)
+        self.taken.add(rule.id)
+        draft.rules.append(rule)
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    norm = math.sqrt(sum(value * value for value in vector))
+    return [value / norm for value in vector] if norm else [0.0] * len(vector)
 
 
 def _add_principle(draft: Draft, principle: Principle) -> None:
