@@ -19,8 +19,7 @@ what was reconciled. Earlier chunks win ties, so a merge is deterministic.
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pedrag.dsl.model import Action, Metric, Principle, Rule
@@ -166,18 +165,25 @@ def _merge_near_duplicates(
     names = list(draft.actions)
     if len(names) < 2:
         return {}
-    vectors = [
-        _unit(vector)
-        for vector in embedder.embed([_action_text(name, draft.actions[name]) for name in names])
-    ]
+    embedded = embedder.embed([_action_text(name, draft.actions[name]) for name in names])
+    # Unit vectors as their non-zero entries: the cosine is a dot product over the entries two
+    # vectors share. Sparse vectors (a lexical embedder's) are indexed by entry, so an action is
+    # compared only with survivors it shares an entry with — near-linear for those; dense
+    # vectors (an embedding endpoint's) are compared with every survivor.
+    vectors = [_unit_entries(vector) for vector in embedded]
+    sizes = [len(vector) for vector in embedded]
     aliases: dict[str, str] = {}
     survivors: list[int] = []
+    dense: list[int] = []
+    postings: dict[int, list[int]] = {}
     for index, name in enumerate(names):
-        # Unit vectors: the cosine is the dot product (one pass per pair, no norms).
         mine = vectors[index]
+        if threshold <= 0 or len(mine) > _SPARSE_ENTRIES:
+            candidates: Iterable[int] = survivors
+        else:
+            candidates = {s for entry in mine for s in postings.get(entry, ())}.union(dense)
         scored = [
-            (sum(map(operator.mul, mine, vectors[s])) if len(vectors[s]) == len(mine) else 0.0, s)
-            for s in survivors
+            (_dot(mine, vectors[s]) if sizes[s] == sizes[index] else 0.0, s) for s in candidates
         ]
         best = max(scored, default=(0.0, -1))
         if best[0] >= threshold:
@@ -189,6 +195,11 @@ def _merge_near_duplicates(
             report.merged_actions.append(MergedAction(name, survivor, round(best[0], 4)))
         else:
             survivors.append(index)
+            if len(mine) > _SPARSE_ENTRIES:
+                dense.append(index)
+            else:
+                for entry in mine:
+                    postings.setdefault(entry, []).append(index)
     if aliases:
         for name, action in draft.actions.items():
             conflicts = [aliases.get(c, c) for c in action.conflicts]
@@ -225,9 +236,21 @@ class _RuleIndex:
         draft.rules.append(rule)
 
 
-def _unit(vector: Sequence[float]) -> list[float]:
+_SPARSE_ENTRIES = 64
+"""A vector with at most this many non-zero entries is indexed by them."""
+
+
+def _unit_entries(vector: Sequence[float]) -> dict[int, float]:
     norm = math.sqrt(sum(value * value for value in vector))
-    return [value / norm for value in vector] if norm else [0.0] * len(vector)
+    if not norm:
+        return {}
+    return {index: value / norm for index, value in enumerate(vector) if value}
+
+
+def _dot(left: dict[int, float], right: dict[int, float]) -> float:
+    if len(right) < len(left):
+        left, right = right, left
+    return sum(value * right.get(index, 0.0) for index, value in left.items())
 
 
 def _add_principle(draft: Draft, principle: Principle) -> None:

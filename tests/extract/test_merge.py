@@ -198,3 +198,26 @@ def test_merging_many_rules_parses_each_condition_once(monkeypatch: Any) -> None
     assert len(calls) == len(rules)
     assert len(draft.rules) == 300 and report.dropped_rules == ["dup"]
     assert len({rule.id for rule in draft.rules}) == 300  # renamed apart, as before
+
+
+def test_indexed_near_duplicate_search_merges_what_comparing_every_pair_merges() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = "ask hint question explain example step concept praise effort check model show".split()
+    descriptions = [" ".join(rng.sample(words, 4)) for _ in range(60)]
+    actions = {f"a{i}": action(text) for i, text in enumerate(descriptions)}
+    draft, report = merge_fragments([(fragment(actions=actions), "s1")], LEXICAL, threshold=0.8)
+    # The oracle: every action against every earlier survivor, by cosine, best first.
+    vectors = LEXICAL.embed([f"a{i}: {text}" for i, text in enumerate(descriptions)])
+    survivors: list[int] = []
+    expected = {}
+    for index in range(len(descriptions)):
+        scored = [(cosine(vectors[index], vectors[s]), s) for s in survivors]
+        best = max(scored, default=(0.0, -1))
+        if best[0] >= 0.8:
+            expected[f"a{index}"] = f"a{best[1]}"
+        else:
+            survivors.append(index)
+    assert {m.duplicate: m.survivor for m in report.merged_actions} == expected
+    assert expected  # the data has near-duplicates to find
