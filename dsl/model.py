@@ -8,6 +8,7 @@ editors use (`pedrag schema`) is generated from these models, so it cannot drift
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -81,6 +82,8 @@ class Metric(_Strict):
     @classmethod
     def _ordered_range(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
         # A field validator, so the diagnostic points at `range`, not the whole metric.
+        if value is not None and not all(math.isfinite(bound) for bound in value):
+            raise ValueError("range bounds must be finite numbers")  # "1e400" reads as inf
         if value is not None and value[0] > value[1]:
             raise ValueError(f"range [{value[0]:g}, {value[1]:g}] is empty: low is above high")
         return value

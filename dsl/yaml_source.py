@@ -8,6 +8,7 @@ value back to the file (`ScalarMap`), which condition syntax errors need.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,11 +72,26 @@ _CONSTRUCTOR = yaml.SafeLoader(b"")
 _COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+MAX_VALUES = 200_000
+"""Values a document may expand to, aliases counted each time they are used: a few hundred
+bytes of nested aliases (a "billion laughs" file) would otherwise expand past any memory."""
+MAX_DEPTH = 100
+"""Nesting a document may have; a theory file needs about six levels."""
+MAX_INTEGER = 10**15
+"""Integers beyond this are an error, not an overflow later: no metric range needs them."""
+
+
 def load_yaml(source: SourceText) -> tuple[Any, Positions]:
-    """Parse one YAML document. Raises YamlError on syntax errors and duplicate keys."""
+    """Parse one YAML document. Raises YamlError on syntax errors, duplicate keys, documents
+    that expand past :data:`MAX_VALUES` or nest past :data:`MAX_DEPTH`, and numbers out of
+    bounds (integers past :data:`MAX_INTEGER`, infinities, NaN)."""
     positions = Positions(source)
     try:
         nodes = list(yaml.compose_all(source.text, Loader=_COMPOSER))
+    except RecursionError:
+        raise YamlError(
+            YamlProblem(f"YAML nests too deeply (more than {MAX_DEPTH} levels)", source.span(0, 1))
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         offset = mark.index if mark is not None else 0
@@ -101,7 +117,11 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
     if not nodes or nodes[0] is None:
         return None, positions
     try:
-        return _convert(nodes[0], (), positions, set()), positions
+        return _convert(nodes[0], (), positions, set(), [0]), positions
+    except RecursionError:
+        raise YamlError(
+            YamlProblem(f"YAML nests too deeply (more than {MAX_DEPTH} levels)", source.span(0, 1))
+        ) from None
     except yaml.MarkedYAMLError as exc:  # e.g. an unknown tag such as `!python/object` or `=`
         mark = exc.problem_mark or exc.context_mark
         offset = mark.index if mark is not None else 0
@@ -121,7 +141,43 @@ def _syntax_help(text: str, offset: int) -> str | None:
     return None
 
 
-def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]) -> Any:
+def _check_number(value: float, node: yaml.Node, positions: Positions) -> None:
+    span = positions.source.span(node.start_mark.index, node.end_mark.index)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise YamlError(
+            YamlProblem(
+                f"`{node.value}` is not a finite number",
+                span,
+                help="metric ranges and defaults are finite numbers",
+            )
+        )
+    if isinstance(value, int) and abs(value) > MAX_INTEGER:
+        shown = node.value if len(node.value) <= 24 else node.value[:20] + "..."
+        raise YamlError(
+            YamlProblem(
+                f"the number `{shown}` is too large (at most {MAX_INTEGER:.0e} in size)", span
+            )
+        )
+
+
+def _convert(
+    node: yaml.Node, path: Path, positions: Positions, active: set[int], count: list[int]
+) -> Any:
+    """``node`` as Python values; ``count`` holds the number of values made so far."""
+    count[0] += 1
+    if count[0] > MAX_VALUES or len(path) > MAX_DEPTH:
+        too_much = (
+            f"more than {MAX_VALUES:,} values (aliases are counted each time they are used)"
+            if count[0] > MAX_VALUES
+            else f"more than {MAX_DEPTH} levels of nesting"
+        )
+        raise YamlError(
+            YamlProblem(
+                f"the YAML document expands to {too_much}",
+                positions.source.span(node.start_mark.index, node.start_mark.index + 1),
+                help="a theory file needs no YAML aliases; write the values out",
+            )
+        )
     positions.values[path] = (node.start_mark.index, node.end_mark.index)
     if id(node) in active:
         raise YamlError(
@@ -134,11 +190,13 @@ def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]
         value = _CONSTRUCTOR.construct_object(node, deep=True)
         if isinstance(value, str):
             positions.scalars[path] = (node.start_mark.index, node.end_mark.index, value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            _check_number(value, node, positions)
         return value
     active = active | {id(node)}
     if isinstance(node, yaml.SequenceNode):
         return [
-            _convert(item, (*path, index), positions, active)
+            _convert(item, (*path, index), positions, active, count)
             for index, item in enumerate(node.value)
         ]
     if isinstance(node, yaml.MappingNode):
@@ -180,7 +238,7 @@ def _convert(node: yaml.Node, path: Path, positions: Positions, active: set[int]
                     )
                 )
             positions.keys[(*path, key)] = (key_node.start_mark.index, key_node.end_mark.index)
-            result[key] = _convert(value_node, (*path, key), positions, active)
+            result[key] = _convert(value_node, (*path, key), positions, active, count)
         return result
     raise YamlError(
         YamlProblem("unsupported YAML node", positions.source.span(node.start_mark.index))

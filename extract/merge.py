@@ -18,13 +18,14 @@ what was reconciled. Earlier chunks win ties, so a merge is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pedrag.dsl.model import Action, Metric, Principle, Rule
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.printer import to_text
-from pedrag.extract.embeddings import Embedder, cosine
+from pedrag.extract.embeddings import Embedder
 from pedrag.extract.fragments import Fragment
 from pedrag.extract.provenance import source_ids, union
 
@@ -82,6 +83,7 @@ def merge_fragments(
             known = draft.actions.get(name)
             draft.actions[name] = _unite_actions(known, action) if known else action
     aliases = _merge_near_duplicates(draft, report, embedder, threshold)
+    rules = _RuleIndex()
     for fragment, source_id in fragments:
         for rule in fragment.rules:
             rule = rule.model_copy(
@@ -90,7 +92,7 @@ def merge_fragments(
                     "source": union(rule.source, source_id),
                 }
             )
-            _add_rule(draft, report, rule)
+            rules.add(draft, report, rule)
         for principle in fragment.principles:
             principle = principle.model_copy(update={"source": union(principle.source, source_id)})
             _add_principle(draft, principle)
@@ -163,11 +165,26 @@ def _merge_near_duplicates(
     names = list(draft.actions)
     if len(names) < 2:
         return {}
-    vectors = embedder.embed([_action_text(name, draft.actions[name]) for name in names])
+    embedded = embedder.embed([_action_text(name, draft.actions[name]) for name in names])
+    # Unit vectors as their non-zero entries: the cosine is a dot product over the entries two
+    # vectors share. Sparse vectors (a lexical embedder's) are indexed by entry, so an action is
+    # compared only with survivors it shares an entry with — near-linear for those; dense
+    # vectors (an embedding endpoint's) are compared with every survivor.
+    vectors = [_unit_entries(vector) for vector in embedded]
+    sizes = [len(vector) for vector in embedded]
     aliases: dict[str, str] = {}
     survivors: list[int] = []
+    dense: list[int] = []
+    postings: dict[int, list[int]] = {}
     for index, name in enumerate(names):
-        scored = [(cosine(vectors[index], vectors[s]), s) for s in survivors]
+        mine = vectors[index]
+        if threshold <= 0 or len(mine) > _SPARSE_ENTRIES:
+            candidates: Iterable[int] = survivors
+        else:
+            candidates = {s for entry in mine for s in postings.get(entry, ())}.union(dense)
+        scored = [
+            (_dot(mine, vectors[s]) if sizes[s] == sizes[index] else 0.0, s) for s in candidates
+        ]
         best = max(scored, default=(0.0, -1))
         if best[0] >= threshold:
             survivor = names[best[1]]
@@ -178,6 +195,11 @@ def _merge_near_duplicates(
             report.merged_actions.append(MergedAction(name, survivor, round(best[0], 4)))
         else:
             survivors.append(index)
+            if len(mine) > _SPARSE_ENTRIES:
+                dense.append(index)
+            else:
+                for entry in mine:
+                    postings.setdefault(entry, []).append(index)
     if aliases:
         for name, action in draft.actions.items():
             conflicts = [aliases.get(c, c) for c in action.conflicts]
@@ -186,21 +208,49 @@ def _merge_near_duplicates(
     return aliases
 
 
-def _add_rule(draft: Draft, report: MergeReport, rule: Rule) -> None:
-    key = (canonical_condition(rule.when), rule.then)
-    for index, kept in enumerate(draft.rules):
-        if (canonical_condition(kept.when), kept.then) == key:
+class _RuleIndex:
+    """The draft's rules by (canonical condition, action) and by id, so adding a rule costs one
+    parse and a look-up rather than a parse of every rule kept so far (2,000 rules took
+    minutes)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, str], int] = {}
+        self.taken: set[str] = set()
+
+    def add(self, draft: Draft, report: MergeReport, rule: Rule) -> None:
+        key = (canonical_condition(rule.when), rule.then)
+        index = self.by_key.get(key)
+        if index is not None:
+            kept = draft.rules[index]
             draft.rules[index] = kept.model_copy(update={"source": union(kept.source, rule.source)})
             report.dropped_rules.append(rule.id)
             return
-    taken = {kept.id for kept in draft.rules}
-    if rule.id in taken:
-        number = 2
-        while f"{rule.id}_{number}" in taken:
-            number += 1
-        report.renamed_rules[f"{rule.id}_{number}"] = rule.id
-        rule = rule.model_copy(update={"id": f"{rule.id}_{number}"})
-    draft.rules.append(rule)
+        if rule.id in self.taken:
+            number = 2
+            while f"{rule.id}_{number}" in self.taken:
+                number += 1
+            report.renamed_rules[f"{rule.id}_{number}"] = rule.id
+            rule = rule.model_copy(update={"id": f"{rule.id}_{number}"})
+        self.by_key[key] = len(draft.rules)
+        self.taken.add(rule.id)
+        draft.rules.append(rule)
+
+
+_SPARSE_ENTRIES = 64
+"""A vector with at most this many non-zero entries is indexed by them."""
+
+
+def _unit_entries(vector: Sequence[float]) -> dict[int, float]:
+    norm = math.sqrt(sum(value * value for value in vector))
+    if not norm:
+        return {}
+    return {index: value / norm for index, value in enumerate(vector) if value}
+
+
+def _dot(left: dict[int, float], right: dict[int, float]) -> float:
+    if len(right) < len(left):
+        left, right = right, left
+    return sum(value * right.get(index, 0.0) for index, value in left.items())
 
 
 def _add_principle(draft: Draft, principle: Principle) -> None:

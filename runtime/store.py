@@ -52,6 +52,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from pedrag.runtime.store_schema import audit_records, learner_goals, metadata, sessions, spend
+from pedrag.runtime.text import safe_text
 
 __all__ = [
     "DEFAULT_DB_PATH",
@@ -222,6 +223,7 @@ class SessionStore:
         if isinstance(turn_index, bool) or not isinstance(turn_index, int) or turn_index < 1:
             raise StoreError(f"turn_index must be an int >= 1, got {turn_index!r}")
         _require_document(state, "state")
+        audit = _safe_document(audit)  # text from models and endpoints: cleaned, not refused
         _require_document(audit, "audit")
         now = _utcnow()
         with self._errors(f"save turn {turn_index} of session {session_id!r}"):
@@ -515,6 +517,25 @@ def _require_document(value: object, what: str) -> None:
         problem = f"{what} is nested too deeply to store"
     if problem is not None:
         raise StoreError(problem)
+
+
+def _safe_document(value: Any, depth: int = 0) -> Any:
+    """An audit record with every string (keys too) made safe to store and print
+    (``runtime.text.safe_text``): a NUL in a judge's reason or an HTTP error body, a lone
+    surrogate, an ANSI escape or a password in a URL must not lose the turn or leak. Values
+    of other types are left for :func:`_require_document` to judge."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if depth > 200:
+        return value  # _require_document reports the nesting
+    if isinstance(value, dict):
+        return {
+            (safe_text(key) if isinstance(key, str) else key): _safe_document(item, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_safe_document(item, depth + 1) for item in value]
+    return value
 
 
 def _json_problem(value: object, path: str) -> str | None:

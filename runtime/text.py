@@ -4,7 +4,8 @@ store, print and check.
 Runtime, the turn's boundary. Two readings of one text:
 
 - :func:`clean_text` — for storing and printing: control characters (except tab, newline and
-  carriage return), ANSI escape sequences and unpaired surrogates replaced by U+FFFD.
+  carriage return), ANSI escape sequences and unpaired surrogates replaced by U+FFFD;
+  :func:`safe_text` also removes credentials from URLs (:func:`redact_credentials`).
 - :func:`detection_view` — for the answer detector: the text as a reader sees it, with a map
   back to the original offsets. Compatibility forms folded (NFKD: superscript, circled,
   full-width and keycap digits, ligatures, Roman-numeral signs), combining marks, variation
@@ -41,6 +42,20 @@ def clean_text(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text
     return _UNSAFE.sub(REPLACEMENT, _ANSI.sub(REPLACEMENT, text))
+
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@:]*(?::[^\s/@]*)?@")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it removed
+    (``https://user:secret@host/v1`` -> ``https://***@host/v1``)."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
+
+
+def safe_text(text: str) -> str:
+    """What may be stored or printed: :func:`clean_text` of :func:`redact_credentials`."""
+    return clean_text(redact_credentials(text))
 
 
 # --- the detector's view ----------------------------------------------------------------------

@@ -84,7 +84,7 @@ from pedrag.runtime.state import (
 )
 from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
 from pedrag.runtime.streaming import MAX_STREAM_SECONDS, StreamGuard
-from pedrag.runtime.text import clean_text
+from pedrag.runtime.text import clean_text, redact_credentials
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.trusted_writer import action_event, trusted_updates
 
@@ -230,7 +230,8 @@ class TurnResult:
         return self.contract.ceiling
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``pedrag chat --format json`` shape (more keys allowed)."""
+        """The ``pedrag chat --format json`` shape (more keys allowed): what a student-facing
+        client may show, so no finding text and no judge reason."""
         return {
             "turn": self.turn,
             "student": self.student,
@@ -239,8 +240,14 @@ class TurnResult:
             "rung": f"H{self.rung}",
             "ceiling": f"H{self.contract.ceiling}",
             "theory": self.theory,
-            "detector": dict(self.detector),
-            "judge": dict(self.judge) if self.judge is not None else None,
+            # Verdicts and rule ids only: a finding's text or the judge's reason may quote the
+            # hidden answer; they stay in the audit record, for the instructor.
+            "detector": {key: self.detector.get(key) for key in ("flagged", "rule_ids")},
+            "judge": (
+                {key: self.judge.get(key) for key in ("verdict", "rule_id")}
+                if self.judge is not None
+                else None
+            ),
             "fallback": self.fallback,
             "revised": self.revised,
             "failures": [dict(item) for item in self.failures],
@@ -699,6 +706,7 @@ class Tutor:
         """Stages 9-11 on the reply the student saw; commits state and audit in one
         transaction, and only then does the session adopt the new state."""
         p = prepared
+        p.failures[:] = [_safe_failure(item) for item in p.failures]
         state, writer, schema, backend = p.state, p.writer, p.schema, p.backend
         fields = schema.fields
         choice, contract, action = p.choice, p.contract, p.action
@@ -1068,6 +1076,19 @@ def _student_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"a student message is a str, got {type(text).__name__}")
     return clean_text(text)
+
+
+_QUOTED = re.compile(r"\"(?:[^\"\\\n]|\\.){0,400}\"|'(?:[^'\\\n]|\\.){0,400}'")
+
+
+def _safe_failure(item: Mapping[str, str]) -> dict[str, str]:
+    """A failure as it is stored and shown: quoted values (a model's output, which can echo
+    the student's message or the answer) elided, credentials in URLs removed, control
+    characters replaced."""
+    return {
+        key: clean_text(redact_credentials(_QUOTED.sub("'…'", str(value))))
+        for key, value in item.items()
+    }
 
 
 def _explains(prepared: _Prepared) -> bool:

@@ -175,3 +175,49 @@ def test_lexical_embeddings_are_close_for_shared_wording() -> None:
     assert abs(cosine(same, same) - 1) < 1e-9
     assert cosine(same, near) > cosine(same, far)
     assert cosine([0.0, 0.0], [1.0, 0.0]) == 0.0
+
+
+def test_merging_many_rules_parses_each_condition_once(monkeypatch: Any) -> None:
+    # Issue 15: 2,000 actions and rules in one reply made merging run for minutes, because
+    # every added rule re-parsed every rule kept so far.
+    import pedrag.extract.merge as merge
+
+    calls = []
+    real = merge.canonical_condition
+
+    def counting(text: str) -> str:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(merge, "canonical_condition", counting)
+    rules = [{"id": f"r{n % 50}", "when": f"x >= {n}", "then": "encourage"} for n in range(300)]
+    rules += [{"id": "dup", "when": "x>=7", "then": "encourage"}]
+    draft, report = merge_fragments(
+        [(fragment(actions={"encourage": action("Praise effort.")}, rules=rules), "s1")], LEXICAL
+    )
+    assert len(calls) == len(rules)
+    assert len(draft.rules) == 300 and report.dropped_rules == ["dup"]
+    assert len({rule.id for rule in draft.rules}) == 300  # renamed apart, as before
+
+
+def test_indexed_near_duplicate_search_merges_what_comparing_every_pair_merges() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = "ask hint question explain example step concept praise effort check model show".split()
+    descriptions = [" ".join(rng.sample(words, 4)) for _ in range(60)]
+    actions = {f"a{i}": action(text) for i, text in enumerate(descriptions)}
+    draft, report = merge_fragments([(fragment(actions=actions), "s1")], LEXICAL, threshold=0.8)
+    # The oracle: every action against every earlier survivor, by cosine, best first.
+    vectors = LEXICAL.embed([f"a{i}: {text}" for i, text in enumerate(descriptions)])
+    survivors: list[int] = []
+    expected = {}
+    for index in range(len(descriptions)):
+        scored = [(cosine(vectors[index], vectors[s]), s) for s in survivors]
+        best = max(scored, default=(0.0, -1))
+        if best[0] >= 0.8:
+            expected[f"a{index}"] = f"a{best[1]}"
+        else:
+            survivors.append(index)
+    assert {m.duplicate: m.survivor for m in report.merged_actions} == expected
+    assert expected  # the data has near-duplicates to find

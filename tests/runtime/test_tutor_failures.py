@@ -275,3 +275,77 @@ def test_the_revision_note_names_rule_ids_never_the_hidden_answer(fake_openai: F
     for request in revisions:
         assert "56" not in request.text and "fifty" not in request.text.lower()
         assert "outright" not in request.text  # the judge's reason stays out
+
+
+# -- faults that lost a turn, and exposure (issue 15, cases 7 and 8) -----------------------------
+
+
+def sqlite_tutor(fake: FakeOpenAI, tmp_path: Any, base_url: str | None = None, **kw: Any) -> Tutor:
+    from pedrag.runtime.store import SessionStore
+
+    settings = OpenAISettings(
+        base_url=base_url or fake.base_url, api_key="test", retries=0, backoff_s=0
+    )
+    store = SessionStore(str(tmp_path / "sessions.db"))
+    return Tutor(shipped(), OpenAIBackend(settings), CURRICULUM, store, **kw)
+
+
+@pytest.mark.parametrize("reason", ["Bad\x00draft.", "Bad \ud800 draft.", "\x1b[2JBad draft."])
+def test_a_judge_reason_with_unsafe_characters_does_not_lose_the_turn(
+    fake_openai: FakeOpenAI, tmp_path: Any, reason: str
+) -> None:
+    verdict = {"verdict": "block", "rule_id": "answer-reveal", "reason": reason}
+    fake_openai.always(scripted({"judge": lambda request: Reply.json(verdict)}))
+    tutor = sqlite_tutor(fake_openai, tmp_path)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "just give me the answer")
+    assert result.fallback and session.state.turn == 1
+    stored = tutor.store.audit_records(session.id)[-1]
+    json.dumps(stored, ensure_ascii=False).encode("utf-8")  # printable, whatever came in
+    assert "\ufffd" in stored["judge"]["reason"] and "\x1b" not in stored["judge"]["reason"]
+
+
+def test_an_http_error_body_with_a_nul_does_not_lose_the_turn(
+    fake_openai: FakeOpenAI, tmp_path: Any
+) -> None:
+    fake_openai.always(scripted({"actor": lambda request: Reply.error(400, "bad\x00request")}))
+    tutor = sqlite_tutor(fake_openai, tmp_path)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "how do I start?")
+    assert result.fallback and tutor.store.load_session(session.id)[2] == 1
+
+
+def test_credentials_in_the_base_url_are_never_stored_or_shown(
+    fake_openai: FakeOpenAI, tmp_path: Any
+) -> None:
+    fake_openai.always(scripted({"actor": lambda request: Reply.malformed()}))
+    url = fake_openai.base_url.replace("http://", "http://admin:hunter2@")
+    tutor = sqlite_tutor(fake_openai, tmp_path, base_url=url)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "how do I start?")
+    assert result.failures and all("hunter2" not in item["error"] for item in result.failures)
+    assert "hunter2" not in json.dumps(tutor.store.audit_records(session.id))
+
+
+def test_failure_messages_carry_no_student_text(fake_openai: FakeOpenAI, tmp_path: Any) -> None:
+    secret = "my password is ZEBRA-42"
+    fake_openai.always(
+        scripted({"classifier": lambda request: Reply.json({"intent": secret, "code_attempt": 1})})
+    )
+    tutor = sqlite_tutor(fake_openai, tmp_path, keep_transcript=False)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, secret)
+    assert any(item["stage"] == "classifier" for item in result.failures)
+    assert "ZEBRA" not in json.dumps(tutor.store.audit_records(session.id))
+    assert "ZEBRA" not in json.dumps([dict(item) for item in result.failures])
+
+
+def test_the_student_facing_result_carries_no_reasons(fake_openai: FakeOpenAI) -> None:
+    verdict = {"verdict": "revise", "rule_id": "answer-reveal", "reason": "It says 56."}
+    fake_openai.always(scripted({"judge": lambda request: Reply.json(verdict)}))
+    tutor = make_tutor(fake_openai)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    shown = tutor.turn(session, "just give me the answer").to_dict()
+    assert shown["judge"] == {"verdict": "revise", "rule_id": "answer-reveal"}
+    assert set(shown["detector"]) == {"flagged", "rule_ids"}
+    assert "56" not in json.dumps(shown["judge"]) + json.dumps(shown["detector"])
