@@ -518,7 +518,9 @@ class Tutor:
             trusted, {n: state.metrics[n] for n in schema.names("classified")}
         )
         labels = {step.index: step.when.text for step in resolved.ceiling_steps}
-        contract = compute_contract(policy_input, policy, labels)
+        contract = _risky_when_unread(
+            compute_contract(policy_input, policy, labels), classification, inference
+        )
 
         # 5. rule engine
         rng = random.Random(f"{session.seed}:{state.turn}")
@@ -856,6 +858,26 @@ def _student_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"a student message is a str, got {type(text).__name__}")
     return clean_text(text)
+
+
+def _risky_when_unread(
+    contract: Contract, classification: Classification, inference: Inference
+) -> Contract:
+    """Fail safer, not softer: a turn whose message the classifier or the analyzer could not
+    read is risky — its defaults (``intent=other``) would otherwise lower scrutiny exactly when
+    the model path is unhealthy — so the judge must pass the draft, and a judge that fails
+    too sends the template. The ceiling is the policy core's and stays as computed."""
+    unread = [
+        f"{stage}_failed"
+        for stage, failure in (
+            ("classifier", classification.failure),
+            ("analyzer", inference.failure),
+        )
+        if failure
+    ]
+    if not unread:
+        return contract
+    return replace(contract, judge_required=True, risks=(*contract.risks, *unread))
 
 
 def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:
