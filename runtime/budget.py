@@ -139,9 +139,17 @@ class BudgetedBackend:
         self.tokens += tokens
         self.cost_usd += response.cost_usd
         entry = self.by_role.setdefault(
-            request.role, {"calls": 0, "tokens": 0, "cost_usd": 0.0, "latency_ms": 0.0}
+            request.role,
+            {"calls": 0, "tokens": 0, "cost_usd": 0.0, "latency_ms": 0.0, "unpriced_calls": 0},
         )
         entry["calls"] += 1
         entry["tokens"] += tokens
         entry["cost_usd"] += response.cost_usd
         entry["latency_ms"] += response.latency_ms
+        # No price known for the model: cost_usd is 0 and means "not known" (tokens only).
+        entry["unpriced_calls"] += 0 if response.priced else 1
+
+    @property
+    def cost_known(self) -> bool:
+        """Whether every call this turn had a price (else ``cost_usd`` undercounts)."""
+        return all(not entry["unpriced_calls"] for entry in self.by_role.values())

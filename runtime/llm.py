@@ -90,6 +90,14 @@ class LLMResponse:
     latency_ms: float = 0.0
     role: Role | None = None
     finish_reason: str = "stop"
+    #: How a structured reply was asked for (``json_schema``, ``json_object`` or ``prompted``;
+    #: empty for plain text), and how many times it was asked again with the validation
+    #: error before it validated (0: it validated on the first try).
+    convention: str = ""
+    repairs: int = 0
+    #: False when no price is known for the model: ``cost_usd`` is then 0 and means
+    #: "not known", and reports show tokens only.
+    priced: bool = True
 
 
 @runtime_checkable
@@ -260,6 +268,7 @@ class RoleUsage:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_ms: float = 0.0
+    unpriced_calls: int = 0
 
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
@@ -268,6 +277,7 @@ class RoleUsage:
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             latency_ms=self.latency_ms + other.latency_ms,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
 
     @property
@@ -295,6 +305,7 @@ class Usage:
             completion_tokens=response.completion_tokens,
             cost_usd=response.cost_usd,
             latency_ms=response.latency_ms,
+            unpriced_calls=0 if response.priced else 1,
         )
         self.by_role[role] = self.by_role.get(role, RoleUsage()) + entry
 
@@ -339,6 +350,12 @@ class Usage:
     def cost_usd(self) -> float:
         return self.total.cost_usd
 
+    @property
+    def cost_known(self) -> bool:
+        """Whether every call had a price: otherwise ``cost_usd`` undercounts and a report
+        should show tokens only."""
+        return self.total.unpriced_calls == 0
+
     def to_dict(self) -> dict[str, dict[str, float | int]]:
         """Plain JSON-ready form, for audit records and reports."""
         return {
@@ -348,9 +365,83 @@ class Usage:
                 "completion_tokens": entry.completion_tokens,
                 "cost_usd": entry.cost_usd,
                 "latency_ms": entry.latency_ms,
+                "unpriced_calls": entry.unpriced_calls,
             }
             for role, entry in sorted(self.by_role.items())
         }
+
+
+# -- reasoning blocks -----------------------------------------------------------------------
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+
+
+def strip_reasoning(text: str) -> str:
+    """The reply without the ``<think>...</think>`` blocks reasoning models write first.
+
+    An unclosed ``<think>`` (the reply was cut off while thinking) drops everything after it;
+    a lone ``</think>`` (chat templates that open the block in the prompt) drops everything
+    before it. Why here: the reasoning is not the reply — it must never reach the student,
+    and it is not the JSON a structured call asked for."""
+    if "think>" not in text.lower():
+        return text
+    text = _THINK_BLOCK.sub("", text)
+    closing = list(_THINK_CLOSE.finditer(text))
+    if closing:
+        text = text[closing[-1].end() :]
+    opening = _THINK_OPEN.search(text)
+    if opening:
+        text = text[: opening.start()]
+    return text.strip()
+
+
+class ReasoningFilter:
+    """:func:`strip_reasoning` for a stream: ``feed`` each delta, get what may be shown;
+    ``finish`` at the end. A tag split across deltas is held until it is complete. A lone
+    ``</think>`` cannot be undone in a stream (what preceded it is out); the whole-reply
+    check after the stream still sees it."""
+
+    _OPEN, _CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._thinking = False
+
+    def feed(self, delta: str) -> str:
+        self._held += delta
+        shown: list[str] = []
+        while True:
+            lowered = self._held.lower()
+            tag = self._CLOSE if self._thinking else self._OPEN
+            index = lowered.find(tag)
+            if index >= 0:
+                if not self._thinking:
+                    shown.append(self._held[:index])
+                self._held = self._held[index + len(tag) :]
+                self._thinking = not self._thinking
+                continue
+            # Keep a possible partial tag at the end for the next delta.
+            keep = _partial_tag_length(lowered, (self._OPEN, self._CLOSE))
+            ready = self._held[: len(self._held) - keep]
+            self._held = self._held[len(self._held) - keep :]
+            if not self._thinking and ready:
+                shown.append(ready)
+            break
+        return "".join(shown)
+
+    def finish(self) -> str:
+        rest, self._held = self._held, ""
+        return "" if self._thinking else rest
+
+
+def _partial_tag_length(text: str, tags: tuple[str, ...]) -> int:
+    for length in range(min(max(len(tag) for tag in tags) - 1, len(text)), 0, -1):
+        tail = text[-length:]
+        if any(tag.startswith(tail) for tag in tags):
+            return length
+    return 0
 
 
 # -- structured output ----------------------------------------------------------------------

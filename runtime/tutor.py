@@ -664,7 +664,9 @@ class Tutor:
         policy_input = PolicyInput.of(
             trusted, {n: state.metrics[n] for n in schema.names("classified")}
         )
-        contract = compute_contract(policy_input, policy)
+        contract = _risky_when_unread(
+            compute_contract(policy_input, policy), classification, inference
+        )
 
         # 5. rule engine
         rng = random.Random(f"{session.seed}:{state.turn}")
@@ -1098,6 +1100,26 @@ def _explains(prepared: _Prepared) -> bool:
     contract = prepared.contract
     explain = dict(prepared.policy_input.trusted).get(EXPLAIN_MODE_METRIC) is True
     return explain and contract.ceiling == 7 and not contract.exam_lockdown
+
+
+def _risky_when_unread(
+    contract: Contract, classification: Classification, inference: Inference
+) -> Contract:
+    """Fail safer, not softer: a turn whose message the classifier or the analyzer could not
+    read is risky — its defaults (``intent=other``) would otherwise lower scrutiny exactly when
+    the model path is unhealthy — so the judge must pass the draft, and a judge that fails
+    too sends the template. The ceiling is the policy core's and stays as computed."""
+    unread = [
+        f"{stage}_failed"
+        for stage, failure in (
+            ("classifier", classification.failure),
+            ("analyzer", inference.failure),
+        )
+        if failure
+    ]
+    if not unread:
+        return contract
+    return replace(contract, judge_required=True, risks=(*contract.risks, *unread))
 
 
 def _with_note(given: GenerationInput, note: str | None) -> GenerationInput:

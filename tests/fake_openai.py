@@ -2,8 +2,9 @@
 
 Why: every LLM test should exercise the real ``openai`` client — its HTTP stack, its error
 classes, its timeouts — without touching the network. This server listens on 127.0.0.1 on a
-free port, implements ``POST /v1/chat/completions`` (plain and ``stream: true`` SSE) and
-``POST /v1/embeddings``, answers from a script and records every request so a test can assert
+free port, implements ``POST /v1/chat/completions`` (plain and ``stream: true`` SSE),
+``POST /v1/embeddings`` and ``GET /v1/models`` (the listing set by :meth:`FakeOpenAI.serve_models`;
+empty by default), answers from a script and records every request so a test can assert
 what was sent (for example that the judge never saw the student's message).
 
 A script is a queue of replies per endpoint, consumed one per request, plus an optional
@@ -210,6 +211,10 @@ class FakeOpenAI:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._counter = 0
+        self._models: list[dict[str, Any]] | None = []
+        self.listings = 0  # GET /v1/models requests served
+        self.health_checks: list[RecordedRequest] = []
+        self._health_reply: ScriptItem = Reply.text("ok", prompt_tokens=12, completion_tokens=1)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -224,6 +229,12 @@ class FakeOpenAI:
         return self
 
     def close(self) -> None:
+        from pedrag.runtime.llm_openai import forget_endpoint
+
+        if self._server is not None:
+            # The port may serve another test's fake next: what backends learned about this
+            # one must not carry over.
+            forget_endpoint(self.base_url)
         self._stopping.set()  # wakes handlers sleeping on a delayed reply
         if self._server is not None:
             self._server.shutdown()
@@ -262,6 +273,30 @@ class FakeOpenAI:
             self._standing[endpoint] = reply
         return self
 
+    def serve_models(self, *models: str | Mapping[str, Any] | None) -> FakeOpenAI:
+        """What ``GET /v1/models`` lists: model ids, or whole entries (``{"id": ...,
+        "max_model_len": 4096}``). ``serve_models(None)`` makes the route answer 404, as a
+        server without a listing does."""
+        with self._lock:
+            if models == (None,):
+                self._models = None
+            else:
+                self._models = [
+                    {"id": item, "object": "model", "owned_by": "fake"}
+                    if isinstance(item, str)
+                    else {"object": "model", "owned_by": "fake", **dict(item or {})}
+                    for item in models
+                ]
+        return self
+
+    def answer_health_checks(self, reply: ScriptItem) -> FakeOpenAI:
+        """The answer to the health check's one-token request (``X-Pedrag-Role: health``),
+        ``ok`` by default. Health checks are answered outside the script and recorded in
+        ``health_checks``, not ``requests``, so a test's script is about its turns."""
+        with self._lock:
+            self._health_reply = reply
+        return self
+
     def reset(self) -> None:
         """Forget the script and the recorded requests."""
         with self._lock:
@@ -284,6 +319,11 @@ class FakeOpenAI:
     def _next_reply(self, request: RecordedRequest) -> Reply | None:
         endpoint = request.endpoint
         assert endpoint is not None
+        if endpoint == "chat" and request.role == "health":
+            with self._lock:
+                self.health_checks.append(request)
+                item = self._health_reply
+            return _to_reply(item, request)
         with self._lock:
             self.requests.append(request)
             self._counter += 1
@@ -337,6 +377,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._serve()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (e.g. it timed out on a delayed reply)
+
+    def do_GET(self) -> None:
+        fake = self.server.fake
+        path = self.path.split("?", 1)[0]
+        with fake._lock:
+            models = fake._models
+            if path == "/v1/models":
+                fake.listings += 1
+        if path != "/v1/models" or models is None:
+            self._send_json(404, _error_body(f"fake_openai: no route GET {path}", None))
+            return
+        self._send_json(200, {"object": "list", "data": models})
 
     def _serve(self) -> None:
         fake = self.server.fake

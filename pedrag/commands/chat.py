@@ -7,6 +7,7 @@ import difflib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,14 @@ analyzer, policy core (the help ceiling), rule engine, generator, deterministic 
 judge on risky turns, monitors and an audit record saved to the session database.
 
 Offline by default (deterministic, no network). With OPENAI_BASE_URL / OPENAI_API_KEY set,
-or --model, the tutor calls an OpenAI-compatible endpoint (see docs/llm.md).
+or --model, the tutor calls an OpenAI-compatible endpoint (see docs/llm.md): it is checked
+before the first turn (GET /models and a one-token request), and a failed model call is
+reported on stderr (the turn itself fails closed to the action's template).
 Sessions are saved to $PEDRAG_DB (default ./.pedrag/sessions.db); read one back with
 `pedrag audit SESSION`, continue it with `pedrag chat --session SESSION`.
+
+exit status: 0 done, 1 the endpoint failed its health check or every model call failed
+(or a saved session is missing), 2 usage problem
 """
 EPILOG = """\
 examples:
@@ -105,6 +111,89 @@ class SessionMissing(UsageProblem):
     exit_code = 1
 
 
+class EndpointDown(UsageProblem):
+    """The configured endpoint failed its health check before the first turn (exit code 1)."""
+
+    exit_code = 1
+
+
+TUTOR_ROLES = ("classifier", "analyzer", "actor", "judge", "selector")
+
+
+def check_endpoint(backend: Any, roles: Sequence[str] = TUTOR_ROLES) -> None:
+    """Stop before the first turn when the endpoint is unreachable or does not serve the
+    configured models: the tutor fails closed per turn, so a wrong URL would otherwise show
+    only as templated replies. Raises :class:`EndpointDown` naming the URL and the fix."""
+    if backend is None or not hasattr(backend, "check"):
+        return
+    from pedrag.runtime.llm import LLMError
+
+    try:
+        backend.check(roles)
+    except LLMError as error:
+        raise EndpointDown(f"the model endpoint is not usable: {error}") from error
+
+
+class ModelWatch:
+    """Says on stderr when model calls fail during a session — one line as they happen,
+    a summary at the end — and gives the exit status: 1 when every model call failed
+    (nothing the model said was used; the run measured templates)."""
+
+    def __init__(self, backend: Any, command: str, *, every_turn: bool = True) -> None:
+        self.backend = backend if hasattr(backend, "failures") else None
+        self.command = command
+        self.every_turn = every_turn
+        self._seen = 0
+        self._warned = False
+
+    def after_turn(self, label: str) -> None:
+        if self.backend is None:
+            return
+        failures = self.backend.failures[self._seen :]
+        self._seen += len(failures)
+        if not failures or (self._warned and not self.every_turn):
+            return
+        self._warned = True
+        roles = ", ".join(sorted({role for role, _ in failures}))
+        first = failures[0][1]
+        more = "" if self.every_turn else " (further failures in the summary)"
+        print(
+            f"pedrag {self.command}: warning: {label}: {len(failures)} model call(s) failed "
+            f"({roles}); failed closed. {_first_line(first)}{more}",
+            file=sys.stderr,
+        )
+
+    def finish(self) -> int:
+        if self.backend is None:
+            return 0
+        failures = list(self.backend.failures)
+        if not failures:
+            return 0
+        succeeded = self.backend.usage.calls
+        total = succeeded + len(failures)
+        by_role: dict[str, int] = {}
+        for role, _ in failures:
+            by_role[role] = by_role.get(role, 0) + 1
+        counts = ", ".join(f"{role} {count}" for role, count in sorted(by_role.items()))
+        print(
+            f"pedrag {self.command}: {len(failures)} of {total} model calls failed ({counts}) "
+            f"at {self.backend.url}; first: {_first_line(failures[0][1])}",
+            file=sys.stderr,
+        )
+        if succeeded == 0:
+            print(
+                f"pedrag {self.command}: every model call failed: the replies were templates",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+
+
+def _first_line(text: str, limit: int = 240) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 DEFAULT_THEORY = "socratic"
 
 
@@ -142,6 +231,7 @@ def build_tutor(args: argparse.Namespace) -> Any:
     except TheoryLoadError as error:
         raise UsageProblem(str(error)) from error
     backend = _backend(args)
+    check_endpoint(backend)
     try:
         store = SessionStore(args.db)
     except (StoreError, OSError) as error:  # a bad --db / $PEDRAG_DB is the caller's to fix
@@ -167,14 +257,18 @@ def _backend(args: argparse.Namespace) -> Any:
         return None
     from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings, backend_from_env
 
-    if args.model:
-        if not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
-            raise UsageProblem(
-                "--model needs an endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if required)"
-            )
-        settings = replace(OpenAISettings.from_env(), default_model=args.model)
-        return OpenAIBackend(settings)
-    return backend_from_env()
+    try:
+        if args.model:
+            if not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
+                raise UsageProblem(
+                    "--model needs an endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if "
+                    "required)"
+                )
+            settings = replace(OpenAISettings.from_env(), default_model=args.model)
+            return OpenAIBackend(settings)
+        return backend_from_env()
+    except ValueError as error:  # an unusable PEDRAG_* setting, named by the message
+        raise UsageProblem(str(error)) from error
 
 
 def start_session(tutor: Any, args: argparse.Namespace, meta: dict[str, Any] | None = None) -> Any:
@@ -254,19 +348,25 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         tutor = build_tutor(args)
+        watch = ModelWatch(getattr(tutor.backend, "inner", None), "chat")
         if args.script:
             lines = _read_script(args.script)
             session = start_session(tutor, args)
             if args.format == "json":
-                results = [tutor.turn(session, line) for line in lines]
+                results = []
+                for line in lines:
+                    results.append(tutor.turn(session, line))
+                    watch.after_turn(f"turn {results[-1].turn}")
                 print(transcript_json(session, results))
-                return 0
+                return watch.finish()
             print(session_line(session), flush=True)
             for line in lines:
-                print_turn_text(tutor.turn(session, line))
+                result = tutor.turn(session, line)
+                print_turn_text(result)
                 sys.stdout.flush()  # a transcript to follow (or pipe) as it is written
-            return 0
-        return _interactive(tutor, args)
+                watch.after_turn(f"turn {result.turn}")
+            return watch.finish()
+        return _interactive(tutor, args, watch)
     except UsageProblem as error:
         print(f"pedrag chat: {error}", file=sys.stderr)
         return error.exit_code
@@ -296,7 +396,7 @@ def _read_script(path: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _interactive(tutor: Any, args: argparse.Namespace) -> int:
+def _interactive(tutor: Any, args: argparse.Namespace, watch: ModelWatch) -> int:
     session = start_session(tutor, args)
     info = session.exercise
     print(f"pedrag tutor: {session_line(session)}")
@@ -320,7 +420,8 @@ def _interactive(tutor: Any, args: argparse.Namespace) -> int:
             print(piece, end="", flush=True)
         print()
         results.append(session.results[-1])
+        watch.after_turn(f"turn {results[-1].turn}")
     if args.format == "json":
         print(transcript_json(session, results))
     print(f"session saved: pedrag audit {session.id}")
-    return 0
+    return watch.finish()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.commands._output import write_output
+from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_endpoint
 
 NAME = "evaluate"
 ORDER = 40
@@ -33,8 +34,10 @@ Offline by default: deterministic, no network, a few seconds for the default gri
 --seed gives the same report. With OPENAI_BASE_URL / OPENAI_API_KEY set (or --model) the
 tutors, the student and the evaluator call the endpoint (see docs/evaluation.md).
 
-exit status: 0 done, 1 a gate failed for the pedrag configuration (with --gates),
-2 usage problem
+The endpoint is checked before the first session (GET /models and a one-token request).
+
+exit status: 0 done, 1 a gate failed for the pedrag configuration (with --gates), the
+endpoint failed its health check, or every model call failed, 2 usage problem
 """
 EPILOG = """\
 examples:
@@ -108,6 +111,9 @@ class UsageProblem(Exception):
     pass
 
 
+EVALUATE_ROLES = (*TUTOR_ROLES, "student", "evaluator")
+
+
 def _names(raw: str | None) -> list[str]:
     return [item.strip() for item in (raw or "").split(",") if item.strip()]
 
@@ -170,8 +176,14 @@ def _backend(args: argparse.Namespace) -> Any:
             raise UsageProblem(
                 "--model needs an endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if required)"
             )
-        return OpenAIBackend(replace(OpenAISettings.from_env(), default_model=args.model))
-    return backend_from_env()
+        try:
+            return OpenAIBackend(replace(OpenAISettings.from_env(), default_model=args.model))
+        except ValueError as error:
+            raise UsageProblem(str(error)) from error
+    try:
+        return backend_from_env()
+    except ValueError as error:  # an unusable PEDRAG_* setting, named by the message
+        raise UsageProblem(str(error)) from error
 
 
 def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
@@ -244,6 +256,12 @@ def run(args: argparse.Namespace) -> int:
     except UsageProblem as error:
         print(f"pedrag evaluate: {error}", file=sys.stderr)
         return 2
+    try:
+        check_endpoint(backend, EVALUATE_ROLES)
+    except EndpointDown as error:
+        print(f"pedrag evaluate: {error}", file=sys.stderr)
+        return error.exit_code
+    watch = ModelWatch(backend, "evaluate", every_turn=False)
 
     progress = Progress(
         TextColumn("{task.description}"),
@@ -258,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
 
         def advance(done: int, total: int, label: str) -> None:
             progress.update(task, completed=done, total=total, description=label)
+            watch.after_turn(label)
 
         result = run_grid(
             grid,
@@ -272,6 +291,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(result, transcripts=args.transcripts, gate_configs=checked)
     if backend is not None:
         _warn_about_model_failures(result.sessions)
+    all_failed = watch.finish()
     if args.output:
         problem = write_output(args.output, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
         if problem:
@@ -292,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
             failed = ", ".join(f"{g.id} {g.status}" for g in results if not g.passed)
             print(f"pedrag evaluate: gates failed for pedrag: {failed}", file=sys.stderr)
             return 1
-    return 0
+    return all_failed
 
 
 def _warn_about_model_failures(sessions: Any) -> None:

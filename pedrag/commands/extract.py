@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pedrag.commands.chat import EndpointDown, ModelWatch, check_endpoint
 from pedrag.extract.merge import DEFAULT_MERGE_THRESHOLD
 from pedrag.extract.pipeline import (
     ExtractionError,
@@ -189,6 +190,12 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"pedrag extract: no such file or directory: {missing[0]}", file=sys.stderr)
         return 2
+    try:
+        check_endpoint(backend, ("extractor",))
+    except EndpointDown as error:
+        print(f"pedrag extract: {error}", file=sys.stderr)
+        return error.exit_code
+    watch = ModelWatch(backend, "extract")
     options = ExtractOptions(
         output=args.output,
         theory_id=args.theory_id,
@@ -207,9 +214,11 @@ def run(args: argparse.Namespace) -> int:
             reporter.progress.stop()
             print(f"pedrag extract: {exc}", file=sys.stderr)
             _print_cost(backend.usage, None)
+            watch.finish()
             return 2 if isinstance(exc, ExtractionUsageError) else 1
     _print_summary(result)
-    return 0 if result.clean else 1
+    all_failed = watch.finish()
+    return 0 if result.clean and not all_failed else 1
 
 
 def _print_summary(result: ExtractionResult) -> None:
@@ -241,11 +250,18 @@ def _print_cost(usage: object, result: ExtractionResult | None) -> None:
     calls = getattr(usage, "calls", 0)
     if result is None and not calls:
         return  # failed before any model call: nothing was spent
-    line = (
-        f"cost: ${getattr(usage, 'cost_usd', 0.0):.4f} for {calls} model calls "
+    tokens = (
         f"({getattr(usage, 'prompt_tokens', 0)} prompt + "
         f"{getattr(usage, 'completion_tokens', 0)} completion tokens)"
     )
+    if getattr(usage, "cost_known", True):
+        line = f"cost: ${getattr(usage, 'cost_usd', 0.0):.4f} for {calls} model calls {tokens}"
+    else:
+        # No price is known for the model: a dollar figure would be made up.
+        line = (
+            f"cost: not known (no price for the model; see PEDRAG_PRICES in docs/llm.md) for "
+            f"{calls} model calls {tokens}"
+        )
     if result is not None:
         line += f"; cache: {result.cache_hits} hits, {result.cache_misses} misses"
     print(line)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from pedrag.commands.chat import (
+    ModelWatch,
     UsageProblem,
     add_common_arguments,
     build_tutor,
@@ -20,7 +21,9 @@ ORDER = 31
 HELP = "run one scripted-student session (personas: answer-seeker, injector, ...)"
 DESCRIPTION = """\
 Run one session with a scripted student persona and print the transcript. Offline by default,
-deterministic for a given --seed. Personas: earnest-but-stuck, answer-seeker, gate-evader,
+deterministic for a given --seed; with an endpoint, it is checked before the first turn and
+failed model calls are reported on stderr (exit 1 when every one failed).
+Personas: earnest-but-stuck, answer-seeker, gate-evader,
 injector (seed 2), struggling-sarah, curious-carlos, anxious-alex (seed 1).
 """
 EPILOG = """\
@@ -53,11 +56,15 @@ def run(args: argparse.Namespace) -> int:
         session = start_session(tutor, args, meta={"persona": args.persona})
     except UsageProblem as error:
         print(f"pedrag simulate: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     topic = session.exercise.topic if session.exercise else "this problem"
     messages = PERSONAS[args.persona].messages(args.turns, topic=topic)
+    watch = ModelWatch(getattr(tutor.backend, "inner", None), "simulate")
     try:
-        results = [tutor.turn(session, message) for message in messages]
+        results = []
+        for message in messages:
+            results.append(tutor.turn(session, message))
+            watch.after_turn(f"turn {results[-1].turn}")
     except StoreError as error:
         print(f"pedrag simulate: {error}", file=sys.stderr)
         return 1
@@ -72,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             "summary": _summary(results),
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-        return 0
+        return watch.finish()
     print(
         f"session {session.id}: persona {args.persona}, theory {session.meta['theory']}, {session.meta['backend']}"
     )
@@ -86,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         f"{summary['reveals_sent']}; fallbacks {summary['fallbacks']}; judge reviews {summary['judged']}"
     )
     print(f"audit: pedrag audit {session.id}")
-    return 0
+    return watch.finish()
 
 
 def _summary(results: list) -> dict[str, int]:

@@ -39,6 +39,8 @@ def endpoint(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOp
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("PEDRAG_LLM_RETRIES", "0")
     monkeypatch.setenv("PEDRAG_MODEL", "gpt-4o-mini")
+    # List prices are OpenAI's own API's; at another URL a price is the user's to configure.
+    monkeypatch.setenv("PEDRAG_PRICE_EXTRACTOR", "0.00015,0.0006")
     return fake_openai
 
 

@@ -7,7 +7,10 @@ the server quirks the backend works around, and the fake server's own features.
 
 from __future__ import annotations
 
+import json
+import re
 import socket
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -23,12 +26,20 @@ from pedrag.runtime.llm import (
     LLMResponse,
     LLMTimeout,
     LLMUnavailable,
+    ReasoningFilter,
     Usage,
     extract_json_object,
     schema_errors,
+    strip_reasoning,
 )
-from pedrag.runtime.llm_openai import ROLE_HEADER, OpenAIBackend, OpenAISettings, backend_from_env
-from pedrag.runtime.pricing import Price, price_for
+from pedrag.runtime.llm_openai import (
+    ROLE_HEADER,
+    EndpointProblem,
+    OpenAIBackend,
+    OpenAISettings,
+    backend_from_env,
+)
+from pedrag.runtime.pricing import Price, PriceBook, load_price_file, price_for
 from tests.fake_openai import FakeOpenAI, Reply
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -70,8 +81,15 @@ def judge_request() -> LLMRequest:
 # -- plain completions and accounting --------------------------------------------------------
 
 
+def as_openai(backend: OpenAIBackend) -> OpenAIBackend:
+    """``backend`` pricing as on OpenAI's own API (where the list prices apply)."""
+    backend.settings = replace(backend.settings, prices=PriceBook())
+    return backend
+
+
 def test_plain_completion_returns_text_tokens_and_cost(fake_openai: FakeOpenAI) -> None:
     backend, _ = make_backend(fake_openai, PEDRAG_MODEL="gpt-4o-mini")
+    as_openai(backend)
     fake_openai.script(
         Reply.text("What do you know about 7 x 7?", prompt_tokens=1000, completion_tokens=500)
     )
@@ -200,7 +218,9 @@ def test_fenced_json_is_parsed_when_the_server_ignores_response_format(
     assert backend.complete(judge_request()).parsed == verdict
 
 
-def test_malformed_json_raises_malformed_output_without_retrying(fake_openai: FakeOpenAI) -> None:
+def test_malformed_json_under_json_schema_raises_without_asking_again(
+    fake_openai: FakeOpenAI,
+) -> None:
     backend, _ = make_backend(fake_openai)
     fake_openai.script(Reply.text('{"verdict": "allow", "rule_id": '))
 
@@ -209,15 +229,77 @@ def test_malformed_json_raises_malformed_output_without_retrying(fake_openai: Fa
 
     assert "not a JSON object" in str(caught.value)
     assert caught.value.raw_text == '{"verdict": "allow", "rule_id": '
-    assert caught.value.role == "judge"
     assert len(fake_openai.requests) == 1
+
+
+def prompted(backend: OpenAIBackend, role: Any = "judge") -> OpenAIBackend:
+    """``backend`` as after its server rejected both response_format conventions."""
+    backend.profile(role).convention = "prompted"
+    return backend
+
+
+def test_malformed_json_is_asked_for_once_more_then_raises_malformed_output(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend = prompted(make_backend(fake_openai)[0])
+    fake_openai.script(Reply.text('{"verdict": "allow", "rule_id": '), Reply.text("still no"))
+
+    with pytest.raises(LLMMalformedOutput) as caught:
+        backend.complete(judge_request())
+
+    assert "not a JSON object" in str(caught.value)
+    assert caught.value.raw_text == "still no"
+    assert caught.value.role == "judge"
+    first, repair = fake_openai.requests
+    assert repair["messages"][-2] == {
+        "role": "assistant",
+        "content": '{"verdict": "allow", "rule_id": ',
+    }
+    assert "not valid" in repair["messages"][-1]["content"]
+    assert backend.failures and backend.failures[0][0] == "judge"
+
+
+def test_a_reply_that_fails_validation_is_repaired_with_the_errors(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend = prompted(make_backend(fake_openai)[0])
+    good = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    fake_openai.script(
+        Reply.json({"verdict": "maybe", "rule_id": "none", "reason": "?"}, prompt_tokens=10),
+        Reply.json(good, prompt_tokens=30),
+    )
+
+    response = backend.complete(judge_request())
+
+    assert response.parsed == good
+    assert response.repairs == 1
+    assert response.prompt_tokens == 40  # both requests are paid for
+    feedback = fake_openai.requests[1]["messages"][-1]["content"]
+    assert '$.verdict: "maybe" is not one of "allow", "revise", "block"' in feedback
+
+
+def test_a_truncated_reply_is_repaired_with_a_larger_reply_budget(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend = prompted(make_backend(fake_openai)[0])
+    good = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    fake_openai.script(Reply.text('{"verdict": "al', finish_reason="length"), good)
+    request = LLMRequest(
+        role="judge",
+        messages=(("user", "Judge."),),
+        json_schema=VERDICT_SCHEMA,
+        max_tokens=40,
+    )
+
+    assert backend.complete(request).parsed == good
+    assert [sent["max_tokens"] for sent in fake_openai.requests] == [40, 80]
 
 
 def test_schema_mismatch_raises_malformed_output_naming_the_problems(
     fake_openai: FakeOpenAI,
 ) -> None:
     backend, _ = make_backend(fake_openai)
-    fake_openai.script({"verdict": "maybe", "reason": 3})
+    fake_openai.always(Reply.json({"verdict": "maybe", "reason": 3}))
 
     with pytest.raises(LLMMalformedOutput) as caught:
         backend.complete(judge_request())
@@ -230,32 +312,98 @@ def test_schema_mismatch_raises_malformed_output_naming_the_problems(
 
 def test_truncated_structured_reply_says_it_was_cut_off(fake_openai: FakeOpenAI) -> None:
     backend, _ = make_backend(fake_openai)
-    fake_openai.script(Reply.text('{"verdict": "al', finish_reason="length"))
+    fake_openai.always(Reply.text('{"verdict": "al', finish_reason="length"))
 
     with pytest.raises(LLMMalformedOutput, match="cut off"):
         backend.complete(judge_request())
 
 
-def test_rejected_response_format_falls_back_to_asking_for_json_in_the_prompt(
+def test_rejected_json_schema_falls_back_to_json_object_with_the_schema_in_the_prompt(
     fake_openai: FakeOpenAI,
 ) -> None:
-    backend, _ = make_backend(fake_openai)
+    backend, sleeps = make_backend(fake_openai)
     verdict = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    # llama-cpp-python's server: a pydantic validation error, as HTTP 500.
     fake_openai.script(
-        Reply.error(400, "response_format json_schema is not supported by this server"),
+        Reply.error(
+            500,
+            "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+            "  Input should be 'text' or 'json_object' [type=literal_error]",
+        ),
         verdict,
         verdict,
     )
 
-    assert backend.complete(judge_request()).parsed == verdict
-    assert backend.complete(judge_request()).parsed == verdict  # remembered: no 400 again
+    first_response = backend.complete(judge_request())
+    assert first_response.parsed == verdict
+    assert first_response.convention == "json_object"
+    assert backend.complete(judge_request()).parsed == verdict  # remembered: no error again
 
     first, second, third = fake_openai.requests
-    assert "response_format" in first
+    assert first["response_format"]["type"] == "json_schema"
     for retried in (second, third):
-        assert "response_format" not in retried
+        assert retried["response_format"] == {"type": "json_object", "schema": VERDICT_SCHEMA}
         assert retried["messages"][0]["role"] == "system"
         assert '"enum": ["allow", "revise", "block"]' in retried["messages"][0]["content"]
+    assert sleeps == []  # a lesson, not an outage: no backoff, no retry counted
+    assert backend.profile("judge").events[0].startswith("judge: json_schema -> json_object")
+
+
+def test_a_server_without_response_format_gets_plain_text_with_the_schema_in_the_prompt(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai)
+    verdict = {"verdict": "revise", "rule_id": "r", "reason": "Too much."}
+    fake_openai.script(
+        Reply.error(400, "response_format json_schema is not supported by this server"),
+        Reply.error(422, "Unsupported value for response_format: json_object"),
+        Reply.json(verdict, fenced=True),
+    )
+
+    response = backend.complete(judge_request())
+
+    assert response.parsed == verdict and response.convention == "prompted"
+    plain = fake_openai.requests[-1]
+    assert "response_format" not in plain
+    assert "It must match this JSON Schema" in plain["messages"][0]["content"]
+    assert backend.profile("judge").convention == "prompted"
+
+
+def test_what_an_endpoint_showed_is_remembered_across_backends(fake_openai: FakeOpenAI) -> None:
+    verdict = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    fake_openai.script(Reply.error(404, "unknown field: response_format"), verdict, verdict)
+    first, _ = make_backend(fake_openai)
+    second, _ = make_backend(fake_openai)
+
+    first.complete(judge_request())
+    assert second.complete(judge_request()).convention == "json_object"
+    assert len(fake_openai.requests) == 3
+
+
+def test_an_error_that_names_no_parameter_is_an_outage_not_a_convention(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, sleeps = make_backend(fake_openai)
+    verdict = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    fake_openai.script(Reply.error(500, "CUDA out of memory"), verdict)
+
+    response = backend.complete(judge_request())
+
+    assert response.convention == "json_schema"
+    assert fake_openai.requests[1]["response_format"]["type"] == "json_schema"
+    assert sleeps == [0.5]
+    assert backend.profile("judge").events == []
+
+
+def test_a_plain_request_never_changes_the_structured_convention(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script(Reply.error(400, "messages: response_format is irrelevant here"))
+
+    with pytest.raises(LLMError, match="HTTP 400"):
+        backend.complete(ask())
+    assert backend.profile("actor").convention == "json_schema"
 
 
 def test_rejected_max_tokens_switches_to_max_completion_tokens(fake_openai: FakeOpenAI) -> None:
@@ -447,7 +595,7 @@ def test_settings_from_env_defaults_and_overrides() -> None:
     assert configured.timeout_s == 5.0
     assert configured.model_for("student") == "sim"
     assert configured.model_for("actor") == "gpt-4o-mini"
-    assert configured.price_override == Price(1.0, 0.0)
+    assert configured.prices.override == Price(1.0, 0.0)
 
 
 @pytest.mark.parametrize(
@@ -475,6 +623,7 @@ def test_request_rejects_an_unknown_role() -> None:
 
 def test_embeddings_come_back_in_input_order_and_are_counted(fake_openai: FakeOpenAI) -> None:
     backend, _ = make_backend(fake_openai, PEDRAG_EMBEDDING_MODEL="text-embedding-3-small")
+    as_openai(backend)
     fake_openai.script(
         Reply.embedding([[1.0, 0.0], [0.0, 1.0]], prompt_tokens=1000), endpoint="embeddings"
     )
@@ -595,3 +744,274 @@ def test_a_rejected_key_names_the_status_once_and_says_what_to_check(fake_openai
         raise AssertionError("expected LLMError")
     assert message.count("401") == 1, message
     assert "Incorrect API key provided" in message and "check OPENAI_API_KEY" in message
+
+
+# -- Retry-After, reasoning blocks, context windows ------------------------------------------
+
+
+def test_a_rate_limit_waits_as_long_as_retry_after_says(fake_openai: FakeOpenAI) -> None:
+    backend, sleeps = make_backend(fake_openai)
+    limited = Reply.error(429, "slow down")
+    fake_openai.script(
+        replace(limited, headers={"Retry-After": "3"}),
+        replace(Reply.error(503), headers={"retry-after-ms": "1500"}),
+        "ok",
+    )
+
+    assert backend.complete(ask()).text == "ok"
+    assert sleeps == [3.0, 1.5]
+
+
+def test_a_retry_after_longer_than_the_maximum_wait_gives_up_at_once(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, sleeps = make_backend(fake_openai, PEDRAG_LLM_MAX_WAIT="10")
+    fake_openai.script(replace(Reply.error(429, "quota"), headers={"Retry-After": "3600"}))
+
+    with pytest.raises(LLMUnavailable, match="asks to wait 3600s, more than PEDRAG_LLM_MAX_WAIT"):
+        backend.complete(ask())
+    assert sleeps == [] and len(fake_openai.requests) == 1
+
+
+def test_think_blocks_never_reach_the_caller(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(fake_openai)
+    verdict = {"verdict": "allow", "rule_id": "none", "reason": "Fine."}
+    fake_openai.script(
+        "<think>The answer is 56, but I must not say so.</think>\nWhat is 7 x 4?",
+        Reply.text('<THINK>{"verdict": "block"}</THINK>' + json.dumps(verdict)),
+        "<think>still thinking when the budget ran out",
+    )
+
+    assert backend.complete(ask()).text == "What is 7 x 4?"
+    assert backend.complete(judge_request()).parsed == verdict
+    with pytest.raises(LLMRefusal, match="empty answer"):
+        backend.complete(ask())
+
+
+def test_a_streamed_think_block_is_held_back_even_when_split_across_deltas(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script("<think> secret 56 </think> Try 7 x 4 first.")
+
+    deltas = list(backend.stream(ask()))
+
+    assert "".join(deltas).strip() == "Try 7 x 4 first."
+    reasoning = ReasoningFilter()
+    text = "Hi <think>no</think>there<thi"
+    shown = "".join(reasoning.feed(char) for char in text) + reasoning.finish()
+    assert shown == "Hi there<thi"
+    assert strip_reasoning("plan</think>Answer") == "Answer"
+
+
+def history_request(turns: int, system: str = "Contract: never state the answer.") -> LLMRequest:
+    messages: list[tuple[Any, str]] = [("system", system)]
+    for index in range(turns):
+        messages.append(("user", f"student message number {index} " + "x" * 120))
+        messages.append(("assistant", f"tutor reply number {index} " + "y" * 120))
+    messages.append(("user", "the newest message"))
+    return LLMRequest(role="student", messages=tuple(messages), max_tokens=100)
+
+
+def test_history_is_trimmed_oldest_first_to_fit_the_context_window(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_CONTEXT_TOKENS="400")
+    fake_openai.script("ok", "ok")
+
+    backend.complete(history_request(turns=10))
+    backend.complete(history_request(turns=1))
+
+    trimmed, whole = (request["messages"] for request in fake_openai.requests)
+    assert trimmed[0] == {"role": "system", "content": "Contract: never state the answer."}
+    assert trimmed[-1]["content"] == "the newest message"
+    assert 3 <= len(trimmed) < 22
+    assert "number 9" in trimmed[-2]["content"]  # the newest history survives
+    assert not any("number 0 " in item["content"] for item in trimmed)
+    assert len(whole) == 4  # what fits is sent whole
+    assert fake_openai.requests[0]["max_tokens"] == 100
+
+
+def test_a_prompt_that_cannot_fit_fails_closed_without_cutting_the_contract(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_CONTEXT_TOKENS="100")
+
+    with pytest.raises(LLMError, match="more than the context window of 100"):
+        backend.complete(history_request(turns=0, system="Contract: " + "z" * 400))
+    assert fake_openai.requests == []
+
+
+def test_the_reply_budget_shrinks_to_what_the_window_leaves(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_CONTEXT_TOKENS="120")
+    fake_openai.script("ok")
+
+    backend.complete(history_request(turns=0))
+
+    assert 16 <= fake_openai.requests[0]["max_tokens"] < 100
+
+
+# -- the health check ------------------------------------------------------------------------
+
+
+def test_the_health_check_lists_models_learns_the_context_window_and_sends_one_token(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.serve_models({"id": "local-model", "max_model_len": 2048}, "other")
+    backend, _ = make_backend(fake_openai, PEDRAG_MODEL="local-model")
+
+    report = backend.check()
+
+    assert report.models == ("local-model", "other")
+    assert report.context_tokens == 2048
+    assert backend.profile("actor").context_tokens == 2048
+    (tiny,) = fake_openai.health_checks
+    assert tiny["max_tokens"] == 1 and tiny.model == "local-model"
+    assert fake_openai.listings == 1 and fake_openai.requests == []
+
+
+def test_the_health_check_names_an_unserved_model_and_what_is_served(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.serve_models("gemma-3-270m")
+    backend, _ = make_backend(fake_openai)  # PEDRAG_MODEL unset: gpt-4o-mini
+
+    with pytest.raises(EndpointProblem) as caught:
+        backend.check()
+
+    message = str(caught.value)
+    assert "does not serve the model 'gpt-4o-mini'" in message
+    assert "gemma-3-270m" in message and "PEDRAG_MODEL" in message
+    assert fake_openai.health_checks == []  # no chat request before the listing is right
+
+
+def test_a_base_url_without_v1_is_named_with_the_fix_and_no_credentials(
+    fake_openai: FakeOpenAI,
+) -> None:
+    root = fake_openai.base_url.removesuffix("/v1").replace("http://", "http://user:s3cret@")
+    backend = OpenAIBackend(OpenAISettings(base_url=root, retries=0), sleep=lambda _: None)
+
+    with pytest.raises(EndpointProblem) as caught:
+        backend.check()
+
+    message = str(caught.value)
+    assert "s3cret" not in message and "user@" not in message
+    assert "HTTP 404" in message
+    assert f"OPENAI_BASE_URL={fake_openai.base_url}" in message
+
+
+def test_an_unreachable_endpoint_fails_the_health_check_with_the_url() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    backend = OpenAIBackend(
+        OpenAISettings(base_url=f"http://127.0.0.1:{port}/v1", timeout_s=2), sleep=lambda _: None
+    )
+
+    with pytest.raises(EndpointProblem, match=f"cannot reach http://127.0.0.1:{port}/v1"):
+        backend.check()
+
+
+def test_a_server_without_a_listing_is_judged_by_the_tiny_request(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.serve_models(None)
+    fake_openai.answer_health_checks(Reply.error(401, "bad key"))
+    backend, _ = make_backend(fake_openai)
+
+    with pytest.raises(EndpointProblem, match="rejected the key .* set OPENAI_API_KEY"):
+        backend.check()
+
+
+def test_failed_calls_are_listed_by_role(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_LLM_RETRIES="0")
+    fake_openai.script(Reply.error(500, "down"), "fine")
+
+    with pytest.raises(LLMUnavailable):
+        backend.complete(ask("classifier"))
+    backend.complete(ask("actor"))
+
+    assert [role for role, _ in backend.failures] == ["classifier"]
+    assert "HTTP 500" in backend.failures[0][1]
+    assert backend.usage.calls == 1
+
+
+# -- honest cost -----------------------------------------------------------------------------
+
+
+def test_a_local_model_answering_for_the_default_name_is_not_priced(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai)  # asks for gpt-4o-mini
+    fake_openai.script(Reply.text("hi", prompt_tokens=2000, completion_tokens=1000, model="gemma"))
+
+    response = backend.complete(ask())
+
+    assert (response.cost_usd, response.priced) == (0.0, False)
+    assert backend.usage.by_role["actor"].unpriced_calls == 1
+    assert not backend.usage.cost_known
+
+
+def test_a_price_per_role_wins_over_every_other_source(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(
+        fake_openai,
+        PEDRAG_PRICE_JUDGE="0.5,1",
+        PEDRAG_PRICE_PER_1K_INPUT="100",
+    )
+    verdict = {"verdict": "allow", "rule_id": "none", "reason": "Safe."}
+    fake_openai.script(
+        Reply.json(verdict, prompt_tokens=1000, completion_tokens=1000, model="local"),
+        Reply.text("hi", prompt_tokens=1000, completion_tokens=0, model="local"),
+    )
+
+    assert backend.complete(judge_request()).cost_usd == pytest.approx(1.5)
+    assert backend.complete(ask()).cost_usd == pytest.approx(100.0)
+
+
+def test_a_pricing_file_prices_the_models_it_names(fake_openai: FakeOpenAI, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("gemma-3-270m:\n  input_per_1k: 0.001\n  output_per_1k: 0.002\n")
+    backend, _ = make_backend(fake_openai, PEDRAG_PRICES=str(prices))
+    fake_openai.script(
+        Reply.text("a", prompt_tokens=1000, completion_tokens=1000, model="gemma-3-270m-q4"),
+        Reply.text("b", prompt_tokens=1000, completion_tokens=1000, model="mystery"),
+    )
+
+    first, second = backend.complete(ask()), backend.complete(ask())
+
+    assert (first.cost_usd, first.priced) == (pytest.approx(0.003), True)
+    assert second.priced is False
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"PEDRAG_PRICE_ACTOR": "0.1"}, "PEDRAG_PRICE_ACTOR='0.1' must be INPUT,OUTPUT"),
+        ({"PEDRAG_PRICE_ACTOR": "0.1,-2"}, "must not be negative"),
+        ({"PEDRAG_PRICES": "/nonexistent/prices.yaml"}, "cannot read it"),
+        ({"PEDRAG_CONTEXT_TOKENS": "10"}, "PEDRAG_CONTEXT_TOKENS"),
+    ],
+)
+def test_unusable_prices_and_windows_name_the_setting(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        OpenAISettings.from_env(env)
+
+
+def test_a_pricing_file_entry_of_the_wrong_shape_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"m": {"input": 1}}))
+    with pytest.raises(ValueError, match=r"prices.json: m: expected \{input_per_1k"):
+        load_price_file(prices)
+
+
+def test_list_prices_apply_only_on_openais_own_api(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_MODEL="gpt-4o-mini")
+    # llama.cpp's server echoes the model name it was asked for.
+    fake_openai.always(Reply.text("hi", prompt_tokens=1000, completion_tokens=1000))
+
+    assert backend.complete(ask()).priced is False
+    assert OpenAISettings.from_env({}).prices.list_prices is True
+    assert (
+        OpenAISettings.from_env({"OPENAI_BASE_URL": fake_openai.base_url}).prices.list_prices
+        is False
+    )
