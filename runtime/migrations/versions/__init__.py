@@ -1,0 +1,1 @@
+"""The revisions, oldest first: ``r0001_initial``, ``r0002_tenants``."""
