@@ -137,6 +137,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=600, help="turns per configuration")
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
     parser.add_argument("--turns-per-session", type=int, default=10)
+    parser.add_argument(
+        "--sequential", type=int, default=150, help="turns by one client, for unqueued latency"
+    )
     parser.add_argument("--db", help="a PostgreSQL URL (default: a throwaway local server)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args()
@@ -145,6 +148,8 @@ def main() -> int:
         results: dict[str, Any] = {
             "baseline_in_process": baseline(url, min(args.turns, 300), args.turns_per_session)
         }
+        base_row = results["baseline_in_process"]
+        base_row["alone_p50_ms"], base_row["alone_p99_ms"] = base_row["p50_ms"], base_row["p99_ms"]
         for workers in args.workers:
             db = fresh_database(url)
             with SessionStore(db) as store:
@@ -154,9 +159,15 @@ def main() -> int:
                 with running_server(db, workers=workers, log=Path(folder) / "serve.log") as base:
                     # Warm every worker (theory compile caches, connection pools) first.
                     asyncio.run(drive(base, key, 4 * workers, min(args.clients, 4 * workers), 2))
-                    results[f"workers_{workers}"] = asyncio.run(
+                    row = asyncio.run(
                         drive(base, key, args.turns, args.clients, args.turns_per_session)
                     )
+                    # Per-turn overhead without queueing: one client, one turn at a time.
+                    alone = asyncio.run(
+                        drive(base, key, args.sequential, 1, args.turns_per_session)
+                    )
+                    row["alone_p50_ms"], row["alone_p99_ms"] = alone["p50_ms"], alone["p99_ms"]
+                    results[f"workers_{workers}"] = row
         return results
 
     if args.db:
@@ -169,18 +180,22 @@ def main() -> int:
         return 0
     base = results["baseline_in_process"]
     print(
-        f"{'configuration':<24}{'turns':>7}{'turns/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'vs base':>10}"
+        f"{'configuration':<22}{'turns':>6}{'turns/s':>9}{'vs base':>9}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'alone p50':>11}{'alone p99':>11}"
     )
     for name, row in results.items():
         ratio = row["turns_per_s"] / base["turns_per_s"]
         print(
-            f"{name:<24}{row['turns']:>7}{row['turns_per_s']:>10.1f}{row['p50_ms']:>10.1f}"
-            f"{row['p99_ms']:>10.1f}{ratio:>9.2f}x"
+            f"{name:<22}{row['turns']:>6}{row['turns_per_s']:>9.1f}{ratio:>8.2f}x"
+            f"{row['p50_ms']:>9.1f}{row['p99_ms']:>9.1f}"
+            f"{row['alone_p50_ms']:>11.1f}{row['alone_p99_ms']:>11.1f}"
         )
     print(
-        f"\n{args.clients} concurrent clients, sessions of {args.turns_per_session} turns, one "
-        "PostgreSQL; offline backend (model time excluded). 'vs base': throughput relative to "
-        "one in-process Tutor on the same database, one turn at a time."
+        f"\nturns/s, p50, p99: {args.clients} concurrent clients (latency includes queueing); "
+        f"alone: one client, one turn at a time ({args.sequential} turns). Sessions of "
+        f"{args.turns_per_session} turns, one PostgreSQL, offline backend (model time "
+        "excluded). 'vs base': throughput relative to one in-process Tutor on the same "
+        "database, one turn at a time, no HTTP."
     )
     return 0
 

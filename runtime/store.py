@@ -84,6 +84,7 @@ from pedrag.runtime.store_schema import (
 )
 
 __all__ = [
+    "AlreadyExists",
     "DEFAULT_DB_PATH",
     "DEFAULT_TENANT",
     "ENV_DB",
@@ -123,6 +124,10 @@ class SessionNotFound(StoreError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"no session with id {session_id!r}")
         self.session_id = session_id
+
+
+class AlreadyExists(StoreError):
+    """An id given to ``create_*`` is taken (a session, a learner or a tenant)."""
 
 
 class LearnerNotFound(StoreError):
@@ -277,7 +282,7 @@ class SessionStore:
                         )
                     )
             except IntegrityError as error:
-                raise StoreError(f"a session with id {session_id!r} already exists") from error
+                raise AlreadyExists(f"a session with id {session_id!r} already exists") from error
 
     def save_turn(
         self, session_id: str, turn_index: int, state: dict[str, Any], audit: dict[str, Any]
@@ -487,7 +492,7 @@ class SessionStore:
                         )
                     )
             except IntegrityError as error:
-                raise StoreError(f"a learner with id {learner_id!r} already exists") from error
+                raise AlreadyExists(f"a learner with id {learner_id!r} already exists") from error
 
     def load_learner(self, learner_id: str) -> dict[str, Any]:
         """``{"id", "meta", "created_at", "sessions"}`` (the number of sessions)."""
@@ -812,7 +817,7 @@ class TenantDirectory:
                         )
                     )
             except IntegrityError as error:
-                raise StoreError(f"a tenant with id {tenant_id!r} already exists") from error
+                raise AlreadyExists(f"a tenant with id {tenant_id!r} already exists") from error
         return tenant
 
     def get(self, tenant_id: str) -> Tenant | None:

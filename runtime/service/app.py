@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio.to_thread
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
@@ -83,6 +83,7 @@ from pedrag.runtime.service.schemas import (
 )
 from pedrag.runtime.state import MetricSchema
 from pedrag.runtime.store import (
+    AlreadyExists,
     LearnerNotFound,
     SessionNotFound,
     SessionStore,
@@ -168,6 +169,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = await anyio.to_thread.run_sync(load_service, settings, backend)
         app.state.service = state
+        await anyio.to_thread.run_sync(_purge_expired, state)  # before the first request
         purger = asyncio.create_task(_retention_loop(state))
         try:
             yield
@@ -195,8 +197,8 @@ def create_app(
 async def _retention_loop(state: ServiceState) -> None:
     """Purge each tenant's expired sessions now and then (``retention_days``)."""
     while True:
-        await anyio.to_thread.run_sync(_purge_expired, state)
         await asyncio.sleep(state.settings.retention_interval_seconds)
+        await anyio.to_thread.run_sync(_purge_expired, state)
 
 
 def _purge_expired(state: ServiceState) -> None:
@@ -280,6 +282,10 @@ def _install_errors(app: FastAPI) -> None:
         return problem_response(
             409, "turn-conflict", str(error), rid(), committed_turns=error.committed_turns
         )
+
+    @app.exception_handler(AlreadyExists)
+    async def _exists(_request: Request, error: AlreadyExists) -> Response:
+        return problem_response(409, "already-exists", str(error), rid())
 
     @app.exception_handler(StoreError)
     async def _store(_request: Request, error: StoreError) -> Response:
@@ -438,8 +444,11 @@ def _install_routes(app: FastAPI) -> None:
         return _session_out(tutor, session, 0)
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
-    def list_sessions(ctx: Tenant, limit: int = 50) -> list[SessionSummary]:
-        return [SessionSummary(**item) for item in ctx.store.list_sessions(min(limit, 1000))]
+    def list_sessions(
+        ctx: Tenant, limit: Annotated[int, Query(ge=0, le=1000)] = 50
+    ) -> list[SessionSummary]:
+        """This tenant's sessions, most recently updated first."""
+        return [SessionSummary(**item) for item in ctx.store.list_sessions(limit)]
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
     def get_session(session_id: str, ctx: Tenant) -> SessionOut:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -16,7 +17,7 @@ from fastapi.testclient import TestClient
 from pedrag.cli import main as cli_main
 from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.service.app import ServiceSettings, create_app
+from pedrag.runtime.service.app import RequestIdFilter, ServiceSettings, create_app
 from pedrag.runtime.store import SessionStore
 from pedrag.runtime.streaming import DEFAULT_REPLACEMENT
 
@@ -52,7 +53,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         store.tenants.create("alpha")
         store.tenants.create("broke", max_usd=0.0)
         store.tenants.create("slow", requests_per_minute=3)
-        keys = {name: store.tenants.issue_key(name) for name in ("alpha", "broke", "slow")}
+        store.tenants.create("brief", retention_days=0)
+        keys = {name: store.tenants.issue_key(name) for name in ("alpha", "broke", "slow", "brief")}
+        # Idle since before the service started: its retention (0 days) has expired.
+        store.for_tenant("brief").create_session("expired", {}, {})
+        store.for_tenant("alpha").create_session("kept", {}, {})
     app = create_app(ServiceSettings(db=db), backend=RevealingActor())
     with TestClient(app) as client:
         yield {"client": client, "keys": keys, "db": db}
@@ -104,6 +109,30 @@ def test_errors_are_problem_details_with_the_request_id(service: dict[str, Any])
 
     unknown = client.post("/v1/sessions", json={"theory": "stoic"}, headers=auth(service))
     assert unknown.status_code == 422 and "socratic" in unknown.json()["detail"]
+
+
+def test_every_log_line_of_a_request_carries_its_request_id(
+    service: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.handler.addFilter(RequestIdFilter())
+    with caplog.at_level(logging.INFO, logger="pedrag.service"):
+        response = service["client"].get(
+            "/v1/sessions", headers={**auth(service), "X-Request-ID": "trace-me"}
+        )
+        generated = service["client"].get("/healthz")
+    assert response.status_code == 200
+    lines = [(r.request_id, r.getMessage()) for r in caplog.records if r.name == "pedrag.service"]  # type: ignore[attr-defined]
+    assert ("trace-me", "GET /v1/sessions 200") in [(rid, m.rsplit(" ", 2)[0]) for rid, m in lines]
+    assert any(rid == generated.headers["x-request-id"] for rid, _ in lines)
+
+
+def test_duplicate_ids_and_bad_limits_are_client_errors(service: dict[str, Any]) -> None:
+    client = service["client"]
+    first = client.post("/v1/learners", json={"id": "dup"}, headers=auth(service))
+    again = client.post("/v1/learners", json={"id": "dup"}, headers=auth(service))
+    assert (first.status_code, again.status_code) == (201, 409)
+    assert again.json()["type"] == "urn:pedrag:problem:already-exists"
+    assert client.get("/v1/sessions?limit=-1", headers=auth(service)).status_code == 422
 
 
 def test_openapi_describes_the_turn_record_and_every_route(service: dict[str, Any]) -> None:
@@ -276,6 +305,15 @@ def test_a_tenant_over_its_rate_limit_gets_429_with_retry_after(service: dict[st
     if limited.status_code == 429:
         assert int(limited.headers["retry-after"]) >= 1
         assert limited.json()["type"] == "urn:pedrag:problem:rate-limited"
+
+
+def test_a_worker_purges_sessions_past_their_tenants_retention_at_start(
+    service: dict[str, Any],
+) -> None:
+    client = service["client"]
+    assert client.get("/v1/sessions/expired", headers=auth(service, "brief")).status_code == 404
+    listed = client.get("/v1/sessions?limit=1000", headers=auth(service)).json()
+    assert "kept" in {item["id"] for item in listed}  # a tenant without retention keeps all
 
 
 def test_deleting_a_learner_removes_their_sessions(service: dict[str, Any]) -> None:
