@@ -44,6 +44,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -63,6 +64,8 @@ from pedrag.runtime.service import metrics
 from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
+    CHECK_FILENAME,
+    MAX_THEORY_BYTES,
     AuditOut,
     CheckRequest,
     CurriculumOut,
@@ -101,6 +104,7 @@ ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
 Tenant = Annotated[TenantContext, Depends(authenticate)]
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 
 
 class RequestIdFilter(logging.Filter):
@@ -378,10 +382,52 @@ def _install_routes(app: FastAPI) -> None:
         ]
         return TheoriesOut(theories=out, curricula=curricula)
 
-    @app.post("/v1/theories/check", tags=["theories"])
-    def check_theory(body: CheckRequest, ctx: Tenant) -> dict[str, Any]:
-        """Check a theory file posted as YAML: the JSON of ``pedrag check --format json``."""
-        return check_source(body.source, body.filename, semantic=body.semantic)
+    @app.post(
+        "/v1/theories/check",
+        tags=["theories"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/CheckRequest"}},
+                    "application/yaml": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    )
+    async def check_theory(
+        request: Request,
+        ctx: Tenant,
+        filename: Annotated[str, Query(pattern=CHECK_FILENAME)] = "theory.yaml",
+        semantic: bool = True,
+    ) -> dict[str, Any]:
+        """Check a theory file: the JSON of ``pedrag check --format json``. Post the YAML
+        itself (``Content-Type: application/yaml``, ``?filename=`` names it in the output) or
+        JSON ``{"source", "filename", "semantic"}``."""
+        raw = await request.body()
+        if len(raw) > MAX_THEORY_BYTES + 1024:
+            raise Problem(413, "too-large", f"a theory file is at most {MAX_THEORY_BYTES} bytes")
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind in ("", "application/json"):
+            try:
+                body = CheckRequest.model_validate_json(raw)
+            except ValidationError as error:
+                raise RequestValidationError(error.errors(include_url=False)) from error
+        elif kind in YAML_TYPES:
+            try:
+                source = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise Problem(422, "invalid-request", f"the body is not UTF-8: {error}") from error
+            body = CheckRequest(source=source, filename=filename, semantic=semantic)
+        else:
+            raise Problem(
+                415,
+                "unsupported-media-type",
+                f"send application/yaml or application/json, not {kind}",
+            )
+        return await anyio.to_thread.run_sync(
+            lambda: check_source(body.source, body.filename, semantic=body.semantic)
+        )
 
     # -- learners ----------------------------------------------------------------------------
 

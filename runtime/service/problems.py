@@ -18,6 +18,7 @@ TITLES = {
     404: "Not found",
     409: "Conflict",
     413: "Payload too large",
+    415: "Unsupported media type",
     422: "Unprocessable content",
     429: "Too many requests",
     500: "Internal server error",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_MESSAGE_CHARS = 8000
 MAX_THEORY_BYTES = 512_000
 ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+CHECK_FILENAME = r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$"
 
 
 class _Body(BaseModel):
@@ -162,7 +163,7 @@ class CheckRequest(_Body):
     source: str = Field(max_length=MAX_THEORY_BYTES, description="the theory file's YAML text")
     filename: str = Field(
         "theory.yaml",
-        pattern=r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$",
+        pattern=CHECK_FILENAME,
         description="the name diagnostics use for the file",
     )
     semantic: bool = Field(True, description="false: front-end checks only (no z3)")

@@ -354,4 +354,21 @@ def test_check_endpoint_gives_the_same_json_as_pedrag_check(
     report["summary"].pop("seconds", None)
     assert report == expected
     assert report["summary"]["errors"] >= 1
+    raw = (
+        service["client"]
+        .post(
+            "/v1/theories/check?filename=srl.yaml",
+            content=source.encode("utf-8"),
+            headers={**auth(service), "Content-Type": "application/yaml"},
+        )
+        .json()
+    )
+    raw["summary"].pop("seconds", None)
+    assert raw == expected
+    bad_name = service["client"].post(
+        "/v1/theories/check?filename=../etc/passwd",
+        content=b"pedrag: 1\n",
+        headers={**auth(service), "Content-Type": "application/yaml"},
+    )
+    assert bad_name.status_code == 422
     assert any(d["check"] == "unknown-name" for d in report["diagnostics"])
