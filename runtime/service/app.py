@@ -487,6 +487,7 @@ def _install_routes(app: FastAPI) -> None:
             raise Problem(422, "unknown-exercise", str(error.args[0])) from error
         except ValueError as error:  # an exam on a theory without a lockdown
             raise Problem(422, "invalid-session", str(error)) from error
+        _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
         return _session_out(tutor, session, 0)
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
@@ -583,9 +584,24 @@ def _install_routes(app: FastAPI) -> None:
 # -- helpers -------------------------------------------------------------------------------
 
 
+# A session's curriculum, by (tenant, session id): it picks the tutor that resumes the session.
+# Meta is fixed at creation, so a cached entry never goes stale; a deleted session is still
+# reported by the (tenant-scoped) resume. Saves one query per turn.
+_CURRICULA: dict[tuple[str, str], str | None] = {}
+_CURRICULA_LIMIT = 50_000
+
+
 def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
-    meta, _, _ = ctx.store.load_session(session_id)
-    tutor = ctx.tutor(meta.get("curriculum"))
+    key = (ctx.tenant.id, session_id)
+    if key in _CURRICULA:
+        curriculum = _CURRICULA[key]
+    else:
+        meta, _, _ = ctx.store.load_session(session_id)
+        curriculum = meta.get("curriculum")
+        if len(_CURRICULA) >= _CURRICULA_LIMIT:
+            _CURRICULA.clear()
+        _CURRICULA[key] = curriculum
+    tutor = ctx.tutor(curriculum)
     try:
         return tutor, tutor.resume(session_id)
     except KeyError as error:
