@@ -60,6 +60,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def test_three_turns_in_the_playground_show_their_trace(page: dict[str, Any]) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as ready
     from selenium.webdriver.support.select import Select
     from selenium.webdriver.support.ui import WebDriverWait
@@ -68,9 +69,7 @@ def test_three_turns_in_the_playground_show_their_trace(page: dict[str, Any]) ->
     wait = WebDriverWait(driver, 60)
     driver.get(page["base"] + "/")  # redirects to /playground/
     assert driver.title == "pedrag playground"
-    key_field = driver.find_element(By.ID, "api-key")
-    key_field.send_keys(page["key"])
-    driver.execute_script("arguments[0].dispatchEvent(new Event('change'))", key_field)
+    driver.find_element(By.ID, "api-key").send_keys(page["key"], Keys.TAB)  # change on blur
     wait.until(lambda d: "theories loaded" in d.find_element(By.ID, "status").text)
     Select(driver.find_element(By.ID, "theory")).select_by_value("socratic")
     Select(driver.find_element(By.ID, "exercise")).select_by_value("intro/mult_7x8")

@@ -29,7 +29,11 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+let loadedFor = null;  // the key the theory list was loaded with
+
 async function loadTheories() {
+  if (key() === loadedFor) { return; }  // a second change event for the same key
+  loadedFor = key();
   localStorage.setItem("pedrag-api-key", key());
   try {
     const data = await api("GET", "/v1/theories");
@@ -42,7 +46,7 @@ async function loadTheories() {
     }
     $("exercise").replaceChildren(...exercises);
     setStatus(data.theories.length + " theories loaded");
-  } catch (error) { setStatus(error.message, true); }
+  } catch (error) { loadedFor = null; setStatus(error.message, true); }
 }
 
 async function startSession(event) {
