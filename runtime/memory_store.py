@@ -79,7 +79,7 @@ class MemoryStore:
             if learner is not None and goals is not None:
                 self._learners.setdefault(learner[0], {}).update(goals)
 
-    def load_learner(self, learner_id: str) -> dict[str, dict[str, Any]]:
+    def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
         with self._lock:
             return _copy(self._learners.get(learner_id, {}), "learner")  # type: ignore[no-any-return]
 

@@ -32,35 +32,74 @@ Why it looks like this:
   tuple, an int key, NaN) is refused with the path to the offending value.
 - **One exception hierarchy.** Every database failure surfaces as :class:`StoreError` (or its
   subclasses), never as a driver or SQLAlchemy exception, so the turn loop catches one thing.
+- **Tenants are kept apart here, not by callers.** A store is bound to one tenant
+  (``SessionStore(url, tenant=...)``, or ``store.for_tenant(id)`` sharing the connection pool;
+  ``default`` when none is given) and every statement it runs carries ``tenant = ?``: another
+  tenant's session, audit record, learner or spend total is indistinguishable from one that
+  does not exist (:class:`SessionNotFound`, :class:`LearnerNotFound`). The HTTP service maps
+  an API key to a tenant (:class:`TenantDirectory`) and then only ever holds a bound store.
+- **Schema by migrations.** Opening a store applies the Alembic revisions up to the head,
+  once, under a lock (``pedrag.runtime.migrate``), so any number of processes may start on an
+  empty database at the same time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store_schema import audit_records, learner_goals, metadata, sessions, spend
+from pedrag.runtime.store_schema import (
+    DEFAULT_TENANT,
+    TENANT_ID_LENGTH,
+    api_keys,
+    audit_records,
+    learner_goals,
+    learners,
+    rate_windows,
+    sessions,
+    spend,
+    tenants,
+)
 from pedrag.runtime.text import safe_text
 
 __all__ = [
+    "AlreadyExists",
     "DEFAULT_DB_PATH",
+    "DEFAULT_TENANT",
     "ENV_DB",
     "ENV_SYNCHRONOUS",
+    "LearnerNotFound",
     "SessionNotFound",
     "SessionStore",
     "StoreError",
+    "Tenant",
+    "TenantDirectory",
     "TurnConflict",
     "resolve_db_url",
 ]
@@ -97,6 +136,18 @@ class SessionNotFound(StoreError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"no session with id {session_id!r}")
         self.session_id = session_id
+
+
+class AlreadyExists(StoreError):
+    """An id given to ``create_*`` is taken (a session, a learner or a tenant)."""
+
+
+class LearnerNotFound(StoreError):
+    """No learner with this id exists (for this store's tenant)."""
+
+    def __init__(self, learner_id: str) -> None:
+        super().__init__(f"no learner with id {learner_id!r}")
+        self.learner_id = learner_id
 
 
 class TurnConflict(StoreError):
@@ -138,9 +189,18 @@ class SessionStore:
     database. Use as a context manager or call :meth:`close`.
     """
 
-    def __init__(self, url: str | None = None, synchronous: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        synchronous: str | None = None,
+        *,
+        tenant: str = DEFAULT_TENANT,
+    ) -> None:
         self._url = resolve_db_url(url)
         self.synchronous = resolve_synchronous(synchronous)
+        self._tenant = _require_tenant_id(tenant)
+        self._owns_engine = True
+        self._parent: SessionStore | None = None  # the store a for_tenant() view shares
         dialect = self._url.get_backend_name()
         if dialect not in _SUPPORTED_DIALECTS:
             raise StoreError(
@@ -151,11 +211,11 @@ class SessionStore:
         with self._errors("open the session database"):
             self._engine = _create_engine(self._url, self.synchronous)
         try:
-            with self._errors("create the session tables"):
-                with self._transaction(write=True) as connection:
-                    # Inside a write transaction so that two processes opening a fresh
-                    # database at once do not both try to create the tables.
-                    metadata.create_all(connection)
+            with self._errors("migrate the session tables"):
+                # Lazy: the migration machinery (Alembic) is imported only when a store opens.
+                from pedrag.runtime.migrate import upgrade
+
+                upgrade(self._engine, lambda: self._transaction(write=True))
                 if dialect == "sqlite" and _is_sqlite_file(self._url):
                     with self._engine.connect() as connection:
                         mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
@@ -175,21 +235,59 @@ class SessionStore:
         """The database URL, password hidden (safe to log)."""
         return self._url.render_as_string(hide_password=True)
 
+    @property
+    def tenant(self) -> str:
+        """The tenant every statement of this store is scoped to."""
+        return self._tenant
+
     def __repr__(self) -> str:
-        return f"SessionStore({self.url!r})"
+        return f"SessionStore({self.url!r}, tenant={self._tenant!r})"
+
+    def for_tenant(self, tenant: str) -> SessionStore:
+        """A store bound to ``tenant`` on the same database and connection pool (no new
+        connection, no migration check). Closing it leaves this store open."""
+        bound = object.__new__(SessionStore)
+        bound._url = self._url
+        bound._tenant = _require_tenant_id(tenant)
+        bound._engine = self._engine
+        bound._owns_engine = False
+        bound._closed = False
+        bound._parent = self
+        return bound
+
+    @property
+    def tenants(self) -> TenantDirectory:
+        """The directory of tenants and API keys on this database (not tenant-scoped: it is
+        what maps a key to its tenant)."""
+        return TenantDirectory(self)
+
+    def ping(self) -> None:
+        """Raise :class:`StoreError` unless the database answers (``/readyz``)."""
+        with self._errors("reach the session database"):
+            with self._transaction(write=False) as connection:
+                connection.execute(text("SELECT 1"))
 
     # -- sessions ----------------------------------------------------------------------------
 
     def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
         """Start a session with zero turns. ``meta`` is fixed at creation (theory, learner,
-        exercise, ...); ``state`` is replaced by every :meth:`save_turn`."""
+        exercise, ...); ``state`` is replaced by every :meth:`save_turn`.
+
+        ``meta["learner_id"]``, when set, names a learner of this tenant (:meth:`create_learner`;
+        :class:`LearnerNotFound` otherwise): the session is theirs and goes with
+        :meth:`delete_learner`."""
         _require_session_id(session_id)
         _require_document(meta, "meta")
         _require_document(state, "state")
+        learner_id = meta.get("learner_id")
+        if learner_id is not None:
+            _require_session_id(learner_id, "learner id")
         now = _utcnow()
         with self._errors(f"create session {session_id!r}"):
             try:
                 with self._transaction(write=True) as connection:
+                    if learner_id is not None and not self._learner_exists(connection, learner_id):
+                        raise LearnerNotFound(learner_id)
                     connection.execute(
                         insert(sessions).values(
                             id=session_id,
@@ -198,10 +296,12 @@ class SessionStore:
                             turns=0,
                             created_at=now,
                             updated_at=now,
+                            tenant=self._tenant,
+                            learner_id=learner_id,
                         )
                     )
             except IntegrityError as error:
-                raise StoreError(f"a session with id {session_id!r} already exists") from error
+                raise AlreadyExists(f"a session with id {session_id!r} already exists") from error
 
     def save_turn(
         self,
@@ -233,12 +333,18 @@ class SessionStore:
                 # condition against the committed row and matches nothing.
                 advanced = connection.execute(
                     update(sessions)
-                    .where(sessions.c.id == session_id, sessions.c.turns == turn_index - 1)
+                    .where(
+                        sessions.c.id == session_id,
+                        sessions.c.tenant == self._tenant,
+                        sessions.c.turns == turn_index - 1,
+                    )
                     .values(state=state, turns=turn_index, updated_at=now)
                 )
                 if advanced.rowcount != 1:
                     committed = connection.execute(
-                        select(sessions.c.turns).where(sessions.c.id == session_id)
+                        select(sessions.c.turns).where(
+                            sessions.c.id == session_id, sessions.c.tenant == self._tenant
+                        )
                     ).scalar_one_or_none()
                     if committed is None:
                         raise SessionNotFound(session_id)
@@ -252,6 +358,7 @@ class SessionStore:
                         turn_index=turn_index,
                         record=audit,
                         created_at=now,
+                        tenant=self._tenant,
                     )
                 )
                 if learner is not None:
@@ -269,6 +376,7 @@ class SessionStore:
         )
         for goal_id, goal in goals.items():
             row = dialect_insert(learner_goals).values(
+                tenant=self._tenant,
                 learner_id=learner_id,
                 goal_id=goal_id,
                 mastery=float(goal["mastery"]),
@@ -278,7 +386,11 @@ class SessionStore:
             )
             connection.execute(
                 row.on_conflict_do_update(
-                    index_elements=[learner_goals.c.learner_id, learner_goals.c.goal_id],
+                    index_elements=[
+                        learner_goals.c.tenant,
+                        learner_goals.c.learner_id,
+                        learner_goals.c.goal_id,
+                    ],
                     set_={
                         "mastery": row.excluded.mastery,
                         "evidence": row.excluded.evidence,
@@ -288,13 +400,16 @@ class SessionStore:
                 )
             )
 
-    def load_learner(self, learner_id: str) -> dict[str, dict[str, Any]]:
+    def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
         """The learner's goals as last committed: ``{goal: {"mastery", "evidence", "solved"}}``;
         empty for a learner never seen."""
         with self._errors(f"load learner {learner_id!r}"):
             with self._transaction(write=False) as connection:
                 rows = connection.execute(
-                    select(learner_goals).where(learner_goals.c.learner_id == learner_id)
+                    select(learner_goals).where(
+                        learner_goals.c.tenant == self._tenant,
+                        learner_goals.c.learner_id == learner_id,
+                    )
                 ).all()
         return {
             row.goal_id: {
@@ -305,6 +420,33 @@ class SessionStore:
             for row in rows
         }
 
+    def set_state(self, session_id: str, turns: int, state: dict[str, Any]) -> None:
+        """Replace the state of a session between turns (an instructor's toggle), without a
+        turn: a compare-and-set on ``turns`` as :meth:`save_turn`'s, so a toggle never
+        overwrites a turn committed meanwhile (:class:`TurnConflict`; nothing written)."""
+        _require_session_id(session_id)
+        _require_document(state, "state")
+        with self._errors(f"update the state of session {session_id!r}"):
+            with self._transaction(write=True) as connection:
+                changed = connection.execute(
+                    update(sessions)
+                    .where(
+                        sessions.c.id == session_id,
+                        sessions.c.tenant == self._tenant,
+                        sessions.c.turns == turns,
+                    )
+                    .values(state=state, updated_at=_utcnow())
+                )
+                if changed.rowcount != 1:
+                    committed = connection.execute(
+                        select(sessions.c.turns).where(
+                            sessions.c.id == session_id, sessions.c.tenant == self._tenant
+                        )
+                    ).scalar_one_or_none()
+                    if committed is None:
+                        raise SessionNotFound(session_id)
+                    raise TurnConflict(session_id, turns + 1, committed)
+
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn
         ``turns + 1``."""
@@ -312,7 +454,7 @@ class SessionStore:
             with self._transaction(write=False) as connection:
                 row = connection.execute(
                     select(sessions.c.meta, sessions.c.state, sessions.c.turns).where(
-                        sessions.c.id == session_id
+                        sessions.c.id == session_id, sessions.c.tenant == self._tenant
                     )
                 ).one_or_none()
         if row is None:
@@ -325,11 +467,16 @@ class SessionStore:
         with self._errors(f"read the audit records of session {session_id!r}"):
             with self._transaction(write=False) as connection:
                 exists = connection.execute(
-                    select(sessions.c.id).where(sessions.c.id == session_id)
+                    select(sessions.c.id).where(
+                        sessions.c.id == session_id, sessions.c.tenant == self._tenant
+                    )
                 ).first()
                 records = connection.execute(
                     select(audit_records.c.record)
-                    .where(audit_records.c.session_id == session_id)
+                    .where(
+                        audit_records.c.session_id == session_id,
+                        audit_records.c.tenant == self._tenant,
+                    )
                     .order_by(audit_records.c.turn_index)
                 ).scalars()
                 result = [dict(record) for record in records]
@@ -337,11 +484,17 @@ class SessionStore:
             raise SessionNotFound(session_id)
         return result
 
-    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The most recently updated sessions first, each ``{"id", "created_at", "updated_at",
-        "turns", "meta"}``; the timestamps are timezone-aware UTC datetimes."""
+    def list_sessions(
+        self, limit: int = 50, *, learner_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The most recently updated sessions first (of one learner, if given), each ``{"id",
+        "created_at", "updated_at", "turns", "meta"}``; the timestamps are timezone-aware UTC
+        datetimes."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise StoreError(f"limit must be an int >= 0, got {limit!r}")
+        scope = [sessions.c.tenant == self._tenant]
+        if learner_id is not None:
+            scope.append(sessions.c.learner_id == learner_id)
         with self._errors("list sessions"):
             with self._transaction(write=False) as connection:
                 rows = connection.execute(
@@ -352,6 +505,7 @@ class SessionStore:
                         sessions.c.turns,
                         sessions.c.meta,
                     )
+                    .where(*scope)
                     .order_by(sessions.c.updated_at.desc(), sessions.c.id)
                     .limit(limit)
                 ).all()
@@ -383,9 +537,11 @@ class SessionStore:
         dialect_insert = (
             postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
         )
-        row = dialect_insert(spend).values(scope=scope, usd=float(usd), updated_at=_utcnow())
+        row = dialect_insert(spend).values(
+            tenant=self._tenant, scope=scope, usd=float(usd), updated_at=_utcnow()
+        )
         statement = row.on_conflict_do_update(
-            index_elements=[spend.c.scope],
+            index_elements=[spend.c.tenant, spend.c.scope],
             set_={"usd": spend.c.usd + row.excluded.usd, "updated_at": row.excluded.updated_at},
         ).returning(spend.c.usd)
         with self._errors(f"add spend to {scope!r}"):
@@ -398,9 +554,147 @@ class SessionStore:
         with self._errors(f"read spend of {scope!r}"):
             with self._transaction(write=False) as connection:
                 total = connection.execute(
-                    select(spend.c.usd).where(spend.c.scope == scope)
+                    select(spend.c.usd).where(
+                        spend.c.tenant == self._tenant, spend.c.scope == scope
+                    )
                 ).scalar_one_or_none()
         return 0.0 if total is None else float(total)
+
+    # -- learners, deletion, retention -------------------------------------------------------
+
+    def create_learner(self, learner_id: str, meta: dict[str, Any] | None = None) -> None:
+        """A learner of this tenant; ``meta`` is the application's (display name, cohort...)."""
+        _require_session_id(learner_id, "learner id")
+        meta = dict(meta or {})
+        _require_document(meta, "meta")
+        with self._errors(f"create learner {learner_id!r}"):
+            try:
+                with self._transaction(write=True) as connection:
+                    connection.execute(
+                        insert(learners).values(
+                            id=learner_id, tenant=self._tenant, meta=meta, created_at=_utcnow()
+                        )
+                    )
+            except IntegrityError as error:
+                raise AlreadyExists(f"a learner with id {learner_id!r} already exists") from error
+
+    def load_learner(self, learner_id: str) -> dict[str, Any]:
+        """``{"id", "meta", "created_at", "sessions"}`` (the number of sessions)."""
+        with self._errors(f"load learner {learner_id!r}"):
+            with self._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(learners.c.meta, learners.c.created_at).where(
+                        learners.c.id == learner_id, learners.c.tenant == self._tenant
+                    )
+                ).one_or_none()
+                count = connection.execute(
+                    select(func.count())
+                    .select_from(sessions)
+                    .where(sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id)
+                ).scalar_one()
+        if row is None:
+            raise LearnerNotFound(learner_id)
+        return {
+            "id": learner_id,
+            "meta": dict(row.meta),
+            "created_at": _as_utc(row.created_at),
+            "sessions": int(count),
+        }
+
+    def delete_learner(self, learner_id: str) -> int:
+        """Delete a learner with every session, audit record and goal record of theirs, in one
+        transaction;
+        returns the number of sessions deleted. :class:`LearnerNotFound` if there is none."""
+        with self._errors(f"delete learner {learner_id!r}"):
+            with self._transaction(write=True) as connection:
+                if not self._learner_exists(connection, learner_id):
+                    raise LearnerNotFound(learner_id)
+                owned = select(sessions.c.id).where(
+                    sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
+                )
+                connection.execute(
+                    delete(audit_records).where(
+                        audit_records.c.tenant == self._tenant,
+                        audit_records.c.session_id.in_(owned),
+                    )
+                )
+                deleted = connection.execute(
+                    delete(sessions).where(
+                        sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
+                    )
+                ).rowcount
+                connection.execute(
+                    delete(learner_goals).where(
+                        learner_goals.c.tenant == self._tenant,
+                        learner_goals.c.learner_id == learner_id,
+                    )
+                )
+                connection.execute(
+                    delete(learners).where(
+                        learners.c.tenant == self._tenant, learners.c.id == learner_id
+                    )
+                )
+        return int(deleted)
+
+    def purge_expired(self, retention_days: int, now: datetime | None = None) -> int:
+        """Delete this tenant's sessions (and their audit records) whose last turn is older
+        than ``retention_days``; returns how many. Learners stay (they may come back)."""
+        if isinstance(retention_days, bool) or not isinstance(retention_days, int):
+            raise StoreError(f"retention_days must be an int, got {retention_days!r}")
+        if retention_days < 0:
+            raise StoreError(f"retention_days must be >= 0, got {retention_days}")
+        cutoff = (now or _utcnow()) - timedelta(days=retention_days)
+        with self._errors("purge expired sessions"):
+            with self._transaction(write=True) as connection:
+                expired = select(sessions.c.id).where(
+                    sessions.c.tenant == self._tenant, sessions.c.updated_at < cutoff
+                )
+                connection.execute(
+                    delete(audit_records).where(
+                        audit_records.c.tenant == self._tenant,
+                        audit_records.c.session_id.in_(expired),
+                    )
+                )
+                deleted = connection.execute(
+                    delete(sessions).where(
+                        sessions.c.tenant == self._tenant, sessions.c.updated_at < cutoff
+                    )
+                ).rowcount
+        return int(deleted)
+
+    def count_request(self, minute: int) -> int:
+        """Count one request of this tenant in minute ``minute`` (since the epoch) and return
+        the minute's count so far, atomically across workers (the rate limit's counter).
+        Windows older than the previous minute are dropped on the way."""
+        dialect_insert = (
+            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+        )
+        row = dialect_insert(rate_windows).values(tenant=self._tenant, minute=minute, requests=1)
+        statement = row.on_conflict_do_update(
+            index_elements=[rate_windows.c.tenant, rate_windows.c.minute],
+            set_={"requests": rate_windows.c.requests + 1},
+        ).returning(rate_windows.c.requests)
+        with self._errors("count a request"):
+            with self._transaction(write=True) as connection:
+                count = connection.execute(statement).scalar_one()
+                if count == 1:  # the first request of a minute clears the old windows
+                    connection.execute(
+                        delete(rate_windows).where(
+                            rate_windows.c.tenant == self._tenant,
+                            rate_windows.c.minute < minute - 1,
+                        )
+                    )
+        return int(count)
+
+    def _learner_exists(self, connection: Connection, learner_id: str) -> bool:
+        return (
+            connection.execute(
+                select(learners.c.id).where(
+                    learners.c.id == learner_id, learners.c.tenant == self._tenant
+                )
+            ).first()
+            is not None
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -408,7 +702,8 @@ class SessionStore:
         """Release every connection. Idempotent; the store cannot be used afterwards."""
         if not self._closed:
             self._closed = True
-            self._engine.dispose()
+            if self._owns_engine:
+                self._engine.dispose()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -427,7 +722,7 @@ class SessionStore:
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
         """A connection inside a transaction: committed on normal exit, rolled back on any
         exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring)."""
-        if self._closed:
+        if self._closed or (self._parent is not None and self._parent._closed):
             raise StoreError("the session store is closed")
         with self._engine.connect() as connection:
             if write:
@@ -502,9 +797,17 @@ def _is_sqlite_file(url: URL) -> bool:
     return database not in ("", ":memory:") and not database.startswith("file:")
 
 
-def _require_session_id(session_id: object) -> None:
+def _require_session_id(session_id: object, what: str = "session id") -> None:
     if not isinstance(session_id, str) or not 1 <= len(session_id) <= 128:
-        raise StoreError(f"session id must be a str of 1 to 128 characters, got {session_id!r}")
+        raise StoreError(f"{what} must be a str of 1 to 128 characters, got {session_id!r}")
+
+
+def _require_tenant_id(tenant: object) -> str:
+    if not isinstance(tenant, str) or not 1 <= len(tenant) <= TENANT_ID_LENGTH:
+        raise StoreError(
+            f"tenant id must be a str of 1 to {TENANT_ID_LENGTH} characters, got {tenant!r}"
+        )
+    return tenant
 
 
 def _require_document(value: object, what: str) -> None:
@@ -576,3 +879,124 @@ def _utcnow() -> datetime:
 def _as_utc(moment: datetime) -> datetime:
     # SQLite keeps no offset; every timestamp this module writes is UTC.
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+# -- tenants and API keys -------------------------------------------------------------------
+
+API_KEY_PREFIX = "pdg_"
+
+
+def hash_api_key(key: str) -> str:
+    """The digest an API key is stored as. SHA-256 suffices (no salt, no slow hash): keys are
+    32 random bytes from :func:`secrets.token_urlsafe`, not guessable passwords."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A tenant and its settings; ``None`` means no limit."""
+
+    id: str
+    name: str
+    retention_days: int | None = None
+    max_usd: float | None = None
+    requests_per_minute: int | None = None
+
+
+class TenantDirectory:
+    """Tenants and their API keys (hashed at rest). The one part of the store that is not
+    tenant-scoped: it is how a request's key becomes a tenant."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+
+    def create(
+        self,
+        tenant_id: str,
+        name: str | None = None,
+        *,
+        retention_days: int | None = None,
+        max_usd: float | None = None,
+        requests_per_minute: int | None = None,
+    ) -> Tenant:
+        _require_tenant_id(tenant_id)
+        tenant = Tenant(tenant_id, name or tenant_id, retention_days, max_usd, requests_per_minute)
+        store = self._store
+        with store._errors(f"create tenant {tenant_id!r}"):
+            try:
+                with store._transaction(write=True) as connection:
+                    connection.execute(
+                        insert(tenants).values(
+                            id=tenant.id,
+                            name=tenant.name,
+                            created_at=_utcnow(),
+                            retention_days=retention_days,
+                            max_usd=max_usd,
+                            requests_per_minute=requests_per_minute,
+                        )
+                    )
+            except IntegrityError as error:
+                raise AlreadyExists(f"a tenant with id {tenant_id!r} already exists") from error
+        return tenant
+
+    def get(self, tenant_id: str) -> Tenant | None:
+        store = self._store
+        with store._errors(f"load tenant {tenant_id!r}"):
+            with store._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(tenants).where(tenants.c.id == tenant_id)
+                ).one_or_none()
+        return _tenant(row) if row is not None else None
+
+    def list(self) -> list[Tenant]:
+        store = self._store
+        with store._errors("list tenants"):
+            with store._transaction(write=False) as connection:
+                rows = connection.execute(select(tenants).order_by(tenants.c.id)).all()
+        return [_tenant(row) for row in rows]
+
+    def issue_key(self, tenant_id: str, label: str = "") -> str:
+        """A new API key for the tenant. The key itself is returned once and never stored."""
+        key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+        store = self._store
+        with store._errors(f"issue an API key for tenant {tenant_id!r}"):
+            with store._transaction(write=True) as connection:
+                if (
+                    connection.execute(
+                        select(tenants.c.id).where(tenants.c.id == tenant_id)
+                    ).first()
+                    is None
+                ):
+                    raise StoreError(f"no tenant with id {tenant_id!r}")
+                connection.execute(
+                    insert(api_keys).values(
+                        key_hash=hash_api_key(key),
+                        tenant=tenant_id,
+                        label=label[:200],
+                        created_at=_utcnow(),
+                    )
+                )
+        return key
+
+    def authenticate(self, key: str) -> Tenant | None:
+        """The tenant of an API key, or None for an unknown key."""
+        digest = hash_api_key(key)
+        store = self._store
+        with store._errors("check an API key"):
+            with store._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(tenants)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(api_keys.c.key_hash == digest)
+                ).one_or_none()
+        return _tenant(row) if row is not None else None
+
+
+def _tenant(row: Any) -> Tenant:
+    return Tenant(
+        id=row.id,
+        name=row.name,
+        retention_days=row.retention_days,
+        max_usd=None if row.max_usd is None else float(row.max_usd),
+        requests_per_minute=row.requests_per_minute,
+    )

@@ -14,8 +14,20 @@ Why these columns:
   compare-and-set (``WHERE turns = n - 1``), which is what stops two writers interleaving.
 - ``pedrag_audit_records`` is keyed by ``(session_id, turn_index)``, so even a writer that
   bypassed the compare-and-set could not record the same turn twice.
-- ``pedrag_spend`` is one running total per scope (a deployment, a tenant, ...), updated with a
-  single atomic upsert.
+- ``pedrag_spend`` is one running total per ``(tenant, scope)``, updated with a single atomic
+  upsert.
+- **Every row carries its tenant** (``tenant``; ``default`` for a single-deployment database),
+  and the store adds ``tenant = ?`` to every statement it runs (see the store's docstring).
+  ``pedrag_tenants`` and ``pedrag_api_keys`` are the directory the HTTP service authenticates
+  against: an API key is stored only as its SHA-256 digest.
+- ``pedrag_learners`` are the people sessions belong to; deleting a learner deletes their
+  sessions and audit records (the service's deletion endpoint).
+- ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
+  so a rate limit holds across every worker of a deployment.
+
+The tables are created and changed only by the Alembic migrations in
+``pedrag.runtime.migrations`` (applied by ``pedrag.runtime.migrate`` when a store opens); these
+definitions describe the head revision and the store's queries are written against them.
 
 Table names carry a ``pedrag_`` prefix so they can share a PostgreSQL database with other
 applications. Timestamps are UTC; SQLite stores them without an offset, the store reattaches it.
@@ -29,6 +41,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -41,6 +54,11 @@ JSONDocument = JSON().with_variant(JSONB(), "postgresql")
 
 metadata = MetaData()
 
+DEFAULT_TENANT = "default"
+"""The tenant of every row written without one: the CLI, the Python API, a single deployment."""
+
+TENANT_ID_LENGTH = 64
+
 sessions = Table(
     "pedrag_sessions",
     metadata,
@@ -50,6 +68,10 @@ sessions = Table(
     Column("turns", Integer, nullable=False, default=0),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("tenant", String(TENANT_ID_LENGTH), nullable=False, server_default=DEFAULT_TENANT),
+    Column("learner_id", String(128), nullable=True),
+    Index("ix_pedrag_sessions_tenant_updated", "tenant", "updated_at"),
+    Index("ix_pedrag_sessions_tenant_learner", "tenant", "learner_id"),
 )
 
 audit_records = Table(
@@ -64,6 +86,7 @@ audit_records = Table(
     Column("turn_index", Integer, primary_key=True),
     Column("record", JSONDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("tenant", String(TENANT_ID_LENGTH), nullable=False, server_default=DEFAULT_TENANT),
 )
 
 # A learner's evidence per goal, kept across sessions (DESIGN, "Learners, grading and mastery"):
@@ -71,6 +94,7 @@ audit_records = Table(
 learner_goals = Table(
     "pedrag_learner_goals",
     metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
     Column("learner_id", String(128), primary_key=True),
     Column("goal_id", String(128), primary_key=True),
     Column("mastery", Float, nullable=False),
@@ -82,7 +106,52 @@ learner_goals = Table(
 spend = Table(
     "pedrag_spend",
     metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
     Column("scope", String(200), primary_key=True),
     Column("usd", Float, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+tenants = Table(
+    "pedrag_tenants",
+    metadata,
+    Column("id", String(TENANT_ID_LENGTH), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # None: no limit. Retention counts days since a session's last turn.
+    Column("retention_days", Integer, nullable=True),
+    Column("max_usd", Float, nullable=True),
+    Column("requests_per_minute", Integer, nullable=True),
+)
+
+api_keys = Table(
+    "pedrag_api_keys",
+    metadata,
+    Column("key_hash", String(64), primary_key=True),  # hex SHA-256 of the key
+    Column(
+        "tenant",
+        String(TENANT_ID_LENGTH),
+        ForeignKey("pedrag_tenants.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("label", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+learners = Table(
+    "pedrag_learners",
+    metadata,
+    Column("id", String(128), primary_key=True),
+    Column("tenant", String(TENANT_ID_LENGTH), nullable=False, index=True),
+    Column("meta", JSONDocument, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+rate_windows = Table(
+    "pedrag_rate_windows",
+    metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
+    Column("minute", Integer, primary_key=True),  # minutes since the epoch
+    Column("requests", Integer, nullable=False),
 )

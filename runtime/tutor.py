@@ -377,7 +377,7 @@ class Tutor:
                 f"(loaded: {', '.join(self.theories.ids) or 'none'})"
             )
         info = self._exercise(state.exercise_id) if state.exercise_id else None
-        learner = meta.get("learner")
+        learner = meta.get("learner") or meta.get("learner_id")
         return Session(session_id, state, int(meta.get("seed", 0)), info, meta, learner=learner)
 
     def _learner_records(self, learner: str | None) -> dict[str, GoalRecord]:
@@ -385,7 +385,7 @@ class Tutor:
             return {}
         if not isinstance(learner, str) or not learner.strip() or len(learner) > 128:
             raise ValueError("a learner id is a non-empty string of at most 128 characters")
-        load = getattr(self.store, "load_learner", None)
+        load = getattr(self.store, "load_learner_goals", None)
         stored = load(learner) if load is not None else {}
         return {goal: GoalRecord.from_dict(data) for goal, data in stored.items()}
 

@@ -1,0 +1,187 @@
+"""`pedrag serve`: the tutor as an HTTP service (FastAPI on uvicorn, one or more workers)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+NAME = "serve"
+ORDER = 60
+HELP = "serve the tutor over HTTP: sessions, turns (JSON or SSE), audit, playground"
+DESCRIPTION = """\
+Serve the supervised tutor over HTTP (docs/service.md): learners, sessions, turns as JSON or
+as Server-Sent Events (only text the stream guard released), audit records, instructor
+toggles, theory checking, Prometheus metrics and a playground page at /playground/.
+
+Requests carry a tenant's API key (`Authorization: Bearer KEY`). Create a tenant and its
+first key with `pedrag serve --add-tenant ID`; the key is printed once and stored hashed.
+
+The database is PEDRAG_DB (or --db): SQLite by default, fine for one worker; use PostgreSQL
+(postgresql+psycopg://...) for --workers above 1. Every worker applies the schema migrations
+at start under a lock, so any number may start together on an empty database. The model
+endpoint comes from OPENAI_BASE_URL / OPENAI_API_KEY as for `pedrag chat`; without one the
+offline backend answers.
+
+exit status: 0 stopped cleanly, 2 usage problem (bad option, database or theory files)
+"""
+EPILOG = """\
+examples:
+  pedrag serve --add-tenant acme --name "Acme School" --requests-per-minute 600
+  pedrag serve                                   one worker on 127.0.0.1:8000, SQLite
+  PEDRAG_DB=postgresql+psycopg://tutor@db/pedrag pedrag serve --workers 4 --host 0.0.0.0
+  pedrag serve --theories theories/ --port 9000  serve your own theory files
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (default: 1; PostgreSQL for >1)"
+    )
+    parser.add_argument("--db", help="database path or URL (default: $PEDRAG_DB, else SQLite)")
+    parser.add_argument(
+        "--theories",
+        action="append",
+        metavar="PATH",
+        help="theory/curriculum files or folders to serve (repeatable; default: shipped set)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="log level (default: info); every line carries the request id",
+    )
+    admin = parser.add_argument_group("tenant administration (runs and exits)")
+    admin.add_argument("--add-tenant", metavar="ID", help="create a tenant and print its API key")
+    admin.add_argument("--issue-key", metavar="ID", help="print a new API key for a tenant")
+    admin.add_argument("--list-tenants", action="store_true", help="list tenants and settings")
+    admin.add_argument("--name", help="with --add-tenant: display name")
+    admin.add_argument(
+        "--max-usd", type=float, help="with --add-tenant: the tenant's spending cap in USD"
+    )
+    admin.add_argument(
+        "--requests-per-minute", type=int, help="with --add-tenant: rate limit (all workers)"
+    )
+    admin.add_argument(
+        "--retention-days",
+        type=int,
+        help="with --add-tenant: delete sessions this many days after their last turn",
+    )
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": "pedrag.runtime.service.app.RequestIdFilter"}},
+        "formatters": {
+            "plain": {
+                "format": "%(asctime)s %(levelname)s %(process)d [%(request_id)s] "
+                "%(name)s: %(message)s"
+            }
+        },
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "plain",
+                "filters": ["request_id"],
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "loggers": {
+            "pedrag": {"handlers": ["stderr"], "level": level.upper(), "propagate": False},
+            "uvicorn": {"handlers": ["stderr"], "level": level.upper(), "propagate": False},
+            # pedrag's own access line (with the request id) replaces uvicorn's.
+            "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+        },
+    }
+
+
+def _admin(args: argparse.Namespace) -> int:
+    from pedrag.runtime.store import SessionStore, StoreError
+
+    try:
+        with SessionStore(args.db) as store:
+            if args.list_tenants:
+                for tenant in store.tenants.list():
+                    print(
+                        f"{tenant.id}\t{tenant.name}\tmax_usd={tenant.max_usd}\t"
+                        f"requests_per_minute={tenant.requests_per_minute}\t"
+                        f"retention_days={tenant.retention_days}"
+                    )
+                return 0
+            if args.add_tenant:
+                store.tenants.create(
+                    args.add_tenant,
+                    args.name,
+                    retention_days=args.retention_days,
+                    max_usd=args.max_usd,
+                    requests_per_minute=args.requests_per_minute,
+                )
+            tenant_id = args.add_tenant or args.issue_key
+            key = store.tenants.issue_key(tenant_id, label="pedrag serve")
+    except StoreError as error:
+        print(f"pedrag serve: {error}", file=sys.stderr)
+        return 2
+    print(key)
+    print(f"API key for tenant {tenant_id!r} (shown once; stored hashed)", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.db:
+        os.environ["PEDRAG_DB"] = args.db
+    if args.add_tenant or args.issue_key or args.list_tenants:
+        return _admin(args)
+    if args.workers < 1:
+        print("pedrag serve: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.theories:
+        os.environ["PEDRAG_SERVE_THEORIES"] = os.pathsep.join(
+            str(Path(path).resolve()) for path in args.theories
+        )
+    import uvicorn
+
+    from pedrag.runtime.service.app import ServiceSettings, load_service
+    from pedrag.runtime.store import StoreError, resolve_db_url
+    from pedrag.runtime.theory_set import TheoryLoadError
+
+    try:
+        url = resolve_db_url(args.db)
+        if args.workers > 1 and url.get_backend_name() == "sqlite":
+            print(
+                "pedrag serve: note: several workers on SQLite serialise every write; "
+                "use PostgreSQL for a multi-worker deployment",
+                file=sys.stderr,
+            )
+        # Fail here, with a message, rather than in every worker: the database opens (and is
+        # migrated) and the theories load.
+        load_service(ServiceSettings.from_env()).store.close()
+    except (StoreError, TheoryLoadError) as error:
+        print(f"pedrag serve: {error}", file=sys.stderr)
+        return 2
+    metrics_dir = None
+    if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        metrics_dir = tempfile.mkdtemp(prefix="pedrag-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "pedrag.runtime.service.app:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_config=_log_config(args.log_level),
+            access_log=False,
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 0

@@ -1,0 +1,689 @@
+"""The FastAPI application of ``pedrag serve``: routes, error mapping, request ids, lifespan.
+
+Runtime, the HTTP service. Takes :class:`ServiceSettings` (from the environment when uvicorn
+starts a worker with ``create_app`` as its factory); gives an ASGI application.
+
+Why it looks like this:
+
+- **The event loop never blocks.** The Tutor, the store and the checker are synchronous. Turn
+  routes are ``async`` and run the Tutor through :class:`~pedrag.runtime.async_tutor.AsyncTutor`
+  (a worker thread per turn; a streamed turn's pieces cross to the loop through a queue); every
+  other route is a plain ``def``, which FastAPI runs in its thread pool. Both share AnyIO's
+  pool (40 threads by default), so one worker holds at most 40 turns in progress.
+- **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
+  API key and touches the database only through its tenant-bound store; an id of another
+  tenant is as unknown as an id that was never created (404).
+- **Errors are problem details**, one mapping for every route (:mod:`problems`); a request id
+  (``X-Request-ID``, generated when absent) is echoed in the response, put in every log line
+  and in every problem body.
+- **Many workers, one database.** Each worker opens the store at start, which applies the
+  migrations under a lock; turns are a compare-and-set on the turn index, so two workers
+  posting the same session's turn give one 200 and one 409, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import importlib.resources
+import json
+import logging
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio.to_thread
+from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pedrag import __version__
+from pedrag.kernel.ceiling import runtime_step
+from pedrag.runtime.async_tutor import AsyncTutor
+from pedrag.runtime.budget import Budget
+from pedrag.runtime.instructor import (
+    EXPLAIN_MODE_METRIC,
+    InstructorChange,
+    InstructorError,
+    apply_change,
+    instructor_metrics,
+)
+from pedrag.runtime.llm import LLMBackend
+from pedrag.runtime.service import metrics
+from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
+from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
+from pedrag.runtime.service.schemas import (
+    CHECK_FILENAME,
+    MAX_THEORY_BYTES,
+    AuditOut,
+    CheckRequest,
+    CurriculumOut,
+    ExerciseOut,
+    Health,
+    InstructorUpdate,
+    LearnerCreate,
+    LearnerDeleted,
+    LearnerOut,
+    SessionCreate,
+    SessionOut,
+    SessionSummary,
+    TheoriesOut,
+    TheoryOut,
+    TurnCreate,
+    TurnOut,
+    Verdicts,
+)
+from pedrag.runtime.state import MetricSchema
+from pedrag.runtime.store import (
+    AlreadyExists,
+    LearnerNotFound,
+    SessionNotFound,
+    SessionStore,
+    StoreError,
+    TurnConflict,
+)
+from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
+from pedrag.runtime.tutor import Session, TurnResult, Tutor
+
+log = logging.getLogger("pedrag.service")
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request_id", default="-")
+
+ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
+ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
+_EXAM_METRIC = runtime_step("exam_lockdown").metric
+Tenant = Annotated[TenantContext, Depends(authenticate)]
+YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` to every log record (``-`` outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """What a worker needs; every field has an environment variable (workers are processes)."""
+
+    db: str | None = None  # PEDRAG_DB: path or URL; None -> ./.pedrag/sessions.db
+    theories: tuple[str, ...] = ()  # PEDRAG_SERVE_THEORIES (os.pathsep); () -> shipped
+    retention_interval_seconds: float = 3600.0  # how often expired sessions are purged
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> ServiceSettings:
+        raw = env.get(ENV_THEORIES, "").strip()
+        interval = env.get(ENV_RETENTION_INTERVAL, "").strip()
+        return cls(
+            db=env.get("PEDRAG_DB", "").strip() or None,
+            theories=tuple(part for part in raw.split(os.pathsep) if part) if raw else (),
+            retention_interval_seconds=float(interval) if interval else 3600.0,
+        )
+
+
+@dataclass
+class ServiceState:
+    settings: ServiceSettings
+    store: SessionStore
+    theories: TheorySet
+    tutors: TutorCache
+    started: float = field(default_factory=time.time)
+
+
+FROM_ENV = "from-env"
+"""``backend=FROM_ENV``: the model backend ``pedrag chat`` would use (``OPENAI_BASE_URL``...)."""
+
+
+def load_service(
+    settings: ServiceSettings, backend: LLMBackend | None | str = FROM_ENV
+) -> ServiceState:
+    """Open the store (migrating it) and load the theories; raises StoreError or
+    TheoryLoadError with a message for the operator. ``backend=None`` runs offline."""
+    if isinstance(backend, str):
+        from pedrag.runtime.llm_openai import backend_from_env
+
+        backend = backend_from_env()
+    theories = TheorySet.from_paths(settings.theories) if settings.theories else TheorySet.shipped()
+    store = SessionStore(settings.db)
+    tutors = TutorCache(theories, backend, Budget.from_env())
+    return ServiceState(settings, store, theories, tutors)
+
+
+def create_app(
+    settings: ServiceSettings | None = None, *, backend: LLMBackend | None | str = FROM_ENV
+) -> FastAPI:
+    """The application; ``settings`` default to :meth:`ServiceSettings.from_env`, the model
+    backend to the environment's (``None``: offline; an object: that backend)."""
+    settings = settings or ServiceSettings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = await anyio.to_thread.run_sync(load_service, settings, backend)
+        app.state.service = state
+        await anyio.to_thread.run_sync(_purge_expired, state)  # before the first request
+        purger = asyncio.create_task(_retention_loop(state))
+        try:
+            yield
+        finally:
+            purger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await purger
+            state.store.close()
+
+    app = FastAPI(
+        title="pedrag",
+        version=__version__,
+        summary="A supervised LLM tutor that follows a checked pedagogical theory.",
+        lifespan=lifespan,
+        responses={status: PROBLEM_SCHEMA for status in (401, 404, 409, 422, 429)},
+    )
+    app.add_middleware(RequestContext)
+    _install_errors(app)
+    _install_routes(app)
+    playground = importlib.resources.files("pedrag.runtime.service").joinpath("playground")
+    app.mount("/playground", StaticFiles(directory=str(playground), html=True), name="playground")
+    return app
+
+
+async def _retention_loop(state: ServiceState) -> None:
+    """Purge each tenant's expired sessions now and then (``retention_days``)."""
+    while True:
+        await asyncio.sleep(state.settings.retention_interval_seconds)
+        await anyio.to_thread.run_sync(_purge_expired, state)
+
+
+def _purge_expired(state: ServiceState) -> None:
+    try:
+        for tenant in state.store.tenants.list():
+            if tenant.retention_days is not None:
+                purged = state.store.for_tenant(tenant.id).purge_expired(tenant.retention_days)
+                if purged:
+                    log.info("retention: purged %d session(s) of tenant %s", purged, tenant.id)
+    except StoreError as error:
+        log.warning("retention: %s", error)
+
+
+# -- request ids, access log ---------------------------------------------------------------
+
+
+class RequestContext:
+    """Pure ASGI middleware (streaming-safe): request id in, out, and in the logs."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
+        request_id = request_id or uuid.uuid4().hex
+        token = REQUEST_ID.set(request_id)
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            metrics.REQUESTS.labels(status=str(status)).inc()
+            log.info(
+                "%s %s %d %.1f ms",
+                scope.get("method"),
+                scope.get("path"),
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
+            REQUEST_ID.reset(token)
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def _install_errors(app: FastAPI) -> None:
+    def rid() -> str:
+        return REQUEST_ID.get()
+
+    @app.exception_handler(Problem)
+    async def _problem(_request: Request, error: Problem) -> Response:
+        return problem_response(
+            error.status, error.slug, error.detail, rid(), error.headers, **error.extra
+        )
+
+    @app.exception_handler(SessionNotFound)
+    async def _no_session(_request: Request, error: SessionNotFound) -> Response:
+        return problem_response(404, "session-not-found", str(error), rid())
+
+    @app.exception_handler(LearnerNotFound)
+    async def _no_learner(_request: Request, error: LearnerNotFound) -> Response:
+        return problem_response(404, "learner-not-found", str(error), rid())
+
+    @app.exception_handler(TurnConflict)
+    async def _conflict(_request: Request, error: TurnConflict) -> Response:
+        metrics.TURN_CONFLICTS.inc()
+        return problem_response(
+            409, "turn-conflict", str(error), rid(), committed_turns=error.committed_turns
+        )
+
+    @app.exception_handler(AlreadyExists)
+    async def _exists(_request: Request, error: AlreadyExists) -> Response:
+        return problem_response(409, "already-exists", str(error), rid())
+
+    @app.exception_handler(StoreError)
+    async def _store(_request: Request, error: StoreError) -> Response:
+        log.error("store: %s", error)
+        return problem_response(503, "store-unavailable", str(error), rid())
+
+    @app.exception_handler(InstructorError)
+    async def _instructor(_request: Request, error: InstructorError) -> Response:
+        return problem_response(422, "instructor-toggle", str(error), rid())
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, error: RequestValidationError) -> Response:
+        errors = jsonable_encoder(error.errors(), exclude={"input", "ctx", "url"})
+        first = errors[0] if errors else {}
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        detail = f"{where}: {first.get('msg', 'invalid')}" if first else "invalid request"
+        return problem_response(422, "invalid-request", detail, rid(), errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, error: StarletteHTTPException) -> Response:
+        slug = "not-found" if error.status_code == 404 else f"http-{error.status_code}"
+        return problem_response(error.status_code, slug, str(error.detail), rid())
+
+    @app.exception_handler(Exception)
+    async def _internal(_request: Request, error: Exception) -> Response:
+        log.exception("unhandled error")
+        return problem_response(
+            500, "internal-error", "the server failed on this request; see its log", rid()
+        )
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+
+def _install_routes(app: FastAPI) -> None:
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/playground/")
+
+    @app.get("/healthz", response_model=Health, tags=["operations"])
+    def healthz() -> Health:
+        """The process is up (liveness)."""
+        return Health(status="ok")
+
+    @app.get("/readyz", response_model=Health, tags=["operations"])
+    def readyz(request: Request) -> Health:
+        """The database answers and the theories are loaded (readiness)."""
+        state: ServiceState = request.app.state.service
+        try:
+            state.store.ping()
+        except StoreError as error:
+            raise Problem(503, "not-ready", str(error)) from error
+        return Health(status="ready", detail=f"{len(state.theories.ids)} theories")
+
+    @app.get("/metrics", tags=["operations"], response_class=Response)
+    def prometheus() -> Response:
+        """Prometheus text exposition (turn latency, model calls, fallbacks, reveals blocked)."""
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
+    # -- theories ----------------------------------------------------------------------------
+
+    @app.get("/v1/theories", response_model=TheoriesOut, tags=["theories"])
+    def list_theories(ctx: Tenant) -> TheoriesOut:
+        """The theories this service runs and the curricula's exercises (answers withheld)."""
+        theories = ctx.tutors.theories
+        out = []
+        for theory_id in theories.ids:
+            policy = theories[theory_id].policy
+            out.append(
+                TheoryOut(
+                    id=theory_id,
+                    name=policy.theory_name,
+                    description=(policy.description or "").strip(),
+                    actions=len(policy.actions),
+                    rules=len(policy.rules),
+                    policy_hash=policy.content_hash,
+                    instructor_toggles=list(instructor_metrics(MetricSchema.from_theory(policy))),
+                )
+            )
+        curricula = [
+            CurriculumOut(
+                id=curriculum_id,
+                exercises=[
+                    ExerciseOut(id=item.id, goal=item.goal, prompt=item.prompt, exam=item.exam)
+                    for item in loaded.model.exercises
+                ],
+            )
+            for curriculum_id, loaded in sorted(theories.curricula.items())
+        ]
+        return TheoriesOut(theories=out, curricula=curricula)
+
+    @app.post(
+        "/v1/theories/check",
+        tags=["theories"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/CheckRequest"}},
+                    "application/yaml": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    )
+    async def check_theory(
+        request: Request,
+        ctx: Tenant,
+        filename: Annotated[str, Query(pattern=CHECK_FILENAME)] = "theory.yaml",
+        semantic: bool = True,
+    ) -> dict[str, Any]:
+        """Check a theory file: the JSON of ``pedrag check --format json``. Post the YAML
+        itself (``Content-Type: application/yaml``, ``?filename=`` names it in the output) or
+        JSON ``{"source", "filename", "semantic"}``."""
+        raw = await request.body()
+        if len(raw) > MAX_THEORY_BYTES + 1024:
+            raise Problem(413, "too-large", f"a theory file is at most {MAX_THEORY_BYTES} bytes")
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind in ("", "application/json"):
+            try:
+                body = CheckRequest.model_validate_json(raw)
+            except ValidationError as error:
+                raise RequestValidationError(error.errors(include_url=False)) from error
+        elif kind in YAML_TYPES:
+            try:
+                source = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise Problem(422, "invalid-request", f"the body is not UTF-8: {error}") from error
+            body = CheckRequest(source=source, filename=filename, semantic=semantic)
+        else:
+            raise Problem(
+                415,
+                "unsupported-media-type",
+                f"send application/yaml or application/json, not {kind}",
+            )
+        return await anyio.to_thread.run_sync(
+            lambda: check_source(body.source, body.filename, semantic=body.semantic)
+        )
+
+    # -- learners ----------------------------------------------------------------------------
+
+    @app.post("/v1/learners", response_model=LearnerOut, status_code=201, tags=["learners"])
+    def create_learner(body: LearnerCreate, ctx: Tenant) -> LearnerOut:
+        learner_id = body.id or uuid.uuid4().hex
+        ctx.store.create_learner(learner_id, body.meta)
+        return LearnerOut(**ctx.store.load_learner(learner_id))
+
+    @app.get("/v1/learners/{learner_id}", response_model=LearnerOut, tags=["learners"])
+    def get_learner(learner_id: str, ctx: Tenant) -> LearnerOut:
+        return LearnerOut(**ctx.store.load_learner(learner_id))
+
+    @app.get(
+        "/v1/learners/{learner_id}/sessions",
+        response_model=list[SessionSummary],
+        tags=["learners"],
+    )
+    def learner_sessions(learner_id: str, ctx: Tenant) -> list[SessionSummary]:
+        ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
+        return [
+            SessionSummary(**item)
+            for item in ctx.store.list_sessions(limit=1000, learner_id=learner_id)
+        ]
+
+    @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
+    def delete_learner(learner_id: str, ctx: Tenant) -> LearnerDeleted:
+        """Delete a learner and every session and audit record of theirs."""
+        deleted = ctx.store.delete_learner(learner_id)
+        log.info(
+            "deleted learner %s of tenant %s (%d sessions)", learner_id, ctx.tenant.id, deleted
+        )
+        return LearnerDeleted(id=learner_id, sessions_deleted=deleted)
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    @app.post("/v1/sessions", response_model=SessionOut, status_code=201, tags=["sessions"])
+    def create_session(body: SessionCreate, ctx: Tenant) -> SessionOut:
+        tutor = ctx.tutor(body.curriculum)
+        if body.theory not in tutor.theories:
+            known = ", ".join(tutor.theories.ids)
+            raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
+        if body.exercise is not None and tutor.curriculum is None:
+            raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
+        meta: dict[str, Any] = {"curriculum": body.curriculum}
+        if body.learner_id is not None:
+            meta["learner_id"] = body.learner_id
+        try:
+            session = tutor.start(
+                body.theory,
+                body.exercise,
+                body.seed,
+                session_id=uuid.uuid4().hex,
+                meta=meta,
+                learner=body.learner_id,
+            )
+        except KeyError as error:
+            raise Problem(422, "unknown-exercise", str(error.args[0])) from error
+        except (
+            ValueError
+        ) as error:  # an exam without a lockdown, a goal the learner has not unlocked
+            raise Problem(422, "invalid-session", str(error)) from error
+        _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
+        return _session_out(tutor, session, 0)
+
+    @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
+    def list_sessions(
+        ctx: Tenant, limit: Annotated[int, Query(ge=0, le=1000)] = 50
+    ) -> list[SessionSummary]:
+        """This tenant's sessions, most recently updated first."""
+        return [SessionSummary(**item) for item in ctx.store.list_sessions(limit)]
+
+    @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
+    def get_session(session_id: str, ctx: Tenant) -> SessionOut:
+        tutor, session = _resume(ctx, session_id)
+        return _session_out(tutor, session, session.state.turn)
+
+    @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["sessions"])
+    def get_audit(session_id: str, ctx: Tenant) -> AuditOut:
+        return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
+
+    @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
+    async def post_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> TurnOut:
+        """One supervised turn; the reply is exactly what the student sees."""
+        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
+        _check_turn_index(session, body.turn)
+        started = time.perf_counter()
+        result = await AsyncTutor(tutor).turn(session, body.message)
+        metrics.record_turn("json", time.perf_counter() - started, result.audit)
+        return _turn_out(session_id, result)
+
+    @app.post(
+        "/v1/sessions/{session_id}/turns/stream",
+        tags=["turns"],
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "description": "Server-Sent Events: `piece` events ({text}) with the text the "
+                "stream guard released, then one `turn` event (the turn record, as POST "
+                ".../turns returns it) or one `error` event (a problem)",
+                "content": {"text/event-stream": {}},
+            }
+        },
+    )
+    async def stream_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> StreamingResponse:
+        """One supervised turn as Server-Sent Events, piece by released piece."""
+        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
+        _check_turn_index(session, body.turn)
+        request_id = REQUEST_ID.get()
+
+        async def events() -> AsyncIterator[str]:
+            started = time.perf_counter()
+            try:
+                async for piece in AsyncTutor(tutor).stream(session, body.message):
+                    yield _sse("piece", {"text": piece})
+            except TurnConflict as error:
+                metrics.TURN_CONFLICTS.inc()
+                yield _sse("error", _problem_body(409, "turn-conflict", str(error), request_id))
+                return
+            except StoreError as error:
+                yield _sse("error", _problem_body(503, "store-unavailable", str(error), request_id))
+                return
+            except Exception:
+                log.exception("stream failed")
+                detail = "the server failed on this turn; see its log"
+                yield _sse("error", _problem_body(500, "internal-error", detail, request_id))
+                return
+            result = session.results[-1]
+            metrics.record_turn("stream", time.perf_counter() - started, result.audit)
+            yield _sse("turn", _turn_out(session_id, result).model_dump(mode="json"))
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.post(
+        "/v1/sessions/{session_id}/instructor", response_model=SessionOut, tags=["instructor"]
+    )
+    def instructor(session_id: str, body: InstructorUpdate, ctx: Tenant) -> SessionOut:
+        """Instructor toggles (trusted metrics): exam lockdown, explain mode, any toggle the
+        theory declares with `writer: instructor`, and lifting a conduct restriction."""
+        toggles = dict(body.metrics)
+        if body.exam_lockdown is not None:
+            toggles[_EXAM_METRIC] = body.exam_lockdown
+        if body.explain_mode is not None:
+            toggles[EXPLAIN_MODE_METRIC] = body.explain_mode
+        tutor, _ = _resume(ctx, session_id)
+        session = apply_change(
+            tutor, session_id, InstructorChange(toggles, body.lift_conduct_restriction)
+        )
+        log.info("instructor change on session %s: %s", session_id, body.model_dump())
+        return _session_out(tutor, session, session.state.turn)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+# A session's curriculum, by (tenant, session id): it picks the tutor that resumes the session.
+# Meta is fixed at creation, so a cached entry never goes stale; a deleted session is still
+# reported by the (tenant-scoped) resume. Saves one query per turn.
+_CURRICULA: dict[tuple[str, str], str | None] = {}
+_CURRICULA_LIMIT = 50_000
+
+
+def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
+    key = (ctx.tenant.id, session_id)
+    if key in _CURRICULA:
+        curriculum = _CURRICULA[key]
+    else:
+        meta, _, _ = ctx.store.load_session(session_id)
+        curriculum = meta.get("curriculum")
+        if len(_CURRICULA) >= _CURRICULA_LIMIT:
+            _CURRICULA.clear()
+        _CURRICULA[key] = curriculum
+    tutor = ctx.tutor(curriculum)
+    try:
+        return tutor, tutor.resume(session_id)
+    except KeyError as error:
+        raise Problem(409, "session-not-runnable", str(error.args[0])) from error
+
+
+def _check_turn_index(session: Session, turn: int | None) -> None:
+    committed = session.state.turn
+    if turn is not None and turn != committed + 1:
+        metrics.TURN_CONFLICTS.inc()
+        raise Problem(
+            409,
+            "turn-conflict",
+            f"session {session.id!r}: cannot post turn {turn}, {committed} turn(s) are "
+            f"committed (expected turn {committed + 1})",
+            committed_turns=committed,
+        )
+
+
+def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
+    state = session.state
+    schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
+    return SessionOut(
+        id=session.id,
+        theory=state.theory_id,
+        exercise=state.exercise_id,
+        curriculum=session.meta.get("curriculum"),
+        learner_id=session.meta.get("learner_id"),
+        turns=turns,
+        metrics=dict(state.metrics),
+        instructor_toggles=list(instructor_metrics(schema)),
+        solved=state.solved,
+        meta=dict(session.meta),
+    )
+
+
+def _turn_out(session_id: str, result: TurnResult) -> TurnOut:
+    audit = dict(result.audit)
+    return TurnOut(
+        session_id=session_id,
+        turn=result.turn,
+        reply=result.tutor,
+        action=result.action,
+        rung=f"H{result.rung}",
+        ceiling=f"H{result.contract.ceiling}",
+        theory=result.theory,
+        contract=result.contract.to_dict(),
+        choice=dict(audit.get("choice") or {}),
+        verdicts=Verdicts(
+            detector=dict(result.detector),
+            judge=dict(result.judge) if result.judge is not None else None,
+        ),
+        fallback=result.fallback,
+        revised=result.revised,
+        failures=[dict(item) for item in result.failures],
+        audit=audit,
+    )
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _problem_body(status: int, slug: str, detail: str, request_id: str) -> dict[str, Any]:
+    return json.loads(bytes(problem_response(status, slug, detail, request_id).body))
+
+
+def check_source(source: str, filename: str, *, semantic: bool = True) -> dict[str, Any]:
+    """``pedrag check --format json`` on one posted file, named ``filename`` in the output."""
+    from pedrag.compiler.driver import check_paths
+    from pedrag.compiler.reports.json_report import report_dict
+
+    with tempfile.TemporaryDirectory(prefix="pedrag-check-") as folder:
+        path = Path(folder) / filename
+        path.write_text(source, encoding="utf-8")
+        result = check_paths([str(path)], semantic=semantic)
+        report = report_dict([f.path for f in result.files], result.diagnostics, result.summary())
+        text = json.dumps(report).replace(json.dumps(str(path))[1:-1], filename)
+    return json.loads(text)
+
+
+__all__ = ["RequestIdFilter", "ServiceSettings", "TheoryLoadError", "create_app", "load_service"]

@@ -1,0 +1,62 @@
+"""Prometheus metrics of the service (``GET /metrics``), through ``prometheus-client``.
+
+With several workers each process keeps its own values; ``pedrag serve --workers N`` points
+``PROMETHEUS_MULTIPROC_DIR`` at a fresh folder so that ``/metrics``, answered by any worker,
+adds them up (prometheus-client's multiprocess mode).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+
+TURN_SECONDS = Histogram(
+    "pedrag_turn_seconds",
+    "Wall time of a tutor turn in the service (model calls included), by mode",
+    ["mode"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+MODEL_CALLS = Counter("pedrag_model_calls", "Model calls made by tutor turns")
+FALLBACKS = Counter("pedrag_fallbacks", "Turns answered by the action's template (fail closed)")
+REVEALS_BLOCKED = Counter(
+    "pedrag_reveals_blocked",
+    "Drafts or streamed units the detector stopped before they reached the student",
+)
+TURN_CONFLICTS = Counter(
+    "pedrag_turn_conflicts", "Turns refused because another request committed that turn first"
+)
+REQUESTS = Counter("pedrag_http_requests", "HTTP requests answered", ["status"])
+
+
+def record_turn(mode: str, seconds: float, audit: Mapping[str, Any]) -> None:
+    """Count one committed turn from its audit record."""
+    TURN_SECONDS.labels(mode=mode).observe(seconds)
+    MODEL_CALLS.inc(int(audit.get("calls", 0) or 0))
+    if audit.get("fallback"):
+        FALLBACKS.inc()
+    blocked = sum(1 for draft in audit.get("drafts", ()) if draft.get("flagged"))
+    blocked += len((audit.get("stream") or {}).get("withheld", ()))
+    if blocked:
+        REVEALS_BLOCKED.inc(blocked)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The metrics text and its content type; all workers' values in multiprocess mode."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    from prometheus_client import REGISTRY
+
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

@@ -1,0 +1,174 @@
+"""The service's request and response bodies (pydantic); the OpenAPI document comes from them.
+
+What a client sends is validated here (sizes, id shapes) before any handler runs; what the
+service returns is described here so the schema at ``/openapi.json`` is the contract.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_MESSAGE_CHARS = 8000
+MAX_THEORY_BYTES = 512_000
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+CHECK_FILENAME = r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$"
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- learners ----------------------------------------------------------------------------------
+
+
+class LearnerCreate(_Body):
+    id: str | None = Field(
+        None, pattern=ID_PATTERN, description="your id for the learner; generated when omitted"
+    )
+    meta: dict[str, Any] = Field(default_factory=dict, description="your data (name, cohort)")
+
+
+class LearnerOut(BaseModel):
+    id: str
+    meta: dict[str, Any]
+    created_at: datetime
+    sessions: int
+
+
+class LearnerDeleted(BaseModel):
+    id: str
+    sessions_deleted: int
+
+
+# -- sessions ----------------------------------------------------------------------------------
+
+
+class SessionCreate(_Body):
+    theory: str = Field("socratic", description="a theory id from GET /v1/theories")
+    curriculum: str | None = Field(None, description="a curriculum id; default: the only one")
+    exercise: str | None = Field(None, description="an exercise id of the curriculum")
+    learner_id: str | None = Field(None, pattern=ID_PATTERN, description="a learner of yours")
+    seed: int | None = Field(None, ge=0, lt=2**31, description="selection seed (reproducible)")
+
+
+class SessionOut(BaseModel):
+    id: str
+    theory: str
+    exercise: str | None
+    curriculum: str | None
+    learner_id: str | None
+    turns: int = Field(description="committed turns; the next turn is turns + 1")
+    metrics: dict[str, Any]
+    instructor_toggles: list[str] = Field(
+        description="trusted metrics an instructor may set in this session's theory"
+    )
+    solved: bool
+    meta: dict[str, Any]
+
+
+class SessionSummary(BaseModel):
+    id: str
+    turns: int
+    created_at: datetime
+    updated_at: datetime
+    meta: dict[str, Any]
+
+
+# -- turns -------------------------------------------------------------------------------------
+
+
+class TurnCreate(_Body):
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    turn: int | None = Field(
+        None,
+        ge=1,
+        description="the turn index this message should become (committed turns + 1); "
+        "another request that committed it first makes this one 409",
+    )
+
+
+class Verdicts(BaseModel):
+    detector: dict[str, Any]
+    judge: dict[str, Any] | None
+
+
+class TurnOut(BaseModel):
+    session_id: str
+    turn: int
+    reply: str = Field(description="exactly what the student sees")
+    action: str
+    rung: str
+    ceiling: str
+    theory: str
+    contract: dict[str, Any]
+    choice: dict[str, Any] = Field(description="matched and eligible rules, the chosen one, why")
+    verdicts: Verdicts
+    fallback: bool
+    revised: bool
+    failures: list[dict[str, Any]]
+    audit: dict[str, Any]
+
+
+class AuditOut(BaseModel):
+    session_id: str
+    records: list[dict[str, Any]]
+
+
+# -- instructor --------------------------------------------------------------------------------
+
+
+class InstructorUpdate(_Body):
+    exam_lockdown: bool | None = Field(None, description="shorthand for the `exam_active` toggle")
+    explain_mode: bool | None = Field(None, description="shorthand for the `explain_mode` toggle")
+    metrics: dict[str, bool] = Field(
+        default_factory=dict, description="any instructor toggle of the theory, by metric name"
+    )
+    lift_conduct_restriction: bool = False
+
+
+# -- theories ----------------------------------------------------------------------------------
+
+
+class ExerciseOut(BaseModel):
+    id: str
+    goal: str
+    prompt: str
+    exam: bool
+
+
+class CurriculumOut(BaseModel):
+    id: str
+    exercises: list[ExerciseOut]
+
+
+class TheoryOut(BaseModel):
+    id: str
+    name: str
+    description: str
+    actions: int
+    rules: int
+    policy_hash: str
+    instructor_toggles: list[str]
+
+
+class TheoriesOut(BaseModel):
+    theories: list[TheoryOut]
+    curricula: list[CurriculumOut]
+
+
+class CheckRequest(_Body):
+    source: str = Field(max_length=MAX_THEORY_BYTES, description="the theory file's YAML text")
+    filename: str = Field(
+        "theory.yaml",
+        pattern=CHECK_FILENAME,
+        description="the name diagnostics use for the file",
+    )
+    semantic: bool = Field(True, description="false: front-end checks only (no z3)")
+
+
+class Health(BaseModel):
+    status: str
+    detail: str = ""

@@ -1,0 +1,132 @@
+"""A throwaway PostgreSQL server for tests: initdb in a temporary folder, postgres on 127.0.0.1.
+
+Uses Debian's `postgresql` package (``.ci/run`` installs it when missing). PostgreSQL refuses
+to run as root, so under root the server runs as the package's ``postgres`` user.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SKIP_REASON = (
+    "PostgreSQL server binaries (initdb, postgres) not found: install Debian's `postgresql` "
+    "package (.ci/run does)"
+)
+
+
+def postgres_bin() -> Path | None:
+    """The folder holding initdb and postgres, or None."""
+    found = shutil.which("initdb")
+    if found and shutil.which("postgres"):
+        return Path(os.path.realpath(found)).parent
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
+    return Path(candidates[0]).parent if candidates else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_postgres() -> Iterator[str]:
+    """Start a fresh server; yields an SQLAlchemy URL of its empty ``pedrag`` database."""
+    bin_dir = postgres_bin()
+    assert bin_dir is not None, SKIP_REASON
+    as_user: list[str] = []
+    # Not under pytest's tmp_path: that folder is private to root, and the server may run as
+    # the `postgres` user, who must reach its data folder.
+    root = Path(tempfile.mkdtemp(prefix="pedrag-pg-"))
+    data = root / "data"
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "postgres", "--"]
+        os.chmod(root, 0o755)
+        shutil.chown(root, "postgres", "postgres")
+    port = free_port()
+    log = root / "server.log"
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        subprocess.run(
+            [
+                *as_user,
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "pedrag",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        with open(log, "wb") as log_file:
+            process = subprocess.Popen(
+                [
+                    *as_user,
+                    str(bin_dir / "postgres"),
+                    "-D",
+                    str(data),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-k",
+                    str(root),
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "max_connections=300",
+                    "-c",
+                    "shared_buffers=32MB",
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            ready = subprocess.run(
+                [
+                    *as_user,
+                    str(bin_dir / "psql"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "-U",
+                    "pedrag",
+                    "-d",
+                    "postgres",
+                    "-c",
+                    "CREATE DATABASE pedrag",
+                ],
+                capture_output=True,
+            )
+            if ready.returncode == 0:
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"postgres did not start:\n{log.read_text(errors='replace')}")
+            time.sleep(0.2)
+        yield f"postgresql+psycopg://pedrag@127.0.0.1:{port}/pedrag"
+    finally:
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,156 @@
+"""The store keeps tenants apart, deletes a learner's data, applies retention, and migrates."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from pedrag.runtime.migrate import HEAD, script_directory
+from pedrag.runtime.store import (
+    LearnerNotFound,
+    SessionNotFound,
+    SessionStore,
+    StoreError,
+    TurnConflict,
+    hash_api_key,
+)
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> SessionStore:
+    with SessionStore(str(tmp_path / "db.sqlite")) as opened:
+        yield opened
+
+
+def test_head_constant_is_the_head_of_the_shipped_revisions() -> None:
+    assert script_directory().get_current_head() == HEAD
+
+
+def test_a_tenant_sees_none_of_another_tenants_rows(store: SessionStore) -> None:
+    a, b = store.for_tenant("a"), store.for_tenant("b")
+    a.create_learner("ana")
+    a.create_session("s1", {"learner_id": "ana"}, {"n": 0})
+    a.save_turn("s1", 1, {"n": 1}, {"turn": 1})
+    a.add_spend("deployment", 0.25)
+
+    with pytest.raises(SessionNotFound):
+        b.load_session("s1")
+    with pytest.raises(SessionNotFound):
+        b.audit_records("s1")
+    with pytest.raises(SessionNotFound):
+        b.save_turn("s1", 2, {"n": 2}, {"turn": 2})
+    with pytest.raises(SessionNotFound):
+        b.set_state("s1", 1, {"n": 9})
+    with pytest.raises(LearnerNotFound):
+        b.load_learner("ana")
+    with pytest.raises(LearnerNotFound):
+        b.delete_learner("ana")
+    with pytest.raises(LearnerNotFound):  # cannot attach a session to another tenant's learner
+        b.create_session("s2", {"learner_id": "ana"}, {})
+    assert b.list_sessions() == []
+    assert b.spend("deployment") == 0.0
+    assert store.list_sessions() == []  # the default tenant is a tenant like any other
+    # ... and tenant a still has everything, untouched.
+    assert a.load_session("s1") == ({"learner_id": "ana"}, {"n": 1}, 1)
+    assert a.audit_records("s1") == [{"turn": 1}]
+    assert a.spend("deployment") == 0.25
+
+
+def test_set_state_is_a_compare_and_set_on_the_turn_count(store: SessionStore) -> None:
+    store.create_session("s", {}, {"v": 0})
+    store.save_turn("s", 1, {"v": 1}, {})
+    with pytest.raises(TurnConflict):
+        store.set_state("s", 0, {"v": "stale"})
+    store.set_state("s", 1, {"v": "toggled"})
+    assert store.load_session("s")[1:] == ({"v": "toggled"}, 1)
+
+
+def test_deleting_a_learner_removes_their_sessions_and_audit_and_nothing_else(
+    store: SessionStore,
+) -> None:
+    store.create_learner("ana")
+    store.create_learner("ben")
+    for session_id, learner in (("a1", "ana"), ("a2", "ana"), ("b1", "ben")):
+        store.create_session(session_id, {"learner_id": learner}, {})
+        store.save_turn(session_id, 1, {}, {"who": learner})
+    assert store.load_learner("ana")["sessions"] == 2
+    assert store.delete_learner("ana") == 2
+    with pytest.raises(LearnerNotFound):
+        store.load_learner("ana")
+    for gone in ("a1", "a2"):
+        with pytest.raises(SessionNotFound):
+            store.audit_records(gone)
+    assert store.audit_records("b1") == [{"who": "ben"}]
+    raw = sqlite3.connect(store.url.removeprefix("sqlite+pysqlite:///"))
+    left = raw.execute("SELECT session_id FROM pedrag_audit_records").fetchall()
+    assert left == [("b1",)]
+
+
+def test_retention_purges_only_sessions_idle_longer_than_the_setting(store: SessionStore) -> None:
+    store.create_session("old", {}, {})
+    store.create_session("new", {}, {})
+    other = store.for_tenant("other")
+    other.create_session("theirs", {}, {})
+    later = datetime.now(UTC) + timedelta(days=10)
+    assert store.purge_expired(30, now=later) == 0
+    store.save_turn("new", 1, {}, {})
+    assert store.purge_expired(9, now=later) == 2  # both are 10 days idle at `later`
+    assert other.load_session("theirs")[2] == 0  # another tenant's retention is its own
+    with pytest.raises(StoreError):
+        store.purge_expired(-1)
+
+
+def test_api_keys_are_stored_hashed_and_map_to_their_tenant(store: SessionStore) -> None:
+    store.tenants.create("acme", "Acme", requests_per_minute=5)
+    key = store.tenants.issue_key("acme")
+    assert store.tenants.authenticate(key).id == "acme"  # type: ignore[union-attr]
+    assert store.tenants.authenticate(key + "x") is None
+    raw = sqlite3.connect(store.url.removeprefix("sqlite+pysqlite:///"))
+    dump = "\n".join(raw.iterdump())
+    assert key not in dump and hash_api_key(key) in dump
+    with pytest.raises(StoreError, match="no tenant"):
+        store.tenants.issue_key("nobody")
+
+
+def test_request_counts_are_per_tenant_and_per_minute(store: SessionStore) -> None:
+    a, b = store.for_tenant("a"), store.for_tenant("b")
+    assert [a.count_request(100) for _ in range(3)] == [1, 2, 3]
+    assert b.count_request(100) == 1
+    assert a.count_request(101) == 1
+
+
+def test_a_database_from_before_migrations_is_upgraded_keeping_its_sessions(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    raw = sqlite3.connect(path)
+    raw.executescript(
+        """
+        CREATE TABLE pedrag_sessions (id VARCHAR(128) PRIMARY KEY, meta JSON NOT NULL,
+            state JSON NOT NULL, turns INTEGER NOT NULL, created_at DATETIME NOT NULL,
+            updated_at DATETIME NOT NULL);
+        CREATE INDEX ix_pedrag_sessions_updated_at ON pedrag_sessions (updated_at);
+        CREATE TABLE pedrag_audit_records (session_id VARCHAR(128) NOT NULL
+            REFERENCES pedrag_sessions (id) ON DELETE CASCADE, turn_index INTEGER NOT NULL,
+            record JSON NOT NULL, created_at DATETIME NOT NULL,
+            PRIMARY KEY (session_id, turn_index));
+        CREATE TABLE pedrag_spend (scope VARCHAR(200) PRIMARY KEY, usd FLOAT NOT NULL,
+            updated_at DATETIME NOT NULL);
+        INSERT INTO pedrag_sessions VALUES ('s', '{"theory": "socratic"}', '{"x": 1}', 1,
+            '2026-01-01 00:00:00', '2026-01-01 00:00:00');
+        INSERT INTO pedrag_audit_records VALUES ('s', 1, '{"turn": 1}', '2026-01-01 00:00:00');
+        INSERT INTO pedrag_spend VALUES ('deployment', 1.5, '2026-01-01 00:00:00');
+        """
+    )
+    raw.commit()
+    raw.close()
+    with SessionStore(str(path)) as store:
+        assert store.load_session("s") == ({"theory": "socratic"}, {"x": 1}, 1)
+        assert store.audit_records("s") == [{"turn": 1}]
+        assert store.spend("deployment") == 1.5
+        store.save_turn("s", 2, {"x": 2}, {"turn": 2})
+    version = sqlite3.connect(path).execute("SELECT version_num FROM alembic_version").fetchall()
+    assert version == [(HEAD,)]
