@@ -12,13 +12,9 @@ so `import pedrag` stays cheap and the runtime never drags in the compiler's par
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("pedrag")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
+from pedrag._version import __version__ as __version__
 
 _EXPORTS = {
     # the language

@@ -61,6 +61,7 @@ COMMANDS: dict[str, tuple[int, str]] = {
         40,
         "draw metrics -> rules -> actions and the theory switch graph (mermaid or dot)",
     ),
+    "serve": (60, "serve the tutor over HTTP: sessions, turns (JSON or SSE), audit, playground"),
     "lsp": (
         95,
         "run the language server (stdio) for editors: diagnostics, hover, completion, definitions",

@@ -88,3 +88,11 @@ def test_check_imports_its_own_command_only_and_no_llm_client() -> None:
     ]
     assert commands == ["pedrag.commands.check"]  # shared helpers (`_output`) aside
     assert "openai" not in loaded and "sqlalchemy" not in loaded
+
+
+def test_the_version_has_one_source_and_the_installed_metadata_agrees() -> None:
+    import importlib.metadata
+
+    import pedrag
+
+    assert importlib.metadata.version("pedrag") == pedrag.__version__
