@@ -52,6 +52,9 @@ class GenerationInput:
     student_message: str
     revision_note: str | None = None
     grader_facts: tuple[str, ...] = ()  # what the grader established about the message
+    # Earlier exchanges of the session, oldest first: (student message, tutor reply). The
+    # student's words stay framed as data; the contract in the system prompt still binds.
+    history: tuple[tuple[str, str], ...] = ()
 
 
 # `{topic}` as an adjective: after a determiner and before a noun ("this {topic} problem").
@@ -133,7 +136,15 @@ def build_request(given: GenerationInput) -> LLMRequest:
         )
     return LLMRequest(
         role="actor",
-        messages=(("system", system), ("user", frame_message(given.student_message))),
+        messages=(
+            ("system", system),
+            *(
+                message
+                for student, tutor in given.history
+                for message in (("user", frame_message(student)), ("assistant", tutor))
+            ),
+            ("user", frame_message(given.student_message)),
+        ),
         temperature=0.4,
         max_tokens=400,
     )

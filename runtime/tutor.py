@@ -92,6 +92,15 @@ _EXAM_STEP = runtime_step("exam_lockdown")
 
 
 _DEFAULT_TRACING = Tracing()
+HISTORY = "history"  # state.extra key: the last exchanges, for the actor
+HISTORY_TURNS = 6  # what `history_turns` callers usually want; off by default (docs/runtime.md)
+HISTORY_CHARS = 600  # per message: the history is context, not a transcript
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= HISTORY_CHARS else text[: HISTORY_CHARS - 1] + "…"
+
+
 GOAL_RECORDS = "goal_records"  # state.extra key: goal -> the session's view of its record
 
 
@@ -274,6 +283,7 @@ class Tutor:
         *,
         budget: Budget | None = None,
         keep_transcript: bool = True,
+        history_turns: int = 0,
     ) -> None:
         self.theories = theory_set if theory_set is not None else TheorySet.shipped()
         self.offline = OfflineBackend()
@@ -285,6 +295,8 @@ class Tutor:
         self.store = store if store is not None else default_store()
         self.budget = budget or Budget()
         self.keep_transcript = keep_transcript
+        # With transcripts off, nothing the student wrote is kept in the session either.
+        self.history_turns = max(0, int(history_turns)) if keep_transcript else 0
         self._schemas: dict[str, MetricSchema] = {}
         self._engines: dict[str, RuleEngine] = {}
         self._curriculum_map: CurriculumMap | None = None
@@ -744,6 +756,11 @@ class Tutor:
         # 11. audit, then commit state + record in one transaction
         new = writer.apply(state, CommitTurn(choice.action, choice.rung, adaptation.plan))
         new = writer.apply(new, RecordSpend(backend.calls, backend.tokens, backend.cost_usd))
+        if self.history_turns > 0:
+            # DESIGN, "Learners, grading and mastery": a bounded conversation history for the
+            # actor (never for the policy core, whose input has no text field).
+            exchanges = [*new.extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
+            new = replace(new, extra={**new.extra, HISTORY: exchanges[-self.history_turns :]})
         after_reply = ("turn", action_event(choice.action))
         updates, extra = trusted_updates(schema.fields, new.metrics, after_reply, new.extra)
         if updates:
@@ -943,6 +960,9 @@ class Tutor:
             exercise_prompt=info.prompt if info else "",
             student_message=text,
             grader_facts=prepared.assessment.grade.facts,
+            history=tuple(
+                (str(student), str(tutor)) for student, tutor in state.extra.get(HISTORY, ())
+            ),
         )
 
     # -- trusted bookkeeping -------------------------------------------------------------------
