@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pedrag.runtime.audit import format_trace
@@ -161,11 +159,10 @@ def test_audit_trace_names_contract_step_action_and_verdicts() -> None:
     assert "action " in text and "judge " in text and "detector " in text
 
 
-def test_offline_turn_overhead_is_small() -> None:
+def test_twenty_offline_turns_each_commit_a_turn_and_a_record() -> None:
+    # Turn speed is measured by benchmarks/turn_overhead.py, not asserted by a timed test.
     tutor = make_tutor()
     session = tutor.start(exercise="mult_7x8", seed=1)
-    tutor.turn(session, "warm up")
-    started = time.perf_counter()
     for message in PERSONAS["earnest-but-stuck"].messages(20):
         tutor.turn(session, message)
-    assert (time.perf_counter() - started) / 20 < 0.05
+    assert session.state.turn == 20 and len(tutor.store.audit_records(session.id)) == 20
