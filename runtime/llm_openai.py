@@ -328,14 +328,15 @@ class OpenAIBackend:
         parsed: dict[str, Any] | None = None
         repairs = 0
         if request.json_schema is not None:
-            try:
-                parsed = parse_structured(
-                    text,
-                    request.json_schema,
-                    role=request.role,
-                    model=answered_model,
-                    finish_reason=finish_reason,
+            schema = request.json_schema
+
+            def parse(reply: str, model_name: str, finish: str) -> dict[str, Any]:
+                return parse_structured(
+                    reply, schema, role=request.role, model=model_name, finish_reason=finish
                 )
+
+            try:
+                parsed = parse(text, answered_model, finish_reason)
             except LLMMalformedOutput as error:
                 if convention == JSON_SCHEMA:
                     # The server was held to the schema; asking again would not help (and
@@ -357,13 +358,7 @@ class OpenAIBackend:
                 prompt_tokens += more_prompt
                 completion_tokens += more_completion
                 try:
-                    parsed = parse_structured(
-                        text,
-                        request.json_schema,
-                        role=request.role,
-                        model=answered_model,
-                        finish_reason=finish_reason,
-                    )
+                    parsed = parse(text, answered_model, finish_reason)
                 except LLMMalformedOutput as again:
                     again.attempts = attempts
                     raise

@@ -341,14 +341,7 @@ class SessionStore:
                     .values(state=state, turns=turn_index, updated_at=now)
                 )
                 if advanced.rowcount != 1:
-                    committed = connection.execute(
-                        select(sessions.c.turns).where(
-                            sessions.c.id == session_id, sessions.c.tenant == self._tenant
-                        )
-                    ).scalar_one_or_none()
-                    if committed is None:
-                        raise SessionNotFound(session_id)
-                    raise TurnConflict(session_id, turn_index, committed)
+                    self._raise_conflict(connection, session_id, turn_index)
                 # A record already stored for this turn (only possible if the tables were
                 # edited behind the store's back) fails on the primary key: StoreError, and
                 # the update above is rolled back with it.
@@ -364,6 +357,22 @@ class SessionStore:
                 if learner is not None:
                     self._write_learner(connection, learner[0], learner[1], now)
 
+    def _upsert_insert(self) -> Any:
+        """The dialect's INSERT that has ``on_conflict_do_update`` (the store's upserts)."""
+        return postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+
+    def _raise_conflict(self, connection: Connection, session_id: str, turn_index: int) -> None:
+        """A compare-and-set on the turn count matched nothing: say why (no such session of
+        this tenant, or another writer committed first)."""
+        committed = connection.execute(
+            select(sessions.c.turns).where(
+                sessions.c.id == session_id, sessions.c.tenant == self._tenant
+            )
+        ).scalar_one_or_none()
+        if committed is None:
+            raise SessionNotFound(session_id)
+        raise TurnConflict(session_id, turn_index, committed)
+
     def _write_learner(
         self,
         connection: Connection,
@@ -371,9 +380,7 @@ class SessionStore:
         goals: Mapping[str, Mapping[str, Any]],
         now: datetime,
     ) -> None:
-        dialect_insert = (
-            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
-        )
+        dialect_insert = self._upsert_insert()
         for goal_id, goal in goals.items():
             row = dialect_insert(learner_goals).values(
                 tenant=self._tenant,
@@ -438,14 +445,7 @@ class SessionStore:
                     .values(state=state, updated_at=_utcnow())
                 )
                 if changed.rowcount != 1:
-                    committed = connection.execute(
-                        select(sessions.c.turns).where(
-                            sessions.c.id == session_id, sessions.c.tenant == self._tenant
-                        )
-                    ).scalar_one_or_none()
-                    if committed is None:
-                        raise SessionNotFound(session_id)
-                    raise TurnConflict(session_id, turns + 1, committed)
+                    self._raise_conflict(connection, session_id, turns + 1)
 
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn
@@ -534,9 +534,7 @@ class SessionStore:
             raise StoreError(f"usd must be a number, got {usd!r}")
         if not math.isfinite(usd) or usd < 0:
             raise StoreError(f"usd must be finite and >= 0, got {usd!r}")
-        dialect_insert = (
-            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
-        )
+        dialect_insert = self._upsert_insert()
         row = dialect_insert(spend).values(
             tenant=self._tenant, scope=scope, usd=float(usd), updated_at=_utcnow()
         )
@@ -666,9 +664,7 @@ class SessionStore:
         """Count one request of this tenant in minute ``minute`` (since the epoch) and return
         the minute's count so far, atomically across workers (the rate limit's counter).
         Windows older than the previous minute are dropped on the way."""
-        dialect_insert = (
-            postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
-        )
+        dialect_insert = self._upsert_insert()
         row = dialect_insert(rate_windows).values(tenant=self._tenant, minute=minute, requests=1)
         statement = row.on_conflict_do_update(
             index_elements=[rate_windows.c.tenant, rate_windows.c.minute],
