@@ -945,13 +945,29 @@ _ALTERNATIVES = re.compile(r"\b(?:or|either|ou|oder|o)\b|[/|]", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"[,;]")
 
 
+# A learner's own working, `30 + 40 = 70`: its numbers are steps, not candidate answers.
+_WORKING = re.compile(
+    r"\d[\d.,]*\s*[-+*/x×÷]\s*\d[\d.,]*(?:\s*[-+*/x×÷]\s*\d[\d.,]*)*\s*=\s*\d[\d.,]*"
+)
+
+
+def working_spans(message: str) -> list[tuple[int, int]]:
+    """Where ``message`` shows arithmetic working (``a op b = c``); numbers inside are steps."""
+    return [match.span() for match in _WORKING.finditer(message)]
+
+
+def in_working(mention: NumberMention, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= mention.start and mention.end <= end for start, end in spans)
+
+
 def _commits_to(message: str, target: _Target, givens: str) -> bool:
     """Whether ``message`` commits to ``target`` as its one candidate — the only reading under
     which the target is no longer hidden (and the message is a correct answer).
 
     A number counts only when every other number in the message is a given (a number of the
     exercise or an earlier turn): "7 times 8 is 56" commits; "is it one of 50, 51, ..., 62?",
-    "between 55 and 57", "56 or 57" do not. Text counts only when the message offers no
+    "between 55 and 57", "56 or 57" do not. Numbers inside the learner's own working
+    ("30 + 40 = 70 and 8 + 7 = 15, so 85") are steps, not candidates. Text counts only when the message offers no
     alternatives: no "or" or "/", and the target is not an item of a comma-separated list."""
     occurrences = _occurrences(message, target)
     if not occurrences:
@@ -959,7 +975,10 @@ def _commits_to(message: str, target: _Target, givens: str) -> bool:
     if target.number is not None:
         number = target.number
         given_values = find_numbers(givens) if givens else ()
+        workings = working_spans(message)
         for mention in find_numbers(message):
+            if in_working(mention, workings) and not _number_matches(mention, number):
+                continue  # a step of the learner's own working ("30 + 40 = 70, so 85")
             if _number_matches(mention, number) or any(
                 start <= mention.start and mention.end <= end for start, end, _ in occurrences
             ):

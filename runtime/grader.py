@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pedrag.runtime.code_runner import RunResult, run_tests
-from pedrag.runtime.detect_answer import find_numbers, parse_number, student_states_answer
+from pedrag.runtime.detect_answer import (
+    find_numbers,
+    in_working,
+    parse_number,
+    student_states_answer,
+    working_spans,
+)
 from pedrag.runtime.detector import AnswerKey
 
 Verdict = Literal["correct", "wrong", "none", "error"]
@@ -122,7 +128,12 @@ def _candidate(
     commits to none); for a text answer, a short statement the classifier calls an attempt."""
     givens = [m.value for m in find_numbers("\n".join(p for p in (key.prompt, context) if p))]
     if parse_number(key.answer) is not None:
-        values = {m.value for m in find_numbers(message) if m.value not in givens}
+        workings = working_spans(message)
+        values = {
+            m.value
+            for m in find_numbers(message)
+            if m.value not in givens and not in_working(m, workings)
+        }
         if len(values) != 1:
             return None
         value = values.pop()

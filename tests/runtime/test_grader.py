@@ -97,3 +97,13 @@ def test_knowledge_tracing_rises_on_correct_and_falls_on_wrong_answers() -> None
     for _ in range(3):
         p = update(p, True, tracing)
     assert p > 0.95
+
+
+def test_an_answer_with_its_working_shown_is_graded_on_the_result() -> None:
+    # The steps of the learner's own working are not rival candidates.
+    key = AnswerKey(answer="85", prompt="What is 38 + 47?")
+    right = grade("I added 38 and 47: 30+40=70 and 8+7=15, so 85", key)
+    assert (right.verdict, right.candidate) == ("correct", "85")
+    wrong = grade("30+40=70 and 8+7=14, so 84", key)
+    assert (wrong.verdict, wrong.candidate) == ("wrong", "84")
+    assert grade("is it one of 80, 81, 82, 83, 84, 85?", key).verdict == "none"
