@@ -28,7 +28,9 @@ _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
 def _witness_text(witness: dict[str, Any]) -> str:
     parts = []
     for key, value in witness.items():
-        if isinstance(value, float):
+        if isinstance(value, bool):
+            value = "true" if value else "false"  # the condition language's spelling
+        elif isinstance(value, float):
             value = repr(value)  # the shortest text that reads back as this float, never rounded
         parts.append(f"{key}={value}")
     return ", ".join(parts)

@@ -198,7 +198,8 @@ def explain(policy: CompiledPolicy, given: dict[str, Value]) -> dict[str, Any]:
             "start": decision.start,
             "set_by": set_by,
             "steps_applied": [
-                {"step": i, "effect": e, "rung": r} for i, e, r in decision.steps_applied
+                {"step": i, "effect": e, "rung": r, "when": specs[i].label}
+                for i, e, r in decision.steps_applied
             ],
         },
         "matching": rules,
@@ -240,7 +241,7 @@ def format_text(report: dict[str, Any]) -> str:
     else:
         out.append(f"  the start rung H{ceiling['start']} (no step changed it)")
     for step in ceiling["steps_applied"]:
-        out.append(f"  step {step['step']} held: {step['effect']} H{step['rung']}")
+        out.append(f"  step {step['step']} held: {step['effect']} H{step['rung']} ({step['when']})")
     matching = report["matching"]
     out += ["", f"rules that hold: {len(matching)}"]
     width = max((len(r["rule"]) for r in matching), default=0)
