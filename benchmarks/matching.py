@@ -4,7 +4,10 @@ Sizes: the shipped Socratic theory (its rule count, about 50) and generated theo
 and 5,000 rules over 12 metrics. For each, the median time per state over many random states
 of three methods, measured in the same run on the same prepared states:
 
-* compiled    -- `CompiledPolicy.eligible(turn, ceiling)`: the generated bitset matcher
+* compiled    -- `CompiledPolicy.eligible(turn, ceiling)`: what the compiler generates; up to
+                 `codegen.STRAIGHT_LINE_MAX` rules, straight-line code specialised per ceiling,
+                 above it the bitset matcher
+* bitset      -- the bitset matcher forced at every size, to show the crossover
 * naive       -- one generated Python function that evaluates every rule's condition in turn,
                  then keeps the rules under the ceiling
 * hoisted     -- the same function with every metric read once into a local at its top (the
@@ -34,6 +37,7 @@ from typing import Any
 from pedrag.compiler.lower import lower
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
+from pedrag.runtime import codegen
 from pedrag.runtime.codegen import CallTable, SourceWriter, generate_naive
 from pedrag.runtime.compiled import CompiledPolicy
 from pedrag.runtime.theory_set import compile_theory
@@ -143,6 +147,11 @@ def median_time(function: Callable[[Any], Any], inputs: list[Any], number: int) 
 
 def measure(label: str, theory: ResolvedTheory, states: int, number: int) -> dict[str, Any]:
     policy: CompiledPolicy = compile_theory(theory)
+    saved, codegen.STRAIGHT_LINE_MAX = codegen.STRAIGHT_LINE_MAX, -1
+    try:
+        bitset = CompiledPolicy.from_json(lower(theory))
+    finally:
+        codegen.STRAIGHT_LINE_MAX = saved
     data = lower(theory)
     rng = random.Random(7)
     ceiling = 5
@@ -179,8 +188,10 @@ def measure(label: str, theory: ResolvedTheory, states: int, number: int) -> dic
         assert naive_eligible(turn) == expected == interpreted(turn) == hoisted_eligible(turn), (
             label
         )
+        assert list(bitset.eligible(turn, ceiling)) == expected, label
     matched = statistics.mean(len(policy.eligible(t, ceiling)) for t in turns)
     compiled_us = median_time(lambda t: policy.eligible(t, ceiling), turns, number)
+    bitset_us = median_time(lambda t: bitset.eligible(t, ceiling), turns, number)
     naive_us = median_time(naive_eligible, turns, number)
     hoisted_us = median_time(hoisted_eligible, turns, number)
     interpreter_us = median_time(interpreted, turns, max(1, number // 20))
@@ -189,6 +200,7 @@ def measure(label: str, theory: ResolvedTheory, states: int, number: int) -> dic
         "rules": len(policy.rules),
         "eligible": matched,
         "compiled": compiled_us,
+        "bitset": bitset_us,
         "naive": naive_us,
         "hoisted": hoisted_us,
         "interpreter": interpreter_us,
@@ -226,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nmedian time to find the eligible rules for one state (µs), {states} states, Python {sys.version.split()[0]}\n"
     )
-    header = f"{'theory':<16} {'rules':>6} {'eligible':>8} {'compiled':>9} {'naive fn':>9} {'hoisted':>8} {'AST interp':>11} {'naive/comp':>11} {'hoisted/comp':>13} {'interp/comp':>12}"
+    header = f"{'theory':<16} {'rules':>6} {'eligible':>8} {'compiled':>9} {'bitset':>7} {'naive fn':>9} {'hoisted':>8} {'AST interp':>11} {'naive/comp':>11} {'hoisted/comp':>13} {'interp/comp':>12}"
     print(header)
     print("-" * len(header))
     for row in rows:
         print(
-            f"{row['label']:<16} {row['rules']:>6} {row['eligible']:>8.1f} {row['compiled']:>9.2f} {row['naive']:>9.2f} "
+            f"{row['label']:<16} {row['rules']:>6} {row['eligible']:>8.1f} {row['compiled']:>9.2f} {row['bitset']:>7.2f} {row['naive']:>9.2f} "
             f"{row['hoisted']:>8.2f} {row['interpreter']:>11.1f} {row['naive'] / row['compiled']:>10.1f}x "
             f"{row['hoisted'] / row['compiled']:>12.2f}x {row['interpreter'] / row['compiled']:>11.1f}x"
         )

@@ -200,9 +200,16 @@ class SourceWriter:
     the history up to that row.
     """
 
-    def __init__(self, defaults: Mapping[str, Any], calls: CallTable) -> None:
+    def __init__(
+        self,
+        defaults: Mapping[str, Any],
+        calls: CallTable,
+        local: Mapping[str, str] | None = None,
+    ) -> None:
         self.defaults = defaults
         self.calls = calls
+        # `local`: metric -> the name of a local it was read into once, for straight-line code.
+        self.local = local or {}
 
     def state(self, tree: Tree) -> str:
         return self._source(tree, row=False)
@@ -224,6 +231,8 @@ class SourceWriter:
                 raise PolicyFormatError(f"condition reads undeclared metric {name!r}")
             if row:
                 text = f"R[i].get({name!r}, {self.defaults[name]!r})"
+            elif name in self.local:
+                text = self.local[name]
             else:
                 text = f"s[{name!r}]"
             return f"_exact({text})" if rational else text
@@ -826,6 +835,44 @@ def _member_code(
 
 class _NoValue:
     """A value outside every enum: equal to nothing, so every membership atom is false."""
+
+
+STRAIGHT_LINE_MAX = 128
+"""Up to this many rules, eligibility is straight-line code per ceiling (see build_straight_line)."""
+
+
+def build_straight_line(
+    conditions: Sequence[Tree],
+    rungs: Sequence[int],
+    defaults: Mapping[str, Any],
+    calls: CallTable,
+    rung_count: int,
+) -> tuple[Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]], ...]:
+    """One function per ceiling H0..H(rung_count-1): the rules under that ceiling, in order.
+
+    For a small rule set the bitset matcher's fixed cost (folding clause layers, decoding the
+    bits) is more than evaluating the few conditions outright, so the compiler specialises
+    eligibility on the ceiling instead: each function reads every metric it needs once into a
+    local and tests only the rules whose rung the ceiling allows, returning their indices
+    ascending, as `Matcher.decode` does. `benchmarks/matching.py` measures the crossover.
+    """
+    functions = []
+    for ceiling in range(rung_count):
+        kept = [i for i, rung in enumerate(rungs) if rung <= ceiling]
+        read = sorted({m for i in kept for m in metrics_read(conditions[i])})
+        local = {name: f"m{k}" for k, name in enumerate(read)}
+        writer = SourceWriter(defaults, calls, local)
+        lines = [f"def eligible_h{ceiling}(s, c):"]
+        lines += [f"    {local[name]} = s[{name!r}]" for name in read]
+        lines += ["    out = []", "    add = out.append"]
+        for i in kept:
+            lines += [f"    if {writer.state(conditions[i])}:", f"        add({i})"]
+        lines.append("    return tuple(out)")
+        namespace: dict[str, Any] = {"_exact": exact}
+        source = "\n".join(lines) + "\n"
+        exec(compile(source, f"<pedrag eligible H{ceiling}>", "exec"), namespace)  # noqa: S102 - our own generated source
+        functions.append(namespace[f"eligible_h{ceiling}"])
+    return tuple(functions)
 
 
 def generate_naive(

@@ -305,6 +305,13 @@ class CompiledPolicy:
             self._rules.clause_mask([i for i, rung in enumerate(rungs) if rung <= ceiling])
             for ceiling in range(RUNGS)
         )
+        self._straight = (
+            codegen.build_straight_line(
+                [r["when"] for r in rules], rungs, self._defaults, calls, RUNGS
+            )
+            if len(rules) <= codegen.STRAIGHT_LINE_MAX
+            else None
+        )
         self._weights = tuple(kernel_selection.rule_mass(r.weight, r.priority) for r in self.rules)
 
     # -- the turn --------------------------------------------------------------------------
@@ -341,6 +348,8 @@ class CompiledPolicy:
         turn = self.prepare(history)
         if ceiling < 0:
             return ()
+        if self._straight is not None:
+            return self._straight[min(ceiling, RUNGS - 1)](turn.state, turn.calls)
         mask = self._rules.match(turn.state, turn.calls)
         if ceiling < RUNGS:
             mask &= self._under[ceiling]

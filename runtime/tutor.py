@@ -625,7 +625,13 @@ class Tutor:
         before = dict(state.metrics)
 
         # 1. budget
-        deployment_usd = self.store.spend(DEPLOYMENT_SCOPE) if hasattr(self.store, "spend") else 0.0
+        # The deployment's running spend is read only when a deployment cap asks for it: the read
+        # is a transaction of its own on a shared store, and an uncapped deployment never uses it.
+        deployment_usd = (
+            self.store.spend(DEPLOYMENT_SCOPE)
+            if self.budget.max_deployment_usd is not None and hasattr(self.store, "spend")
+            else 0.0
+        )
         decision = check_budget(
             self.budget, turns=state.turn, session_usd=state.cost_usd, deployment_usd=deployment_usd
         )
