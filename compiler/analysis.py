@@ -44,11 +44,10 @@ from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
-from pedrag.kernel.ceiling import apply_steps
+from pedrag.kernel.ceiling import apply_steps, rung_name
 
 TIMEOUT_MS = 10_000
 SEARCH_BUDGET = 20_000  # substitutions before the cell search hands over to z3
-RUNG_NAMES = [f"H{i}" for i in range(8)]
 
 # Answers by content, shared by every Analysis in this process (see the module docstring).
 _CACHE: dict[tuple[Any, ...], Any] = {}
@@ -898,10 +897,6 @@ def _short_decimals(value: Fraction, low: Fraction, high: Fraction) -> list[Frac
             if low <= candidate <= high and candidate not in out:
                 out.append(candidate)
     return out
-
-
-def rung_name(level: int) -> str:
-    return RUNG_NAMES[level]
 
 
 __all__ = ["Analysis", "Finding", "Outcome", "Piece", "RuleStatus", "cells", "present", "rung_name"]

@@ -17,6 +17,9 @@ asks z3 only about that rule and its pairs.
 - **Where.** `$PEDRAG_CACHE_DIR`, else the platform's user cache folder (platformdirs:
   `~/.cache/pedrag` on Linux, `~/Library/Caches/pedrag` on macOS, `%LOCALAPPDATA%` on
   Windows), under `check/`. `pedrag check --no-cache` neither reads nor writes it.
+- **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
+  text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
+  parses only the conditions an edit changed.
 - **Safe to lose.** A shard that cannot be read (truncated, another version's, a full disk)
   is ignored and rewritten; writes go to a temporary file renamed into place, so a reader
   never sees half a shard. A shard keeps the answers its last check used, so it does not
@@ -34,6 +37,7 @@ from typing import Any
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
 FORMAT = 1  # bump when what an answer means or how it is stored changes
+PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset({"rule", "pair", "implies", "redundant", "shadow", "invariant"})
 
 
@@ -103,6 +107,28 @@ class Shard:
             pass  # a cache that cannot be written costs time, never a result
 
 
+class ParsedShard(Shard):
+    """A shard as the parser's memo (`pedrag.dsl.parser.remembering`): `None` when unknown."""
+
+    def get(self, key: str, default: Any = None, /) -> Any:
+        value = super().get(key)
+        return default if value is MISSING else value
+
+    def __setitem__(self, key: str, value: Any, /) -> None:
+        self.put(key, value)
+
+    def save(self) -> None:
+        """Unlike an answer shard, every file's conditions share this one: keep what earlier
+        checks stored too (checking one file must not evict another's), up to a bound, the
+        least recently used first to go."""
+        if self.added == 0:
+            return
+        merged = {k: v for k, v in self.stored.items() if k not in self.used}
+        merged.update(self.used)
+        self.used = dict(list(merged.items())[-PARSED_MAX:])
+        super().save()
+
+
 class _Missing:
     def __repr__(self) -> str:
         return "MISSING"
@@ -124,6 +150,13 @@ class CheckCache:
     @classmethod
     def disabled(cls) -> CheckCache:
         return cls(None)
+
+    def parsed_conditions(self) -> ParsedShard:
+        """The parsed-condition memo (condition text -> AST) for the front end, in its own
+        shard keyed by the grammar: parsing is most of the front end's time on a large file."""
+        from pedrag.dsl.parser import grammar_text
+
+        return ParsedShard(self.shard(("parsed conditions", grammar_text())).path)
 
     def shard(self, semantics: Any) -> Shard:
         """The shard for a theory semantics (any value with a deterministic `repr`)."""

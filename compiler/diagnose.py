@@ -7,12 +7,15 @@ same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pedrag.compiler.analysis import Analysis, Outcome, rung_name
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
 from pedrag.dsl.spans import Span
+from pedrag.kernel.ceiling import rung_name
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis, Outcome
 
 
 def with_ceiling(analysis: Analysis, witness: dict[str, Any] | None) -> dict[str, Any] | None:

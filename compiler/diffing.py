@@ -46,10 +46,10 @@ from pedrag.compiler.formula import Node
 from pedrag.dsl.ir import ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.kernel import selection as kernel_selection
+from pedrag.kernel.ceiling import rung_name
 
 TIME_BUDGET_S = 60.0
 FALLBACK = "(fallback selector)"
-RUNG_NAMES = [f"H{i}" for i in range(8)]
 
 # An outcome: the chosen action's probability per action (one action at 1 for priority
 # selection), or {FALLBACK: 1} when no rule is eligible.
@@ -533,17 +533,17 @@ def _other_changes(old: ResolvedTheory, new: ResolvedTheory) -> list[str]:
     for name in sorted(old.actions.keys() & new.actions.keys()):
         a, b = old.actions[name], new.actions[name]
         if a.rung != b.rung:
-            out.append(f"action {name}: rung {RUNG_NAMES[a.rung]} -> {RUNG_NAMES[b.rung]}")
+            out.append(f"action {name}: rung {rung_name(a.rung)} -> {rung_name(b.rung)}")
         if a.priority != b.priority:
             out.append(f"action {name}: priority {a.priority} -> {b.priority}")
     if old.ceiling_start != new.ceiling_start:
         out.append(
-            f"ceiling start: {RUNG_NAMES[old.ceiling_start]} -> {RUNG_NAMES[new.ceiling_start]}"
+            f"ceiling start: {rung_name(old.ceiling_start)} -> {rung_name(new.ceiling_start)}"
         )
 
     def step_text(theory: ResolvedTheory) -> list[str]:
         return [
-            f"{{when: {to_text(s.when.expr)!r}, {s.effect}: {RUNG_NAMES[s.rung]}}}"
+            f"{{when: {to_text(s.when.expr)!r}, {s.effect}: {rung_name(s.rung)}}}"
             for s in theory.ceiling_steps
         ]
 

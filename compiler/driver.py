@@ -21,6 +21,7 @@ from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.loader import LoadedFile, load_file, load_text
 from pedrag.dsl.model import Theory
+from pedrag.dsl.parser import remembering
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -221,7 +222,10 @@ def check_paths(
     None keeps answers in this process only)."""
     started = time.perf_counter()
     skipped: list[Path] = []
-    files = [load_file(path) for path in discover(paths, skipped)]
+    parsed = (cache or CheckCache.disabled()).parsed_conditions()
+    with remembering(parsed):
+        files = [load_file(path) for path in discover(paths, skipped)]
+    parsed.save()
     return check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )

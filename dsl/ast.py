@@ -181,23 +181,41 @@ KEYWORDS = frozenset({"and", "or", "not", "implies", "in", "true", "false"})
 RESERVED = KEYWORDS | frozenset(INVARIANT_VARS) | {f"H{i}" for i in range(8)}
 
 
+_SINGLE = frozenset({"operand", "left", "right", "element", "container"})
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[tuple[str, bool], ...]:
+    """(field, holds one child) for the fields of a node class that can hold children."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(
+            (f.name, f.name in _SINGLE)
+            for f in fields(kind)  # type: ignore[arg-type]
+            if f.name != "span"
+        )
+    return found
+
+
 def children(node: Expr) -> Iterator[Expr]:
     """Direct sub-expressions, in source order."""
-    for f in fields(node):  # type: ignore[arg-type]
-        value = getattr(node, f.name)
-        if isinstance(value, tuple) and f.name != "span":
+    for name, single in _child_fields(type(node)):
+        value = getattr(node, name)
+        if single:
+            yield value
+        elif isinstance(value, tuple):
             for item in value:
                 if not isinstance(item, str):
                     yield item
-        elif f.name in ("operand", "left", "right", "element", "container"):
-            yield value
 
 
 def walk(node: Expr) -> Iterator[Expr]:
-    """Every node of the tree, pre-order."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+    """Every node of the tree, pre-order (without recursion: conditions can be deep)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
 
 
 def conjoin(items: list[Expr]) -> Expr:

@@ -8,8 +8,12 @@ loader turns into a diagnostic at the YAML file's line and column.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from importlib import resources
+from typing import Any, Protocol
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -99,10 +103,19 @@ def _slip(text: str, position: int) -> tuple[int, int, str, str] | None:
 
 
 @lru_cache(maxsize=1)
+def grammar_text() -> str:
+    """The condition grammar (what a remembered parse depends on besides its text)."""
+    return resources.files("pedrag.grammar").joinpath("condition.lark").read_text("utf-8")
+
+
+@lru_cache(maxsize=1)
 def _parser() -> Lark:
-    grammar = resources.files("pedrag.grammar").joinpath("condition.lark").read_text("utf-8")
     return Lark(
-        grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=False
+        grammar_text(),
+        parser="lalr",
+        lexer="basic",
+        propagate_positions=True,
+        maybe_placeholders=False,
     )
 
 
@@ -219,8 +232,42 @@ def _check_depth(tree: Tree) -> None:  # type: ignore[type-arg]
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
 
 
+class ParsedConditions(Protocol):
+    """Where parsed conditions are remembered by their text (a dict, an on-disk cache shard)."""
+
+    def get(self, text: str, default: Any = None, /) -> Any: ...
+    def __setitem__(self, text: str, expr: ast.Expr, /) -> None: ...
+
+
+_REMEMBERED: ContextVar[ParsedConditions | None] = ContextVar("parsed_conditions", default=None)
+
+
+@contextmanager
+def remembering(parsed: ParsedConditions) -> Iterator[None]:
+    """Parse with `parsed` as a memo: a condition's AST depends on its text alone (spans are
+    offsets into that text), so a re-check after a one-rule edit parses only that rule.
+    Failed parses are never remembered: their diagnostics are made afresh."""
+    token = _REMEMBERED.set(parsed)
+    try:
+        yield
+    finally:
+        _REMEMBERED.reset(token)
+
+
 def parse_condition(text: str) -> ast.Expr:
     """Parse one condition. Raises ConditionSyntaxError with the failing offset."""
+    memo = _REMEMBERED.get()
+    if memo is not None:
+        known = memo.get(text)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        expr = _parse_condition(text)
+        memo[text] = expr
+        return expr
+    return _parse_condition(text)
+
+
+def _parse_condition(text: str) -> ast.Expr:
     if not text.strip():
         raise ConditionSyntaxError("empty condition", 0, ("a condition",))
     try:

@@ -99,3 +99,8 @@ def runtime_step(step_id: str) -> RuntimeStep:
         if step.id == step_id:
             return step
     raise KeyError(step_id)
+
+
+def rung_name(level: int) -> str:
+    """A rung's name as theory files spell it (`H0` .. `H7`)."""
+    return f"H{level}"

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pedrag.runtime.store import SessionNotFound, StoreError, TurnConflict
+from pedrag.runtime.store_errors import SessionNotFound, StoreError, TurnConflict
 
 __all__ = ["MemoryStore", "SessionNotFound", "StoreError", "TurnConflict"]
 

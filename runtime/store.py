@@ -74,6 +74,13 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
+from pedrag.runtime.store_errors import (
+    AlreadyExists,
+    LearnerNotFound,
+    SessionNotFound,
+    StoreError,
+    TurnConflict,
+)
 from pedrag.runtime.store_schema import (
     DEFAULT_TENANT,
     TENANT_ID_LENGTH,
@@ -123,47 +130,6 @@ transaction takes milliseconds, so waiting this long means something is stuck.""
 _SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 # Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
 _WRITE_TRANSACTION = "pedrag_write_transaction"
-
-
-class StoreError(Exception):
-    """Persistence failed: database unreachable or locked too long, or a value that cannot be
-    stored. The base of every error this module raises."""
-
-
-class SessionNotFound(StoreError):
-    """No session with this id exists."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session with id {session_id!r}")
-        self.session_id = session_id
-
-
-class AlreadyExists(StoreError):
-    """An id given to ``create_*`` is taken (a session, a learner or a tenant)."""
-
-
-class LearnerNotFound(StoreError):
-    """No learner with this id exists (for this store's tenant)."""
-
-    def __init__(self, learner_id: str) -> None:
-        super().__init__(f"no learner with id {learner_id!r}")
-        self.learner_id = learner_id
-
-
-class TurnConflict(StoreError):
-    """``save_turn`` was given a turn index other than committed turns + 1; nothing was written.
-
-    Usually another writer committed this turn first: reload the session and decide again.
-    """
-
-    def __init__(self, session_id: str, turn_index: int, committed_turns: int) -> None:
-        super().__init__(
-            f"session {session_id!r}: cannot save turn {turn_index}, "
-            f"{committed_turns} turn(s) are committed (expected turn {committed_turns + 1})"
-        )
-        self.session_id = session_id
-        self.turn_index = turn_index
-        self.committed_turns = committed_turns
 
 
 def resolve_db_url(url: str | None = None) -> URL:

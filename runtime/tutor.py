@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.ceiling import runtime_step
 from pedrag.kernel.sources import EXPLAIN_MODE_METRIC, INTENT_METRIC
@@ -82,11 +82,14 @@ from pedrag.runtime.state import (
     SwitchTheory,
     new_state,
 )
-from pedrag.runtime.store import SessionStore, StoreError, resolve_db_url
+from pedrag.runtime.store_errors import StoreError
 from pedrag.runtime.streaming import MAX_STREAM_SECONDS, StreamGuard
 from pedrag.runtime.text import clean_text, redact_credentials
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.trusted_writer import action_event, trusted_updates
+
+if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens the default store
+    from pedrag.runtime.store import SessionStore
 
 _EXAM_STEP = runtime_step("exam_lockdown")
 
@@ -133,7 +136,10 @@ _DEFAULT_STORES_LOCK = threading.Lock()
 def default_store() -> SessionStore:
     """The store of a :class:`Tutor` given none: ``SessionStore()`` — ``$PEDRAG_DB``, else
     ``./.pedrag/sessions.db``, as for the CLI — opened once per database per process, so that
-    tutors created per session (an evaluation, a web worker) share one connection pool."""
+    tutors created per session (an evaluation, a web worker) share one connection pool.
+    SQLAlchemy loads here, not with this module: a tutor given a MemoryStore never needs it."""
+    from pedrag.runtime.store import SessionStore, resolve_db_url
+
     url = resolve_db_url().render_as_string(hide_password=False)
     with _DEFAULT_STORES_LOCK:
         store = _DEFAULT_STORES.get(url)

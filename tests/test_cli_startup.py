@@ -96,3 +96,28 @@ def test_the_version_has_one_source_and_the_installed_metadata_agrees() -> None:
     import pedrag
 
     assert importlib.metadata.version("pedrag") == pedrag.__version__
+
+
+def test_check_without_semantics_loads_no_solver_and_no_graph_library() -> None:
+    code, loaded, _ = _probe("check", "theories/", "--no-semantic")
+    assert code == 0
+    assert "z3" not in loaded and "networkx" not in loaded
+    code, loaded, _ = _probe("check", "theories/socratic.yaml")
+    assert "z3" in loaded  # the semantic checks do load it (the probe sees real imports)
+
+
+def test_a_tutor_on_the_memory_store_never_loads_sqlalchemy() -> None:
+    probe = (
+        "import sys\n"
+        "from pedrag.runtime.memory_store import MemoryStore\n"
+        "from pedrag.runtime.theory_set import TheorySet\n"
+        "from pedrag.runtime.tutor import Tutor\n"
+        "tutor = Tutor(TheorySet.shipped(), store=MemoryStore())\n"
+        "session = tutor.start(theory='socratic', exercise='mult_7x8')\n"
+        "print(bool(tutor.turn(session, 'I think it is 54').tutor))\n"
+        "print('sqlalchemy' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "False"]

@@ -8,11 +8,15 @@ chooses it. The witness is a state where the condition holds, with the ceiling t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis, rung_name
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.kernel.ceiling import rung_name
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="ceiling-blocked",

@@ -10,11 +10,14 @@ summary (`coverage`, `compiler/measure.py`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.fixes import suggest
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="coverage-gap",

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import networkx as nx
-
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.loader import LoadedFile
@@ -38,6 +36,8 @@ MAX_CYCLES = 10
 
 
 def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
+    import networkx as nx  # loaded only when there is a graph to check
+
     for loaded in files:
         curriculum = loaded.curriculum
         if curriculum is None:

@@ -8,11 +8,14 @@ to a minimal set, and those exact atoms get carets.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="dead-rule",

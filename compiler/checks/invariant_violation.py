@@ -9,14 +9,16 @@ witness is that state and the action; carets mark the invariant's parts that hol
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.analysis import Analysis, rung_name
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
-from pedrag.compiler.encode import _frac
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.kernel.ceiling import rung_name
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="invariant-violation",
@@ -39,6 +41,8 @@ INFO = CheckInfo(
 
 
 def _state(witness: dict[str, Any]) -> dict[str, Any]:
+    from pedrag.compiler.encode import _frac
+
     return {
         k: (_frac(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
         for k, v in witness.items()

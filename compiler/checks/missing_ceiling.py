@@ -9,11 +9,14 @@ may give, and the runtime enforces answer-withholding against that ceiling every
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.model import DEFAULT_CEILING_START
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="missing-ceiling",

@@ -22,8 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import ResolvedTheory, SwitchInfo
@@ -118,6 +116,8 @@ def _cycle_state(
 
 
 def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
+    import networkx as nx  # loaded only when there is a graph to check
+
     theories: dict[str, ResolvedTheory] = {}
     for loaded in files:
         if loaded.theory is not None and loaded.ok and loaded.theory.id not in theories:

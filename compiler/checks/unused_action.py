@@ -7,10 +7,13 @@ of some rule or a target of adaptation (`escalate` values, `alternatives` lists)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="unused-action",

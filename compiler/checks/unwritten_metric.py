@@ -11,11 +11,14 @@ real session, whatever the other checks prove about the states where it would.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:  # z3 loads only when a semantic check runs
+    from pedrag.compiler.analysis import Analysis
 
 INFO = CheckInfo(
     name="unwritten-metric",

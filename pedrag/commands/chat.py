@@ -344,7 +344,7 @@ def print_turn_text(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pedrag.runtime.store import StoreError
+    from pedrag.runtime.store_errors import StoreError
 
     try:
         tutor = build_tutor(args)

@@ -160,9 +160,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the on-disk check cache (answers from earlier checks, "
-        "kept in $PEDRAG_CACHE_DIR or the platform's cache folder; an edit re-checks only "
-        "what it changed)",
+        help="neither read nor write the on-disk check cache (parsed conditions and the "
+        "solver's answers from earlier checks, kept in $PEDRAG_CACHE_DIR or the platform's "
+        "cache folder; an edit re-parses and re-asks only what it changed)",
     )
     parser.add_argument(
         "--color",

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pedrag.runtime.personas import PERSONAS
-    from pedrag.runtime.store import StoreError
+    from pedrag.runtime.store_errors import StoreError
 
     if args.persona not in PERSONAS:
         print(

@@ -142,3 +142,60 @@ def test_pedrag_check_fills_the_cache_and_no_cache_leaves_it_alone(tmp_path: Pat
             (d["check"], d["message"]) for d in plain["diagnostics"]
         ]  # socratic.yaml has no coverage gap
         assert report["summary"]["coverage"] == plain["summary"]["coverage"]
+
+
+def test_an_edit_reparses_only_its_own_condition_and_reports_the_same(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from pedrag.compiler.driver import check_paths
+    from pedrag.dsl import parser
+
+    parsed: list[str] = []
+    real = parser._parse_condition
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(parser, "_parse_condition", counting)
+    theory = tmp_path / "t.yaml"
+    cache = CheckCache(tmp_path / "cache")
+
+    def check(rules: list[tuple[str, str, str]]) -> list[tuple[str, str, int, int]]:
+        theory.write_text(_theory(rules))
+        analysis_module._CACHE.clear()
+        parsed.clear()
+        found = check_paths([str(theory)], cache=cache).diagnostics
+        return [(d.check, d.message, d.span.line, d.span.column) for d in found]
+
+    check(RULES)
+    assert len(parsed) >= len(RULES)
+    edited = [
+        *RULES[:2],
+        ("very_tense", "frustration >= 0.9 and hints >= 1", "encourage"),
+        *RULES[3:],
+    ]
+    after_edit = check(edited)
+    assert parsed == ["frustration >= 0.9 and hints >= 1"]
+    parsed.clear()
+    fresh = check_paths([str(theory)], cache=CheckCache.disabled()).diagnostics
+    assert after_edit == [(d.check, d.message, d.span.line, d.span.column) for d in fresh]
+    # A syntax error is never remembered: its diagnostic (with its column) is made afresh.
+    broken = [*RULES[:1], ("tense", "frustration >= ", "encourage"), *RULES[2:]]
+    for _ in range(2):
+        errors = [f for f in check(broken) if f[0] == "syntax-error"]
+        assert len(errors) == 1 and "frustration >= " in parsed
+
+
+def test_a_damaged_parse_memo_is_ignored(tmp_path: Path) -> None:
+    from pedrag.compiler.driver import check_paths
+
+    theory = tmp_path / "t.yaml"
+    theory.write_text(_theory(RULES))
+    cache = CheckCache(tmp_path / "cache")
+    expected = [d.message for d in check_paths([str(theory)], cache=cache).diagnostics]
+    shard = cache.parsed_conditions().path
+    assert shard is not None and shard.exists()
+    shard.write_bytes(b"\x80\x05not a pickle")
+    analysis_module._CACHE.clear()
+    assert [d.message for d in check_paths([str(theory)], cache=cache).diagnostics] == expected
