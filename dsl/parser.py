@@ -16,7 +16,13 @@ from importlib import resources
 from typing import Any, Protocol
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from pedrag.dsl import ast
 
@@ -50,6 +56,11 @@ _TERMINAL_NAMES = {
     "FALSE": "`false`",
     "$END": "end of condition",
 }
+
+
+MAX_LITERAL = 1e15
+"""The largest magnitude a number in a condition may have: metric ranges are finite, and a
+literal beyond exact float range would make comparisons (and the solver's rationals) lie."""
 
 
 class ConditionSyntaxError(Exception):
@@ -130,9 +141,17 @@ def _span(meta_or_token: object) -> tuple[int, int]:
 @v_args(meta=True)
 class _ToAst(Transformer):  # type: ignore[type-arg]
     def number(self, meta, children):  # type: ignore[no-untyped-def]
-        text = str(children[0])
+        token = children[0]
+        text = str(token)
         value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
-        return ast.Number(value, span=_span(children[0]))
+        if not abs(value) <= MAX_LITERAL:  # also catches 1e400, which reads as inf
+            raise ConditionSyntaxError(
+                f"the number `{text if len(text) <= 24 else text[:20] + '...'}` is too large "
+                f"(a condition's numbers are at most {MAX_LITERAL:.0e} in magnitude)",
+                int(token.start_pos or 0),
+                length=len(text),
+            )
+        return ast.Number(value, span=_span(token))
 
     def true(self, meta, children):  # type: ignore[no-untyped-def]
         return ast.Bool(True, span=_span(meta))
@@ -314,5 +333,10 @@ def _parse_condition(text: str) -> ast.Expr:
         raise ConditionSyntaxError(str(exc), getattr(exc, "pos_in_stream", 0) or 0) from None
     if isinstance(tree, Tree):
         _check_depth(tree)
-        return _ToAst().transform(tree)  # type: ignore[no-any-return]
+        try:
+            return _ToAst().transform(tree)  # type: ignore[no-any-return]
+        except VisitError as exc:  # lark wraps what a callback raises
+            if isinstance(exc.orig_exc, ConditionSyntaxError):
+                raise exc.orig_exc from None
+            raise
     raise ConditionSyntaxError("not a condition", 0)  # pragma: no cover

@@ -149,3 +149,28 @@ def test_the_cli_in_a_subprocess_on_garbage_exits_1_without_traceback(tmp_path) 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr + result.stdout
     assert "error[syntax-error]" in result.stdout
+
+
+def test_numbers_too_large_for_a_condition_are_syntax_errors_at_their_column() -> None:
+    # A 400-digit literal once reached the resolver's range check and raised OverflowError.
+    huge = "9" * 400
+    for condition in (
+        f"frustration > {huge}",
+        "frustration < 1e400",
+        f"frustration * 1{'0' * 40} < 3",
+    ):
+        text = BASE.replace(
+            '"frustration >= 0.7 or affect == frustrated"', json.dumps(condition), 1
+        )
+        assert json.dumps(condition) in text
+        loaded = load_text(text, "t.yaml")
+        errors = [d for d in loaded.diagnostics if d.check == "syntax-error"]
+        assert len(errors) == 1 and "too large" in errors[0].message, loaded.diagnostics
+        number = condition.split()[-1] if "*" not in condition else condition.split()[2]
+        line = text.splitlines()[errors[0].span.line - 1]
+        assert line[errors[0].span.column - 1 :].startswith(number)
+    # A large number within the bound is still a number.
+    text = BASE.replace(
+        '"frustration >= 0.7 or affect == frustrated"', '"frustration < 1000000000000000"', 1
+    )
+    assert not [d for d in load_text(text, "t.yaml").diagnostics if d.check == "syntax-error"]
