@@ -147,10 +147,15 @@ class Finding:
 
 
 def rule_key(analysis: Analysis, rule: RuleInfo) -> tuple[str, int]:
-    """A rule's content as the caches key it: its condition's canonical text and its rung."""
+    """A rule's content as the caches key it: its condition's text and its rung.
+
+    The text as written determines the resolved condition, given the declarations every shard
+    is keyed by, so it serves as the key without printing 5,000 conditions back to text (a
+    re-spelled condition is a new key, which costs a recomputation, never a wrong answer)."""
     hit = analysis._rule_keys.get(rule.id)
     if hit is None:
-        hit = (to_text(rule.when.expr), analysis.theory.actions[rule.action].rung)
+        text = rule.when.text or to_text(rule.when.expr)
+        hit = (text, analysis.theory.actions[rule.action].rung)
         analysis._rule_keys[rule.id] = hit
     return hit
 
