@@ -184,8 +184,32 @@ def _mask_broken_conditions(text: str, loaded: Any) -> tuple[str, set[str]]:
     return "".join(chars), masked
 
 
+class ParsedMemo(dict):  # type: ignore[type-arg]
+    """The server's parsed conditions by text (`pedrag.dsl.parser.remembering`): a keystroke
+    re-parses the condition being typed, not the file's other hundreds. Bounded, oldest first
+    out, since every keystroke in a condition makes a new text."""
+
+    LIMIT = 20_000
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if len(self) >= self.LIMIT:
+            for old in list(self)[: self.LIMIT // 10]:
+                self.pop(old, None)
+        super().__setitem__(key, value)
+
+
+PARSED = ParsedMemo()
+
+
 def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
+    from pedrag.dsl.parser import remembering
+
+    with remembering(PARSED):
+        return _analyse(text, path, semantic, config)
+
+
+def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     from pedrag.compiler.driver import check_text
     from pedrag.dsl.loader import load_text
 
