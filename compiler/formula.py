@@ -25,7 +25,18 @@ Value = Fraction | str | bool
 class Node:
     """One interned formula node. Compare nodes with `is` (or `==`, which is identity)."""
 
-    __slots__ = ("kind", "var", "op", "const", "values", "terms", "children", "vars", "__weakref__")
+    __slots__ = (
+        "kind",
+        "var",
+        "op",
+        "const",
+        "values",
+        "terms",
+        "children",
+        "vars",
+        "linear",
+        "__weakref__",
+    )
 
     kind: str  # "true" | "false" | "cmp" | "lin" | "in" | "not" | "and" | "or"
     var: str | None
@@ -35,6 +46,7 @@ class Node:
     terms: tuple[tuple[str, Fraction], ...] | None
     children: tuple[Node, ...]
     vars: frozenset[str]
+    linear: frozenset[str]  # the variables of its multi-variable linear atoms
 
     def __repr__(self) -> str:
         return f"Node({show(self)})"
@@ -74,6 +86,12 @@ def _intern(
     for child in children:
         found.update(child.vars)
     node.vars = frozenset(found)
+    if kind == "lin":
+        node.linear = node.vars
+    elif children:
+        node.linear = frozenset().union(*(child.linear for child in children))
+    else:
+        node.linear = frozenset()
     _TABLE[key] = node
     return node
 
@@ -277,11 +295,24 @@ def breakpoints(node: Node) -> dict[str, set[Fraction]]:
 
 def linear_vars(node: Node) -> set[str]:
     """Variables that occur in some multi-variable linear atom."""
-    out: set[str] = set()
-    for atom in atoms(node):
-        if atom.kind == "lin":
-            out.update(v for v, _ in atom.terms)  # type: ignore[union-attr]
-    return out
+    return set(node.linear)
+
+
+def cuts_of(node: Node, var: str) -> set[Fraction]:
+    """`breakpoints(node).get(var, set())`, walking only the subtrees that read `var`."""
+    found: set[Fraction] = set()
+    stack = [node]
+    seen: set[Node] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen or var not in current.vars:
+            continue
+        seen.add(current)
+        if current.kind == "cmp":
+            found.add(current.const)  # type: ignore[arg-type]
+        else:
+            stack.extend(current.children)
+    return found
 
 
 def show(node: Node) -> str:

@@ -200,11 +200,7 @@ class Measure:
 
     # -- one variable at a time --------------------------------------------------------------
     def _split(self, node: Node) -> tuple[Fraction, Fraction]:
-        linear: set[str] = set()
-        atoms = F.atoms(node)
-        for atom in atoms:
-            if atom.kind == "lin":
-                linear.update(v for v, _ in atom.terms or ())
+        linear = node.linear
         # The most-read variable first (the residuals then shrink fastest), as for cells.
         var = min(node.vars, key=self._rank)
         if var not in linear:
@@ -216,7 +212,9 @@ class Measure:
         ]
         if small:
             return self._by_cells(node, min(small, key=self._rank), enumerate_all=True)
-        return self._by_arrangement(node, sorted(linear), [a for a in atoms if a.kind == "lin"])
+        return self._by_arrangement(
+            node, sorted(linear), [a for a in F.atoms(node) if a.kind == "lin"]
+        )
 
     def _rank(self, var: str) -> tuple[int, str]:
         return self.rank.get(var, (0, var))
@@ -240,7 +238,7 @@ class Measure:
     def _by_cells(self, node: Node, var: str, enumerate_all: bool) -> tuple[Fraction, Fraction]:
         total, error = Fraction(0), Fraction(0)
         # The residual's own cuts: substituting into a linear atom makes new one-variable atoms.
-        cuts = set() if enumerate_all else F.breakpoints(node).get(var, set())
+        cuts = set() if enumerate_all else F.cuts_of(node, var)
         for cell in self._cells_of(var, cuts, enumerate_all):
             share, bound = self.exact_share(F.substitute(node, var, cell.value))
             total += cell.share * share
