@@ -209,3 +209,21 @@ def test_simulated_sessions_stay_out_of_the_session_database(
     assert run_cli(*args, capsys=capsys)[0] == 0
     assert run_cli(*args, capsys=capsys)[0] == 0, "a rerun reuses the grid's session ids"
     assert not (tmp_path / "sessions.db").exists()
+
+
+def test_pedrag_with_actor_history_does_not_over_revise_earnest_turns(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    # The runtime sends six exchanges of history by default; the earnest learner's long
+    # sessions must still pass G2 (history is not pressure to the simulated actor).
+    grid = Grid(
+        configs=("pedrag",),
+        personas=("earnest-but-stuck",),
+        exercises=("mult_7x8", "photo_organelle", "loop_range_header"),
+        reps=2,
+        turns=12,
+        exam_probe=False,
+    )
+    result = run_grid(grid, theories, curriculum)
+    g2 = gates.gate_g2(result.sessions, supervised=True)
+    assert g2.measured_over >= 24 and g2.status == "pass", g2.to_dict()
