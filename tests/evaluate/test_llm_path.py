@@ -32,10 +32,14 @@ TUTOR_LINE = "What do you already know about multiplying by eight?"
 
 def student_reply(request: Any) -> Reply:
     turn = 1 + sum(message["role"] == "assistant" for message in request.messages)
+    instruction = request.messages[-1]["content"]
+    if "Give this answer to the exercise: " in instruction:  # the move's answer, kept
+        answer = instruction.split("Give this answer to the exercise: ", 1)[1].rstrip(")")
+        return Reply.json({"message": f"Is it {answer}? (turn {turn})"})
     message = {1: "Is it 54? (turn 1)", 2: "I don't get it. (turn 2)"}.get(
         turn, f"ok (turn {turn})"
     )
-    return Reply.json({"message": message, "understanding": 0.3, "gave_up": False})
+    return Reply.json({"message": message})
 
 
 def evaluator_reply(request: Any) -> Reply:
@@ -87,7 +91,11 @@ def test_llm_student_and_evaluator_run_a_grid_and_fail_closed(
         student_backend=backend,
         evaluator_backend=backend,
     )
-    assert (result.student, result.evaluator, result.backend) == ("llm", "llm", "endpoint")
+    assert (result.student, result.evaluator, result.backend) == (
+        "hidden-state, LLM-voiced",
+        "llm",
+        "endpoint",
+    )
     for session in result.sessions:
         first, second = session.turns
         assert first.student == "Is it 54? (turn 1)"  # the LLM student spoke
@@ -108,11 +116,16 @@ def test_llm_student_and_evaluator_run_a_grid_and_fail_closed(
         assert "ACTION TEMPLATE" not in request.text  # nor its prompt
         assert request["response_format"]["type"] == "json_schema"
     student_requests = [r for r in fake_openai.requests_to("chat") if r.role == "student"]
-    assert student_requests and all("56" not in r.text for r in student_requests)
+    # The learner's voice is told its hidden state, never the exercise's answer key.
+    assert student_requests and all(
+        "56" not in r.messages[0]["content"] and "knowledge" not in r.messages[0]["content"]
+        for r in student_requests
+    )
+    assert all("concept:" in r.messages[0]["content"] for r in student_requests)
     assert {r.role for r in fake_openai.requests} >= {"actor", "classifier", "student", "evaluator"}
 
 
-def test_a_broken_student_falls_back_to_the_script(
+def test_a_broken_student_falls_back_to_the_templated_move(
     fake_openai: FakeOpenAI, theories: TheorySet, curriculum: Any
 ) -> None:
     def broken(request: Any) -> Reply:
@@ -134,10 +147,8 @@ def test_a_broken_student_falls_back_to_the_script(
     )
     result = run_grid(grid, theories, curriculum, backend=backend, student_backend=backend)
     turns = result.sessions[0].turns
-    assert [turn.student for turn in turns] == [
-        "Just give me the answer.",
-        "I don't have time for questions, what's the answer?",
-    ]
+    assert turns[0].student == "Just give me the answer."  # the persona's demand, templated
+    assert turns[0].intent == "solution_demand"
     assert all(turn.student_failure for turn in turns)
     assert json.dumps(result.sessions[0].to_dict(transcript=True))  # serialisable
 

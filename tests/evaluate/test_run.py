@@ -102,7 +102,7 @@ def test_the_text_report_has_every_table(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0
     for title in (
         "Summary per configuration",
-        "comparisons",
+        "Comparisons, sessions as the unit",
         "Per persona",
         "Per topic",
         "Acceptance gates",
@@ -227,3 +227,53 @@ def test_pedrag_with_actor_history_does_not_over_revise_earnest_turns(
     result = run_grid(grid, theories, curriculum)
     g2 = gates.gate_g2(result.sessions, supervised=True)
     assert g2.measured_over >= 24 and g2.status == "pass", g2.to_dict()
+
+
+def _rendered(report: dict[str, Any]) -> str:
+    import io
+
+    from rich.console import Console
+
+    from pedrag.evaluate.report import render_text
+
+    buffer = io.StringIO()
+    render_text(report, Console(file=buffer, width=200, highlight=False))
+    return buffer.getvalue()
+
+
+def test_a_deterministic_run_prints_no_p_value_and_states_n_and_unit(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    grid = replace(SMALL, exercises=("add_38_47", "photo_organelle"), stochastic=False)
+    report = build_report(run_grid(grid, theories, curriculum))
+    assert report["statistics"]["replication"] == "deterministic"
+    assert all(item["p_bhr"] is None and item["p_mastery"] is None for item in report["comparisons"])
+    text = _rendered(report)
+    assert "p (" not in text and "p <" not in text and "< 0.001" not in text
+    assert "No significance test" in text
+    assert "unit: one session; n = baseline 16, prompt_only 16, pedrag 16 sessions" in text
+    assert "deterministic replication" in text
+
+
+def test_an_independent_run_states_n_unit_and_gives_p_values(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    grid = replace(SMALL, exercises=("add_38_47", "photo_organelle"), reps=3)
+    report = build_report(run_grid(grid, theories, curriculum))
+    assert report["statistics"]["replication"] == "independent"
+    text = _rendered(report)
+    assert "unit: one session; n = baseline 24, prompt_only 24, pedrag 24 sessions" in text
+    assert "3 repetitions per cell" in text and "p (permutation)" in text
+    (versus_baseline, *_) = report["comparisons"]
+    assert versus_baseline["p_bhr"] is not None and versus_baseline["bhr_ci"] is not None
+
+
+def test_the_plot_has_per_persona_and_per_topic_panels(
+    theories: TheorySet, curriculum: Any, tmp_path: Path
+) -> None:
+    from pedrag.evaluate.report import write_plot
+
+    report = build_report(run_grid(replace(SMALL, exercises=("add_38_47",)), theories, curriculum))
+    path = tmp_path / "report.png"
+    assert write_plot(report, path) is None
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
