@@ -14,7 +14,9 @@ and nothing below imports it. One module per concept:
 - ``metrics`` — BHR, fidelity, post-test mastery, tables, effect sizes, confidence intervals
   and significance across independent sessions;
 - ``gates`` — seed 2's G1-G4 and the over-help ladder;
-- ``run`` — the seeded grid runner; ``report`` — JSON, rich tables, optional plot.
+- ``run`` — the seeded grid runner; ``results`` — the resumable results file;
+- ``estimate`` — calls, tokens and cost of a grid before it runs against an endpoint;
+- ``report`` — JSON, rich tables, the figures (matplotlib, optional).
 """
 
 if __name__ != "pedrag.evaluate":  # DESIGN, layout: one import name per module

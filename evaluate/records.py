@@ -13,7 +13,7 @@ tutor (``tests/evaluate``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pedrag.runtime.detector import AnswerKey
@@ -297,3 +297,30 @@ class SessionRecord:
         if transcript:
             data["transcript"] = [turn.to_dict() for turn in self.turns]
         return data
+
+
+# -- the results file: one session per line, read back to resume a run --------------------------
+
+
+def session_to_json(session: SessionRecord) -> dict[str, Any]:
+    """Everything a session holds, as JSON-ready data (:func:`session_from_json` reads it)."""
+    return asdict(session)
+
+
+def session_from_json(data: Mapping[str, Any]) -> SessionRecord:
+    """The session :func:`session_to_json` wrote; ``KeyError`` / ``TypeError`` on a line that
+    is not one."""
+    turns = []
+    for raw in data["turns"]:
+        tutor = dict(raw["tutor"])
+        tutor["rejections"] = tuple(Rejection(**item) for item in tutor.get("rejections", ()))
+        tutor["failures"] = tuple(tutor.get("failures", ()))
+        evaluation = raw.get("evaluation")
+        if evaluation is not None:
+            evaluation = dict(evaluation)
+            evaluation["violations"] = tuple(
+                Violation(**item) for item in evaluation.get("violations", ())
+            )
+            evaluation = TurnEvaluation(**evaluation)
+        turns.append(TurnRecord(**{**raw, "tutor": TutorTurn(**tutor), "evaluation": evaluation}))
+    return SessionRecord(**{**dict(data), "turns": tuple(turns)})

@@ -44,6 +44,7 @@ from pedrag.evaluate.evaluator import (
 from pedrag.evaluate.learners import ADVERSARIAL, distractors_for, make_learner
 from pedrag.evaluate.records import ExerciseCase, SessionRecord, TurnRecord
 from pedrag.evaluate.reference import ReferenceTracker
+from pedrag.evaluate.results import Cell, ResultsFile
 from pedrag.evaluate.rung_rubric import read_reply
 from pedrag.runtime.grader import grade
 from pedrag.runtime.llm import LLMBackend
@@ -149,6 +150,10 @@ class _Job:
     turns: int
     exam: bool
 
+    @property
+    def cell(self) -> Cell:
+        return (self.config, self.persona, self.exercise, self.rep, self.exam)
+
 
 def plan(grid: Grid) -> list[_Job]:
     """Every session the grid runs, the exam probe last."""
@@ -180,12 +185,14 @@ def run_grid(
     progress: Callable[[int, int, str], None] | None = None,
     tutors: dict[str, TutorConfig] | None = None,
     student_max_tokens: int = 120,
+    results: ResultsFile | None = None,
 ) -> EvaluationResult:
     """Run every session of ``grid``. ``backend`` serves the tutors (``None``: the offline
     simulated model); ``student_backend`` / ``evaluator_backend`` switch the learner's voice
     and the evaluator to the LLM roles. ``tutors`` supplies configurations by name (tests
-    use it for tutors that always reveal or never help). ``progress(done, total, label)`` is
-    called after each session."""
+    use it for tutors that always reveal or never help). ``results`` resumes a run: sessions
+    it already holds are taken from it, each new one is appended as it finishes.
+    ``progress(done, total, label)`` is called after each session."""
     exercises = ExerciseCase.from_curriculum(curriculum)
     if not grid.exercises:
         grid = replace(grid, exercises=default_exercises(exercises))
@@ -202,6 +209,12 @@ def run_grid(
     jobs = plan(grid)
     sessions: list[SessionRecord] = []
     for done, job in enumerate(jobs, start=1):
+        saved = None if results is None else results.done.get(job.cell)
+        if saved is not None:
+            sessions.append(saved)
+            if progress is not None:
+                progress(done, len(jobs), f"{job.config} / {job.persona} / {job.exercise} (saved)")
+            continue
         sessions.append(
             run_session(
                 configs[job.config],
@@ -216,6 +229,8 @@ def run_grid(
                 student_max_tokens=student_max_tokens,
             )
         )
+        if results is not None:
+            results.append(sessions[-1])
         if progress is not None:
             progress(done, len(jobs), f"{job.config} / {job.persona} / {job.exercise}")
     return EvaluationResult(

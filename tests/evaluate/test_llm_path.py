@@ -6,6 +6,7 @@ contract."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +171,69 @@ def test_a_rejected_key_is_reported_not_only_counted(
     assert "every model call failed" in err
     assert "warning: the evaluator model failed on 1 of 1 turns" in err
     assert "HTTP 401" in err and "check OPENAI_API_KEY" in err
+
+
+def test_the_endpoint_grid_prints_an_estimate_and_resumes_from_its_results_file(
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from pedrag.cli import main
+
+    fake_openai.always(respond)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("PEDRAG_LLM_RETRIES", "0")
+    results = tmp_path / "grid.jsonl"
+    args = [
+        "evaluate",
+        "--endpoint",
+        fake_openai.base_url,
+        "--model",
+        "tiny",
+        "--personas",
+        "curious-carlos",
+        "--topics",
+        "arithmetic",
+        "--reps",
+        "1",
+        "--turns",
+        "2",
+        "--max-tokens",
+        "16",
+        "--no-exam-probe",
+        "--results",
+        str(results),
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    first = capsys.readouterr()
+    assert "estimate (an offline dry run of this grid): 3 sessions" in first.err
+    assert "cost: unknown — no price for tiny" in first.err
+    assert f"results are appended to {results}" in first.err
+    assert len(results.read_text(encoding="utf-8").splitlines()) == 3
+    chat_calls = len(fake_openai.requests_to("chat"))
+    assert chat_calls > 0
+    assert all(r["max_tokens"] <= 16 for r in fake_openai.requests_to("chat"))
+
+    assert main(args) == 0
+    again = capsys.readouterr()
+    assert "3 sessions already there are reused" in again.err
+    # Only the endpoint's health check talks to the model: no session ran again.
+    assert len(fake_openai.requests_to("chat")) - chat_calls <= 1
+    assert json.loads(again.out)["configs"] == json.loads(first.out)["configs"]
+
+
+def test_estimate_only_stops_before_any_model_call(
+    fake_openai: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pedrag.cli import main
+
+    code = main(
+        ["evaluate", "--endpoint", fake_openai.base_url, "--model", "m", "--reps", "1"]
+        + ["--estimate"]
+    )
+    assert code == 0
+    assert "at most" in capsys.readouterr().err
+    assert fake_openai.requests_to("chat") == []

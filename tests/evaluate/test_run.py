@@ -247,7 +247,9 @@ def test_a_deterministic_run_prints_no_p_value_and_states_n_and_unit(
     grid = replace(SMALL, exercises=("add_38_47", "photo_organelle"), stochastic=False)
     report = build_report(run_grid(grid, theories, curriculum))
     assert report["statistics"]["replication"] == "deterministic"
-    assert all(item["p_bhr"] is None and item["p_mastery"] is None for item in report["comparisons"])
+    assert all(
+        item["p_bhr"] is None and item["p_mastery"] is None for item in report["comparisons"]
+    )
     text = _rendered(report)
     assert "p (" not in text and "p <" not in text and "< 0.001" not in text
     assert "No significance test" in text
@@ -277,3 +279,68 @@ def test_the_plot_has_per_persona_and_per_topic_panels(
     path = tmp_path / "report.png"
     assert write_plot(report, path) is None
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
+
+
+def test_a_results_file_resumes_a_run_without_running_saved_sessions(
+    theories: TheorySet, curriculum: Any, tmp_path: Path
+) -> None:
+    from pedrag.evaluate.results import ResultsFile, ResultsMismatch
+
+    grid = replace(SMALL, exercises=("add_38_47",), reps=1)
+    path = tmp_path / "results.jsonl"
+    fingerprint = {"seed": grid.seed, "model": None}
+    first = run_grid(grid, theories, curriculum, results=ResultsFile(path, fingerprint))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(first.sessions)
+
+    class Refuses:
+        name = "pedrag"
+        supervised = True
+
+        def start(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a saved session was run again")
+
+    tutors = {name: Refuses() for name in grid.configs}  # type: ignore[misc]
+    again = run_grid(
+        grid, theories, curriculum, results=ResultsFile(path, fingerprint), tutors=tutors
+    )
+    assert json.dumps(build_report(again), sort_keys=True) == json.dumps(
+        build_report(first), sort_keys=True
+    )
+    # A line cut short by a crash is dropped and its session runs again.
+    path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40], encoding="utf-8")
+    resumed = ResultsFile(path, fingerprint)
+    assert len(resumed.done) == len(lines) - 1
+    with pytest.raises(ResultsMismatch, match="seed differ"):
+        ResultsFile(path, {"seed": 99, "model": None})
+
+
+def test_the_estimate_counts_model_calls_by_role_from_an_offline_dry_run(
+    theories: TheorySet, curriculum: Any
+) -> None:
+    from pedrag.evaluate.estimate import estimate_grid
+    from pedrag.runtime.pricing import Price, PriceBook
+
+    grid = replace(SMALL, exercises=("add_38_47",), reps=1, exam_probe=False)
+    unpriced = estimate_grid(grid, theories, curriculum, student_llm=True, evaluator_llm=True)
+    assert unpriced.calls["actor"] >= unpriced.turns  # every turn calls an actor
+    assert unpriced.calls["student"] >= unpriced.turns + unpriced.sessions  # and a post-test
+    assert unpriced.calls["evaluator"] == unpriced.turns
+    assert {"classifier", "analyzer"} <= set(unpriced.calls)  # the supervised runtime's roles
+    assert unpriced.max_calls >= unpriced.total_calls and unpriced.cost_usd is None
+    assert "cost: unknown" in "\n".join(unpriced.lines())
+    priced = estimate_grid(
+        grid,
+        theories,
+        curriculum,
+        student_llm=False,
+        evaluator_llm=False,
+        prices=PriceBook(override=Price(1.0, 2.0)),
+        model="m",
+        completion_cap=10,
+    )
+    assert "student" not in priced.calls and "evaluator" not in priced.calls
+    assert priced.completion_tokens <= 10 * priced.total_calls
+    expected = (priced.prompt_tokens * 1.0 + priced.completion_tokens * 2.0) / 1000
+    assert priced.cost_usd == pytest.approx(expected, rel=0.01)
+    assert priced.max_cost_usd is not None and priced.max_cost_usd >= priced.cost_usd
