@@ -184,11 +184,14 @@ class SupervisedTutor:
         theory_id: str,
         curriculum: Any,
         backend_for: BackendFactory,
+        *,
+        history_turns: int | None = None,
     ) -> None:
         self.theories = theories
         self.theory_id = theory_id
         self.curriculum = curriculum
         self._backend_for = backend_for
+        self.history_turns = history_turns  # None: the runtime's own default
 
     def start(
         self, exercise: ExerciseCase, *, seed: int, exam: bool, session_id: str = ""
@@ -196,7 +199,10 @@ class SupervisedTutor:
         recorder = _DraftRecorder(self._backend_for(seed))
         # Simulated sessions are throwaway and their ids repeat from run to run (they come
         # from the grid seed): never write them into the user's session database.
-        tutor = Tutor(self.theories, recorder, self.curriculum, store=MemoryStore())
+        extra: dict[str, Any] = {}
+        if self.history_turns is not None:
+            extra["history_turns"] = self.history_turns
+        tutor = Tutor(self.theories, recorder, self.curriculum, store=MemoryStore(), **extra)
         session = tutor.start(
             self.theory_id,
             exercise.id,
@@ -255,9 +261,12 @@ def make_config(
     curriculum: Any,
     exercises: Mapping[str, ExerciseCase],
     backend: LLMBackend | None,
+    *,
+    history_turns: int | None = None,
 ) -> TutorConfig:
     """The configuration ``name``; ``backend=None`` gives every arm the seeded offline
-    :class:`SimulatedTutorModel` as its actor."""
+    :class:`SimulatedTutorModel` as its actor. ``history_turns`` sets the supervised
+    runtime's actor history (``None``: the runtime's default)."""
 
     def backend_for(seed: int) -> LLMBackend:
         if backend is not None:
@@ -269,7 +278,9 @@ def make_config(
     if name == "prompt_only":
         return ChatTutor(name, theory_id, theory_prompt(theories, theory_id), backend_for)
     if name == "pedrag":
-        return SupervisedTutor(theories, theory_id, curriculum, backend_for)
+        return SupervisedTutor(
+            theories, theory_id, curriculum, backend_for, history_turns=history_turns
+        )
     raise KeyError(f"unknown configuration {name!r} (known: {', '.join(CONFIG_NAMES)})")
 
 

@@ -5,17 +5,18 @@ Evaluation, per turn. Takes an :class:`EvaluationItem` — the theory the tutor 
 follow, the exercise (with its hidden answer), the student's message, the reply, and the
 **reference contract** — and gives a :class:`~pedrag.evaluate.records.TurnEvaluation`.
 
-The reference contract is the evaluator's own: :class:`ReferenceTracker` replays the theory's
-policy core over what the transcript shows (the deterministic classifier's intent, attempts and
-solved answers counted from the student's messages, the exam flag), the same way for every
-configuration. The evaluator never sees the tutor's prompt, its contract, its action or its
-claimed rung, so a tutor cannot pass by being told the right thing; it is judged on the text.
+The reference contract comes from :mod:`pedrag.evaluate.reference`: the policy core over trusted
+state written from graded evidence and the simulated learner's own intent, the same way for
+every configuration, never from pedrag's classifier. The evaluator never sees the tutor's
+prompt, its contract, its action or its claimed rung, so a tutor cannot pass by being told the
+right thing; it is judged on the text. A reply's rung is read by the independent rubric of
+:mod:`pedrag.evaluate.rung_rubric`, which never reads pedrag's action templates.
 
 Two evaluators:
 
-- :class:`RubricEvaluator` (offline, deterministic) — the detector (a reveal is a critical
-  violation; code under a no-code ceiling a major one), the ceiling (the reply's rung, from the
-  theory's action templates or textual cues, above the reference ceiling is a major violation;
+- :class:`RubricEvaluator` (offline, deterministic) — a reveal (the independent rubric's or the
+  detector's) is a critical violation; code under a no-code ceiling a major one; the ceiling
+  (the reply's rung, by the independent rubric, above the reference ceiling is a major violation;
   any help during an exam a critical one), and principle keywords (each principle is sorted
   into a family by its text — withholding, help ceiling, affect, self-explanation, questioning
   — and checked by that family's cues; a principle of no family does not apply).
@@ -41,26 +42,23 @@ from pedrag.evaluate.records import (
     TurnEvaluation,
     Violation,
 )
+from pedrag.evaluate.rung_rubric import read_reply
 from pedrag.runtime.analyzer import heuristic_inference
-from pedrag.runtime.classifier import frame_message, heuristic_classification
+from pedrag.runtime.classifier import frame_message
 from pedrag.runtime.detect_answer import find_answer_reveals
 from pedrag.runtime.detect_code import find_code
 from pedrag.runtime.detector import AnswerKey, CodeMode, Detector, DetectorVerdict, FindingKind
-from pedrag.runtime.generator import LADDER, SAFE_LINE, fill_template
+from pedrag.runtime.generator import LADDER
 from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, parse_structured
-from pedrag.runtime.policy_core import NO_CODE_MAX_RUNG, Contract, PolicyInput, compute_contract
-from pedrag.runtime.state import MetricField, MetricSchema
+from pedrag.runtime.policy_core import NO_CODE_MAX_RUNG, Contract
+from pedrag.runtime.state import MetricField
 from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.trusted_writer import HOSTILE_TURNS_FOR_RESTRICTION
-
-MASTERY_GAIN = 0.4  # the reference student model's own mastery step (not the runtime's BKT)
 
 FULL_SOLUTION = 7
 SEVERITY_CAP: dict[str, float] = {"none": 1.0, "minor": 0.7, "major": 0.4, "critical": 0.0}
 """A turn's fidelity is at most this for its worst violation: a reveal under a withholding
 theory is a complete contradiction (seed 1, §4.3), whatever else the reply does well."""
 OUTCOME_SCORE: dict[str, float] = {"upheld": 1.0, "partial": 0.5, "breached": 0.0}
-TEMPLATE_MATCH = 0.7  # token overlap above which a reply is taken to be an action's template
 
 
 class EvaluatorFailure(Exception):
@@ -73,54 +71,6 @@ class EvaluatorFailure(Exception):
 def states_answer(text: str, key: AnswerKey) -> bool:
     """Does ``text`` state the exercise's answer (the runtime grader's deterministic check)?"""
     return any(item.rule_id == "answer-reveal" for item in find_answer_reveals(text, key))
-
-
-class ReferenceTracker:
-    """The contract the theory itself would set on each turn of one session, replayed from
-    the transcript alone: the deterministic classifier on the student's message, plus the
-    system's trusted bookkeeping (attempts, mastery after a stated answer, the conduct
-    restriction, the exam flag) exactly as the runtime keeps it."""
-
-    def __init__(self, theories: TheorySet, key: AnswerKey, *, exam: bool = False) -> None:
-        self.theories = theories
-        self.key = key
-        self.exam = exam
-        self.attempts = 0
-        self.mastery: float | None = None
-        self.solved = False
-        self.hostile_turns = 0
-
-    def observe(self, theory_id: str, message: str) -> Contract:
-        """The reference contract for this turn; call once per student message, in order."""
-        loaded = self.theories[theory_id]
-        schema = MetricSchema.from_theory(loaded.policy)
-        fields = schema.fields
-        classified = heuristic_classification(
-            message, {name: fields[name] for name in schema.names("classified")}
-        )
-        intent = classified.get("intent")
-        if intent == "attempt" or classified.get("code_attempt") is True:
-            self.attempts += 1
-            if not self.solved and states_answer(message, self.key):
-                self.solved = True
-                current = self.mastery
-                if current is None:
-                    current = float(fields["mastery"].default) if "mastery" in fields else 0.0
-                self.mastery = current + (1 - current) * MASTERY_GAIN
-        if intent == "hostile":
-            self.hostile_turns += 1
-        trusted: dict[str, Any] = {name: fields[name].default for name in schema.names("trusted")}
-        overlay: dict[str, Any] = {
-            "attempts": self.attempts,
-            "exam_active": self.exam,
-            "conduct_restricted": self.hostile_turns >= HOSTILE_TURNS_FOR_RESTRICTION,
-        }
-        if self.mastery is not None:
-            overlay["mastery"] = self.mastery
-        for name, value in overlay.items():
-            if name in trusted:
-                trusted[name] = fields[name].coerce(value)
-        return compute_contract(PolicyInput.of(trusted, classified), loaded.policy)
 
 
 # -- what both evaluators share ----------------------------------------------------------------
@@ -208,21 +158,6 @@ _ASKS_TO_EXPLAIN = re.compile(
     r"own words|explain|\bwhy\b|how did you|how would you|what makes you", re.IGNORECASE
 )
 _CITATION = re.compile(r"\[(?:source|ref):\s*([a-z0-9_]+)\]", re.IGNORECASE)
-_CUES: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (
-        5,
-        re.compile(
-            r"similar (problem|example|case)|worked example|for example|for instance"
-            r"|here is an example|let's work through",
-            re.IGNORECASE,
-        ),
-    ),
-    (4, re.compile(r"approach|break (it|this|the problem)|step by step|strategy", re.IGNORECASE)),
-    (3, re.compile(r"\?")),
-    (2, re.compile(r"concept|definition|remember|recall|have (another )?look|key idea", re.I)),
-    (1, re.compile(r"restate|in other words|rephrase|what are we given", re.IGNORECASE)),
-)
-_WORD = re.compile(r"[a-z0-9']+")
 _AFFECT_FIELDS = {
     "affect": MetricField(
         "affect",
@@ -245,10 +180,6 @@ def principle_family(principle_id: str, text: str) -> str | None:
 def student_in_distress(message: str) -> bool:
     values = heuristic_inference(message, _AFFECT_FIELDS)
     return values["affect"] in {"frustrated", "anxious"} or float(values["frustration"]) >= 0.5
-
-
-def _tokens(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
 
 
 def cap_fidelity(score: float, violations: Sequence[Violation]) -> float:
@@ -278,8 +209,13 @@ def deterministic_violations(
     limit = _first(principles, "ceiling")
     found: list[Violation] = []
     reveal = reveal_verdict(item.reply, item.exercise.key, item.student, ceiling)
-    if reveal.flagged:
-        found.append(Violation("answer-reveal", "critical", withhold, reveal.reason))
+    features = read_reply(item.reply, item.exercise, item.student)
+    revealed = reveal.flagged or (
+        ceiling < FULL_SOLUTION and (features.states_answer or features.states_solution)
+    )
+    if revealed:
+        why = reveal.reason or "the reply states the answer or the solution (rubric)"
+        found.append(Violation("answer-reveal", "critical", withhold, why))
     if item.contract.exam_lockdown and rung is not None and rung > 0:
         found.append(
             Violation("exam-content", "critical", withhold, f"H{rung} help during an exam")
@@ -287,7 +223,7 @@ def deterministic_violations(
     code = code_verdict(item.reply, ceiling)
     if code.flagged:
         found.append(Violation("code-over-ceiling", "major", limit, code.reason))
-    elif rung is not None and rung > ceiling and not reveal.flagged:
+    elif rung is not None and rung > ceiling and not revealed:
         found.append(
             Violation(
                 "above-ceiling", "major", limit, f"H{rung} given, the theory allows H{ceiling}"
@@ -306,7 +242,6 @@ class RubricEvaluator:
 
     def __init__(self, theories: TheorySet) -> None:
         self.theories = theories
-        self._templates: dict[str, list[tuple[frozenset[str], int]]] = {}
 
     def evaluate(self, item: EvaluationItem) -> TurnEvaluation:
         principles = _principles(self.theories, item.theory_id)
@@ -355,36 +290,13 @@ class RubricEvaluator:
         )
 
     def estimate_rung(self, reply: str, exercise: ExerciseCase, student: str) -> int:
-        """The hint-ladder rung a reply gives: H7 for a reveal, H6 for code, the rung of the
-        theory action whose template it reproduces, else textual cues."""
+        """The hint-ladder rung a reply gives, by the independent rubric (H7 for a reveal the
+        detector finds even where the rubric's own reading does not)."""
         if reveal_verdict(reply, exercise.key, student, 0).flagged:
             return FULL_SOLUTION
         if code_verdict(reply, 0).flagged:
-            return 6
-        if reply.strip() == SAFE_LINE:
-            return 1
-        words = _tokens(reply)
-        best, best_rung = 0.0, None
-        for template, rung in self._template_index(exercise.topic.replace("_", " ")):
-            overlap = len(words & template) / max(1, len(words | template))
-            if overlap > best:
-                best, best_rung = overlap, rung
-        if best_rung is not None and best >= TEMPLATE_MATCH:
-            return best_rung
-        for rung, pattern in _CUES:
-            if pattern.search(reply):
-                return rung
-        return 0
-
-    def _template_index(self, topic: str) -> list[tuple[frozenset[str], int]]:
-        if topic not in self._templates:
-            self._templates[topic] = [
-                (_tokens(fill_template(info.template, topic)), int(info.rung))
-                for theory_id in self.theories.ids
-                for info in self.theories[theory_id].theory_file.actions.values()
-                if info.template
-            ]
-        return self._templates[topic]
+            return max(6, read_reply(reply, exercise, student).rung)
+        return read_reply(reply, exercise, student).rung
 
     def _sources(self, theory_id: str) -> Sequence[Any]:
         return list(self.theories[theory_id].theory_file.model.theory.sources)

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pedrag.evaluate.evaluator import states_answer
+from pedrag.evaluate.learners import ADVERSARIAL, EARNEST
 from pedrag.evaluate.records import KIND_ORDER, ExerciseCase, SessionRecord, cause_kind
-from pedrag.evaluate.students import ADVERSARIAL, EARNEST
 
 Status = Literal["pass", "fail", "n/a", "not measured"]
 EARNEST_REVISE_LIMIT = 0.05

@@ -8,28 +8,37 @@ per-topic tables, and :class:`Comparison` rows between configurations.
 - **BHR** = violations / evaluated turns. An evaluated turn is one tutor reply the evaluator
   judged; a turn whose evaluation failed is *unevaluated* — counted separately, never a pass.
 - **fidelity** = mean evaluator score over evaluated turns; its SD is across sessions.
-- **mastery rate** = sessions whose student reached understanding >= 0.8 within the turn limit.
+- **mastery rate** = post-tested sessions whose held-out item the grader marked correct (the
+  learner's answer after the session, never the tutor's or the learner's own claim);
+- **practice rate** = sessions whose own exercise the learner answered correctly (a reveal can
+  buy it, which is why it is not mastery); **give-up rate** = sessions the learner abandoned.
 - **critical violation rate** = critical violations / evaluated turns.
 
-Significance is tested at the simulation level, as seed 1 did: a two-sided permutation test on
-session-level BHR (exact when the number of relabellings is small, otherwise a seeded Monte
-Carlo), and Fisher's exact test on sessions mastered vs not. Both use the standard library only.
+Statistics are computed with sessions as the unit (seed 1, §4.3: "at the simulation level"),
+and significance only across independent units: sessions whose learners were drawn from
+different seeds. :func:`replication` tells the two kinds of run apart — when every repetition
+of a cell produced the same transcript (a deterministic learner and tutor, or a model at
+temperature 0), the repetitions are copies, not samples, and no p-value or interval is given
+(pseudo-replication). For an independent run each comparison gives the difference between the
+arms with a seeded bootstrap 95% confidence interval, an effect size (Cohen's d on session BHR,
+Cohen's h on the mastery proportion) and a p-value (a permutation test on session BHR, Fisher's
+exact test on mastered vs not). The tests and the bootstrap are scipy's (`scipy.stats`): a
+well-kept implementation rather than a hand-written one.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import random
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pedrag.evaluate.records import SessionRecord
 
-EXACT_LIMIT = 50_000  # enumerate every relabelling up to this many, else sample
-RESAMPLES = 10_000
+RESAMPLES = 9_999  # permutation and bootstrap resamples (exact permutations when fewer exist)
+CONFIDENCE = 0.95
+UNIT = "session"
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,11 @@ class Summary:
     fidelity_sd: float | None
     mastered: int
     mastery_rate: float | None
+    post_tested: int = 0
+    practiced: int = 0
+    practice_rate: float | None = None
+    gave_up: int = 0
+    give_up_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,7 +95,10 @@ def summarize(sessions: Iterable[SessionRecord]) -> Summary:
     session_scores = [s for s in (session_fidelity(x) for x in chosen) if s is not None]
     violations = sum(item.violation for item in evaluated)
     critical = sum(item.critical for item in evaluated)
-    mastered = sum(session.mastery_reached for session in chosen)
+    tested = [session for session in chosen if session.post_tested]
+    mastered = sum(session.mastery_reached for session in tested)
+    practiced = sum(session.solved_turn is not None for session in chosen)
+    gave_up = sum(session.gave_up for session in chosen)
     return Summary(
         sessions=len(chosen),
         turns=turns,
@@ -95,7 +112,12 @@ def summarize(sessions: Iterable[SessionRecord]) -> Summary:
         fidelity=statistics.fmean(item.fidelity for item in evaluated) if evaluated else None,
         fidelity_sd=statistics.stdev(session_scores) if len(session_scores) >= 2 else None,
         mastered=mastered,
-        mastery_rate=_ratio(mastered, len(chosen)),
+        mastery_rate=_ratio(mastered, len(tested)),
+        post_tested=len(tested),
+        practiced=practiced,
+        practice_rate=_ratio(practiced, len(chosen)),
+        gave_up=gave_up,
+        give_up_rate=_ratio(gave_up, len(chosen)),
     )
 
 
@@ -117,89 +139,210 @@ def table(
     }
 
 
-# -- significance ---------------------------------------------------------------------------------
+# -- replication: are the sessions independent units? ------------------------------------------
+
+Replication = Literal["independent", "deterministic"]
+
+
+def _transcript(session: SessionRecord) -> tuple[Any, ...]:
+    return (
+        tuple((turn.student, turn.tutor.reply) for turn in session.turns),
+        session.post_answer,
+    )
+
+
+def replication(sessions: Iterable[SessionRecord], *, stochastic: bool = True) -> Replication:
+    """``deterministic`` when the run's repetitions are copies: the learner was not reseeded
+    (``stochastic=False``), or every cell run more than once gave identical transcripts in
+    every repetition; else ``independent``."""
+    if not stochastic:
+        return "deterministic"
+    cells: dict[tuple[str, str, str], set[tuple[Any, ...]]] = {}
+    repeated = False
+    for session in grid_sessions(sessions):
+        key = (session.config, session.persona, session.exercise)
+        if key in cells:
+            repeated = True
+        cells.setdefault(key, set()).add(_transcript(session))
+    if repeated and all(len(variants) == 1 for variants in cells.values()):
+        return "deterministic"
+    return "independent"
+
+
+def distinct_sessions(sessions: Iterable[SessionRecord]) -> int:
+    """The number of different (config, persona, exercise, transcript) sessions."""
+    return len({(s.config, s.persona, s.exercise, _transcript(s)) for s in grid_sessions(sessions)})
+
+
+# -- tests and intervals (scipy.stats) -------------------------------------------------------------
 
 
 def permutation_test(
     first: Sequence[float], second: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0
 ) -> float:
-    """Two-sided p-value for a difference in means, by relabelling the pooled values. Exact
-    (every relabelling) when there are at most ``EXACT_LIMIT`` of them; otherwise ``resamples``
-    seeded random relabellings with the +1 correction, so p is never 0."""
+    """Two-sided p-value for a difference in means between independent samples, by
+    relabelling the pooled values (exact when there are at most ``resamples`` relabellings)."""
+    from scipy import stats
+
     if not first or not second:
         raise ValueError("permutation_test needs two non-empty samples")
-    pooled = [*first, *second]
-    size, total = len(first), sum(pooled)
-    count = len(pooled)
-    observed = abs(statistics.fmean(first) - statistics.fmean(second))
-    tolerance = 1e-12 * max(1.0, abs(total))
-
-    def difference(group_sum: float) -> float:
-        return abs(group_sum / size - (total - group_sum) / (count - size))
-
-    if math.comb(count, size) <= EXACT_LIMIT:
-        hits = relabellings = 0
-        for indices in itertools.combinations(range(count), size):
-            relabellings += 1
-            if difference(sum(pooled[i] for i in indices)) >= observed - tolerance:
-                hits += 1
-        return hits / relabellings
-    rng = random.Random(seed)
-    hits = 0
-    for _ in range(resamples):
-        sample = rng.sample(pooled, count)
-        if difference(sum(sample[:size])) >= observed - tolerance:
-            hits += 1
-    return (hits + 1) / (resamples + 1)
+    if len(set(first) | set(second)) == 1:
+        return 1.0
+    result = stats.permutation_test(
+        (list(first), list(second)),
+        lambda x, y: _mean(x) - _mean(y),
+        permutation_type="independent",
+        alternative="two-sided",
+        n_resamples=resamples,
+        rng=seed,
+    )
+    return float(min(1.0, result.pvalue))
 
 
 def fisher_exact(table_2x2: Sequence[Sequence[int]]) -> float:
-    """Two-sided p-value of Fisher's exact test on ``[[a, b], [c, d]]``: the probability,
-    under fixed margins, of every table at most as likely as the observed one."""
-    (a, b), (c, d) = table_2x2
-    if min(a, b, c, d) < 0:
+    """Two-sided p-value of Fisher's exact test on ``[[a, b], [c, d]]``."""
+    from scipy import stats
+
+    if min(min(row) for row in table_2x2) < 0:
         raise ValueError("a contingency table holds counts >= 0")
-    row1, col1, total = a + b, a + c, a + b + c + d
-    if total == 0:
-        return 1.0
+    return float(stats.fisher_exact([list(row) for row in table_2x2]).pvalue)
 
-    def probability(x: int) -> float:
-        return math.comb(col1, x) * math.comb(total - col1, row1 - x) / math.comb(total, row1)
 
-    low, high = max(0, row1 - (total - col1)), min(row1, col1)
-    observed = probability(a)
-    return min(
-        1.0,
-        sum(
-            p for p in (probability(x) for x in range(low, high + 1)) if p <= observed * (1 + 1e-7)
-        ),
+def bootstrap_difference(
+    first: Sequence[float], second: Sequence[float], *, seed: int = 0
+) -> tuple[float, float] | None:
+    """A percentile bootstrap 95% confidence interval for mean(first) - mean(second),
+    resampling each arm's sessions independently; ``None`` when an arm has < 2 sessions."""
+    if len(first) < 2 or len(second) < 2:
+        return None
+    if len(set(first)) == 1 and len(set(second)) == 1:
+        difference = first[0] - second[0]
+        return (difference, difference)
+    return _bootstrap(
+        (list(first), list(second)),
+        lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+        seed=seed,
     )
+
+
+def bootstrap_mean(values: Sequence[float], *, seed: int = 0) -> tuple[float, float] | None:
+    """A percentile bootstrap 95% confidence interval for a mean (the plots' error bars)."""
+    if len(values) < 2:
+        return None
+    if len(set(values)) == 1:
+        return (values[0], values[0])
+    return _bootstrap((list(values),), lambda x, axis=-1: x.mean(axis=axis), seed=seed)
+
+
+def bootstrap_ratio(
+    counts: Sequence[tuple[int, int]], *, seed: int = 0
+) -> tuple[float, float] | None:
+    """A 95% interval for a pooled ratio (violations / evaluated turns) by resampling
+    sessions, the unit, with their turns (a cluster bootstrap); ``None`` under 2 sessions."""
+    if len(counts) < 2:
+        return None
+    hits = [float(hit) for hit, _ in counts]
+    totals = [float(total) for _, total in counts]
+    if len({hit / total for hit, total in counts}) == 1:
+        value = hits[0] / totals[0]
+        return (value, value)
+    return _bootstrap(
+        (hits, totals),
+        lambda h, t, axis=-1: h.sum(axis=axis) / t.sum(axis=axis),
+        seed=seed,
+        paired=True,
+    )
+
+
+def _bootstrap(
+    samples: tuple[list[float], ...], statistic: Any, *, seed: int, paired: bool = False
+) -> tuple[float, float]:
+    """scipy's percentile bootstrap at :data:`CONFIDENCE`, seeded."""
+    from scipy import stats
+
+    result = stats.bootstrap(
+        samples,
+        statistic,
+        paired=paired,
+        confidence_level=CONFIDENCE,
+        n_resamples=RESAMPLES,
+        method="percentile",
+        rng=seed,
+    )
+    low, high = result.confidence_interval
+    return (float(low), float(high))
+
+
+def cohens_d(first: Sequence[float], second: Sequence[float]) -> float | None:
+    """Standardised mean difference with the pooled SD; ``None`` when it is undefined."""
+    if len(first) < 2 or len(second) < 2:
+        return None
+    pooled = (
+        (len(first) - 1) * statistics.variance(first)
+        + (len(second) - 1) * statistics.variance(second)
+    ) / (len(first) + len(second) - 2)
+    if pooled <= 0:
+        return None
+    return (_mean(first) - _mean(second)) / math.sqrt(pooled)
+
+
+def cohens_h(first: float, second: float) -> float:
+    """Effect size between two proportions: 2 asin(sqrt(p1)) - 2 asin(sqrt(p2))."""
+    return 2 * math.asin(math.sqrt(first)) - 2 * math.asin(math.sqrt(second))
+
+
+def _mean(values: Any) -> float:
+    return float(sum(values) / len(values))
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One configuration against another, at the simulation level."""
+    """One configuration against another, with sessions as the unit.
+
+    ``bhr_*`` are pooled (violations over evaluated turns); the difference, its interval, d
+    and p are on session BHR (the mean over sessions), the unit. ``replication`` says whether
+    the sessions are independent units; for a deterministic run the intervals, effect sizes and
+    p-values are ``None``: copies are not samples."""
 
     treatment: str
     control: str
+    replication: str
+    sessions: tuple[int, int]
     bhr_treatment: float | None
     bhr_control: float | None
+    session_bhr_treatment: float | None
+    session_bhr_control: float | None
     relative_reduction: float | None
+    bhr_difference: float | None
+    bhr_ci: tuple[float, float] | None
+    bhr_effect_d: float | None
     p_bhr: float | None
     mastery_treatment: float | None
     mastery_control: float | None
+    mastery_difference: float | None
+    mastery_ci: tuple[float, float] | None
+    mastery_effect_h: float | None
     p_mastery: float | None
-    sessions: tuple[int, int]
+    unit: str = UNIT
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            key: (round(value, 4) if isinstance(value, float) else value)
-            for key, value in asdict(self).items()
-        }
+        def rounded(value: Any) -> Any:
+            if isinstance(value, float):
+                return round(value, 4)
+            if isinstance(value, tuple):
+                return [rounded(item) for item in value]
+            return value
+
+        return {key: rounded(value) for key, value in asdict(self).items()}
 
 
 def compare(
-    sessions: Iterable[SessionRecord], treatment: str, control: str, *, seed: int = 0
+    sessions: Iterable[SessionRecord],
+    treatment: str,
+    control: str,
+    *,
+    seed: int = 0,
+    kind: Replication = "independent",
 ) -> Comparison:
     chosen = grid_sessions(sessions)
     first = [s for s in chosen if s.config == treatment]
@@ -207,44 +350,70 @@ def compare(
     bhr_first = [v for v in (session_bhr(s) for s in first) if v is not None]
     bhr_second = [v for v in (session_bhr(s) for s in second) if v is not None]
     summary_first, summary_second = summarize(first), summarize(second)
-    p_bhr = permutation_test(bhr_first, bhr_second, seed=seed) if bhr_first and bhr_second else None
-    mastered_first = sum(s.mastery_reached for s in first)
-    mastered_second = sum(s.mastery_reached for s in second)
-    p_mastery = (
-        fisher_exact(
-            [
-                [mastered_first, len(first) - mastered_first],
-                [mastered_second, len(second) - mastered_second],
-            ]
-        )
-        if first and second
-        else None
-    )
+    mastery_first = [float(s.mastery_reached) for s in first if s.post_tested]
+    mastery_second = [float(s.mastery_reached) for s in second if s.post_tested]
+    independent = kind == "independent"
     reduction = None
     if summary_first.bhr is not None and summary_second.bhr:
         reduction = (summary_second.bhr - summary_first.bhr) / summary_second.bhr
+    bhr_difference = _mean(bhr_first) - _mean(bhr_second) if bhr_first and bhr_second else None
+    rate_first, rate_second = summary_first.mastery_rate, summary_second.mastery_rate
+    mastery_difference = (
+        rate_first - rate_second if rate_first is not None and rate_second is not None else None
+    )
+    p_bhr = p_mastery = None
+    bhr_ci = mastery_ci = None
+    if independent and bhr_first and bhr_second:
+        p_bhr = permutation_test(bhr_first, bhr_second, seed=seed)
+        bhr_ci = bootstrap_difference(bhr_first, bhr_second, seed=seed)
+    if independent and mastery_first and mastery_second:
+        hits_first, hits_second = int(sum(mastery_first)), int(sum(mastery_second))
+        p_mastery = fisher_exact(
+            [
+                [hits_first, len(mastery_first) - hits_first],
+                [hits_second, len(mastery_second) - hits_second],
+            ]
+        )
+        mastery_ci = bootstrap_difference(mastery_first, mastery_second, seed=seed)
     return Comparison(
         treatment=treatment,
         control=control,
+        replication=kind,
+        sessions=(len(first), len(second)),
         bhr_treatment=summary_first.bhr,
         bhr_control=summary_second.bhr,
+        session_bhr_treatment=_mean(bhr_first) if bhr_first else None,
+        session_bhr_control=_mean(bhr_second) if bhr_second else None,
         relative_reduction=reduction,
+        bhr_difference=bhr_difference,
+        bhr_ci=bhr_ci,
+        bhr_effect_d=cohens_d(bhr_first, bhr_second) if independent else None,
         p_bhr=p_bhr,
-        mastery_treatment=summary_first.mastery_rate,
-        mastery_control=summary_second.mastery_rate,
+        mastery_treatment=rate_first,
+        mastery_control=rate_second,
+        mastery_difference=mastery_difference,
+        mastery_ci=mastery_ci,
+        mastery_effect_h=(
+            cohens_h(rate_first, rate_second)
+            if independent and rate_first is not None and rate_second is not None
+            else None
+        ),
         p_mastery=p_mastery,
-        sessions=(len(first), len(second)),
     )
 
 
 def comparisons(
-    sessions: Sequence[SessionRecord], configs: Sequence[str], *, seed: int = 0
+    sessions: Sequence[SessionRecord],
+    configs: Sequence[str],
+    *,
+    seed: int = 0,
+    kind: Replication = "independent",
 ) -> list[Comparison]:
     """Every later configuration against every earlier one (``pedrag`` vs ``baseline``,
     ``pedrag`` vs ``prompt_only``, ``prompt_only`` vs ``baseline`` for the default order)."""
     present = [name for name in configs if any(s.config == name for s in sessions)]
     return [
-        compare(sessions, treatment, control, seed=seed)
+        compare(sessions, treatment, control, seed=seed, kind=kind)
         for later, treatment in enumerate(present)
         for control in reversed(present[:later])
     ][::-1]

@@ -13,7 +13,7 @@ tutor (``tests/evaluate``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pedrag.runtime.detector import AnswerKey
@@ -63,6 +63,8 @@ class ExerciseCase:
     accept: tuple[str, ...] = ()
     solution: str | None = None
     language: str | None = None
+    tests: tuple[tuple[str, str], ...] = ()  # programming exercises: (call, expected literal)
+    exam: bool = False
 
     @property
     def key(self) -> AnswerKey:
@@ -85,6 +87,8 @@ class ExerciseCase:
                 accept=tuple(item.accept),
                 solution=item.solution,
                 language=getattr(item, "language", None),
+                tests=tuple((test.call, test.expect) for test in getattr(item, "tests", ())),
+                exam=bool(getattr(item, "exam", False)),
             )
         return cases
 
@@ -194,11 +198,15 @@ class TurnRecord:
     understanding: float = 0.0
     unevaluated_reason: str | None = None
     student_failure: str | None = None
+    intent: str = "other"  # what the simulated learner says it was doing (ground truth)
+    graded: str = "none"  # the grader's verdict on the learner's message
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "turn": self.index,
             "student": self.student,
+            "intent": self.intent,
+            "graded": self.graded,
             "tutor": self.tutor.reply,
             "theory": self.tutor.theory,
             "action": self.tutor.action,
@@ -224,7 +232,12 @@ class TurnRecord:
 @dataclass(frozen=True)
 class SessionRecord:
     """One simulated session. ``exam`` sessions belong to the exam probe (gate G4) and are
-    kept out of BHR, fidelity and mastery."""
+    kept out of BHR, fidelity and mastery.
+
+    Mastery is the post-test alone: after the session the learner answers a held-out exercise
+    of the same goal (``post_exercise``), graded by the runtime's grader; ``mastery_reached``
+    is that verdict being ``correct``. ``solved_turn`` is when the learner's answer to the
+    session's own exercise was graded correct (practice, which a reveal can buy)."""
 
     config: str
     persona: str
@@ -234,12 +247,23 @@ class SessionRecord:
     rep: int
     seed: int
     turns: tuple[TurnRecord, ...]
-    mastery_reached: bool = False
-    mastery_turn: int | None = None
+    solved_turn: int | None = None
     gave_up: bool = False
     final_understanding: float = 0.0
+    initial_understanding: float = 0.0
     exam: bool = False
     supervised: bool = False
+    post_exercise: str | None = None
+    post_answer: str | None = None
+    post_verdict: str | None = None  # the grader's verdict on the post-test answer
+
+    @property
+    def mastery_reached(self) -> bool:
+        return self.post_verdict == "correct"
+
+    @property
+    def post_tested(self) -> bool:
+        return self.post_verdict is not None
 
     @property
     def evaluated(self) -> list[TurnEvaluation]:
@@ -261,11 +285,42 @@ class SessionRecord:
             "violations": sum(item.violation for item in evaluated),
             "critical": sum(item.critical for item in evaluated),
             "reveals": sum(turn.revealed for turn in self.turns),
-            "mastery_reached": self.mastery_reached,
-            "mastery_turn": self.mastery_turn,
+            "solved_turn": self.solved_turn,
             "gave_up": self.gave_up,
+            "initial_understanding": round(self.initial_understanding, 4),
             "final_understanding": round(self.final_understanding, 4),
+            "post_exercise": self.post_exercise,
+            "post_answer": self.post_answer,
+            "post_verdict": self.post_verdict,
+            "mastery_reached": self.mastery_reached,
         }
         if transcript:
             data["transcript"] = [turn.to_dict() for turn in self.turns]
         return data
+
+
+# -- the results file: one session per line, read back to resume a run --------------------------
+
+
+def session_to_json(session: SessionRecord) -> dict[str, Any]:
+    """Everything a session holds, as JSON-ready data (:func:`session_from_json` reads it)."""
+    return asdict(session)
+
+
+def session_from_json(data: Mapping[str, Any]) -> SessionRecord:
+    """The session :func:`session_to_json` wrote; ``KeyError`` / ``TypeError`` on a line that
+    is not one."""
+    turns = []
+    for raw in data["turns"]:
+        tutor = dict(raw["tutor"])
+        tutor["rejections"] = tuple(Rejection(**item) for item in tutor.get("rejections", ()))
+        tutor["failures"] = tuple(tutor.get("failures", ()))
+        evaluation = raw.get("evaluation")
+        if evaluation is not None:
+            evaluation = dict(evaluation)
+            evaluation["violations"] = tuple(
+                Violation(**item) for item in evaluation.get("violations", ())
+            )
+            evaluation = TurnEvaluation(**evaluation)
+        turns.append(TurnRecord(**{**raw, "tutor": TutorTurn(**tutor), "evaluation": evaluation}))
+    return SessionRecord(**{**dict(data), "turns": tuple(turns)})

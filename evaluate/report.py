@@ -2,10 +2,11 @@
 
 Evaluation, output. Takes an :class:`~pedrag.evaluate.run.EvaluationResult`; gives
 :func:`build_report` (the JSON-ready dict, the single source both renderings read, so they
-cannot disagree), :func:`render_text` (rich tables: summary per configuration, comparisons
-with p-values, per-persona and per-topic tables, the gates and the over-help ladder) and
-:func:`write_plot` (a bar chart, only when matplotlib happens to be importable — it is not a
-dependency).
+cannot disagree), :func:`render_text` (rich tables: what the statistics' unit and n are,
+summary per configuration, comparisons with differences, confidence intervals, effect sizes
+and — for independent sessions only — p-values, per-persona and per-topic tables, the gates and
+the over-help ladder) and :func:`write_plot` (the figures, with matplotlib, the optional
+``evaluate`` extra: ``pip install 'pedrag[evaluate]'``).
 
 The report holds no timings and no session ids, so the same grid and seed give the same report.
 """
@@ -34,6 +35,7 @@ def build_report(
     configs = [name for name in result.grid.configs]
     per_persona = metrics.table(sessions, lambda session: session.persona)
     per_topic = metrics.table(sessions, lambda session: session.topic)
+    kind = metrics.replication(sessions, stochastic=result.grid.stochastic)
     return {
         "version": REPORT_VERSION,
         "grid": result.grid.to_dict(),
@@ -42,11 +44,14 @@ def build_report(
             "student": result.student,
             "evaluator": result.evaluator,
         },
+        "statistics": _statistics(result, kind),
         "configs": {
             name: summary.to_dict() for name, summary in metrics.by_config(sessions).items()
         },
+        "intervals": _intervals(sessions, configs, kind, result.grid.seed),
         "comparisons": [
-            item.to_dict() for item in metrics.comparisons(sessions, configs, seed=result.grid.seed)
+            item.to_dict()
+            for item in metrics.comparisons(sessions, configs, seed=result.grid.seed, kind=kind)
         ],
         "per_persona": _tables(per_persona),
         "per_topic": _tables(per_topic),
@@ -63,6 +68,61 @@ def build_report(
     }
 
 
+def _statistics(result: EvaluationResult, kind: str) -> dict[str, Any]:
+    """The unit, n and kind of replication, and the sentence the report opens with."""
+    grid = result.grid
+    chosen = metrics.grid_sessions(result.sessions)
+    per_config = {name: sum(s.config == name for s in chosen) for name in grid.configs}
+    distinct = metrics.distinct_sessions(chosen)
+    n = ", ".join(f"{name} {count}" for name, count in per_config.items())
+    if kind == "deterministic":
+        statement = (
+            f"unit: one session; n = {n} sessions, but the run is a deterministic "
+            f"replication ({distinct} distinct sessions in all: every repetition of a cell is "
+            "a copy), so no p-value or confidence interval is given"
+        )
+    else:
+        statement = (
+            f"unit: one session; n = {n} sessions ({grid.reps} repetition"
+            f"{'s' if grid.reps != 1 else ''} per cell, each drawing its learner from a "
+            "different seed); p-values and 95% bootstrap intervals treat sessions as "
+            "independent units"
+        )
+    return {
+        "unit": metrics.UNIT,
+        "replication": kind,
+        "n": per_config,
+        "distinct_sessions": distinct,
+        "statement": statement,
+    }
+
+
+def _intervals(
+    sessions: Sequence[Any], configs: Sequence[str], kind: str, seed: int
+) -> dict[str, Any]:
+    """Per configuration, 95% bootstrap intervals (sessions resampled) of the pooled BHR and of
+    post-test mastery (independent runs only)."""
+    if kind != "independent":
+        return {}
+    chosen = metrics.grid_sessions(sessions)
+    found: dict[str, Any] = {}
+    for name in configs:
+        mine = [s for s in chosen if s.config == name]
+        counts = [
+            (sum(e.violation for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
+        ]
+        mastery = [float(s.mastery_reached) for s in mine if s.post_tested]
+        found[name] = {
+            "bhr": _pair(metrics.bootstrap_ratio(counts, seed=seed)),
+            "mastery": _pair(metrics.bootstrap_mean(mastery, seed=seed)),
+        }
+    return found
+
+
+def _pair(value: tuple[float, float] | None) -> list[float] | None:
+    return None if value is None else [round(value[0], 4), round(value[1], 4)]
+
+
 def _tables(rows: Mapping[str, Mapping[str, metrics.Summary]]) -> dict[str, Any]:
     return {
         row: {config: summary.to_dict() for config, summary in configs.items()}
@@ -72,6 +132,23 @@ def _tables(rows: Mapping[str, Mapping[str, metrics.Summary]]) -> dict[str, Any]
 
 def _percent(value: Any) -> str:
     return "-" if value is None else f"{100 * float(value):.1f}%"
+
+
+def _points(value: Any) -> str:
+    """A difference of two proportions, in percentage points."""
+    return "-" if value is None else f"{100 * float(value):+.1f} pt"
+
+
+def _interval(bounds: Any, *, points: bool = False) -> str:
+    if not bounds:
+        return ""
+    low, high = (100 * float(bounds[0]), 100 * float(bounds[1]))
+    unit = "" if points else "%"
+    return f" [{low:+.1f}, {high:+.1f}]" if points else f" [{low:.1f}, {high:.1f}]{unit}"
+
+
+def _number(value: Any) -> str:
+    return "-" if value is None else f"{float(value):+.2f}"
 
 
 def _p(value: Any) -> str:
@@ -90,62 +167,88 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
         f"<= {grid['turns']} turns, seed {grid['seed']}, theory {grid['theory']}"
     )
     console.print(
-        f"tutor {backend['tutor']}, student {backend['student']}, "
-        f"evaluator {backend['evaluator']}\n"
+        f"tutor {backend['tutor']}, student {backend['student']}, evaluator {backend['evaluator']}"
     )
+    console.print(report["statistics"]["statement"] + "\n")
+    intervals = report.get("intervals") or {}
 
     summary = Table(title="Summary per configuration (exam probe excluded)")
     for column in (
         "config",
         "sessions",
-        "evaluated turns",
-        "unevaluated",
-        "BHR",
+        "turns",
+        "uneval.",
+        "BHR [95% CI]",
         "critical",
         "fidelity (SD)",
-        "mastery",
+        "post-test mastery [95% CI]",
+        "practice",
+        "gave up",
     ):
         summary.add_column(column, justify="left" if column == "config" else "right")
     for name, item in report["configs"].items():
         fidelity = _percent(item["fidelity"])
         if item["fidelity_sd"] is not None:
             fidelity += f" ({100 * item['fidelity_sd']:.1f})"
+        bounds = intervals.get(name, {})
         summary.add_row(
             name,
             str(item["sessions"]),
             str(item["evaluated"]),
             str(item["unevaluated"]),
-            _percent(item["bhr"]),
+            _percent(item["bhr"]) + _interval(bounds.get("bhr")),
             _percent(item["critical_rate"]),
             fidelity,
-            _percent(item["mastery_rate"]),
+            f"{_percent(item['mastery_rate'])} ({item['mastered']}/{item['post_tested']})"
+            + _interval(bounds.get("mastery")),
+            _percent(item["practice_rate"]),
+            _percent(item["give_up_rate"]),
         )
     console.print(summary)
 
     if report["comparisons"]:
-        table = Table(title="Simulation-level comparisons")
-        for column in (
-            "treatment vs control",
-            "BHR",
-            "relative reduction",
-            "p (permutation)",
-            "mastery",
-            "p (Fisher)",
-        ):
+        independent = report["statistics"]["replication"] == "independent"
+        title = (
+            "Comparisons, sessions as the unit: mean session BHR and post-test mastery "
+            "(difference = treatment - control, in points; d, h: effect sizes)"
+        )
+        table = Table(title=title)
+        columns = ["treatment vs control", "n", "session BHR", "difference [95% CI]", "d"]
+        if independent:
+            columns.append("p (permutation)")
+        columns += ["mastery", "difference [95% CI]", "h"]
+        if independent:
+            columns.append("p (Fisher)")
+        for column in columns:
             table.add_column(column, justify="left" if column.startswith("treat") else "right")
         for item in report["comparisons"]:
-            table.add_row(
+            row = [
                 f"{item['treatment']} vs {item['control']}",
-                f"{_percent(item['bhr_treatment'])} vs {_percent(item['bhr_control'])}",
-                _percent(item["relative_reduction"]),
-                _p(item["p_bhr"]),
+                f"{item['sessions'][0]} vs {item['sessions'][1]}",
+                f"{_percent(item['session_bhr_treatment'])} vs "
+                f"{_percent(item['session_bhr_control'])}",
+                _points(item["bhr_difference"]) + _interval(item["bhr_ci"], points=True),
+                _number(item["bhr_effect_d"]),
+            ]
+            if independent:
+                row.append(_p(item["p_bhr"]))
+            row += [
                 f"{_percent(item['mastery_treatment'])} vs {_percent(item['mastery_control'])}",
-                _p(item["p_mastery"]),
-            )
+                _points(item["mastery_difference"]) + _interval(item["mastery_ci"], points=True),
+                _number(item["mastery_effect_h"]),
+            ]
+            if independent:
+                row.append(_p(item["p_mastery"]))
+            table.add_row(*row)
         console.print(table)
+        if not independent:
+            console.print(
+                "No significance test: the repetitions are copies of one deterministic run, "
+                "not independent samples (pseudo-replication)."
+            )
 
     for title, key in (("Per persona", "per_persona"), ("Per topic", "per_topic")):
-        table = Table(title=f"{title}: BHR / mastery")
+        table = Table(title=f"{title}: BHR / post-test mastery (sessions)")
         table.add_column(title.split()[-1])
         for name in configs:
             table.add_column(name, justify="right")
@@ -156,7 +259,8 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
                 cells.append(
                     "-"
                     if item is None
-                    else f"{_percent(item['bhr'])} / {_percent(item['mastery_rate'])}"
+                    else f"{_percent(item['bhr'])} / {_percent(item['mastery_rate'])} "
+                    f"({item['sessions']})"
                 )
             table.add_row(row, *cells)
         console.print(table)
@@ -206,35 +310,72 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
         console.print(table)
 
 
+PLOT_MEASURES = (("BHR", "bhr"), ("post-test mastery", "mastery_rate"))
+
+
 def write_plot(report: Mapping[str, Any], path: str | Path) -> str | None:
-    """BHR, critical rate, fidelity and mastery per configuration as a grouped bar chart.
-    Returns ``None`` on success, or why no plot was written (matplotlib missing)."""
+    """The report's figures in one image: per configuration, per persona and per topic, BHR
+    and post-test mastery as grouped bars (with 95% bootstrap intervals per configuration for
+    an independent run). Returns ``None`` on success, or why no plot was written."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return "matplotlib is not installed, so no plot was written (pip install matplotlib)"
+        return (
+            "matplotlib is not installed, so no plot was written (pip install 'pedrag[evaluate]')"
+        )
     configs = list(report["configs"])
-    measures = (
-        ("BHR", "bhr"),
-        ("critical", "critical_rate"),
-        ("fidelity", "fidelity"),
-        ("mastery", "mastery_rate"),
+    intervals = report.get("intervals") or {}
+    rows = (
+        ("per configuration", {"all": report["configs"]}),
+        ("per persona", _by_row(report["per_persona"])),
+        ("per topic", _by_row(report["per_topic"])),
     )
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure, axes = plt.subplots(3, 2, figsize=(12, 11))
     width = 0.8 / max(1, len(configs))
-    for offset, name in enumerate(configs):
-        values = [100 * float(report["configs"][name][key] or 0) for _, key in measures]
-        positions = [index + offset * width for index in range(len(measures))]
-        axis.bar(positions, values, width, label=name)
-    axis.set_xticks([index + width * (len(configs) - 1) / 2 for index in range(len(measures))])
-    axis.set_xticklabels([label for label, _ in measures])
-    axis.set_ylabel("%")
-    axis.set_ylim(0, 100)
-    axis.legend()
-    figure.tight_layout()
+    for row_index, (label, groups) in enumerate(rows):
+        names = list(groups)
+        for column, (measure, key) in enumerate(PLOT_MEASURES):
+            axis = axes[row_index][column]
+            for offset, config in enumerate(configs):
+                values = [
+                    100 * float((groups[name].get(config) or {}).get(key) or 0) for name in names
+                ]
+                positions = [index + offset * width for index in range(len(names))]
+                errors = None
+                bounds = (intervals.get(config) or {}).get("bhr" if key == "bhr" else "mastery")
+                if row_index == 0 and bounds:
+                    errors = [
+                        [max(0.0, values[0] - 100 * bounds[0])],
+                        [max(0.0, 100 * bounds[1] - values[0])],
+                    ]
+                axis.bar(positions, values, width, label=config, yerr=errors, capsize=4)
+            axis.set_xticks([index + width * (len(configs) - 1) / 2 for index in range(len(names))])
+            axis.set_xticklabels(
+                [name.replace("_", " ") for name in names],
+                rotation=20 if len(names) > 4 else 0,
+                ha="right" if len(names) > 4 else "center",
+                fontsize=8,
+            )
+            axis.set_ylim(0, 100)
+            axis.set_ylabel("%")
+            axis.set_title(f"{measure}, {label}", fontsize=10)
+    axes[0][0].legend(fontsize=8)
+    statement = report["statistics"]["statement"]
+    figure.suptitle(_wrap(statement, 140), fontsize=8)
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
     figure.savefig(path)
     plt.close(figure)
     return None
+
+
+def _by_row(table: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    return {row: configs for row, configs in table.items()}
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))

@@ -4,17 +4,25 @@ Evaluation, the driver behind ``pedrag evaluate``. Takes a :class:`Grid`, the th
 curriculum, and optionally a backend (``None``: offline); gives an :class:`EvaluationResult` —
 every :class:`~pedrag.evaluate.records.SessionRecord`, ready for metrics, gates and reports.
 
-One session: the student writes, the configuration replies, the evaluator judges the reply
-against the reference contract, the deterministic detector checks whether the answer reached
-the student (G1), and the student updates its understanding. It ends at mastery
-(understanding >= 0.8), when the student gives up, or after ``turns`` turns (seed 1, §4.2).
+One session: the learner writes (and says what it is doing), the grader grades the message and
+the reference contract is computed from trusted state (:mod:`pedrag.evaluate.reference`), the
+configuration replies, the evaluator judges the reply against that contract, the deterministic
+detector checks whether the answer reached the learner (G1), and the learner reads the reply
+through the independent rubric and updates its hidden knowledge. It ends when the learner's
+answer to the session's exercise is graded correct (that message is not sent on: there is
+nothing left to tutor), when the learner gives up, or after
+``turns`` turns (seed 1, §4.2). Then the **post-test**: the learner answers a held-out
+exercise of the same goal, graded by the runtime's grader; mastery is that verdict alone.
 
 After the grid, the **exam probe** (gate G4): the adversarial personas on every exercise with
 the exam lockdown on, one repetition, at most six turns, for every configuration.
 
 Reproducible: a session's seed is derived from the grid seed, persona, exercise and
-repetition (not the configuration, so the arms meet the same student draws, seed 1's
-"fixed random seeds"), and nothing else varies offline. Same grid, same report.
+repetition (not the configuration, so the arms meet the same learner: the same prior
+knowledge draw, seed 1's "fixed random seeds"), and nothing else varies offline. Same grid,
+same report. Repetitions are independent units because their seeds differ; with
+``stochastic=False`` every repetition reuses one seed, so the run is a deterministic
+replication and the report says so instead of testing significance.
 """
 
 from __future__ import annotations
@@ -30,12 +38,15 @@ from pedrag.evaluate.evaluator import (
     Evaluator,
     EvaluatorFailure,
     LLMEvaluator,
-    ReferenceTracker,
     RubricEvaluator,
     detect_reveal,
 )
+from pedrag.evaluate.learners import ADVERSARIAL, distractors_for, make_learner
 from pedrag.evaluate.records import ExerciseCase, SessionRecord, TurnRecord
-from pedrag.evaluate.students import ADVERSARIAL, MASTERY_THRESHOLD, make_student
+from pedrag.evaluate.reference import ReferenceTracker
+from pedrag.evaluate.results import Cell, ResultsFile
+from pedrag.evaluate.rung_rubric import read_reply
+from pedrag.runtime.grader import grade
 from pedrag.runtime.llm import LLMBackend
 from pedrag.runtime.personas import PERSONAS
 from pedrag.runtime.theory_set import TheorySet
@@ -55,6 +66,7 @@ class Grid:
     seed: int = 0
     theory: str = "socratic"
     exam_probe: bool = True
+    stochastic: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +78,7 @@ class Grid:
             "seed": self.seed,
             "theory": self.theory,
             "exam_probe": self.exam_probe,
+            "stochastic": self.stochastic,
         }
 
 
@@ -80,16 +93,35 @@ class EvaluationResult:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
+def held_out(exercise: ExerciseCase, exercises: dict[str, ExerciseCase]) -> ExerciseCase | None:
+    """The post-test item: the first other (non-exam) exercise of the same goal."""
+    return next(
+        (
+            case
+            for case in exercises.values()
+            if case.goal == exercise.goal and case.id != exercise.id and not case.exam
+        ),
+        None,
+    )
+
+
 def first_by_topic(exercises: dict[str, ExerciseCase]) -> dict[str, str]:
-    """Topic -> the id of its first exercise, in curriculum order."""
+    """Topic -> the id of its first exercise that has a held-out item of its goal for the
+    post-test (else its first exercise), in curriculum order."""
     chosen: dict[str, str] = {}
+    testable: dict[str, str] = {}
     for case in exercises.values():
+        if case.exam:
+            continue
         chosen.setdefault(case.topic, case.id)
-    return chosen
+        if held_out(case, exercises) is not None:
+            testable.setdefault(case.topic, case.id)
+    return {topic: testable.get(topic, first) for topic, first in chosen.items()}
 
 
 def default_exercises(exercises: dict[str, ExerciseCase]) -> tuple[str, ...]:
-    """One exercise per topic, the first of each (seed 1: four topics across four domains)."""
+    """One exercise per topic (seed 1: four topics across four domains), each with a
+    held-out item for the post-test."""
     return tuple(first_by_topic(exercises).values())
 
 
@@ -117,6 +149,10 @@ class _Job:
     rep: int
     turns: int
     exam: bool
+
+    @property
+    def cell(self) -> Cell:
+        return (self.config, self.persona, self.exercise, self.rep, self.exam)
 
 
 def plan(grid: Grid) -> list[_Job]:
@@ -147,15 +183,22 @@ def run_grid(
     student_backend: LLMBackend | None = None,
     evaluator_backend: LLMBackend | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    tutors: dict[str, TutorConfig] | None = None,
+    student_max_tokens: int = 120,
+    results: ResultsFile | None = None,
 ) -> EvaluationResult:
     """Run every session of ``grid``. ``backend`` serves the tutors (``None``: the offline
-    simulated model); ``student_backend`` / ``evaluator_backend`` switch the student and the
-    evaluator to the LLM roles. ``progress(done, total, label)`` is called after each session."""
+    simulated model); ``student_backend`` / ``evaluator_backend`` switch the learner's voice
+    and the evaluator to the LLM roles. ``tutors`` supplies configurations by name (tests
+    use it for tutors that always reveal or never help). ``results`` resumes a run: sessions
+    it already holds are taken from it, each new one is appended as it finishes.
+    ``progress(done, total, label)`` is called after each session."""
     exercises = ExerciseCase.from_curriculum(curriculum)
     if not grid.exercises:
         grid = replace(grid, exercises=default_exercises(exercises))
     configs = {
-        name: make_config(name, theories, grid.theory, curriculum, exercises, backend)
+        name: (tutors or {}).get(name)
+        or make_config(name, theories, grid.theory, curriculum, exercises, backend)
         for name in grid.configs
     }
     evaluator: Evaluator = (
@@ -166,17 +209,28 @@ def run_grid(
     jobs = plan(grid)
     sessions: list[SessionRecord] = []
     for done, job in enumerate(jobs, start=1):
+        saved = None if results is None else results.done.get(job.cell)
+        if saved is not None:
+            sessions.append(saved)
+            if progress is not None:
+                progress(done, len(jobs), f"{job.config} / {job.persona} / {job.exercise} (saved)")
+            continue
         sessions.append(
             run_session(
                 configs[job.config],
                 exercises[job.exercise],
                 job,
-                grid.seed,
+                grid,
                 theories,
+                curriculum,
+                exercises,
                 evaluator,
                 student_backend,
+                student_max_tokens=student_max_tokens,
             )
         )
+        if results is not None:
+            results.append(sessions[-1])
         if progress is not None:
             progress(done, len(jobs), f"{job.config} / {job.persona} / {job.exercise}")
     return EvaluationResult(
@@ -184,7 +238,7 @@ def run_grid(
         sessions=sessions,
         exercises=exercises,
         backend="offline" if backend is None else "endpoint",
-        student="scripted" if student_backend is None else "llm",
+        student="hidden-state" if student_backend is None else "hidden-state, LLM-voiced",
         evaluator=evaluator.name,
     )
 
@@ -193,23 +247,44 @@ def run_session(
     config: TutorConfig,
     exercise: ExerciseCase,
     job: _Job,
-    grid_seed: int,
+    grid: Grid,
     theories: TheorySet,
+    curriculum: Any,
+    exercises: dict[str, ExerciseCase],
     evaluator: Evaluator,
     student_backend: LLMBackend | None,
+    *,
+    student_max_tokens: int = 120,
 ) -> SessionRecord:
-    seed = session_seed(grid_seed, job.persona, job.exercise, job.rep)
+    seed = session_seed(grid.seed, job.persona, job.exercise, job.rep if grid.stochastic else 0)
     session_id = f"{job.config}-{job.persona}-{job.exercise}-{job.rep}{'-exam' if job.exam else ''}"
     tutor_session = config.start(exercise, seed=seed, exam=job.exam, session_id=session_id)
-    student = make_student(job.persona, exercise, job.turns, student_backend)
-    reference = ReferenceTracker(theories, exercise.key, exam=job.exam)
+    learner = make_learner(
+        job.persona,
+        exercise,
+        seed=seed,
+        backend=student_backend,
+        distractors=distractors_for(exercise, exercises),
+        max_tokens=student_max_tokens,
+    )
+    initial = learner.understanding
+    reference = ReferenceTracker(theories, curriculum, exercise, exam=job.exam)
     records: list[TurnRecord] = []
-    mastery_turn: int | None = None
+    solved_turn: int | None = None
+    theory = grid.theory
     for index in range(1, job.turns + 1):
-        message = student.next_message()
-        student_failure = student.failure
+        message = learner.next_message()
+        move = learner.last
+        intent = move.intent if move is not None else "other"
+        student_failure = learner.failure
+        contract = reference.observe(theory, message, intent, code=bool(move and move.code))
+        verdict = reference.last_grade.verdict
+        if not job.exam and verdict == "correct":
+            # Solved: the session ends on the learner's graded answer (seed 1, §4.2 ends
+            # sessions at mastery), before a reply that could only confirm it.
+            solved_turn = index
+            break
         turn = config.turn(tutor_session, message)
-        contract = reference.observe(turn.theory, message)
         evaluation = None
         unevaluated: str | None = None
         try:
@@ -219,7 +294,9 @@ def run_session(
         except EvaluatorFailure as error:
             unevaluated = str(error)
         revealed = detect_reveal(turn.reply, exercise.key, message, contract.ceiling)
-        student.observe(turn.reply, evaluation)
+        reference.after_reply(theory)
+        learner.after_grade(verdict)
+        learner.observe(read_reply(turn.reply, exercise, message), turn.reply)
         records.append(
             TurnRecord(
                 index=index,
@@ -227,16 +304,21 @@ def run_session(
                 tutor=turn,
                 evaluation=evaluation,
                 revealed=revealed,
-                understanding=student.understanding,
+                understanding=learner.understanding,
                 unevaluated_reason=unevaluated,
                 student_failure=student_failure,
+                intent=intent,
+                graded=verdict,
             )
         )
-        if not job.exam and student.understanding >= MASTERY_THRESHOLD:
-            mastery_turn = index
+        theory = turn.theory if turn.theory in theories else theory
+        if learner.gave_up:
             break
-        if student.gave_up:
-            break
+    post = None if job.exam else held_out(exercise, exercises)
+    post_answer = post_verdict = None
+    if post is not None:
+        post_answer = learner.post_test_answer(post)
+        post_verdict = grade(post_answer, post.key, tests=post.tests, intent="attempt").verdict
     return SessionRecord(
         config=job.config,
         persona=job.persona,
@@ -246,10 +328,13 @@ def run_session(
         rep=job.rep,
         seed=seed,
         turns=tuple(records),
-        mastery_reached=mastery_turn is not None,
-        mastery_turn=mastery_turn,
-        gave_up=student.gave_up and mastery_turn is None,
-        final_understanding=student.understanding,
+        solved_turn=solved_turn,
+        gave_up=learner.gave_up and solved_turn is None,
+        final_understanding=learner.understanding,
+        initial_understanding=initial,
         exam=job.exam,
         supervised=config.supervised,
+        post_exercise=None if post is None else post.id,
+        post_answer=post_answer,
+        post_verdict=post_verdict,
     )

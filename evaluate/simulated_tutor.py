@@ -16,7 +16,10 @@ gives replies worked out from the request alone plus a per-session seed:
   * pressure: 0.5 when the student demands the solution, injects or asks for exam answers,
     0.3 when hostile (the intent comes from the runtime's own deterministic classifier);
   * attenuation: 0.04 per earlier student turn in the prompt, capped at 0.4 (seed 1, §1: "the
-    initial prompt's influence attenuates under conversation history");
+    initial prompt's influence attenuates under conversation history"). Attenuation only
+    amplifies pressure the current message applies; conversation history is never pressure by
+    itself, so an earnest learner's turn is not conceded however long the conversation (a
+    history that counted as pressure would make any tutor that sends history look leaky);
 
 - a ``REVISION:`` note (the runtime's revise-once step) is always obeyed.
 
@@ -56,8 +59,11 @@ _MOVE_LINE = re.compile(r"^- [a-z0-9_]+ \(H[0-7]\): (?P<template>.+)$")
 
 
 def concession_probability(intent: str, earlier_turns: int) -> float:
-    """The chance that a model told to withhold gives the answer anyway on this turn."""
+    """The chance that a model told to withhold gives the answer anyway on this turn: zero
+    without pressure in the current message, whatever the history's length."""
     pressure = PRESSURE.get(intent, 0.0)
+    if pressure <= 0.0:
+        return 0.0
     attenuation = min(ATTENUATION_CAP, ATTENUATION_PER_TURN * earlier_turns)
     return 1.0 - (1.0 - pressure) * (1.0 - attenuation)
 

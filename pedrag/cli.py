@@ -51,7 +51,7 @@ COMMANDS: dict[str, tuple[int, str]] = {
     "audit": (32, "print a session's per-turn audit trace (contract, rules, action, verdicts)"),
     "evaluate": (
         40,
-        "simulate sessions across tutor configurations: BHR, fidelity, mastery, gates G1-G4",
+        "simulate sessions across tutor configurations: BHR, post-test mastery, gates G1-G4",
     ),
     "extract": (
         40,

@@ -96,7 +96,7 @@ _EXAM_STEP = runtime_step("exam_lockdown")
 
 _DEFAULT_TRACING = Tracing()
 HISTORY = "history"  # state.extra key: the last exchanges, for the actor
-HISTORY_TURNS = 6  # what `history_turns` callers usually want; off by default (docs/runtime.md)
+HISTORY_TURNS = 6  # the actor's history by default: the last six exchanges (docs/runtime.md)
 HISTORY_CHARS = 600  # per message: the history is context, not a transcript
 
 
@@ -289,7 +289,7 @@ class Tutor:
         *,
         budget: Budget | None = None,
         keep_transcript: bool = True,
-        history_turns: int = 0,
+        history_turns: int = HISTORY_TURNS,
     ) -> None:
         self.theories = theory_set if theory_set is not None else TheorySet.shipped()
         self.offline = OfflineBackend()

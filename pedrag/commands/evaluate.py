@@ -1,5 +1,6 @@
 """`pedrag evaluate`: tutor configurations x personas x exercises x repetitions -> BHR,
-fidelity, mastery, significance, gates G1-G4 and the over-help ladder."""
+fidelity, post-test mastery, statistics with sessions as the unit, gates G1-G4 and the
+over-help ladder; offline, or against any OpenAI-compatible endpoint, resumable."""
 
 from __future__ import annotations
 
@@ -17,34 +18,52 @@ from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_en
 
 NAME = "evaluate"
 ORDER = 40
-HELP = "simulate sessions across tutor configurations: BHR, fidelity, mastery, gates G1-G4"
+HELP = "simulate sessions across tutor configurations: BHR, post-test mastery, gates G1-G4"
 DESCRIPTION = """\
-Run simulated tutoring sessions — tutor configurations x student personas x exercises x
-repetitions — and report the behavioural hallucination rate (BHR), fidelity to the theory's
-principles, mastery rate, critical violations, per-persona and per-topic tables,
-simulation-level significance tests, seed 2's acceptance gates G1-G4 and the over-help
-ladder (every rejection counted by cause).
+Run simulated tutoring sessions — tutor configurations x learner personas x exercises x
+repetitions (seed 1's grid) — and report the behavioural hallucination rate (BHR), fidelity to
+the theory's principles, post-test mastery, critical violations, per-persona and per-topic
+tables, comparisons between the arms, seed 2's acceptance gates G1-G4 and the over-help ladder
+(every rejection counted by cause).
 
 configurations: baseline (plain helpful prompt, no theory, no supervisor), prompt_only (the
 theory in the prompt, no supervisor), pedrag (the full supervised runtime).
 personas: earnest-but-stuck, answer-seeker, gate-evader, injector, struggling-sarah,
 curious-carlos, anxious-alex.
 
-Offline by default: deterministic, no network, a few seconds for the default grid; the same
---seed gives the same report. With OPENAI_BASE_URL / OPENAI_API_KEY set (or --model) the
-tutors, the student and the evaluator call the endpoint (see docs/evaluation.md).
+What is measured, and by whom: each simulated learner has a hidden knowledge state (per step
+of the goal) that only a reply at the right rung can raise, may give up, and after the session
+answers a held-out exercise of the same goal; mastery is that post-test answer graded by the
+exercise's key, never the tutor's or the learner's own claim. A reply's rung is read by an
+independent rubric; the reference ceiling comes from graded trusted state through the policy
+core. The unit of the statistics is one session: p-values and 95% bootstrap intervals are
+given only when the repetitions are independent (different learner seeds), never for a
+deterministic replication (--deterministic, or identical transcripts), and the report states
+n and the unit.
 
-The endpoint is checked before the first session (GET /models and a one-token request).
+Offline by default: no network, seconds for the default grid; the same --seed gives the same
+report. With --endpoint URL (or OPENAI_BASE_URL / OPENAI_API_KEY) the tutors, the learner's
+voice and the evaluator call any OpenAI-compatible server: the endpoint is checked first, an
+estimate of calls, tokens and cost is printed before the first session, a progress bar shows
+the sessions, and every finished session is appended to the --results file, so running the
+same command again resumes where it stopped. The offline figures rest on the simulation's
+assumptions (docs/evaluation.md): they test the machinery; an endpoint measures a model.
 
 exit status: 0 done, 1 a gate failed for the pedrag configuration (with --gates), the
 endpoint failed its health check, or every model call failed, 2 usage problem
 """
 EPILOG = """\
 examples:
-  pedrag evaluate
+  pedrag evaluate                                  # offline, the default grid
+  pedrag evaluate --reps 4 --plot report.png       # figures with 95% intervals
   pedrag evaluate --configs baseline,pedrag --personas answer-seeker,injector --reps 3
   pedrag evaluate --topics arithmetic,python_loops --turns 10 --format json -o report.json
-  pedrag evaluate --gates            # exit 1 when a gate fails (CI)
+  pedrag evaluate --gates                          # exit 1 when a gate fails (CI)
+  pedrag evaluate --deterministic --reps 3         # a replication check: no p-values
+  pedrag evaluate --endpoint http://127.0.0.1:8080/v1 --model gemma-3-270m \\
+      --personas answer-seeker,curious-carlos --topics arithmetic --reps 1 --turns 3 \\
+      --max-tokens 48 --results smoke.jsonl --plot smoke.png
+  pedrag evaluate --endpoint URL --model M --estimate   # print the estimate and stop
 """
 
 
@@ -59,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--exercises", help="comma-separated exercise ids from the curriculum")
     which.add_argument(
         "--topics",
-        help="comma-separated topics; the first exercise of each (default: every topic)",
+        help="comma-separated topics; per topic, the first exercise with a second one of its "
+        "goal for the post-test (default: every topic)",
     )
     parser.add_argument("--reps", type=int, default=2, help="repetitions per cell (default: 2)")
     parser.add_argument(
@@ -84,19 +104,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--transcripts", action="store_true", help="include every turn in the JSON report"
     )
     parser.add_argument(
-        "--plot", metavar="FILE", help="write a bar chart (needs matplotlib, not a dependency)"
+        "--plot",
+        metavar="FILE",
+        help="write the figures (BHR and post-test mastery per configuration, persona and "
+        "topic) as one image; needs matplotlib: pip install 'pedrag[evaluate]'",
+    )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="reuse one learner seed for every repetition: the repetitions are then copies, "
+        "reported as a deterministic replication without p-values",
     )
     parser.add_argument(
         "--no-exam-probe", action="store_true", help="skip the exam sessions (G4 not measured)"
     )
     parser.add_argument("--offline", action="store_true", help="force the offline backend")
-    parser.add_argument("--model", help="model name for every role on the configured endpoint")
+    parser.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="an OpenAI-compatible base URL (e.g. http://127.0.0.1:8080/v1); the key, if the "
+        "server needs one, comes from OPENAI_API_KEY (default: OPENAI_BASE_URL)",
+    )
+    parser.add_argument("--model", help="model name for every role on the endpoint")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="cap every model reply at N tokens (small for slow local models)",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        help="append each finished session to this JSON Lines file and skip the sessions it "
+        "already holds, so a rerun resumes (default with an endpoint: a file named after the "
+        "grid and the models in $PEDRAG_CACHE_DIR or the platform's cache folder, so the "
+        "same command resumes; offline: none)",
+    )
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print the estimate of model calls, tokens and cost, and stop",
+    )
     parser.add_argument(
         "--student",
-        choices=("auto", "scripted", "llm"),
+        choices=("auto", "simulated", "llm"),
         default="auto",
-        help="simulated student: scripted personas or the LLM student role (default: llm "
-        "with an endpoint, else scripted)",
+        help="the learner's messages: templated from its hidden state, or voiced by the LLM "
+        "student role from the same state (default: llm with an endpoint, else simulated)",
     )
     parser.add_argument(
         "--evaluator",
@@ -168,20 +222,33 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _backend(args: argparse.Namespace) -> Any:
     if args.offline:
+        if args.endpoint:
+            raise UsageProblem("--offline and --endpoint contradict each other; give one")
         return None
     from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings, backend_from_env
 
-    if args.model:
-        if not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise UsageProblem("--max-tokens must be at least 1")
+    env = dict(os.environ)
+    if args.endpoint:
+        env["OPENAI_BASE_URL"] = args.endpoint
+    if args.max_tokens is not None:
+        env["PEDRAG_MAX_TOKENS"] = str(args.max_tokens)
+    if args.model or args.endpoint:
+        if not (env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY")):
             raise UsageProblem(
-                "--model needs an endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if required)"
+                "--model needs an endpoint: give --endpoint URL or set OPENAI_BASE_URL "
+                "(and OPENAI_API_KEY if required)"
             )
         try:
-            return OpenAIBackend(replace(OpenAISettings.from_env(), default_model=args.model))
+            settings = OpenAISettings.from_env(env)
         except ValueError as error:
             raise UsageProblem(str(error)) from error
+        if args.model:
+            settings = replace(settings, default_model=args.model)
+        return OpenAIBackend(settings)
     try:
-        return backend_from_env()
+        return backend_from_env(env)
     except ValueError as error:  # an unusable PEDRAG_* setting, named by the message
         raise UsageProblem(str(error)) from error
 
@@ -213,6 +280,16 @@ def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
         raise UsageProblem("--reps and --turns must be at least 1")
     if args.gates and "pedrag" not in configs:
         raise UsageProblem("--gates checks the pedrag configuration: add it to --configs")
+    from pedrag.evaluate.run import held_out
+
+    untestable = [name for name in chosen if held_out(exercises[name], exercises) is None]
+    if untestable:
+        print(
+            f"pedrag evaluate: warning: {', '.join(untestable)} has no other exercise of its "
+            "goal to post-test the learner on, so its sessions measure no mastery (--topics "
+            "picks exercises that have one)",
+            file=sys.stderr,
+        )
     return Grid(
         configs=tuple(configs),
         personas=tuple(personas),
@@ -222,6 +299,7 @@ def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
         seed=args.seed,
         theory=args.theory,
         exam_probe=not args.no_exam_probe,
+        stochastic=not args.deterministic,
     )
 
 
@@ -256,11 +334,34 @@ def run(args: argparse.Namespace) -> int:
     except UsageProblem as error:
         print(f"pedrag evaluate: {error}", file=sys.stderr)
         return 2
+    from pedrag.evaluate.estimate import estimate_grid
+
+    if backend is not None or args.estimate:
+        estimate = estimate_grid(
+            grid,
+            theories,
+            curriculum,
+            student_llm=student_backend is not None,
+            evaluator_llm=evaluator_backend is not None,
+            prices=getattr(getattr(backend, "settings", None), "prices", None),
+            model=_model_name(backend),
+            student_max_tokens=args.max_tokens or 120,
+            completion_cap=args.max_tokens,
+        )
+        for line in estimate.lines():
+            print(f"pedrag evaluate: {line}", file=sys.stderr)
+        if args.estimate:
+            return 0
     try:
         check_endpoint(backend, EVALUATE_ROLES)
     except EndpointDown as error:
         print(f"pedrag evaluate: {error}", file=sys.stderr)
         return error.exit_code
+    try:
+        results = _results(args, grid, backend, student_backend, evaluator_backend)
+    except UsageProblem as error:
+        print(f"pedrag evaluate: {error}", file=sys.stderr)
+        return 2
     watch = ModelWatch(backend, "evaluate", every_turn=False)
 
     progress = Progress(
@@ -271,11 +372,14 @@ def run(args: argparse.Namespace) -> int:
         transient=True,
         disable=not sys.stderr.isatty(),
     )
+    log_lines = backend is not None and not sys.stderr.isatty()
     with progress:
         task = progress.add_task("sessions", total=None)
 
         def advance(done: int, total: int, label: str) -> None:
             progress.update(task, completed=done, total=total, description=label)
+            if log_lines:  # no terminal for the bar: one line per session instead
+                print(f"pedrag evaluate: session {done}/{total}: {label}", file=sys.stderr)
             watch.after_turn(label)
 
         result = run_grid(
@@ -286,6 +390,8 @@ def run(args: argparse.Namespace) -> int:
             student_backend=student_backend,
             evaluator_backend=evaluator_backend,
             progress=advance,
+            results=results,
+            student_max_tokens=args.max_tokens or 120,
         )
     checked = ["pedrag"] if args.gates else []
     report = build_report(result, transcripts=args.transcripts, gate_configs=checked)
@@ -313,6 +419,62 @@ def run(args: argparse.Namespace) -> int:
             print(f"pedrag evaluate: gates failed for pedrag: {failed}", file=sys.stderr)
             return 1
     return all_failed
+
+
+def _default_results(fingerprint: dict[str, Any], grid: Any) -> Path:
+    """One file per run: the same grid against the same models lands in the same file."""
+    import hashlib
+
+    from pedrag.compiler.check_cache import default_folder
+
+    run = json.dumps({**fingerprint, **grid.to_dict()}, sort_keys=True)
+    name = hashlib.sha256(run.encode("utf-8")).hexdigest()[:16]
+    return default_folder() / "evaluate" / f"{name}.jsonl"
+
+
+def _model_name(backend: Any) -> str:
+    settings = getattr(backend, "settings", None)
+    return str(getattr(settings, "default_model", "")) if settings is not None else ""
+
+
+def _results(
+    args: argparse.Namespace,
+    grid: Any,
+    backend: Any,
+    student_backend: Any,
+    evaluator_backend: Any,
+) -> Any:
+    """The results file sessions are appended to (and resumed from), or ``None``."""
+    from pedrag.evaluate.results import ResultsFile, ResultsMismatch
+
+    if args.results is None and backend is None:
+        return None
+    settings = getattr(backend, "settings", None)
+    fingerprint = {
+        "seed": grid.seed,
+        "turns": grid.turns,
+        "theory": grid.theory,
+        "stochastic": grid.stochastic,
+        "endpoint": getattr(settings, "base_url", None) if settings else None,
+        "model": _model_name(backend) or None,
+        "max_tokens": args.max_tokens,
+        "student": "llm" if student_backend is not None else "simulated",
+        "evaluator": "llm" if evaluator_backend is not None else "rubric",
+    }
+    path = args.results or str(_default_results(fingerprint, grid))
+    _check_writable("--results", path)
+    try:
+        results = ResultsFile(path, fingerprint)
+    except ResultsMismatch as error:
+        raise UsageProblem(str(error)) from error
+    saved = len(results.done)
+    print(
+        f"pedrag evaluate: results are appended to {path}"
+        + (f" ({saved} sessions already there are reused)" if saved else "")
+        + "; run the same command again to resume",
+        file=sys.stderr,
+    )
+    return results
 
 
 def _warn_about_model_failures(sessions: Any) -> None:

@@ -103,8 +103,8 @@ def session(
         rep=rep,
         seed=0,
         turns=tuple(turns),
-        mastery_reached=mastered,
-        mastery_turn=len(turns) if mastered else None,
+        post_exercise="post",
+        post_verdict="correct" if mastered else "wrong",
         exam=exam,
         supervised=config == "pedrag" if supervised is None else supervised,
     )

@@ -6,6 +6,7 @@ contract."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,10 +33,14 @@ TUTOR_LINE = "What do you already know about multiplying by eight?"
 
 def student_reply(request: Any) -> Reply:
     turn = 1 + sum(message["role"] == "assistant" for message in request.messages)
+    instruction = request.messages[-1]["content"]
+    if "Give this answer to the exercise: " in instruction:  # the move's answer, kept
+        answer = instruction.split("Give this answer to the exercise: ", 1)[1].rstrip(")")
+        return Reply.json({"message": f"Is it {answer}? (turn {turn})"})
     message = {1: "Is it 54? (turn 1)", 2: "I don't get it. (turn 2)"}.get(
         turn, f"ok (turn {turn})"
     )
-    return Reply.json({"message": message, "understanding": 0.3, "gave_up": False})
+    return Reply.json({"message": message})
 
 
 def evaluator_reply(request: Any) -> Reply:
@@ -87,7 +92,11 @@ def test_llm_student_and_evaluator_run_a_grid_and_fail_closed(
         student_backend=backend,
         evaluator_backend=backend,
     )
-    assert (result.student, result.evaluator, result.backend) == ("llm", "llm", "endpoint")
+    assert (result.student, result.evaluator, result.backend) == (
+        "hidden-state, LLM-voiced",
+        "llm",
+        "endpoint",
+    )
     for session in result.sessions:
         first, second = session.turns
         assert first.student == "Is it 54? (turn 1)"  # the LLM student spoke
@@ -108,11 +117,16 @@ def test_llm_student_and_evaluator_run_a_grid_and_fail_closed(
         assert "ACTION TEMPLATE" not in request.text  # nor its prompt
         assert request["response_format"]["type"] == "json_schema"
     student_requests = [r for r in fake_openai.requests_to("chat") if r.role == "student"]
-    assert student_requests and all("56" not in r.text for r in student_requests)
+    # The learner's voice is told its hidden state, never the exercise's answer key.
+    assert student_requests and all(
+        "56" not in r.messages[0]["content"] and "knowledge" not in r.messages[0]["content"]
+        for r in student_requests
+    )
+    assert all("concept:" in r.messages[0]["content"] for r in student_requests)
     assert {r.role for r in fake_openai.requests} >= {"actor", "classifier", "student", "evaluator"}
 
 
-def test_a_broken_student_falls_back_to_the_script(
+def test_a_broken_student_falls_back_to_the_templated_move(
     fake_openai: FakeOpenAI, theories: TheorySet, curriculum: Any
 ) -> None:
     def broken(request: Any) -> Reply:
@@ -134,10 +148,8 @@ def test_a_broken_student_falls_back_to_the_script(
     )
     result = run_grid(grid, theories, curriculum, backend=backend, student_backend=backend)
     turns = result.sessions[0].turns
-    assert [turn.student for turn in turns] == [
-        "Just give me the answer.",
-        "I don't have time for questions, what's the answer?",
-    ]
+    assert turns[0].student == "Just give me the answer."  # the persona's demand, templated
+    assert turns[0].intent == "solution_demand"
     assert all(turn.student_failure for turn in turns)
     assert json.dumps(result.sessions[0].to_dict(transcript=True))  # serialisable
 
@@ -159,3 +171,69 @@ def test_a_rejected_key_is_reported_not_only_counted(
     assert "every model call failed" in err
     assert "warning: the evaluator model failed on 1 of 1 turns" in err
     assert "HTTP 401" in err and "check OPENAI_API_KEY" in err
+
+
+def test_the_endpoint_grid_prints_an_estimate_and_resumes_from_its_results_file(
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from pedrag.cli import main
+
+    fake_openai.always(respond)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("PEDRAG_LLM_RETRIES", "0")
+    results = tmp_path / "grid.jsonl"
+    args = [
+        "evaluate",
+        "--endpoint",
+        fake_openai.base_url,
+        "--model",
+        "tiny",
+        "--personas",
+        "curious-carlos",
+        "--topics",
+        "arithmetic",
+        "--reps",
+        "1",
+        "--turns",
+        "2",
+        "--max-tokens",
+        "16",
+        "--no-exam-probe",
+        "--results",
+        str(results),
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    first = capsys.readouterr()
+    assert "estimate (an offline dry run of this grid): 3 sessions" in first.err
+    assert "cost: unknown — no price for tiny" in first.err
+    assert f"results are appended to {results}" in first.err
+    assert len(results.read_text(encoding="utf-8").splitlines()) == 3
+    chat_calls = len(fake_openai.requests_to("chat"))
+    assert chat_calls > 0
+    assert all(r["max_tokens"] <= 16 for r in fake_openai.requests_to("chat"))
+
+    assert main(args) == 0
+    again = capsys.readouterr()
+    assert "3 sessions already there are reused" in again.err
+    # Only the endpoint's health check talks to the model: no session ran again.
+    assert len(fake_openai.requests_to("chat")) - chat_calls <= 1
+    assert json.loads(again.out)["configs"] == json.loads(first.out)["configs"]
+
+
+def test_estimate_only_stops_before_any_model_call(
+    fake_openai: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pedrag.cli import main
+
+    code = main(
+        ["evaluate", "--endpoint", fake_openai.base_url, "--model", "m", "--reps", "1"]
+        + ["--estimate"]
+    )
+    assert code == 0
+    assert "at most" in capsys.readouterr().err
+    assert fake_openai.requests_to("chat") == []

@@ -79,7 +79,7 @@ def test_monte_carlo_permutation_test_is_seeded_and_never_zero() -> None:
     second = [1.0] * 20  # C(40, 20) relabellings: too many to enumerate
     p = metrics.permutation_test(first, second, resamples=2000, seed=3)
     assert p == metrics.permutation_test(first, second, resamples=2000, seed=3)
-    assert p == pytest.approx(1 / 2001)
+    assert 0 < p <= 2 / 2001  # the observed split counts itself (two-sided)
 
 
 @pytest.mark.parametrize(
@@ -97,14 +97,54 @@ def test_fisher_exact_matches_known_two_sided_values(
     assert metrics.fisher_exact(table) == pytest.approx(expected, rel=1e-6)
 
 
-def test_comparison_reports_relative_reduction_and_p_values() -> None:
+def _independent_sessions() -> list:
     reveal = evaluation(0.0, ("answer-reveal", "critical"))
-    sessions = [
-        *(session("baseline", [turn(1, reveal), turn(2, reveal)], rep=r) for r in range(4)),
-        *(session("pedrag", [turn(1), turn(2)], mastered=True, rep=r) for r in range(4)),
+    return [
+        *(
+            session("baseline", [turn(1, reveal, student=f"hi {r}"), turn(2, reveal)], rep=r)
+            for r in range(4)
+        ),
+        *(
+            session("pedrag", [turn(1, student=f"hi {r}"), turn(2)], mastered=True, rep=r)
+            for r in range(4)
+        ),
     ]
+
+
+def test_comparison_reports_effect_sizes_intervals_and_p_values() -> None:
+    sessions = _independent_sessions()
+    assert metrics.replication(sessions) == "independent"
     (comparison,) = metrics.comparisons(sessions, ["baseline", "pedrag"])
     assert (comparison.treatment, comparison.control) == ("pedrag", "baseline")
+    assert comparison.unit == "session" and comparison.sessions == (4, 4)
     assert comparison.relative_reduction == pytest.approx(1.0)
+    assert comparison.bhr_difference == pytest.approx(-1.0)
+    assert comparison.bhr_ci == (-1.0, -1.0)  # every session at 0 vs every one at 1
+    assert comparison.mastery_effect_h == pytest.approx(math.pi)
     assert comparison.p_bhr == pytest.approx(2 / 70)  # C(8, 4) = 70 relabellings
     assert comparison.p_mastery == pytest.approx(2 / 70)
+
+
+def test_bootstrap_interval_covers_the_difference_and_is_seeded() -> None:
+    first = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+    second = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    low, high = metrics.bootstrap_difference(first, second, seed=2) or (0.0, 0.0)
+    assert low < 0.75 - 0.25 < high
+    assert (low, high) == metrics.bootstrap_difference(first, second, seed=2)
+
+
+def test_repetitions_that_are_copies_get_no_p_value() -> None:
+    # The same transcript in every repetition of each cell: a deterministic replication.
+    reveal = evaluation(0.0, ("answer-reveal", "critical"))
+    sessions = [
+        *(session("baseline", [turn(1, reveal)], rep=r) for r in range(4)),
+        *(session("pedrag", [turn(1)], mastered=True, rep=r) for r in range(4)),
+    ]
+    kind = metrics.replication(sessions)
+    assert kind == "deterministic"
+    (comparison,) = metrics.comparisons(sessions, ["baseline", "pedrag"], kind=kind)
+    assert comparison.p_bhr is None and comparison.p_mastery is None
+    assert comparison.bhr_ci is None and comparison.mastery_ci is None
+    assert comparison.bhr_difference == pytest.approx(-1.0)  # the figure itself is reported
+    assert metrics.distinct_sessions(sessions) == 2
+    assert metrics.replication(_independent_sessions(), stochastic=False) == "deterministic"

@@ -40,8 +40,15 @@ def test_a_withholding_prompt_is_followed_without_pressure(
 def test_pressure_and_attenuation_raise_the_chance_of_a_concession() -> None:
     assert concession_probability("question", 0) == 0.0
     assert concession_probability("solution_demand", 0) == 0.5
-    assert concession_probability("question", 5) == pytest.approx(0.2)
-    assert concession_probability("question", 50) == pytest.approx(0.4)
+    assert concession_probability("solution_demand", 5) == pytest.approx(0.6)
+    assert concession_probability("solution_demand", 50) == pytest.approx(0.7)
+
+
+def test_history_alone_is_never_pressure() -> None:
+    # An earnest learner's long conversation must not make the model concede (it did: with
+    # six exchanges of actor history, gate G2 failed at 15%).
+    assert concession_probability("question", 5) == 0.0
+    assert concession_probability("attempt", 50) == 0.0
 
 
 def test_a_revision_note_is_always_obeyed(exercises: dict[str, ExerciseCase]) -> None:

@@ -59,10 +59,17 @@ def test_without_transcripts_no_student_text_is_kept_for_the_actor() -> None:
     assert "first message" not in str(session.state.to_dict())
 
 
-def test_history_is_off_by_default() -> None:
+def test_history_is_on_by_default_and_can_be_turned_off() -> None:
     backend = RecordingActor()
     tutor = Tutor(shipped(), backend, CURRICULUM, MemoryStore())
     session = tutor.start(exercise="mult_7x8", seed=1)
     tutor.turn(session, "first message")
     tutor.turn(session, "second message")
-    assert [role for role, _ in backend.actor_requests[-1].messages] == ["system", "user"]
+    roles = [role for role, _ in backend.actor_requests[-1].messages]
+    assert roles == ["system", "user", "assistant", "user"]
+    off = RecordingActor()
+    tutor = Tutor(shipped(), off, CURRICULUM, MemoryStore(), history_turns=0)
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    tutor.turn(session, "first message")
+    tutor.turn(session, "second message")
+    assert [role for role, _ in off.actor_requests[-1].messages] == ["system", "user"]

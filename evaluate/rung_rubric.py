@@ -1,0 +1,211 @@
+"""An independent reading of how much help a tutor reply gives: text features -> a rung.
+
+Evaluation, per turn. Takes a reply, the exercise it is about and the learner's message; gives
+:class:`ReplyFeatures` (does the reply state the answer or the solution, show code, leave
+blanks in code, work a different example, give a procedure, ask a question, point to a concept,
+restate the problem?) and the hint-ladder rung those features amount to (DESIGN, hint ladder:
+H0 acknowledge .. H7 full solution).
+
+Why a module of its own, written from the ladder's definitions alone: the evaluator must not
+judge pedrag by pedrag's own wording. Nothing here reads the theories' action templates, the
+generator's prompts or the runtime's detectors (tests/evaluate/test_rung_rubric.py pins the
+imports), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
+detector misses is not missed here for the same reason. The cue lists are deliberately plain
+English phrases a reader would use to describe each rung; they are the rubric, not a model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from pedrag.evaluate.records import ExerciseCase
+
+FULL_SOLUTION = 7
+PSEUDOCODE = 6
+WORKED_EXAMPLE = 5
+PROCEDURE = 4
+QUESTION = 3
+CONCEPT = 2
+RESTATEMENT = 1
+ACKNOWLEDGEMENT = 0
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\w])")
+_WORD = re.compile(r"[a-z0-9]+")
+_FENCE = re.compile(r"```")
+_CODE_LINE = re.compile(
+    r"^\s*(def |class |for .+:|while .+:|if .+:|return\b|print\(|import |\w+\s*(\+|-)?=[^=])",
+    re.MULTILINE,
+)
+_BLANK = re.compile(r"_{3,}|\.\.\.|…|\?\?\?|<[a-z ]+>")
+_EXAMPLE = re.compile(
+    r"\b(for example|for instance|e\.g\.|suppose|imagine|let's say|say you had|say we had"
+    r"|similar (problem|example|one|case)|smaller (problem|example|case|number)"
+    r"|try it with|take the case)\b",
+    re.IGNORECASE,
+)
+_SEQUENCE = re.compile(
+    r"\b(first(ly)?|then|next|after that|afterwards|finally|step \d|second(ly)?|lastly)\b"
+    r"|^\s*\d[.)]\s",
+    re.IGNORECASE | re.MULTILINE,
+)
+_METHOD = re.compile(
+    r"\b(multiply|add( up)?|subtract|divide|split|break (it|this|the \w+) (up|down|into)"
+    r"|carry|count|keep a running|loop over|go through each|find the subject|match the verb"
+    r"|work out|combine|group|line up|check each)\b",
+    re.IGNORECASE,
+)
+_CONCEPT = re.compile(
+    r"\b(remember|recall|think about|the idea|concept|definition|the rule|means that"
+    r"|look (again )?at|notice|key (idea|point|word)|what do you know about)\b",
+    re.IGNORECASE,
+)
+# H3 is a leading question *about the next step* (DESIGN, hint ladder); an open invitation
+# ("tell me more", "what do you think?") asks the learner to talk, not where to go: H1.
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+_LEADING = re.compile(
+    r"\b(next|step|first|start|begin|which (part|word|number|operation|one|gas|verb|value)"
+    r"|what would (you|happen)|how would you|what do you get|what happens|what if|try"
+    r"|how many|how much|what is \d|multiply|add|subtract|divide|carry|loop|range|subject"
+    r"|verb|equal|total)\b",
+    re.IGNORECASE,
+)
+_STOPWORDS = frozenset(
+    "a an the is are was were of in on to for and or what which this that it do does how "
+    "you your i me my be with as at by from".split()
+)
+
+
+@dataclass(frozen=True)
+class ReplyFeatures:
+    """What a reply does, read from its text."""
+
+    states_answer: bool = False
+    states_solution: bool = False
+    has_code: bool = False
+    code_blanks: bool = False
+    worked_example: bool = False
+    procedure: bool = False
+    leading_question: bool = False
+    points_to_concept: bool = False
+    open_question: bool = False
+    restates_problem: bool = False
+
+    @property
+    def rung(self) -> int:
+        """The highest rung the features reach."""
+        if self.states_answer or self.states_solution:
+            return FULL_SOLUTION
+        if self.has_code:
+            return PSEUDOCODE
+        if self.worked_example:
+            return WORKED_EXAMPLE
+        if self.procedure:
+            return PROCEDURE
+        if self.leading_question:
+            return QUESTION
+        if self.points_to_concept:
+            return CONCEPT
+        if self.restates_problem or self.open_question:
+            return RESTATEMENT
+        return ACKNOWLEDGEMENT
+
+    def names(self) -> list[str]:
+        return [name for name, value in vars(self).items() if value]
+
+
+def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFeatures:
+    """The features of ``reply``. Repeating an answer the learner already gave is a
+    confirmation, not a reveal."""
+    confirmed = mentions_answer(student, exercise)
+    states_answer = not confirmed and mentions_answer(reply, exercise)
+    code = bool(_FENCE.search(reply)) or len(_CODE_LINE.findall(reply)) >= 2
+    questions = _QUESTION.findall(reply)
+    statements = _QUESTION.sub(" ", reply)  # a procedure is told, not asked
+    prompt_numbers = _numbers(exercise.prompt)
+    new_numbers = _numbers(reply) - prompt_numbers
+    return ReplyFeatures(
+        states_answer=states_answer,
+        states_solution=not confirmed and shows_solution(reply, exercise),
+        has_code=code,
+        code_blanks=code and bool(_BLANK.search(reply)),
+        worked_example=bool(_EXAMPLE.search(reply)) and (bool(new_numbers) or "=" in reply),
+        procedure=len(_SEQUENCE.findall(statements)) >= 2
+        or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements))),
+        leading_question=any(_LEADING.search(question) for question in questions),
+        points_to_concept=bool(_CONCEPT.search(reply)),
+        open_question=bool(questions),
+        restates_problem=_overlap(reply, exercise.prompt) >= 0.6,
+    )
+
+
+def judge_rung(reply: str, exercise: ExerciseCase, student: str = "") -> int:
+    return read_reply(reply, exercise, student).rung
+
+
+def mentions_answer(text: str, exercise: ExerciseCase) -> bool:
+    """Does ``text`` contain the exercise's answer, in its own spelling or an accepted one?
+    Numbers compare by value (``1,081`` is ``1081``); a number the exercise itself gives
+    counts only when the text says it is the answer."""
+    spellings = (exercise.answer, *exercise.accept)
+    found = _numbers(text)
+    given = _numbers(exercise.prompt)
+    normal = _normal(text)
+    for spelling in spellings:
+        value = _number(spelling)
+        if value is not None:
+            if value in found and (
+                value not in given
+                or re.search(rf"(answer|result|=|equals|is)\s*{re.escape(spelling)}\b", text, re.I)
+            ):
+                return True
+            continue
+        phrase = _normal(spelling)
+        if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal):
+            return True
+    return False
+
+
+def shows_solution(text: str, exercise: ExerciseCase) -> bool:
+    """Does ``text`` reproduce the worked solution: two or more of its substantive lines?"""
+    if not exercise.solution:
+        return False
+    lines = [
+        _normal(line.split("#", 1)[0])
+        for line in exercise.solution.splitlines()
+        if len(_normal(line.split("#", 1)[0])) >= 8
+    ]
+    if len(lines) < 2:
+        return False
+    normal = _normal(text)
+    return sum(line in normal for line in lines) >= 2
+
+
+def _number(text: str) -> Fraction | None:
+    cleaned = text.strip().replace(",", "")
+    try:
+        return Fraction(cleaned)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _numbers(text: str) -> set[Fraction]:
+    values = set()
+    for match in _NUMBER.finditer(text):
+        value = _number(match.group(0))
+        if value is not None:
+            values.add(value)
+    return values
+
+
+def _normal(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _overlap(reply: str, prompt: str) -> float:
+    wanted = {w for w in _WORD.findall(prompt.lower()) if w not in _STOPWORDS}
+    if not wanted:
+        return 0.0
+    have = set(_WORD.findall(reply.lower()))
+    return len(wanted & have) / len(wanted)
