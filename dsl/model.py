@@ -318,6 +318,7 @@ class Exercise(_Strict):
     language: str | None = None
     exam: bool = False
     tests: list[CodeTest] = Field(default_factory=list)
+    practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     worked_example: WorkedExample | None = None
     parallel: ParallelItem | None = None

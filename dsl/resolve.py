@@ -1029,6 +1029,16 @@ def resolve_curriculum(
                     help=did_you_mean(exercise.goal, goal_index) or None,
                 )
             )
+        for p_index, practised in enumerate(exercise.practises):
+            if practised not in goal_index:
+                diagnostics.append(
+                    error(
+                        "unknown-name",
+                        f"exercise `{exercise.id}` practises unknown goal `{practised}`",
+                        positions.span(("exercises", index, "practises", p_index)),
+                        help=did_you_mean(practised, goal_index) or None,
+                    )
+                )
     if diagnostics:
         return None, diagnostics
     return ResolvedCurriculum(

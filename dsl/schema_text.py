@@ -163,6 +163,10 @@ KEYS: dict[str, dict[str, str]] = {
         "language": "programming exercises: the solution is code in this language",
         "exam": "exam exercises run under lockdown",
         "tests": "programming exercises: calls the grader runs against the learner's code",
+        "practises": (
+            "further goals the exercise practises; with several goals in scope the most "
+            "permissive mastery band sets the ceiling"
+        ),
         "hints": "per-step hints, given in order; none may state the answer",
         "worked_example": "a parallel problem worked step by step (shown at H5); must not state the answer",
         "parallel": "a similar item with its own answer, to practise on",

@@ -35,6 +35,7 @@ LADDER = {
 TEMPLATE_MARK = "ACTION TEMPLATE:"
 WORDINGS_MARK = "WORDINGS:"  # the template and its variants, as JSON
 MATERIAL_MARK = "TEACHING MATERIAL:"  # this turn's material from the curriculum, as JSON
+GRADER_FACTS_MARK = "Grader facts"  # the block of what the grader established, one fact a line
 SAID_MARK = "ALREADY SAID:"  # what the tutor said before in this session, as JSON
 SAFE_LINE = "Let's keep working on this together. What would you try as the next step?"
 
@@ -145,7 +146,8 @@ def build_request(given: GenerationInput) -> LLMRequest:
             f"Exercise ({given.topic}): {given.exercise_prompt}",
             *(
                 [
-                    "Grader facts (from checking or running the learner's answer; narrate them, "
+                    f"{GRADER_FACTS_MARK} (from checking or running the learner's answer; "
+                    "narrate them, "
                     "never judge correctness yourself):\n"
                     + "\n".join(f"- {fact}" for fact in given.grader_facts)
                 ]

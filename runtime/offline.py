@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pedrag.runtime.analyzer import heuristic_inference
 from pedrag.runtime.classifier import heuristic_classification, unframe_message
 from pedrag.runtime.generator import (
+    GRADER_FACTS_MARK,
     MATERIAL_MARK,
     SAFE_LINE,
     SAID_MARK,
@@ -115,6 +116,32 @@ def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, 
     return ordered[0]
 
 
+_WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
+_FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
+_UNGRADED = "the learner's code could not be graded: "
+
+
+def grader_preface(system: str) -> str:
+    """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
+    grader decided; the actor only says what it found). A correct answer's confirmation is the
+    runtime's own line, so it is not repeated here."""
+    start = system.find(GRADER_FACTS_MARK)
+    if start < 0:
+        return ""
+    for line in system[start:].split("\n")[1:]:
+        if not line.startswith("- "):
+            break
+        fact = line[2:].strip()
+        if match := _WRONG_FACT.match(fact):
+            return f"Not quite: {match.group(2)} isn't it."
+        if match := _FAILED_TEST.match(fact):
+            call, got, expected = match.groups()
+            return f"Not yet: I ran your code, and {call} gave {got} where {expected} was expected."
+        if fact.startswith(_UNGRADED):
+            return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
+    return ""
+
+
 def _marked(system: str, mark: str) -> str:
     start = system.find(mark)
     if start < 0:
@@ -193,11 +220,13 @@ class OfflineBackend:
             return line or SAFE_LINE
         material = _marked_json(system, MATERIAL_MARK)
         said = _marked_json(system, SAID_MARK)
-        return fill_wording(
+        reply = fill_wording(
             [str(w) for w in wordings],
             material if isinstance(material, dict) else {},
             said if isinstance(said, dict) else {},
         ) or (line or SAFE_LINE)
+        preface = grader_preface(system)
+        return f"{preface} {reply}" if preface else reply
 
     @staticmethod
     def _judge(user: str) -> dict[str, str]:

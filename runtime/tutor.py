@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pedrag.kernel.ceiling import runtime_step
+from pedrag.kernel.ceiling import most_permissive, runtime_step
 from pedrag.kernel.sources import EXPLAIN_MODE_METRIC, INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
@@ -201,6 +201,7 @@ class ExerciseInfo:
     exam: bool = False
     tests: tuple[tuple[str, str], ...] = ()  # programming exercises: (call, expected literal)
     material: Material | None = None  # hints, worked example, ... (`pedrag.runtime.material`)
+    practises: tuple[str, ...] = ()  # further goals in scope (the first is `goal`)
 
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
@@ -222,6 +223,7 @@ class ExerciseInfo:
             bool(exercise.exam),
             tests,
             Material.from_exercise(exercise),
+            tuple(getattr(exercise, "practises", ()) or ()),
         )
 
 
@@ -665,6 +667,7 @@ class Tutor:
 
         # trusted bookkeeping (the system's own writes: attempts, grading, conduct)
         state, assessment = self._trusted_updates(state, writer, session, text)
+        state, goal_in_scope = self._goal_in_scope(state, writer, schema, policy, session.exercise)
         solved_now = assessment.grade.verdict == "correct"
         following = None
         if solved_now and session.exercise is not None and not session.exercise.exam:
@@ -735,7 +738,40 @@ class Tutor:
             action=action,
             material=material,
             said=said,
+            goal_in_scope=goal_in_scope,
         )
+
+    def _goal_in_scope(
+        self,
+        state: SessionState,
+        writer: StateWriter,
+        schema: MetricSchema,
+        policy: Any,
+        info: ExerciseInfo | None,
+    ) -> tuple[SessionState, str | None]:
+        """With several goals in scope (the exercise's goal and those it `practises`), the
+        mastery metric is the goal's whose band gives the most permissive ceiling (seed 2,
+        §3.2; the kernel's `most_permissive`), so the rules, the contract and the compiler's
+        proofs all see one consistent state: the learner is met at their weakest goal."""
+        if info is None:
+            return state, None
+        names = _mastery_metrics(schema)
+        if not info.practises or not names or self.curriculum is None:
+            return state, info.goal
+        goals = (info.goal, *info.practises)
+        records = _records(state)
+        masteries = [self._map().record(records, goal).mastery for goal in goals]
+        trusted = {n: state.metrics[n] for n in schema.names("trusted")}
+        classified = {n: state.metrics[n] for n in schema.names("classified")}
+        ceilings = [
+            compute_contract(
+                PolicyInput.of({**trusted, **dict.fromkeys(names, mastery)}, classified), policy
+            ).ceiling
+            for mastery in masteries
+        ]
+        chosen = most_permissive(ceilings)
+        state = writer.apply(state, SetMetrics("trusted", dict.fromkeys(names, masteries[chosen])))
+        return state, goals[chosen]
 
     def _solved_elsewhere(self, state: SessionState, info: ExerciseInfo | None) -> str:
         """The prompt of another exercise on this topic that the learner's records say they
@@ -858,6 +894,7 @@ class Tutor:
                 **({"facts": list(p.assessment.grade.facts)} if self.keep_transcript else {}),
             },
             "exercise": info_id(session.exercise),
+            "goal_in_scope": p.goal_in_scope,
             "next_exercise": info_id(p.following),
             "metric_deltas": audit_module.metric_deltas(p.before, state.metrics),
             "latency_ms": round(elapsed_ms, 3),
@@ -1055,8 +1092,7 @@ class Tutor:
             tracing=tracing,
         )
         events = list(assessment.events)
-        if metrics.get(INTENT_METRIC) == "hostile":
-            events.append("hostile_turn")
+        events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")
         extra = dict(state.extra)
         extra[WRONG_ANSWERS] = list(assessment.wrong_answers)
         mastery = None
@@ -1122,6 +1158,7 @@ class _Prepared:
     contract: Contract
     choice: Choice
     action: Any
+    goal_in_scope: str | None = None  # the goal whose mastery band set the ceiling
     material: dict[str, str] = field(default_factory=dict)  # this turn's teaching material
     said: dict[str, Any] = field(default_factory=dict)  # what the tutor had said before it
 

@@ -196,3 +196,15 @@ def test_a_variant_with_an_unknown_placeholder_is_a_diagnostic() -> None:
     assert in_template != theory
     loaded = load_text(in_template, "socratic.yaml")
     assert any("a template cannot use `{hint}`" in d.message for d in loaded.diagnostics)
+
+
+def test_a_wrong_graded_answer_is_narrated_from_the_graders_fact() -> None:
+    tutor = Tutor(store=MemoryStore())
+    session = tutor.start("socratic", "mult_7x8", seed=5)
+    result = tutor.turn(session, "I think it is 54")
+    assert result.audit["grade"]["verdict"] == "wrong"
+    assert result.tutor.startswith("Not quite: 54 isn't it. ")
+    assert "56" not in result.tutor
+    neutral = tutor.turn(session, "what should I look at first?")
+    assert neutral.audit["grade"]["verdict"] == "none"
+    assert not neutral.tutor.startswith("Not quite")
