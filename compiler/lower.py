@@ -198,6 +198,7 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
             "description": action.description,
             "guidance": action.guidance,
             "template": action.template,
+            **({"variants": list(action.variants)} if action.variants else {}),
             "conflicts": list(action.conflicts),
         }
         for order, (name, action) in enumerate(theory.actions.items())

@@ -46,6 +46,7 @@ class ActionInfo:
     conflicts: tuple[str, ...] = ()
     guidance: str | None = None
     template: str | None = None
+    variants: tuple[str, ...] = ()
     span: Span | None = None
     ignore: frozenset[str] = frozenset()
 

@@ -136,6 +136,7 @@ class Action(_Strict):
     guidance: str | None = None
     tags: list[Identifier] = Field(default_factory=list)
     template: str | None = None
+    variants: list[str] = Field(default_factory=list)
     conflicts: list[Identifier] = Field(default_factory=list)
     source: Identifier | list[Identifier] | None = None
     ignore: list[CheckName] = Field(default_factory=list)
@@ -291,6 +292,22 @@ def _answer_text(value: Any) -> Any:
     return value
 
 
+class WorkedExample(_Strict):
+    """A parallel problem worked through step by step (never the exercise itself)."""
+
+    problem: str
+    steps: list[str] = Field(min_length=1)
+
+
+class ParallelItem(_Strict):
+    """A similar problem to practise on, with its own answer."""
+
+    prompt: str
+    answer: str
+
+    _normalise_answer = field_validator("answer", mode="before")(_answer_text)
+
+
 class Exercise(_Strict):
     id: Identifier
     goal: Identifier
@@ -301,7 +318,12 @@ class Exercise(_Strict):
     language: str | None = None
     exam: bool = False
     tests: list[CodeTest] = Field(default_factory=list)
+    practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
+    worked_example: WorkedExample | None = None
+    parallel: ParallelItem | None = None
+    misconceptions: list[str] = Field(default_factory=list)
+    outline: str | None = None
 
     _normalise_answer = field_validator("answer", mode="before")(_answer_text)
 

@@ -9,6 +9,7 @@ against metric domains (type-error), and enforces the trust boundary on ceiling 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Literal
@@ -32,10 +33,13 @@ from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
 from pedrag.kernel.ceiling import runtime_steps_for
 from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
+from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS
 
 Context = Literal["rule", "ceiling", "invariant", "monitor", "switch", "compute"]
 CEILING_READABLE = CEILING_SOURCES
 _ORDERING = ("<", "<=", ">", ">=")
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
@@ -572,6 +576,28 @@ class TheoryResolver:
                 )
             )
 
+    def _placeholders(
+        self, action: str, text: str | None, path: Path, allowed: tuple[str, ...]
+    ) -> None:
+        """A wording's `{name}` placeholders must be ones the runtime fills there."""
+        for found in _PLACEHOLDER.findall(text or ""):
+            if found not in allowed:
+                where = "a template" if allowed == TEMPLATE_PLACEHOLDERS else "a variant"
+                self.diagnostics.append(
+                    error(
+                        "unknown-name",
+                        f"action `{action}`: {where} cannot use `{{{found}}}`",
+                        self.positions.span(path),
+                        items=(f"action:{action}",),
+                        help=(
+                            "the template is also the fail-closed reply and takes only `{topic}`; "
+                            "put material in `variants:`"
+                            if found in MATERIAL_PLACEHOLDERS
+                            else "known: " + ", ".join(f"{{{n}}}" for n in allowed)
+                        ),
+                    )
+                )
+
     def _action_ref(self, name: str, path: Path, what: str) -> bool:
         if name in self.actions:
             return True
@@ -714,6 +740,9 @@ class TheoryResolver:
             self._source_refs(action.source, (*path, "source"))
             for index, other in enumerate(action.conflicts):
                 self._action_ref(other, (*path, "conflicts", index), f"`{name}` conflicts")
+            self._placeholders(name, action.template, (*path, "template"), TEMPLATE_PLACEHOLDERS)
+            for index, wording in enumerate(action.variants):
+                self._placeholders(name, wording, (*path, "variants", index), MATERIAL_PLACEHOLDERS)
             self._tag_since(before, f"action:{name}")
             actions[name] = ActionInfo(
                 name=name,
@@ -724,6 +753,7 @@ class TheoryResolver:
                 conflicts=tuple(action.conflicts),
                 guidance=action.guidance,
                 template=action.template,
+                variants=tuple(action.variants),
                 span=self.positions.key_span(path),
                 ignore=frozenset(action.ignore),
             )
@@ -999,6 +1029,16 @@ def resolve_curriculum(
                     help=did_you_mean(exercise.goal, goal_index) or None,
                 )
             )
+        for p_index, practised in enumerate(exercise.practises):
+            if practised not in goal_index:
+                diagnostics.append(
+                    error(
+                        "unknown-name",
+                        f"exercise `{exercise.id}` practises unknown goal `{practised}`",
+                        positions.span(("exercises", index, "practises", p_index)),
+                        help=did_you_mean(practised, goal_index) or None,
+                    )
+                )
     if diagnostics:
         return None, diagnostics
     return ResolvedCurriculum(

@@ -81,6 +81,11 @@ KEYS: dict[str, dict[str, str]] = {
         "guidance": "implementation guidance handed to the generator",
         "tags": "free labels, readable in invariants (`'probe' in tags`)",
         "template": "the offline and fallback wording (`{topic}` is filled in)",
+        "variants": (
+            "further wordings of the same move, rotated so the tutor does not repeat itself; "
+            "they may use the exercise's teaching material: `{prompt}`, `{hint}`, `{example}`, "
+            "`{parallel}`, `{misconception}`, `{outline}`, `{solution}`, `{solved}`"
+        ),
         "conflicts": "actions that must never be eligible together with this one",
         "source": "source id(s) from `theory.sources`",
         "ignore": "checks not reported on this action",
@@ -158,7 +163,23 @@ KEYS: dict[str, dict[str, str]] = {
         "language": "programming exercises: the solution is code in this language",
         "exam": "exam exercises run under lockdown",
         "tests": "programming exercises: calls the grader runs against the learner's code",
-        "hints": "optional per-step hints",
+        "practises": (
+            "further goals the exercise practises; with several goals in scope the most "
+            "permissive mastery band sets the ceiling"
+        ),
+        "hints": "per-step hints, given in order; none may state the answer",
+        "worked_example": "a parallel problem worked step by step (shown at H5); must not state the answer",
+        "parallel": "a similar item with its own answer, to practise on",
+        "misconceptions": "common misconceptions, each with its correction; none may state the answer",
+        "outline": "a partly finished solution with blanks (shown at H6); must not state the answer",
+    },
+    "WorkedExample": {
+        "problem": "the parallel problem (not the exercise itself)",
+        "steps": "its solution, one step per entry",
+    },
+    "ParallelItem": {
+        "prompt": "the similar item's question",
+        "answer": "its answer (different from the exercise's)",
     },
 }
 

@@ -13,7 +13,7 @@ last, so nothing can lift it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,6 +87,15 @@ RUNTIME_STEPS: tuple[RuntimeStep, ...] = (
         "conduct restriction is applied last, so nothing can lift it (seed 2, §3.2)",
     ),
 )
+
+
+def most_permissive(ceilings: Sequence[int]) -> int:
+    """Which of several candidate ceilings a turn gets: the most permissive (the highest rung),
+    the first on a tie. seed 2, §3.2: with several goals in scope the most permissive mastery
+    band wins, so the learner is met at their weakest goal."""
+    if not ceilings:
+        raise ValueError("no candidate ceiling")
+    return max(range(len(ceilings)), key=lambda index: (ceilings[index], -index))
 
 
 def runtime_steps_for(metrics: Mapping[str, tuple[str, str]]) -> tuple[RuntimeStep, ...]:

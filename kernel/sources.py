@@ -10,7 +10,8 @@ conventional names below, by default). A condition that reads a metric nothing w
 Writers of trusted metrics, as a theory file spells them::
 
     writer: instructor                 # bool: the instructor API / an exam exercise sets it
-    writer: conduct                    # bool: set after repeated hostile turns
+    writer: conduct                    # bool: set after repeated hostile turns, cleared
+                                       # after as many calm turns in a row
     writer: mastery                    # float in [0, 1]: BKT estimate of the current goal
     writer: {count: wrong_answer}      # int: counts an event (reset when an exercise starts)
     writer: {set_on: correct_answer, clear_on: wrong_answer}      # bool
@@ -46,11 +47,15 @@ EVENTS = {
     "worked_wrong_answer": "a new wrong answer that shows its work (not a bare guess)",
     "grader_error": "the learner's code could not be run (fails closed: neither right nor wrong)",
     "hostile_turn": "the pre-classifier classified the message as hostile",
+    "calm_turn": "the pre-classifier did not classify the message as hostile",
 }
 ACTION_EVENT_PREFIX = "action:"
 NAMED_WRITERS = {
     "instructor": ("bool", "the instructor API, or an exam exercise at session start"),
-    "conduct": ("bool", "the conduct check, after repeated hostile turns"),
+    "conduct": (
+        "bool",
+        "the conduct check: set after repeated hostile turns, cleared after calm turns in a row",
+    ),
     "mastery": ("float", "the learner's BKT mastery of the current goal, from graded answers"),
 }
 # Trusted metrics with a conventional meaning are written by default, so a theory need not

@@ -49,6 +49,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
     "why": (30, "explain which rules hold, the ceiling and the selection for a given state"),
     "simulate": (31, "run one scripted-student session (personas: answer-seeker, injector, ...)"),
     "audit": (32, "print a session's per-turn audit trace (contract, rules, action, verdicts)"),
+    "instructor": (
+        33,
+        "an instructor's toggles on a session: explain mode, exam lockdown, lift a conduct restriction",
+    ),
     "evaluate": (
         40,
         "simulate sessions across tutor configurations: BHR, post-test mastery, gates G1-G4",

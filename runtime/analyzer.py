@@ -42,6 +42,12 @@ _CURIOUS = re.compile(r"\b(curious|interesting|wonder|what if|why does|cool)\b",
 _BORED = re.compile(r"\b(boring|bored|whatever|meh|who cares)\b", re.IGNORECASE)
 _REASON = re.compile(r"\b(because|since|so that|therefore|which means|so)\b", re.IGNORECASE)
 _CONFIDENT = re.compile(r"\b(definitely|sure|certain|obviously|clearly|i know)\b", re.IGNORECASE)
+# The learner checking their own work (Zimmerman 2002: self-monitoring), as SRL names it.
+_MONITORING = re.compile(
+    r"\b(i (double[- ])?checked|checking (it|my)|let me check|i (re)?tested|i verified|"
+    r"i went back (over|through)|(double|re)-?check(ed)?|i compared)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ def heuristic_inference(message: str, fields: Mapping[str, MetricField]) -> dict
             0.0, min(1.0, 0.5 + 0.2 * len(_CONFIDENT.findall(message)) - 0.15 * hedges)
         ),
         "engagement": min(1.0, 0.2 + words / 40),
+        # no sign of checking reads as weak monitoring; each sign of it raises the estimate
+        "self_monitoring": min(1.0, 0.3 + 0.3 * len(_MONITORING.findall(message))),
         "misconception": False,
         "reasoning_quality": (
             "sound"

@@ -48,6 +48,14 @@ def adapt(
     level is tried (escalate, then alternatives, then switch)."""
     fired = tuple(policy.monitors_fired(history))
     if not fired:
+        # No problem signalled, but a switch's condition holds: the evidence the theory names
+        # for handing over (e.g. direct instruction handing back once graded answers show
+        # progress). Switches are otherwise the last level after a monitor fires.
+        target = policy.switch_target(history)
+        if target is not None and target in theory_ids:
+            return Adaptation(
+                (), "switch", None, target, f"switch to {target}: its condition holds"
+            )
         return Adaptation()
     monitor = fired[0]
     target = policy.switch_target(history)

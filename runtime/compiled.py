@@ -83,6 +83,7 @@ class ActionSpec:
     guidance: str | None
     template: str | None
     conflicts: tuple[str, ...]
+    variants: tuple[str, ...] = ()  # further wordings of the template (same rung, same move)
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ class CompiledPolicy:
                 a.get("guidance"),
                 a.get("template"),
                 tuple(a.get("conflicts", ())),
+                tuple(a.get("variants", ())),
             )
             for name, a in action_items
         }

@@ -33,6 +33,10 @@ LADDER = {
     7: "H7 show the full solution",
 }
 TEMPLATE_MARK = "ACTION TEMPLATE:"
+WORDINGS_MARK = "WORDINGS:"  # the template and its variants, as JSON
+MATERIAL_MARK = "TEACHING MATERIAL:"  # this turn's material from the curriculum, as JSON
+GRADER_FACTS_MARK = "Grader facts"  # the block of what the grader established, one fact a line
+SAID_MARK = "ALREADY SAID:"  # what the tutor said before in this session, as JSON
 SAFE_LINE = "Let's keep working on this together. What would you try as the next step?"
 
 
@@ -55,6 +59,12 @@ class GenerationInput:
     # Earlier exchanges of the session, oldest first: (student message, tutor reply). The
     # student's words stay framed as data; the contract in the system prompt still binds.
     history: tuple[tuple[str, str], ...] = ()
+    # The action's wordings (template first, then its variants), the exercise's teaching
+    # material this turn may use (`pedrag.runtime.material`), and what the tutor has already
+    # said: which material is still new, fingerprints of recent replies, the previous reply.
+    variants: tuple[str, ...] = ()
+    material: Mapping[str, str] | None = None
+    said: Mapping[str, Any] | None = None
 
 
 # `{topic}` as an adjective: after a determiner and before a noun ("this {topic} problem").
@@ -98,6 +108,23 @@ def contract_block(contract: Contract) -> str:
     return "\n".join(lines)
 
 
+def _material_lines(given: GenerationInput) -> list[str]:
+    """The teaching material and the wordings, one JSON line each after its marker: a model
+    uses the material in its own words; the offline backend fills a wording from it."""
+    if given.material is None:
+        return []
+    wordings = [fill_template(text, given.topic) for text in (given.template, *given.variants)]
+    said = dict(given.said or {})
+    return [
+        f"{WORDINGS_MARK} {json.dumps([w for w in wordings if w], ensure_ascii=False)}",
+        f"{MATERIAL_MARK} {json.dumps(dict(given.material), ensure_ascii=False, sort_keys=True)}"
+        " (from the curriculum; use what fits this action, one piece at a time, and never go "
+        "beyond it)",
+        f"{SAID_MARK} {json.dumps(said, ensure_ascii=False, sort_keys=True)} (never repeat "
+        "your previous reply)",
+    ]
+
+
 def build_request(given: GenerationInput) -> LLMRequest:
     template = fill_template(given.template, given.topic)
     metrics = json.dumps(
@@ -114,11 +141,13 @@ def build_request(given: GenerationInput) -> LLMRequest:
             f"Teaching action for this turn: {given.action} ({LADDER[given.rung]}).\n"
             f"{given.action_description}\nGuidance: {given.guidance.strip()}",
             f"{TEMPLATE_MARK} {template}",
+            *_material_lines(given),
             f"Learner metrics: {metrics}",
             f"Exercise ({given.topic}): {given.exercise_prompt}",
             *(
                 [
-                    "Grader facts (from checking or running the learner's answer; narrate them, "
+                    f"{GRADER_FACTS_MARK} (from checking or running the learner's answer; "
+                    "narrate them, "
                     "never judge correctness yourself):\n"
                     + "\n".join(f"- {fact}" for fact in given.grader_facts)
                 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
 from pedrag.runtime.state import EXAM_LOCK, MetricSchema, SetMetrics, StateWriter
-from pedrag.runtime.trusted_writer import HOSTILE_TURNS
+from pedrag.runtime.trusted_writer import CALM_TURNS, HOSTILE_TURNS
 
 _CONDUCT_STEP = runtime_step("conduct_restriction")
 _EXAM_STEP = runtime_step("exam_lockdown")
@@ -93,6 +93,7 @@ def apply_change(tutor: Any, session_id: str, change: InstructorChange) -> Any:
             )
         updates[_CONDUCT_STEP.metric] = False
         extra[HOSTILE_TURNS] = 0
+        extra[CALM_TURNS] = 0
     writer = StateWriter(schema)
     new = writer.apply(state, SetMetrics("trusted", updates)) if updates else state
     if extra != dict(new.extra):

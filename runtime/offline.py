@@ -5,7 +5,10 @@ gives an :class:`~pedrag.runtime.llm.LLMResponse` worked out from the request al
 
 - ``classifier`` / ``analyzer``: the heuristic classifier and analyzer over the framed message,
   for exactly the metrics the request's JSON Schema asks for;
-- ``actor``: the action's template line from the prompt (``ACTION TEMPLATE:``);
+- ``actor``: one of the action's wordings (``WORDINGS:``, else the ``ACTION TEMPLATE:`` line),
+  filled from the exercise's teaching material (``TEACHING MATERIAL:``): wordings that give the
+  learner something new (the next hint, the worked example) first, rotated by the session's
+  reply count, skipping any recently said (``ALREADY SAID:``) and never the previous reply;
 - ``judge``: the rubric as patterns (:func:`pedrag.runtime.judge.rule_based_verdict`);
 - ``selector``: :func:`pedrag.runtime.rule_engine.offline_select`;
 - ``student`` / ``evaluator`` / ``extractor``: a neutral fixed reply.
@@ -27,9 +30,17 @@ from typing import Any, Literal
 
 from pedrag.runtime.analyzer import heuristic_inference
 from pedrag.runtime.classifier import heuristic_classification, unframe_message
-from pedrag.runtime.generator import SAFE_LINE, TEMPLATE_MARK
+from pedrag.runtime.generator import (
+    GRADER_FACTS_MARK,
+    MATERIAL_MARK,
+    SAFE_LINE,
+    SAID_MARK,
+    TEMPLATE_MARK,
+    WORDINGS_MARK,
+)
 from pedrag.runtime.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
 from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
+from pedrag.runtime.material import fill, fingerprint, placeholders
 from pedrag.runtime.rule_engine import offline_select
 from pedrag.runtime.state import MetricField
 
@@ -51,6 +62,102 @@ def _fields_from_schema(schema: dict[str, Any]) -> dict[str, MetricField]:
             kind: Literal["int", "float"] = "int" if spec.get("type") == "integer" else "float"
             fields[name] = MetricField(name, kind, "classified", low, high, default=low)
     return fields
+
+
+# Restating the question is always within the contract (the learner can read it anyway): the
+# last resort when every wording of the action was said recently.
+_RESTATE = (
+    "{wording} The question is still: {prompt}",
+    "Back to the question ({prompt}). {wording}",
+    "{wording} (We're working on: {prompt})",
+)
+
+
+def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, Any]) -> str:
+    """The reply: a wording of the action filled from the turn's material.
+
+    Wordings whose placeholders this turn's material cannot fill are dropped; those that give
+    something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
+    come first; each group is rotated by the session's reply count. The first not said recently
+    wins, then the same wordings restating the question; else the first that differs from the
+    previous reply.
+    """
+    values = {str(k): str(v) for k, v in material.items() if v}
+    fresh = set(said.get("fresh", ()))
+    recent = set(said.get("recent", ()))
+    last = fingerprint(str(said.get("last", "")))
+    count = int(said.get("count", 0) or 0)
+    filled: list[tuple[bool, str]] = []
+    for wording in wordings:
+        text = fill(wording, values)
+        if text is not None and all(text != other for _, other in filled):
+            filled.append((bool(fresh.intersection(placeholders(wording))), text))
+    if not filled:
+        return ""
+    ordered: list[str] = []
+    for group in (True, False):
+        texts = [text for new, text in filled if new == group]
+        if texts:
+            shift = count % len(texts)
+            ordered += texts[shift:] + texts[:shift]
+    prompt = values.get("prompt", "")
+    restated = [
+        frame.replace("{prompt}", prompt).replace("{wording}", text)
+        for frame in _RESTATE
+        for text in ordered
+        if prompt and prompt not in text
+    ]
+    for text in [*ordered, *restated]:
+        if fingerprint(text) not in recent and fingerprint(text) != last:
+            return text
+    for text in [*ordered, *restated]:
+        if fingerprint(text) != last:
+            return text
+    return ordered[0]
+
+
+_WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
+_FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
+_UNGRADED = "the learner's code could not be graded: "
+
+
+def grader_preface(system: str) -> str:
+    """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
+    grader decided; the actor only says what it found). A correct answer's confirmation is the
+    runtime's own line, so it is not repeated here."""
+    start = system.find(GRADER_FACTS_MARK)
+    if start < 0:
+        return ""
+    for line in system[start:].split("\n")[1:]:
+        if not line.startswith("- "):
+            break
+        fact = line[2:].strip()
+        if match := _WRONG_FACT.match(fact):
+            return f"Not quite: {match.group(2)} isn't it."
+        if match := _FAILED_TEST.match(fact):
+            call, got, expected = match.groups()
+            return f"Not yet: I ran your code, and {call} gave {got} where {expected} was expected."
+        if fact.startswith(_UNGRADED):
+            return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
+    return ""
+
+
+def _marked(system: str, mark: str) -> str:
+    start = system.find(mark)
+    if start < 0:
+        return ""
+    return system[start + len(mark) :].split("\n", 1)[0].strip()
+
+
+def _marked_json(system: str, mark: str) -> Any:
+    line = _marked(system, mark)
+    if not line:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(line)
+    except ValueError:
+        return None
+    return value
 
 
 class OfflineBackend:
@@ -107,11 +214,19 @@ class OfflineBackend:
 
     @staticmethod
     def _actor(system: str) -> str:
-        start = system.find(TEMPLATE_MARK)
-        if start < 0:
-            return SAFE_LINE
-        line = system[start + len(TEMPLATE_MARK) :].split("\n", 1)[0].strip()
-        return line or SAFE_LINE
+        line = _marked(system, TEMPLATE_MARK)
+        wordings = _marked_json(system, WORDINGS_MARK)
+        if not isinstance(wordings, list) or not wordings:
+            return line or SAFE_LINE
+        material = _marked_json(system, MATERIAL_MARK)
+        said = _marked_json(system, SAID_MARK)
+        reply = fill_wording(
+            [str(w) for w in wordings],
+            material if isinstance(material, dict) else {},
+            said if isinstance(said, dict) else {},
+        ) or (line or SAFE_LINE)
+        preface = grader_preface(system)
+        return f"{preface} {reply}" if preface else reply
 
     @staticmethod
     def _judge(user: str) -> dict[str, str]:

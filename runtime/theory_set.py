@@ -121,7 +121,7 @@ class TheorySet:
         loaded = load_file(path)
         if not loaded.ok or loaded.curriculum is None:
             raise TheoryLoadError(_describe_errors(str(path), loaded))
-        self.curricula[loaded.curriculum.id] = loaded.curriculum
+        self._add_loaded(loaded, str(path), strict=True)
         return loaded.curriculum
 
     def _add_text(self, text: str, name: str, *, strict: bool) -> None:
@@ -135,6 +135,16 @@ class TheorySet:
                 raise TheoryLoadError(_describe_errors(name, loaded))
             return
         if loaded.curriculum is not None:
+            from pedrag.runtime.material import material_diagnostics
+
+            reveals = material_diagnostics(loaded)
+            if reveals:
+                if strict:
+                    raise TheoryLoadError(
+                        f"{name} does not load: "
+                        + "; ".join(f"{d.span or name}: {d.message}" for d in reveals[:3])
+                    )
+                return
             self.curricula[loaded.curriculum.id] = loaded.curriculum
         if loaded.theory is not None:
             if loaded.theory.id in self.theories:

@@ -16,6 +16,10 @@ from pedrag.kernel.sources import ACTION_EVENT_PREFIX
 
 HOSTILE_TURNS_FOR_RESTRICTION = 3  # seed 2, §3.2: conduct restriction after repeated hostility
 HOSTILE_TURNS = "hostile_turns"  # state.extra key: the conduct writer's count
+# A restriction decays: it is for abuse, not a life sentence, and a learner who has calmed down
+# gets their help back (an instructor can lift it sooner; `pedrag.runtime.instructor`).
+CALM_TURNS_TO_LIFT = 3
+CALM_TURNS = "calm_turns"  # state.extra key: calm turns in a row since the last hostile one
 
 
 def action_event(action: str) -> str:
@@ -38,6 +42,10 @@ def trusted_updates(
     new_extra = dict(extra)
     if "hostile_turn" in happened:
         new_extra[HOSTILE_TURNS] = int(new_extra.get(HOSTILE_TURNS, 0)) + 1
+        new_extra[CALM_TURNS] = 0
+    elif "calm_turn" in happened:
+        new_extra[CALM_TURNS] = int(new_extra.get(CALM_TURNS, 0)) + 1
+    lifted = False
     for name, field in fields.items():
         writer = getattr(field, "writer", None)
         if field.source != "trusted" or writer is None:
@@ -62,8 +70,13 @@ def trusted_updates(
             if mastery is not None:
                 updates[name] = float(mastery)
         elif writer.kind == "conduct":
-            if int(new_extra.get(HOSTILE_TURNS, 0)) >= HOSTILE_TURNS_FOR_RESTRICTION:
+            if current is True and int(new_extra.get(CALM_TURNS, 0)) >= CALM_TURNS_TO_LIFT:
+                updates[name] = False  # decayed: the count behind it starts again
+                lifted = True
+            elif int(new_extra.get(HOSTILE_TURNS, 0)) >= HOSTILE_TURNS_FOR_RESTRICTION:
                 if current is not True:
                     updates[name] = True
         # "instructor": written only through the instructor API and at session start.
+    if lifted:
+        new_extra[HOSTILE_TURNS] = 0
     return updates, new_extra

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pedrag.kernel.ceiling import runtime_step
+from pedrag.kernel.ceiling import most_permissive, runtime_step
 from pedrag.kernel.sources import EXPLAIN_MODE_METRIC, INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
@@ -50,6 +50,7 @@ from pedrag.runtime.generator import (
     SAFE_LINE,
     GenerationInput,
     build_request,
+    fill_template,
     generate,
     template_reply,
 )
@@ -66,6 +67,15 @@ from pedrag.runtime.llm import (
     open_stream,
 )
 from pedrag.runtime.mastery import Tracing
+from pedrag.runtime.material import (
+    SAID,
+    Material,
+    after_reply,
+    exercise_start,
+    fresh,
+    placeholders,
+    turn_material,
+)
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
 from pedrag.runtime.response_monitor import fingerprint, observed_metrics
@@ -196,6 +206,8 @@ class ExerciseInfo:
     key: AnswerKey | None
     exam: bool = False
     tests: tuple[tuple[str, str], ...] = ()  # programming exercises: (call, expected literal)
+    material: Material | None = None  # hints, worked example, ... (`pedrag.runtime.material`)
+    practises: tuple[str, ...] = ()  # further goals in scope (the first is `goal`)
 
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
@@ -209,7 +221,15 @@ class ExerciseInfo:
         )
         tests = tuple((test.call, test.expect) for test in getattr(exercise, "tests", ()))
         return cls(
-            exercise.id, exercise.goal, topic, exercise.prompt, key, bool(exercise.exam), tests
+            exercise.id,
+            exercise.goal,
+            topic,
+            exercise.prompt,
+            key,
+            bool(exercise.exam),
+            tests,
+            Material.from_exercise(exercise),
+            tuple(getattr(exercise, "practises", ()) or ()),
         )
 
 
@@ -607,8 +627,7 @@ class Tutor:
         # checked together with what is already out; a neutral line if that trips.
         released = guard.released
         separator = "" if not released or released[-1].isspace() else " "
-        template = template_reply(prepared.action, given.topic)
-        for fallback in (template, SAFE_LINE):
+        for fallback in _fallbacks(prepared, given.topic):
             if not _check(detector, released + separator + fallback, text).flagged:
                 progress.fallback = True
                 yield separator + fallback
@@ -660,6 +679,7 @@ class Tutor:
 
         # trusted bookkeeping (the system's own writes: attempts, grading, conduct)
         state, assessment = self._trusted_updates(state, writer, session, text)
+        state, goal_in_scope = self._goal_in_scope(state, writer, schema, policy, session.exercise)
         solved_now = assessment.grade.verdict == "correct"
         following = None
         if solved_now and session.exercise is not None and not session.exercise.exam:
@@ -700,6 +720,15 @@ class Tutor:
         if choice.failure:
             failures.append({"stage": "selector", "error": choice.failure})
         action = policy.actions[choice.action]
+        said = dict(state.extra.get(SAID, {}))
+        info = session.exercise
+        material = turn_material(
+            info.material if info is not None else None,
+            said,
+            rung=choice.rung,
+            explain=explains_now(contract, policy_input),
+            solved=self._solved_elsewhere(state, info),
+        )
         return _Prepared(
             started=started,
             loaded=loaded,
@@ -719,7 +748,60 @@ class Tutor:
             contract=contract,
             choice=choice,
             action=action,
+            material=material,
+            said=said,
+            goal_in_scope=goal_in_scope,
         )
+
+    def _goal_in_scope(
+        self,
+        state: SessionState,
+        writer: StateWriter,
+        schema: MetricSchema,
+        policy: Any,
+        info: ExerciseInfo | None,
+    ) -> tuple[SessionState, str | None]:
+        """With several goals in scope (the exercise's goal and those it `practises`), the
+        mastery metric is the goal's whose band gives the most permissive ceiling (seed 2,
+        §3.2; the kernel's `most_permissive`), so the rules, the contract and the compiler's
+        proofs all see one consistent state: the learner is met at their weakest goal."""
+        if info is None:
+            return state, None
+        names = _mastery_metrics(schema)
+        if not info.practises or not names or self.curriculum is None:
+            return state, info.goal
+        goals = (info.goal, *info.practises)
+        records = _records(state)
+        masteries = [self._map().record(records, goal).mastery for goal in goals]
+        trusted = {n: state.metrics[n] for n in schema.names("trusted")}
+        classified = {n: state.metrics[n] for n in schema.names("classified")}
+        ceilings = [
+            compute_contract(
+                PolicyInput.of({**trusted, **dict.fromkeys(names, mastery)}, classified), policy
+            ).ceiling
+            for mastery in masteries
+        ]
+        chosen = most_permissive(ceilings)
+        state = writer.apply(state, SetMetrics("trusted", dict.fromkeys(names, masteries[chosen])))
+        return state, goals[chosen]
+
+    def _solved_elsewhere(self, state: SessionState, info: ExerciseInfo | None) -> str:
+        """The prompt of another exercise on this topic that the learner's records say they
+        solved ("" when none): the only ground for "you solved a similar problem earlier"."""
+        if info is None or self.curriculum is None:
+            return ""
+        solved = {e for record in _records(state).values() for e in record.solved}
+        goals = self._map().goals
+        for exercise in self._map().exercises:
+            goal = goals.get(exercise.goal)
+            if (
+                exercise.id in solved
+                and exercise.id != info.id
+                and goal is not None
+                and goal.topic.replace("_", " ") == info.topic
+            ):
+                return str(exercise.prompt)
+        return ""
 
     def _commit(
         self,
@@ -773,8 +855,13 @@ class Tutor:
             # actor (never for the policy core, whose input has no text field).
             exchanges = [*new.extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
             new = replace(new, extra={**new.extra, HISTORY: exchanges[-self.history_turns :]})
-        after_reply = ("turn", action_event(choice.action))
-        updates, extra = trusted_updates(schema.fields, new.metrics, after_reply, new.extra)
+        info_now = session.exercise
+        said = after_reply(
+            p.said, outcome.reply, p.material, info_now.material if info_now else None
+        )
+        new = replace(new, extra={**new.extra, SAID: said})
+        after_reply_events = ("turn", action_event(choice.action))
+        updates, extra = trusted_updates(schema.fields, new.metrics, after_reply_events, new.extra)
         if updates:
             new = writer.apply(new, SetMetrics("trusted", updates))
         if extra != dict(new.extra):
@@ -788,6 +875,7 @@ class Tutor:
                 schema.fields, new.metrics, ("exercise_start",), new.extra, mastery
             )
             extra[WRONG_ANSWERS] = []
+            extra[SAID] = exercise_start(extra.get(SAID, {}))
             new = replace(writer.apply(new, SetMetrics("trusted", updates)), extra=extra)
         if adaptation.switch_to and new.extra.get(EXAM_LOCK) is not True:
             new = StateWriter(schema).apply(
@@ -818,6 +906,7 @@ class Tutor:
                 **({"facts": list(p.assessment.grade.facts)} if self.keep_transcript else {}),
             },
             "exercise": info_id(session.exercise),
+            "goal_in_scope": p.goal_in_scope,
             "next_exercise": info_id(p.following),
             "metric_deltas": audit_module.metric_deltas(p.before, state.metrics),
             "latency_ms": round(elapsed_ms, 3),
@@ -881,7 +970,7 @@ class Tutor:
     def _supervise(self, session: Session, text: str, prepared: _Prepared) -> _Outcome:
         """Stages 6-8 for a prepared turn: generate, detect, judge; revise once, else fail
         closed to the action's template."""
-        backend, contract, action = prepared.backend, prepared.contract, prepared.action
+        backend, contract = prepared.backend, prepared.contract
         failures = prepared.failures
         detector = self._detector(session, prepared)
         if _over_ceiling(prepared):
@@ -893,7 +982,6 @@ class Tutor:
             return _Outcome(SAFE_LINE, DetectorVerdict(), None, True, False, [])
         given = self._generation_input(session, text, prepared)
         topic = given.topic
-        template = template_reply(action, topic)
         drafts: list[dict[str, Any]] = []
         revised = False
         judge_verdict: JudgeVerdict | None = None
@@ -939,7 +1027,7 @@ class Tutor:
             if outcome == "allow" and draft is not None and verdict is not None:
                 return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
         # Fail closed: the action's template, itself checked; a neutral line if even that trips.
-        for fallback in (template, SAFE_LINE):
+        for fallback in _fallbacks(prepared, topic):
             final = _check(detector, fallback, text)
             if not final.flagged:
                 return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
@@ -975,6 +1063,18 @@ class Tutor:
             history=tuple(
                 (str(student), str(tutor)) for student, tutor in state.extra.get(HISTORY, ())
             ),
+            variants=tuple(getattr(action, "variants", ())),
+            material=prepared.material if info is not None else None,
+            said={
+                "fresh": [
+                    name
+                    for name in prepared.material
+                    if fresh(name, prepared.said, info.material if info else None)
+                ],
+                "recent": list(prepared.said.get("recent", ())),
+                "last": str(prepared.said.get("last", "")),
+                "count": int(prepared.said.get("count", 0)),
+            },
         )
 
     # -- trusted bookkeeping -------------------------------------------------------------------
@@ -1004,8 +1104,7 @@ class Tutor:
             tracing=tracing,
         )
         events = list(assessment.events)
-        if metrics.get(INTENT_METRIC) == "hostile":
-            events.append("hostile_turn")
+        events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")
         extra = dict(state.extra)
         extra[WRONG_ANSWERS] = list(assessment.wrong_answers)
         mastery = None
@@ -1071,6 +1170,9 @@ class _Prepared:
     contract: Contract
     choice: Choice
     action: Any
+    goal_in_scope: str | None = None  # the goal whose mastery band set the ceiling
+    material: dict[str, str] = field(default_factory=dict)  # this turn's teaching material
+    said: dict[str, Any] = field(default_factory=dict)  # what the tutor had said before it
 
 
 @dataclass
@@ -1125,12 +1227,30 @@ def _safe_failure(item: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
+    """The fail-closed replies in order: the action's template, its wordings that need no
+    teaching material, the neutral line; any identical to the previous reply goes last, so
+    failing closed does not make the tutor repeat itself."""
+    action = prepared.action
+    plain = [
+        fill_template(text, topic)
+        for text in getattr(action, "variants", ())
+        if not set(placeholders(text)) - {"topic"}
+    ]
+    lines = list(dict.fromkeys([template_reply(action, topic), *plain, SAFE_LINE]))
+    previous = str(prepared.said.get("last", ""))
+    return sorted(lines, key=lambda line: line == previous)
+
+
 def _explains(prepared: _Prepared) -> bool:
+    return explains_now(prepared.contract, prepared.policy_input)
+
+
+def explains_now(contract: Contract, policy_input: PolicyInput) -> bool:
     """The one case in which the answer may be stated: the trusted ``explain_mode`` (an
     instructor's toggle, never student text) lifted this turn to H7 (the full solution) and no
     exam is locked down. An H7 ceiling alone — a theory's start, a step — does not do it."""
-    contract = prepared.contract
-    explain = dict(prepared.policy_input.trusted).get(EXPLAIN_MODE_METRIC) is True
+    explain = dict(policy_input.trusted).get(EXPLAIN_MODE_METRIC) is True
     return explain and contract.ceiling == 7 and not contract.exam_lockdown
 
 

@@ -321,6 +321,19 @@ def _fix_files(
     return changed, fixed_stdin, 0
 
 
+def _add_material_check(result: CheckResult) -> None:
+    """The runtime's material check (`pedrag.runtime.material`): a curriculum's hints, worked
+    examples, parallel items, misconceptions and outlines must not state the exercise's answer,
+    judged by the answer-reveal detector the tutor runs on every reply. It lives in the runtime
+    (the compiler does not import the detector), so the command adds it to the compiler's."""
+    from pedrag.runtime.material import material_diagnostics
+
+    for loaded in result.files:
+        if loaded.curriculum is not None and loaded.ok:
+            result.diagnostics.extend(material_diagnostics(loaded))
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.explain:
         return explain(args.explain)
@@ -368,6 +381,7 @@ def run(args: argparse.Namespace) -> int:
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
+    _add_material_check(result)
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
     files = [f.path for f in result.files]
     summary = result.summary()
