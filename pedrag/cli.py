@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[int, str]] = {
     "why": (30, "explain which rules hold, the ceiling and the selection for a given state"),
     "simulate": (31, "run one scripted-student session (personas: answer-seeker, injector, ...)"),
     "audit": (32, "print a session's per-turn audit trace (contract, rules, action, verdicts)"),
+    "index": (35, "index a course's materials (PDF/Markdown/text/HTML) so the tutor can cite them"),
     "evaluate": (
         40,
         "simulate sessions across tutor configurations: BHR, fidelity, mastery, gates G1-G4",
