@@ -71,8 +71,15 @@ def content_terms(question: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) > 1))
 
 
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    # Cached per word: course text repeats its vocabulary, and the pure-Python Snowball
+    # stemmer costs tens of microseconds a word (benchmarks/retrieval.py).
+    return str(_stemmer().stemWord(word))
+
+
 def stems(words: Iterable[str]) -> set[str]:
-    return set(_stemmer().stemWords([word.lower() for word in words]))
+    return {_stem(word.lower()) for word in words}
 
 
 def coverage(question_stems: set[str], passage_text: str) -> float:

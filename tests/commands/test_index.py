@@ -51,3 +51,26 @@ def test_index_errors_are_one_line_with_the_right_exit_status(
     assert "course id 'Bio 101'" in capsys.readouterr().err
     assert main(["index", "--course", "bio", "--db", db]) == 2
     assert "give MATERIALS" in capsys.readouterr().err
+
+
+def test_why_shows_what_a_question_would_retrieve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "db.sqlite")
+    assert main(["index", str(write_course(tmp_path / "bio")), "--course", "bio", "--db", db]) == 0
+    capsys.readouterr()
+    socratic = str(Path(__file__).resolve().parents[2] / "theories" / "socratic.yaml")
+    base = ["why", socratic, "--state", "intent=question", "--course", "bio", "--db", db]
+
+    assert main([*base, "--question", "Is chlorophyll the thing that catches the light?"]) == 0
+    concept = capsys.readouterr().out
+    assert main([*base, "--question", "What is a black hole?", "--format", "json"]) == 0
+    uncovered = json.loads(capsys.readouterr().out)["grounding"]
+    assert main([*base, "--question", "How do I start?"]) == 0
+    exercise_talk = capsys.readouterr().out
+
+    assert "concept question: yes" in concept and "grounding required" in concept
+    assert "shown [slides 4, p. 2]  covers 67%: Chlorophyll is the green pigment" in concept
+    assert uncovered["grounding_required"] and uncovered["passages"] == []
+    assert "concept question: no" in exercise_talk and "grounding not required" in exercise_talk
+    assert main(["why", socratic, "--course", "bio"]) == 2
