@@ -101,6 +101,12 @@ def passages_block(grounding: Grounding) -> str:
             "faithfully and cite each one you use by its label exactly as written, e.g. "
             f"{grounding.passages[0].citation}. Claim nothing about the course they do not say."
         )
+    elif grounding.kind == "question" and grounding.withheld:
+        rule = (
+            "COURSE PASSAGES: the passages that answer the learner's question would give away "
+            "the answer to the current exercise, so none is shown. Do not answer the question; "
+            "say it is part of what the exercise asks them to work out and help them reason."
+        )
     elif grounding.kind == "question":
         rule = (
             "COURSE PASSAGES: none of the course's materials supports an answer to the "
@@ -109,22 +115,28 @@ def passages_block(grounding: Grounding) -> str:
         )
     else:
         rule = "COURSE PASSAGES: none retrieved; cite no course source."
-    payload = json.dumps({"kind": grounding.kind, "passages": grounding.for_prompt()})
+    payload = json.dumps(
+        {
+            "kind": grounding.kind,
+            "passages": grounding.for_prompt(),
+            "withheld": grounding.withheld,
+        }
+    )
     for marker in (PASSAGES_OPEN, PASSAGES_CLOSE):
         payload = payload.replace(marker, marker.replace("<<<", "< < <"))
     return f"{rule}\n{PASSAGES_OPEN}\n{payload}\n{PASSAGES_CLOSE}"
 
 
-def read_passages_block(system: str) -> tuple[str, list[dict[str, str]]] | None:
-    """``(kind, passages)`` from a prompt carrying :func:`passages_block`, else ``None``."""
+def read_passages_block(system: str) -> tuple[str, list[dict[str, str]], int] | None:
+    """``(kind, passages, withheld)`` from a prompt carrying :func:`passages_block`, else
+    ``None``."""
     start, end = system.find(PASSAGES_OPEN), system.find(PASSAGES_CLOSE)
     if start < 0 or end < start:
         return None
     try:
         data = json.loads(system[start + len(PASSAGES_OPEN) : end])
-        return str(data["kind"]), [
-            {"cite": str(p["cite"]), "text": str(p["text"])} for p in data["passages"]
-        ]
+        passages = [{"cite": str(p["cite"]), "text": str(p["text"])} for p in data["passages"]]
+        return str(data["kind"]), passages, int(data.get("withheld", 0))
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -179,7 +191,7 @@ def unsupported_claim(draft: str, passages: Sequence[Mapping[str, str]]) -> str 
     hidden = re.sub(r"(\x00\d+\x00)(\s+)(?=[A-Z])", r"\1.\2", hidden)
     for sentence in _SENTENCE.findall(hidden):
         parts = [masked[int(i)] for i in _MASKED.findall(sentence)]
-        if any(part[0] in "\"“" for part in parts):
+        if any(part[0] in '"“' for part in parts):
             continue  # the sentence's claim is its quotation, checked word for word above
         claim = _MASKED.sub(" ", sentence)
         terms = stems(content_terms(claim))

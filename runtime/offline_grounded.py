@@ -22,6 +22,8 @@ from pedrag.runtime.grounding import read_passages_block
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 NOT_COVERED = "I couldn't find that in the course materials, so I won't guess at an answer."
+# The materials answer it, but only with the exercise's hidden answer: not a "not covered".
+WITHHELD = "That's part of what this exercise asks you to work out, so I'll let you find it."
 
 
 def best_sentence(question: str, passage: str) -> str:
@@ -38,9 +40,11 @@ def grounded_reply(system: str, question: str, template_line: str) -> str | None
     block = read_passages_block(system)
     if block is None:
         return None
-    kind, passages = block
+    kind, passages, withheld = block
+    if not passages and kind == "question":
+        return f"{WITHHELD if withheld else NOT_COVERED} {template_line}"
     if not passages:
-        return f"{NOT_COVERED} {template_line}" if kind == "question" else None
+        return None
     best = passages[0]
     quote = best_sentence(question, best["text"]).replace('"', "'")
     if kind == "question":

@@ -849,7 +849,7 @@ class Tutor:
             "turn": new.turn,
             "theory": p.loaded.id,
             "budget": p.decision.to_dict(),
-            "classified": dict(p.classification.values),
+            "classified": dict(p.policy_input.classified),  # with the concept signal
             "inferred": {k: v for k, v in p.inference.values.items()},
             "trusted": dict(p.policy_input.trusted),
             "contract": contract.to_dict(),

@@ -15,7 +15,7 @@ from pedrag.runtime.classifier import heuristic_concept_question, heuristic_inte
 from pedrag.runtime.course_index import CourseIndex
 from pedrag.runtime.grounding import unsupported_claim
 from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.offline_grounded import NOT_COVERED
+from pedrag.runtime.offline_grounded import NOT_COVERED, WITHHELD
 from pedrag.runtime.store import SessionStore
 from pedrag.runtime.tutor import Tutor
 from tests.course_folder import write_course
@@ -95,6 +95,7 @@ def test_retrieval_never_shows_a_passage_that_states_the_hidden_answer(course: A
         for item in grounding["shown"]
     )
     assert "carbon dioxide" not in result.tutor.lower() and "co2" not in result.tutor.lower()
+    assert result.tutor.startswith(WITHHELD) and NOT_COVERED not in result.tutor
 
 
 def test_exercise_talk_is_not_a_concept_question_and_is_not_grounded(course: Any) -> None:
