@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pedrag.kernel.ceiling import DEFAULT_START
+from pedrag.kernel.sources import COURSE_ID_PATTERN
 
 Identifier = Annotated[
     str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")
@@ -340,6 +341,11 @@ class Curriculum(_Strict):
     kind: Literal["curriculum"]
     id: Identifier
     name: str | None = None
+    course: Annotated[str, Field(pattern=COURSE_ID_PATTERN)] | None = Field(
+        default=None,
+        description="the course whose indexed materials (`pedrag index --course ID`) ground "
+        "the tutor's answers on this curriculum's exercises",
+    )
     goals: list[Goal]
     exercises: list[Exercise] = Field(default_factory=list)
     ignore: list[CheckName] = Field(default_factory=list)

@@ -39,6 +39,7 @@ CAUSE_KINDS: dict[str, str] = {
     "affect-ignored": "pedagogy",
     "principle-breach": "pedagogy",
     "unsupported-citation": "grounding",
+    "grounding": "grounding",  # the judge: a claim the turn's course passages do not support
     "evaluator-failure": "measurement",
     "judge-unavailable": "measurement",
 }

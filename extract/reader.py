@@ -1,8 +1,10 @@
 """Extraction stage 1, reading: corpus files -> pages of text with page numbers.
 
-Takes paths to PDF, plain-text and Markdown files; gives one `Page` per PDF page (numbered
-from 1, as a reader cites them) and one per form-feed-separated page of a text file (a text
-file without form feeds is a single page, numbered 1). Page numbers are what provenance
+Takes paths to PDF, plain-text, Markdown and HTML files; gives one `Page` per PDF page
+(numbered from 1, as a reader cites them) and one per form-feed-separated page of a text file
+(a text file without form feeds is a single page, numbered 1). HTML becomes text with its
+headings written as Markdown headings (`# Title`) and its blocks as paragraphs, so course
+materials chunk by heading whatever they were written in (`pedrag.extract.materials`). Page numbers are what provenance
 points at, so they are kept from here on. Text files are UTF-8 (with or without BOM), UTF-16
 or UTF-32 with a BOM, else Windows-1252 / Latin-1; a file that looks binary is refused.
 """
@@ -11,14 +13,17 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text")
+HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIXES = (".pdf",)
-SUFFIXES = TEXT_SUFFIXES + PDF_SUFFIXES
+SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES
 
 
 class ReadError(Exception):
@@ -40,6 +45,10 @@ def read_document(path: str | Path) -> list[Page]:
         pages = _read_pdf(path)
     elif suffix in TEXT_SUFFIXES:
         pages = _read_text(path)
+    elif suffix in HTML_SUFFIXES:
+        pages = [
+            Page(page.document, page.number, html_to_text(page.text)) for page in _read_text(path)
+        ]
     else:
         known = ", ".join(SUFFIXES)
         raise ReadError(f"{path}: unsupported file type `{suffix or '(none)'}` (read: {known})")
@@ -78,6 +87,49 @@ def corpus_files(paths: list[str | Path]) -> list[Path]:
         if path not in unique:
             unique.append(path)
     return unique
+
+
+class _HTMLText(HTMLParser):
+    """HTML -> text: headings as Markdown headings, block elements as paragraphs, scripts and
+    styles dropped, entities decoded (the standard library's tolerant parser)."""
+
+    BLOCKS = frozenset(
+        "p div li ul ol tr table section article header footer blockquote pre br hr dt dd "
+        "figcaption".split()
+    )
+    HEADINGS = {"title": 1, **{f"h{level}": level for level in range(1, 7)}}
+    SKIPPED = frozenset({"script", "style", "noscript", "template"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIPPED:
+            self.skipping += 1
+        elif tag in self.HEADINGS:
+            self.parts.append("\n\n" + "#" * self.HEADINGS[tag] + " ")
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIPPED:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in self.HEADINGS or tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def html_to_text(markup: str) -> str:
+    parser = _HTMLText()
+    parser.feed(markup)
+    parser.close()
+    blocks = ("".join(parser.parts)).split("\n\n")
+    return "\n\n".join(" ".join(block.split()) for block in blocks if block.strip())
 
 
 def _read_text(path: Path) -> list[Page]:

@@ -80,6 +80,15 @@ CODE_ATTEMPT_METRIC = "code_attempt"
 QUESTION_INTENT = "question"
 ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})
 
+# Grounding (DESIGN, "Grounding"; seed 2, §3.2): the classified signal that the learner asked
+# a concept question (the pre-classifier's; a theory may declare it as a classified bool), and
+# the action tag by which an action declares that it points to a concept or course source.
+# Either makes the turn grounded when the session's course has indexed materials.
+CONCEPT_QUESTION_METRIC = "concept_question"
+GROUNDED_TAG = "grounded"
+GROUNDING_MIN_RUNG = 2  # H2, "point to a concept or source": below it nothing is cited
+COURSE_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"  # a curriculum's `course:`, `pedrag index`
+
 
 def may_read_in_ceiling(source: str) -> bool:
     return source in CEILING_SOURCES

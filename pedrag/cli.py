@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[int, str]] = {
         33,
         "an instructor's toggles on a session: explain mode, exam lockdown, lift a conduct restriction",
     ),
+    "index": (35, "index a course's materials (PDF/Markdown/text/HTML) so the tutor can cite them"),
     "evaluate": (
         40,
         "simulate sessions across tutor configurations: BHR, post-test mastery, gates G1-G4",

@@ -88,8 +88,29 @@ def format_trace(records: Iterable[Mapping[str, Any]], *, session: str = "") -> 
             f"  detector  {'FLAGGED ' + ', '.join(detector.get('rule_ids', [])) if detector.get('flagged') else 'clear'}"
             f": {detector.get('reason', '')}"
         )
-        for attempt in record.get("drafts", [])[:-1]:
-            lines.append(f"            draft {attempt.get('n')} rejected: {attempt.get('reason')}")
+        for attempt in record.get("drafts", []):
+            if attempt.get("judge") not in (None, "allow"):
+                lines.append(
+                    f"            draft {attempt.get('n')} rejected by the judge "
+                    f"[{attempt.get('judge_rule_id')}]: {attempt.get('judge_reason')}"
+                )
+            elif attempt.get("flagged"):
+                lines.append(
+                    f"            draft {attempt.get('n')} rejected: {attempt.get('reason')}"
+                )
+        grounding = record.get("grounding")
+        if grounding:
+            shown = ", ".join(item["citation"] for item in grounding.get("shown", [])) or "none"
+            cited_ = ", ".join(grounding.get("cited", [])) or "none"
+            lines.append(
+                f"  grounding {grounding.get('kind')} in course {grounding.get('course')}: "
+                f"shown {shown}; cited {cited_}"
+                + (
+                    f"; {grounding['withheld']} withheld (state the answer)"
+                    if grounding.get("withheld")
+                    else ""
+                )
+            )
         judge = record.get("judge")
         if judge:
             lines.append(f"  judge     {judge['verdict']} [{judge['rule_id']}]: {judge['reason']}")

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, INTENT_METRIC
 from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, LLMResponse, parse_structured
 from pedrag.runtime.state import MetricField, MetricValue
 
@@ -73,12 +74,45 @@ _CODE = re.compile(
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 
 
+# A concept question asks what something in the course *is* or *does* ("What is chlorophyll?",
+# "Is chlorophyll the thing that catches the light?", "What does osmosis mean?"), not how to do
+# the exercise ("how do I start?", "is my answer right?"): the first is grounded in the
+# course's materials at H2 (seed 2, §3.4), the second is the exercise's own business.
+_CONCEPT = re.compile(
+    r"^\s*(what|who)(\s*'s|\s+is|\s+are|\s+was|\s+were)\s+\w"
+    r"|^\s*(is|are|does|do|can|did)\s+(?!(it|this|that|these|those|my|i|we|you|there)\b)[a-z]\w*"
+    r"|\bwhat (does|do|did) .{2,60} (mean|do|stand for|look like)\b"
+    r"|^\s*(please\s+)?(define|explain|describe)\b|\b(can|could) you (explain|define|describe)\b"
+    r"|\b(difference between|what is meant by|what happens (in|during|when)|how does \w+( \w+)?"
+    r" (work|happen))\b|^\s*why (do|does|is|are|did)\s+(?!(it|this|that|my|i|you)\b)[a-z]",
+    re.IGNORECASE,
+)
+_EXERCISE_TALK = re.compile(
+    r"\b(answer|solution|my (work|answer|code|attempt|idea)|this (problem|exercise|question|task"
+    r"|one|step)|next step|the step|(do|should|can|could|would|must) i|am i|hint|start|stuck)\b"
+    r"|\d",
+    re.IGNORECASE,
+)
+CONCEPT_INTENTS = ("question", "other")
+
+
+def heuristic_concept_question(message: str, intent: object) -> bool:
+    """Whether ``message`` asks about a concept of the course (a deterministic classified
+    signal; its only effect is a grounded turn, which the ceiling still bounds)."""
+    if intent not in CONCEPT_INTENTS or len(message) > 400:
+        return False
+    return bool(_CONCEPT.search(message)) and not _EXERCISE_TALK.search(message)
+
+
 @dataclass(frozen=True)
 class Classification:
-    """Classified metric values: enum labels and bools only."""
+    """Classified metric values: enum labels and bools only. ``concept_question`` is the
+    grounding signal (``pedrag.kernel.sources.CONCEPT_QUESTION_METRIC``): the theory's own
+    classified bool of that name when it declares one, else the deterministic pattern."""
 
     values: Mapping[str, MetricValue]
     failure: str | None = None
+    concept_question: bool = False
     response: LLMResponse | None = field(default=None, compare=False)
 
 
@@ -163,6 +197,8 @@ def heuristic_classification(message: str, fields: Mapping[str, MetricField]) ->
         values["intent"] = intent if intent in allowed else fields["intent"].default
     if "code_attempt" in fields:
         values["code_attempt"] = bool(_CODE.search(message))
+    if CONCEPT_QUESTION_METRIC in fields:
+        values[CONCEPT_QUESTION_METRIC] = heuristic_concept_question(message, values.get("intent"))
     return values
 
 
@@ -213,7 +249,11 @@ class PreClassifier:
             return Classification(self.defaults(), failure=_failure(error))
         except (KeyError, ValueError, TypeError) as error:
             return Classification(self.defaults(), failure=f"malformed: {error}")
-        return Classification(values, response=response)
+        if CONCEPT_QUESTION_METRIC in values:
+            concept = values[CONCEPT_QUESTION_METRIC] is True
+        else:
+            concept = heuristic_concept_question(message, values.get(INTENT_METRIC))
+        return Classification(values, response=response, concept_question=concept)
 
 
 def _failure(error: LLMError) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pedrag.runtime.grounding import unsupported_claim
 from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, parse_structured
 from pedrag.runtime.policy_core import Contract
 
@@ -31,6 +32,7 @@ RULE_IDS = (
     "answer-reveal",
     "exam-content",
     "unsupported-citation",
+    "grounding",
     "judge-unavailable",
 )
 SCHEMA: dict[str, Any] = {
@@ -52,7 +54,9 @@ contract), revise (breaks it but can be fixed), block (must not be sent). Rules:
 above-ceiling (more help than the ceiling's rung allows), code-over-ceiling (any code when the
 contract allows none), answer-reveal (states the answer or final result of the learner's
 problem, or names the exact bug or fix at a low rung), exam-content (any hint or content
-during an exam lockdown), unsupported-citation (cites a source not in the sources list).
+during an exam lockdown), unsupported-citation (cites a source not in the sources list),
+grounding (on a grounded turn: cites, quotes or attributes to the course anything the PASSAGES
+do not say; name the unsupported claim in the reason).
 General facts any reference would confirm are not violations. Prefer revise over block.
 Reply with one JSON object: verdict, rule_id (within-contract when allowing) and a
 one-sentence reason."""
@@ -84,7 +88,10 @@ class JudgeVerdict:
 
 
 def rule_based_verdict(
-    contract: Mapping[str, Any], draft: str, sources: Sequence[str]
+    contract: Mapping[str, Any],
+    draft: str,
+    sources: Sequence[str],
+    passages: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, str]:
     """The rubric as patterns, over the contract's dict form (what the offline judge sees)."""
     ceiling = int(str(contract["ceiling"]).lstrip("H"))
@@ -114,6 +121,10 @@ def rule_based_verdict(
             "rule_id": "unsupported-citation",
             "reason": f"The draft cites {unknown[0]}, which is not among this turn's sources.",
         }
+    if contract.get("grounding_required"):
+        problem = unsupported_claim(draft, passages)
+        if problem is not None:
+            return {"verdict": "revise", "rule_id": "grounding", "reason": problem}
     return {
         "verdict": "allow",
         "rule_id": "within-contract",
@@ -121,11 +132,19 @@ def rule_based_verdict(
     }
 
 
-def judge_request(contract: Contract, draft: str, sources: Sequence[str]) -> LLMRequest:
+def judge_request(
+    contract: Contract,
+    draft: str,
+    sources: Sequence[str],
+    passages: Sequence[Mapping[str, str]] = (),
+) -> LLMRequest:
+    """The judge's request: contract, sources, the grounded turn's passages (each with its
+    citation), and the draft between markers — never the student's message."""
     safe_draft = draft.replace(DRAFT_OPEN, "").replace(DRAFT_CLOSE, "")
     body = (
         f"CONTRACT: {json.dumps(contract.to_dict(), sort_keys=True)}\n"
         f"SOURCES: {json.dumps(list(sources))}\n"
+        f"PASSAGES: {json.dumps([dict(p) for p in passages], ensure_ascii=False)}\n"
         f"{DRAFT_OPEN}\n{safe_draft}\n{DRAFT_CLOSE}"
     )
     return LLMRequest(
@@ -142,9 +161,15 @@ class Judge:
     def __init__(self, backend: LLMBackend) -> None:
         self.backend = backend
 
-    def review(self, contract: Contract, draft: str, sources: Sequence[str] = ()) -> JudgeVerdict:
+    def review(
+        self,
+        contract: Contract,
+        draft: str,
+        sources: Sequence[str] = (),
+        passages: Sequence[Mapping[str, str]] = (),
+    ) -> JudgeVerdict:
         try:
-            response = self.backend.complete(judge_request(contract, draft, sources))
+            response = self.backend.complete(judge_request(contract, draft, sources, passages))
             parsed = response.parsed or parse_structured(response.text, SCHEMA, role="judge")
         except LLMError as error:
             return JudgeVerdict(

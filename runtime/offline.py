@@ -5,10 +5,12 @@ gives an :class:`~pedrag.runtime.llm.LLMResponse` worked out from the request al
 
 - ``classifier`` / ``analyzer``: the heuristic classifier and analyzer over the framed message,
   for exactly the metrics the request's JSON Schema asks for;
-- ``actor``: one of the action's wordings (``WORDINGS:``, else the ``ACTION TEMPLATE:`` line),
-  filled from the exercise's teaching material (``TEACHING MATERIAL:``): wordings that give the
-  learner something new (the next hint, the worked example) first, rotated by the session's
-  reply count, skipping any recently said (``ALREADY SAID:``) and never the previous reply;
+- ``actor``: on a grounded turn, the best course passage quoted and cited
+  (``pedrag.runtime.offline_grounded``); otherwise one of the action's wordings (``WORDINGS:``,
+  else the ``ACTION TEMPLATE:`` line), filled from the exercise's teaching material
+  (``TEACHING MATERIAL:``): wordings that give the learner something new (the next hint, the
+  worked example) first, rotated by the session's reply count, skipping any recently said
+  (``ALREADY SAID:``) and never the previous reply;
 - ``judge``: the rubric as patterns (:func:`pedrag.runtime.judge.rule_based_verdict`);
 - ``selector``: :func:`pedrag.runtime.rule_engine.offline_select`;
 - ``student`` / ``evaluator`` / ``extractor``: a neutral fixed reply.
@@ -41,6 +43,7 @@ from pedrag.runtime.generator import (
 from pedrag.runtime.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
 from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.material import fill, fingerprint, placeholders
+from pedrag.runtime.offline_grounded import grounded_reply
 from pedrag.runtime.rule_engine import offline_select
 from pedrag.runtime.state import MetricField
 
@@ -187,7 +190,8 @@ class OfflineBackend:
         if parsed is not None:
             text = json.dumps(parsed, sort_keys=True)
         elif request.role == "actor":
-            text = self._actor(system)
+            line = self._actor(system)
+            text = grounded_reply(system, unframe_message(user), line) or line
         else:
             text = "I'm not sure yet."
         return LLMResponse(
@@ -230,8 +234,12 @@ class OfflineBackend:
 
     @staticmethod
     def _judge(user: str) -> dict[str, str]:
-        contract_line = user.split("\n", 1)[0].removeprefix("CONTRACT: ")
-        sources_line = user.split("\n", 2)[1].removeprefix("SOURCES: ")
+        contract_line, sources_line, passages_line = user.split("\n", 3)[:3]
         start, end = user.find(DRAFT_OPEN), user.rfind(DRAFT_CLOSE)
         draft = user[start + len(DRAFT_OPEN) : end].strip("\n")
-        return rule_based_verdict(json.loads(contract_line), draft, json.loads(sources_line))
+        return rule_based_verdict(
+            json.loads(contract_line.removeprefix("CONTRACT: ")),
+            draft,
+            json.loads(sources_line.removeprefix("SOURCES: ")),
+            json.loads(passages_line.removeprefix("PASSAGES: ")),
+        )

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pedrag.kernel.ceiling import NO_CODE_MAX_RUNG
 from pedrag.kernel.sources import (
     ADVERSARIAL_INTENTS,
     CODE_ATTEMPT_METRIC,
+    CONCEPT_QUESTION_METRIC,
+    GROUNDED_TAG,
+    GROUNDING_MIN_RUNG,
     INTENT_METRIC,
-    QUESTION_INTENT,
 )
 
 Scalar = bool | int | float | str
@@ -120,8 +122,15 @@ class Contract:
         }
 
 
-def compute_contract(policy_input: PolicyInput, policy: CeilingSource) -> Contract:
+def compute_contract(
+    policy_input: PolicyInput, policy: CeilingSource, *, materials: bool = False
+) -> Contract:
     """The contract for one turn. Pure: the same input always gives the same contract.
+
+    ``materials`` is the system's fact that the session's course has indexed materials. The
+    turn must be grounded (seed 2, §3.2) when the pre-classifier classified a concept question
+    (``concept_question``), the course has materials, no exam is locked down and the ceiling
+    reaches H2, the rung that points to a concept or source; a grounded turn is judged.
 
     The ceiling is the compiled policy's, computed by `pedrag.kernel.ceiling` over the theory's
     steps and the runtime steps the kernel declares (exam lockdown, conduct restriction), so it
@@ -154,12 +163,35 @@ def compute_contract(policy_input: PolicyInput, policy: CeilingSource) -> Contra
         risks.append(f"adversarial_intent:{intent}")
     if values.get(CODE_ATTEMPT_METRIC) is True and rung <= NO_CODE_MAX_RUNG:
         risks.append("code_adjacent_no_code_ceiling")
+    grounded = _may_ground(materials, exam, rung) and values.get(CONCEPT_QUESTION_METRIC) is True
+    if grounded:
+        risks.append("grounded:concept_question")
     return Contract(
         ceiling=rung,
         exam_lockdown=exam,
-        grounding_required=(intent == QUESTION_INTENT and not exam),
-        judge_required=bool(risks),
+        grounding_required=grounded,
+        judge_required=bool(risks),  # a grounded turn is judged: its risk is listed
         start=int(decision.start),
         step_trace=tuple(trace),
         risks=tuple(risks),
+    )
+
+
+def _may_ground(materials: bool, exam: bool, rung: int) -> bool:
+    return materials and not exam and rung >= GROUNDING_MIN_RUNG
+
+
+def ground_for_action(contract: Contract, tags: frozenset[str], *, materials: bool) -> Contract:
+    """The contract once the rule engine chose an action: an action tagged ``grounded`` (it
+    points to a concept or course source, DESIGN's H2) makes the turn grounded too, under the
+    same conditions as a concept question. ``tags`` are the theory's labels, never text."""
+    if contract.grounding_required or GROUNDED_TAG not in tags:
+        return contract
+    if not _may_ground(materials, contract.exam_lockdown, contract.ceiling):
+        return contract
+    return replace(
+        contract,
+        grounding_required=True,
+        judge_required=True,
+        risks=(*contract.risks, "grounded:action"),
     )

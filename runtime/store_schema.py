@@ -24,6 +24,12 @@ Why these columns:
   sessions and audit records (the service's deletion endpoint).
 - ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
   so a rate limit holds across every worker of a deployment.
+- ``pedrag_course_documents`` and ``pedrag_course_chunks`` are a course's indexed materials
+  (``pedrag index``; DESIGN, "Grounding"): one row per file with its content hash, so
+  re-indexing a changed file replaces only its chunks, and one row per chunk with its position
+  (page, heading) and citation label. The full-text index over the chunks is dialect-specific
+  and not a Core table: an FTS5 virtual table ``pedrag_course_fts`` (BM25) on SQLite, a
+  generated ``tsvector`` column with a GIN index on PostgreSQL (``pedrag.runtime.course_index``).
 
 The tables are created and changed only by the Alembic migrations in
 ``pedrag.runtime.migrations`` (applied by ``pedrag.runtime.migrate`` when a store opens); these
@@ -46,6 +52,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -154,4 +161,30 @@ rate_windows = Table(
     Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
     Column("minute", Integer, primary_key=True),  # minutes since the epoch
     Column("requests", Integer, nullable=False),
+)
+
+course_documents = Table(
+    "pedrag_course_documents",
+    metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
+    Column("course", String(128), primary_key=True),
+    Column("document", String(500), primary_key=True),  # the file, relative to what was indexed
+    Column("content_hash", String(64), nullable=False),  # hex SHA-256 of the file's bytes
+    Column("chunks", Integer, nullable=False),
+    Column("indexed_at", DateTime(timezone=True), nullable=False),
+)
+
+course_chunks = Table(
+    "pedrag_course_chunks",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),  # the FTS5 rowid on SQLite
+    Column("tenant", String(TENANT_ID_LENGTH), nullable=False),
+    Column("course", String(128), nullable=False),
+    Column("document", String(500), nullable=False),
+    Column("ordinal", Integer, nullable=False),  # position within the document, from 0
+    Column("label", String(200), nullable=False),  # how a citation names the document
+    Column("page", Integer, nullable=True),  # 1-based; None for a document without pages
+    Column("heading", String(500), nullable=False),
+    Column("text", Text, nullable=False),
+    Index("ix_pedrag_course_chunks_document", "tenant", "course", "document"),
 )

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.ceiling import most_permissive, runtime_step
-from pedrag.kernel.sources import EXPLAIN_MODE_METRIC, INTENT_METRIC
+from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, EXPLAIN_MODE_METRIC, INTENT_METRIC
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
@@ -45,6 +45,7 @@ from pedrag.runtime.budget import (
     check_budget,
 )
 from pedrag.runtime.classifier import Classification, PreClassifier
+from pedrag.runtime.course_index import CourseIndex
 from pedrag.runtime.detector import AnswerKey, Detector, DetectorVerdict, code_mode_for_ceiling
 from pedrag.runtime.generator import (
     SAFE_LINE,
@@ -54,6 +55,7 @@ from pedrag.runtime.generator import (
     generate,
     template_reply,
 )
+from pedrag.runtime.grounding import Grounding, pointer_reply, retrieve
 from pedrag.runtime.judge import Judge, JudgeVerdict
 from pedrag.runtime.learning import WRONG_ANSWERS, Assessment, CurriculumMap, GoalRecord, assess
 from pedrag.runtime.llm import (
@@ -77,7 +79,12 @@ from pedrag.runtime.material import (
     turn_material,
 )
 from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
+from pedrag.runtime.policy_core import (
+    Contract,
+    PolicyInput,
+    compute_contract,
+    ground_for_action,
+)
 from pedrag.runtime.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.rule_engine import Choice, RuleEngine
 from pedrag.runtime.state import (
@@ -326,6 +333,14 @@ class Tutor:
         self._schemas: dict[str, MetricSchema] = {}
         self._engines: dict[str, RuleEngine] = {}
         self._curriculum_map: CurriculumMap | None = None
+        # DESIGN, "Grounding": the curriculum's `course:` names the materials (`pedrag index`)
+        # that ground concept questions; they live in the session database.
+        self.course: str | None = getattr(self.curriculum, "course", None)
+        self.course_index = (
+            CourseIndex(self.store)
+            if self.course is not None and isinstance(self.store, SessionStore)
+            else None
+        )
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -705,11 +720,13 @@ class Tutor:
 
         # 4. policy core: trusted + classified values only
         trusted = {n: state.metrics[n] for n in schema.names("trusted")}
-        policy_input = PolicyInput.of(
-            trusted, {n: state.metrics[n] for n in schema.names("classified")}
-        )
+        classified = {n: state.metrics[n] for n in schema.names("classified")}
+        # The pre-classifier's grounding signal, when the theory does not classify it itself.
+        classified.setdefault(CONCEPT_QUESTION_METRIC, classification.concept_question)
+        policy_input = PolicyInput.of(trusted, classified)
+        materials = self._has_materials(failures)
         contract = _risky_when_unread(
-            compute_contract(policy_input, policy), classification, inference
+            compute_contract(policy_input, policy, materials=materials), classification, inference
         )
 
         # 5. rule engine
@@ -729,6 +746,8 @@ class Tutor:
             explain=explains_now(contract, policy_input),
             solved=self._solved_elsewhere(state, info),
         )
+        contract = ground_for_action(contract, frozenset(action.tags), materials=materials)
+        grounding = self._retrieve(session, text, contract, classification, failures)
         return _Prepared(
             started=started,
             loaded=loaded,
@@ -751,7 +770,50 @@ class Tutor:
             material=material,
             said=said,
             goal_in_scope=goal_in_scope,
+            grounding=grounding,
         )
+
+    def _has_materials(self, failures: list[dict[str, str]]) -> bool:
+        """Whether the session's course has indexed materials (read each turn, so materials
+        indexed while a tutor runs are used); a store failure means none (fails closed)."""
+        if self.course_index is None or self.course is None:
+            return False
+        try:
+            return self.course_index.has_course(self.course)
+        except StoreError as error:
+            failures.append({"stage": "retrieval", "error": str(error)})
+            return False
+
+    def _retrieve(
+        self,
+        session: Session,
+        text: str,
+        contract: Contract,
+        classification: Classification,
+        failures: list[dict[str, str]],
+    ) -> Grounding | None:
+        """Grounded retrieval before generation (seed 2, §3.4): on a concept question the
+        learner's own question is the query; when the action asked for grounding, the
+        exercise's topic. Passages the detector finds the hidden answer in are never shown."""
+        if not contract.grounding_required or self.course_index is None or self.course is None:
+            return None
+        info = session.exercise
+        kind: Any = "question" if classification.concept_question else "action"
+        query = text if kind == "question" else (info.topic if info else text)
+        detector = Detector(
+            code_mode=code_mode_for_ceiling(contract.ceiling), answer=info.key if info else None
+        )
+        try:
+            return retrieve(
+                self.course_index,
+                self.course,
+                kind,
+                query,
+                lambda passage: not _check(detector, passage, text).flagged,
+            )
+        except StoreError as error:
+            failures.append({"stage": "retrieval", "error": str(error)})
+            return Grounding(self.course, kind)
 
     def _goal_in_scope(
         self,
@@ -887,7 +949,7 @@ class Tutor:
             "turn": new.turn,
             "theory": p.loaded.id,
             "budget": p.decision.to_dict(),
-            "classified": dict(p.classification.values),
+            "classified": dict(p.policy_input.classified),  # with the concept signal
             "inferred": {k: v for k, v in p.inference.values.items()},
             "trusted": dict(p.policy_input.trusted),
             "contract": contract.to_dict(),
@@ -895,6 +957,7 @@ class Tutor:
             "drafts": outcome.drafts,
             "detector": _detector_dict(outcome.final_verdict),
             "judge": outcome.judge.to_dict() if outcome.judge else None,
+            "grounding": p.grounding.to_dict(outcome.reply) if p.grounding else None,
             "fallback": outcome.fallback,
             "revised": outcome.revised,
             "fingerprint": print_.to_dict(),
@@ -985,6 +1048,8 @@ class Tutor:
         drafts: list[dict[str, Any]] = []
         revised = False
         judge_verdict: JudgeVerdict | None = None
+        grounding = prepared.grounding
+        rejected: list[str] = []  # every rule id that failed a draft this turn
 
         def attempt(note: str | None) -> tuple[str | None, DetectorVerdict | None]:
             try:
@@ -1004,14 +1069,23 @@ class Tutor:
             the contract requires it. Gives the outcome and the rule ids that failed it."""
             nonlocal judge_verdict
             if verdict.flagged:
+                rejected.extend(verdict.rule_ids)
                 return "revise", verdict.rule_ids
             if not contract.judge_required:
                 return "allow", ()
             sources = list(prepared.loaded.policy.sources)
-            judge_verdict = Judge(backend).review(contract, draft, sources)
+            passages = grounding.for_prompt() if grounding is not None else []
+            judge_verdict = Judge(backend).review(contract, draft, sources, passages)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
-            drafts[-1]["judge"] = judge_verdict.verdict
+            # seed 2, §4.4: record the judge's reason per draft, not only the last verdict.
+            drafts[-1].update(
+                judge=judge_verdict.verdict,
+                judge_rule_id=judge_verdict.rule_id,
+                judge_reason=judge_verdict.reason,
+            )
+            if judge_verdict.verdict != "allow":
+                rejected.append(judge_verdict.rule_id)
             return judge_verdict.verdict, (judge_verdict.rule_id,)
 
         # docs/runtime.md, "Revision": a first draft that fails review is written once more
@@ -1027,7 +1101,11 @@ class Tutor:
             if outcome == "allow" and draft is not None and verdict is not None:
                 return _Outcome(draft, verdict, judge_verdict, False, revised, drafts)
         # Fail closed: the action's template, itself checked; a neutral line if even that trips.
-        for fallback in _fallbacks(prepared, topic):
+        fallbacks = _fallbacks(prepared, topic)
+        # A grounded turn rejected for support gets a pointer to its passages first.
+        if grounding is not None and "grounding" in rejected:
+            fallbacks.insert(0, pointer_reply(grounding))
+        for fallback in fallbacks:
             final = _check(detector, fallback, text)
             if not final.flagged:
                 return _Outcome(fallback, final, judge_verdict, True, revised, drafts)
@@ -1060,6 +1138,7 @@ class Tutor:
             exercise_prompt=info.prompt if info else "",
             student_message=text,
             grader_facts=prepared.assessment.grade.facts,
+            grounding=prepared.grounding,
             history=tuple(
                 (str(student), str(tutor)) for student, tutor in state.extra.get(HISTORY, ())
             ),
@@ -1173,6 +1252,7 @@ class _Prepared:
     goal_in_scope: str | None = None  # the goal whose mastery band set the ceiling
     material: dict[str, str] = field(default_factory=dict)  # this turn's teaching material
     said: dict[str, Any] = field(default_factory=dict)  # what the tutor had said before it
+    grounding: Grounding | None = None  # a grounded turn's retrieved passages
 
 
 @dataclass
@@ -1293,6 +1373,8 @@ _RULE_MEANING = {
     "code-over-ceiling": "it showed code although the ceiling allows none",
     "exam-content": "it gave help during an exam",
     "unsupported-citation": "it cited a source that is not among the sources",
+    "grounding": "it claimed, quoted or cited something the course passages do not support; "
+    "state course facts only from the passages, each cited by its label",
     "reply-too-long": "it was far too long; keep to a few sentences",
 }
 

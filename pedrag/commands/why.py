@@ -38,6 +38,12 @@ examples:
   pedrag why theories/socratic.yaml --state 'frustration=0.8,attempts=3'
   pedrag why theories/socratic.yaml --state 'intent=solution_demand,mastery=0.9' --format json
   pedrag why socratic.policy.json --state 'exam_active=true'
+  pedrag why theories/socratic.yaml --question 'What is chlorophyll?' --course biology_101
+
+With --question (and --course, the course `pedrag index` indexed), also what grounding would
+do: whether the question is a concept question, whether the contract requires grounding, and
+the passages retrieval would show (with their citations and how much of the question each
+covers) or that none supports an answer.
 """
 
 
@@ -57,6 +63,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--question", metavar="TEXT", help="a learner's question: show what would be retrieved"
+    )
+    parser.add_argument("--course", metavar="ID", help="the course whose materials ground it")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="database holding the course index (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
     )
     parser.add_argument(
         "--color",
@@ -210,6 +225,88 @@ def explain(policy: CompiledPolicy, given: dict[str, Value]) -> dict[str, Any]:
     }
 
 
+def grounding_report(
+    policy: CompiledPolicy,
+    state: dict[str, Any],
+    question: str,
+    course: str | None,
+    db: str | None,
+    eligible: list[str],
+) -> dict[str, Any]:
+    """What a turn with ``question`` in ``state`` would retrieve (DESIGN, "Grounding"): the
+    pre-classifier's concept signal, the policy core's contract, the passages shown. Raises
+    ``StoreError`` when the database cannot be opened."""
+    from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, INTENT_METRIC
+    from pedrag.runtime.classifier import heuristic_concept_question
+    from pedrag.runtime.course_index import CourseIndex
+    from pedrag.runtime.grounding import GroundingKind, retrieve
+    from pedrag.runtime.policy_core import PolicyInput, compute_contract, ground_for_action
+    from pedrag.runtime.store import SessionStore
+
+    sources = {name: metric.source for name, metric in policy.metrics.items()}
+    trusted = {n: v for n, v in state.items() if sources[n] == "trusted"}
+    classified = {n: v for n, v in state.items() if sources[n] == "classified"}
+    concept = classified.get(CONCEPT_QUESTION_METRIC)
+    if not isinstance(concept, bool):
+        concept = heuristic_concept_question(question, classified.get(INTENT_METRIC))
+    classified[CONCEPT_QUESTION_METRIC] = concept
+    report: dict[str, Any] = {"question": question, "concept_question": concept, "course": course}
+    if course is None:
+        report.update(materials=False, grounding_required=False, passages=[])
+        return report
+    with SessionStore(db) as store:
+        index = CourseIndex(store)
+        materials = index.has_course(course)
+        contract = compute_contract(
+            PolicyInput.of(trusted, classified), policy, materials=materials
+        )
+        chosen = {rule.action for rule in policy.rules if rule.id in eligible}
+        grounded_actions = sorted(
+            action
+            for action in chosen
+            if ground_for_action(
+                contract, frozenset(policy.actions[action].tags), materials=materials
+            ).grounding_required
+            and not contract.grounding_required
+        )
+        report.update(
+            materials=materials,
+            grounding_required=contract.grounding_required,
+            grounded_if_chosen=grounded_actions,
+        )
+        kind: GroundingKind = "question" if contract.grounding_required else "action"
+        grounding = retrieve(index, course, kind, question, lambda passage: True)
+    report["passages"] = [p.to_dict() for p in grounding.passages]
+    report["weak"] = [p.to_dict() for p in grounding.candidates if not p.supports][:3]
+    return report
+
+
+def format_grounding(grounding: dict[str, Any]) -> list[str]:
+    out = ["", f"grounding for {grounding['question']!r}:"]
+    out.append(f"  concept question: {'yes' if grounding['concept_question'] else 'no'}")
+    if grounding["course"] is None:
+        out.append("  no --course given: nothing to retrieve from")
+        return out
+    if not grounding["materials"]:
+        out.append(f"  course {grounding['course']}: no indexed materials (`pedrag index`)")
+        return out
+    required = grounding["grounding_required"]
+    out.append(f"  contract: grounding {'required' if required else 'not required'}")
+    if grounding["grounded_if_chosen"]:
+        out.append("  grounded if chosen: " + ", ".join(grounding["grounded_if_chosen"]))
+    if not grounding["passages"] and required:
+        out.append("  no passage supports an answer: the tutor says the materials do not cover it")
+    elif not grounding["passages"]:
+        out.append("  no passage supports the question")
+    for item in grounding["passages"]:
+        out.append(
+            f"  shown {item['citation']}  covers {item['coverage']:.0%}: {item['text'][:200]}"
+        )
+    for item in grounding.get("weak", []):
+        out.append(f"  too weak {item['citation']}  covers {item['coverage']:.0%}")
+    return out
+
+
 def _value(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -261,6 +358,8 @@ def format_text(report: dict[str, Any]) -> str:
         out.append(f"  {p:6.1%}  {rule_id}")
     out += ["", "monitors fired: " + (", ".join(report["monitors"]) or "none")]
     out.append("theory switch: " + (report["switch"] or "none"))
+    if "grounding" in report:
+        out += format_grounding(report["grounding"])
     return "\n".join(out)
 
 
@@ -274,6 +373,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"pedrag why: bad --state: {exc}", file=sys.stderr)
         return 2
     report = explain(policy, given)
+    if args.question is not None:
+        from pedrag.runtime.course_index import CourseIndexError, require_course_id
+        from pedrag.runtime.store import StoreError
+
+        try:
+            if args.course is not None:
+                require_course_id(args.course)
+            report["grounding"] = grounding_report(
+                policy, report["state"], args.question, args.course, args.db, report["eligible"]
+            )
+        except (StoreError, CourseIndexError) as exc:
+            print(f"pedrag why: {exc}", file=sys.stderr)
+            return 2
+    elif args.course is not None:
+        print(
+            "pedrag why: --course needs --question (the question to retrieve for)", file=sys.stderr
+        )
+        return 2
     if args.format == "json":
         print(json.dumps(report, indent=2, sort_keys=True))
     else:

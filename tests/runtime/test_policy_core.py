@@ -9,7 +9,7 @@ import pytest
 
 from pedrag.runtime.classifier import heuristic_classification
 from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.policy_core import PolicyInput, compute_contract
+from pedrag.runtime.policy_core import PolicyInput, compute_contract, ground_for_action
 from pedrag.runtime.state import MetricSchema
 from pedrag.runtime.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
@@ -46,7 +46,8 @@ def test_ceiling_steps_follow_the_theory_in_order() -> None:
     contract = compute_contract(
         PolicyInput.of(base, {"intent": "question", "code_attempt": False}), policy()
     )
-    assert contract.ceiling == 4 and contract.set_by == "start" and contract.grounding_required
+    assert contract.ceiling == 4 and contract.set_by == "start"
+    assert not contract.grounding_required  # a question, but no concept question, no materials
     guessing = compute_contract(
         PolicyInput.of({**base, "mastery": 0.1}, {"intent": "other", "code_attempt": False}),
         policy(),
@@ -106,3 +107,52 @@ def test_with_the_classification_held_equal_contracts_are_equal(injection: str) 
     # whatever the message said, the core only ever sees these values
     assert compute_contract(PolicyInput.of(trusted, dict(benign)), policy()) == contract
     assert heuristic_classification(injection, classified_fields)["intent"] == "injection"
+
+
+GROUNDING_BASE = {
+    "mastery": 0.3,
+    "attempts": 0,
+    "exam_active": False,
+    "explain_mode": False,
+    "conduct_restricted": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("trusted", "concept", "materials", "grounded"),
+    [
+        ({}, True, True, True),
+        ({}, False, True, False),  # not a concept question
+        ({}, True, False, False),  # the course has no materials
+        ({"exam_active": True}, True, True, False),  # an exam is never grounded
+        ({"conduct_restricted": True}, True, True, False),  # ceiling below H2
+    ],
+)
+def test_grounding_comes_from_the_concept_signal_materials_and_the_ceiling(
+    trusted: dict, concept: bool, materials: bool, grounded: bool
+) -> None:
+    values = PolicyInput.of(
+        {**GROUNDING_BASE, **trusted},
+        {"intent": "question", "code_attempt": False, "concept_question": concept},
+    )
+    contract = compute_contract(values, policy(), materials=materials)
+    assert contract.grounding_required is grounded
+    assert ("grounded:concept_question" in contract.risks) is grounded
+    if grounded:
+        assert contract.judge_required  # a grounded turn is judged
+
+
+def test_an_action_tagged_grounded_grounds_the_turn_only_where_grounding_may_happen() -> None:
+    values = PolicyInput.of(GROUNDING_BASE, {"intent": "other", "code_attempt": False})
+    contract = compute_contract(values, policy(), materials=True)
+    tagged = ground_for_action(contract, frozenset({"hint", "grounded"}), materials=True)
+    assert tagged.grounding_required and tagged.judge_required
+    assert tagged.risks[-1] == "grounded:action"
+    assert ground_for_action(contract, frozenset({"hint"}), materials=True) == contract
+    assert ground_for_action(contract, frozenset({"grounded"}), materials=False) == contract
+    exam = compute_contract(
+        PolicyInput.of({**GROUNDING_BASE, "exam_active": True}, {"intent": "other"}),
+        policy(),
+        materials=True,
+    )
+    assert not ground_for_action(exam, frozenset({"grounded"}), materials=True).grounding_required

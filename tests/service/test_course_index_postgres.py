@@ -1,0 +1,52 @@
+"""The course index on a real PostgreSQL: the same behaviour through its full-text search
+(a generated tsvector column with a GIN index), so a multi-worker service grounds too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from pedrag.extract.materials import index_materials
+from pedrag.runtime.course_index import CourseIndex
+from pedrag.runtime.store import SessionStore
+from tests.course_folder import write_course
+from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
+
+pytestmark = pytest.mark.skipif(postgres_bin() is None, reason=SKIP_REASON)
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[SessionStore]:
+    with running_postgres() as url, SessionStore(url) as opened:
+        yield opened
+
+
+def test_postgres_ranks_replaces_and_scopes_course_passages(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    index = CourseIndex(store)
+    folder = write_course(tmp_path / "bio")
+    index_materials(index, "bio", [folder])
+
+    [best, *_] = index.search("bio", "Is chlorophyll the thing that catches the light?")
+    assert best.citation == "[slides 4, p. 2]" and best.supports
+    assert not any(p.supports for p in index.search("bio", "What is a black hole made of?"))
+
+    (folder / "notes.md").write_text("# Osmosis\n\nOsmosis moves water across a membrane.\n")
+    results, _ = index_materials(index, "bio", [folder])
+    assert {r.document: r.outcome for r in results}["notes.md"] == "replaced"
+    assert index.search("bio", "osmosis membrane")[0].citation == "[notes, Osmosis]"
+    assert index.search("bio", "stomata pores") == []
+    assert CourseIndex(store.for_tenant("other")).search("bio", "chlorophyll") == []
+
+    with store._engine.connect() as connection:
+        plan = connection.execute(
+            text(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'pedrag_course_chunks' "
+                "AND indexdef LIKE '%gin%'"
+            )
+        ).scalars()
+        assert list(plan) == ["ix_pedrag_course_chunks_search"]
