@@ -137,13 +137,20 @@ def index_materials(
     Raises ``ReadError`` for a file that cannot be read (earlier files stay indexed)."""
     results: list[IndexedFile] = []
     named = document_names(paths)
+    known = {item["document"]: item for item in index.documents(course)}
     for path, document in named:
         try:
             data = path.read_bytes()
         except OSError as error:
             raise ReadError(f"{path}: cannot read: {error.strerror or error}") from None
+        digest = content_hash(data)
+        before = known.get(document)
+        if before is not None and before["content_hash"] == digest:
+            # Unchanged: not even read again (a large PDF takes seconds to parse).
+            results.append(IndexedFile(path, document, "unchanged", before["chunks"]))
+            continue
         chunks = read_chunks(path)
-        outcome = index.index_document(course, document, content_hash(data), chunks)
+        outcome = index.index_document(course, document, digest, chunks)
         results.append(IndexedFile(path, document, outcome, len(chunks)))
     removed: list[str] = []
     if prune:

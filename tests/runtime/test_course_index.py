@@ -107,3 +107,28 @@ def test_course_ids_and_labels() -> None:
         require_course_id("Bio 101")
     assert document_label("week2/slides_4.pdf") == "slides 4"
     assert content_terms("What is the Calvin cycle?") == ["calvin", "cycle"]
+
+
+def test_an_unchanged_file_is_not_read_again(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pedrag.extract.materials as materials
+
+    index = CourseIndex(store)
+    folder = write_course(tmp_path / "bio")
+    index_materials(index, "bio", [folder])
+    read: list[str] = []
+    original = materials.read_chunks
+    monkeypatch.setattr(
+        materials, "read_chunks", lambda path: read.append(path.name) or original(path)
+    )
+    (folder / "notes.md").write_text("# Osmosis\n\nOsmosis moves water.\n")
+
+    results, _ = index_materials(index, "bio", [folder])
+
+    assert read == ["notes.md"]
+    assert {r.document: r.chunks for r in results} == {
+        "handout.html": 1,
+        "notes.md": 1,
+        "slides-4.pdf": 3,
+    }

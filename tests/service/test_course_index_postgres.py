@@ -50,3 +50,19 @@ def test_postgres_ranks_replaces_and_scopes_course_passages(
             )
         ).scalars()
         assert list(plan) == ["ix_pedrag_course_chunks_search"]
+
+
+def test_a_grounded_turn_on_postgres_quotes_and_cites(store: SessionStore, tmp_path: Path) -> None:
+    from pedrag.runtime.tutor import Tutor
+    from tests.runtime.test_grounding import CHLOROPHYLL, CURRICULUM, QUESTION
+    from tests.runtime.tutor_fixtures import shipped
+
+    index_materials(CourseIndex(store), "pg_bio", [write_course(tmp_path / "bio")])
+    curriculum = tmp_path / "biology.yaml"
+    curriculum.write_text(CURRICULUM.format(course="pg_bio"), "utf-8")
+    tutor = Tutor(shipped(), None, curriculum, store)
+    session = tutor.start("socratic", exercise="gas_in", seed=3)
+    result = tutor.turn(session, QUESTION)
+
+    assert f'"{CHLOROPHYLL}" [slides 4, p. 2].' in result.tutor
+    assert store.audit_records(session.id)[0]["grounding"]["cited"] == ["[slides 4, p. 2]"]
