@@ -20,16 +20,18 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pedrag.runtime.course_index import (
+from pedrag.runtime.passages import (
     SUPPORT_COVERAGE,
-    CourseIndex,
     Passage,
     content_terms,
     coverage,
     stems,
 )
+
+if TYPE_CHECKING:  # the index is SQL-backed; grounding itself needs no database
+    from pedrag.runtime.course_index import CourseIndex
 
 GroundingKind = Literal["question", "action"]
 PASSAGES_OPEN, PASSAGES_CLOSE = "<<<COURSE_PASSAGES>>>", "<<<END_COURSE_PASSAGES>>>"

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from pedrag.runtime.course_index import content_terms, coverage, stems
 from pedrag.runtime.grounding import read_passages_block
+from pedrag.runtime.passages import content_terms, coverage, stems
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 NOT_COVERED = "I couldn't find that in the course materials, so I won't guess at an answer."

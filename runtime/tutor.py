@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import random
 import re
+import sys
 import threading
 import time
 import uuid
@@ -45,7 +46,6 @@ from pedrag.runtime.budget import (
     check_budget,
 )
 from pedrag.runtime.classifier import Classification, PreClassifier
-from pedrag.runtime.course_index import CourseIndex
 from pedrag.runtime.detector import AnswerKey, Detector, DetectorVerdict, code_mode_for_ceiling
 from pedrag.runtime.generator import (
     SAFE_LINE,
@@ -105,7 +105,8 @@ from pedrag.runtime.text import clean_text, redact_credentials
 from pedrag.runtime.theory_set import TheorySet
 from pedrag.runtime.trusted_writer import action_event, trusted_updates
 
-if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens the default store
+if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens a SQL store
+    from pedrag.runtime.course_index import CourseIndex
     from pedrag.runtime.store import SessionStore
 
 _EXAM_STEP = runtime_step("exam_lockdown")
@@ -163,6 +164,17 @@ def default_store() -> SessionStore:
         if store is None:
             store = _DEFAULT_STORES[url] = SessionStore(url)
         return store
+
+
+def _course_index(store: Any) -> CourseIndex | None:
+    """The course index of a SQL store (materials live in its database); a store without one
+    (the in-memory store) has no materials. SQLAlchemy is loaded only for a SQL store."""
+    module = sys.modules.get("pedrag.runtime.store")
+    if module is None or not isinstance(store, module.SessionStore):
+        return None  # not loaded yet means no SessionStore exists in this process
+    from pedrag.runtime.course_index import CourseIndex
+
+    return CourseIndex(store)
 
 
 class SafeBackend:
@@ -336,11 +348,7 @@ class Tutor:
         # DESIGN, "Grounding": the curriculum's `course:` names the materials (`pedrag index`)
         # that ground concept questions; they live in the session database.
         self.course: str | None = getattr(self.curriculum, "course", None)
-        self.course_index = (
-            CourseIndex(self.store)
-            if self.course is not None and isinstance(self.store, SessionStore)
-            else None
-        )
+        self.course_index = _course_index(self.store) if self.course is not None else None
 
     # -- sessions ----------------------------------------------------------------------------
 
