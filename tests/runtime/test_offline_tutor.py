@@ -231,3 +231,13 @@ def test_no_persona_reaches_mastery_without_a_correct_graded_answer() -> None:
     tutor.turn(session, "chlorophyll")  # the goal's second exercise
     record = session.state.extra["goal_records"]["plant_cell_structure"]
     assert record["mastery"] >= thresholds["plant_cell_structure"]
+
+
+def test_with_transcripts_off_the_said_record_keeps_no_reply_text() -> None:
+    tutor = Tutor(store=MemoryStore(), keep_transcript=False)
+    session = tutor.start("socratic", "mult_7x8", seed=5)
+    replies = [tutor.turn(session, "I think it is 54").tutor for _ in range(3)]
+    said = session.state.extra["said"]
+    assert said["last"] == "" and "54" not in str(said)
+    assert replies[0].startswith("Not quite: 54") and replies[1] != replies[0]
+    assert replies[2] != replies[1]
