@@ -127,7 +127,11 @@ def _candidate(
     that is not a given of the exercise (a list, a range or a question with several numbers
     commits to none); for a text answer, a short statement the classifier calls an attempt."""
     givens = [m.value for m in find_numbers("\n".join(p for p in (key.prompt, context) if p))]
-    if parse_number(key.answer) is not None:
+    answer = parse_number(key.answer)
+    if answer is not None:
+        # The values of the worked solution's own steps (7 x 4, 28, ...) are steps the learner
+        # is taking, not rival answers: "so 7 times 4 first?" or "that's 28" is not wrong.
+        givens += [m.value for m in find_numbers(key.solution or "") if m.value != answer.value]
         workings = working_spans(message)
         values = {
             m.value

@@ -129,17 +129,24 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
 
 
 def after_reply(
-    said: Mapping[str, Any], reply: str, used: Mapping[str, str], material: Material | None
+    said: Mapping[str, Any],
+    reply: str,
+    used: Mapping[str, str],
+    material: Material | None,
+    *,
+    keep_text: bool = True,
 ) -> dict[str, Any]:
     """The record of what was said, after ``reply``: a piece of material counts as given only
-    when the reply the learner saw contains it."""
+    when the reply the learner saw contains it. ``keep_text=False`` (transcripts off) keeps
+    only fingerprints: a reply can echo the learner's own words ("Not quite: 54 isn't it")."""
     folded = " ".join(reply.split())
     new: dict[str, Any] = {
         "hints": int(said.get("hints", 0)),
         "misconceptions": int(said.get("misconceptions", 0)),
         "shown": list(said.get("shown", ())),
         "recent": [*said.get("recent", ()), fingerprint(reply)][-RECENT:],
-        "last": reply,
+        "last": reply if keep_text else "",
+        "last_fp": fingerprint(reply),
         "count": int(said.get("count", 0)) + 1,
     }
     for name, text in used.items():
@@ -159,6 +166,7 @@ def exercise_start(said: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "recent": list(said.get("recent", ())),
         "last": said.get("last", ""),
+        "last_fp": said.get("last_fp", ""),
         "count": int(said.get("count", 0)),
     }
 

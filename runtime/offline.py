@@ -88,7 +88,7 @@ def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, 
     values = {str(k): str(v) for k, v in material.items() if v}
     fresh = set(said.get("fresh", ()))
     recent = set(said.get("recent", ()))
-    last = fingerprint(str(said.get("last", "")))
+    last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
     count = int(said.get("count", 0) or 0)
     filled: list[tuple[bool, str]] = []
     for wording in wordings:

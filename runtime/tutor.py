@@ -78,6 +78,7 @@ from pedrag.runtime.material import (
     placeholders,
     turn_material,
 )
+from pedrag.runtime.material import fingerprint as fingerprint_of
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.policy_core import (
     Contract,
@@ -927,7 +928,11 @@ class Tutor:
             new = replace(new, extra={**new.extra, HISTORY: exchanges[-self.history_turns :]})
         info_now = session.exercise
         said = after_reply(
-            p.said, outcome.reply, p.material, info_now.material if info_now else None
+            p.said,
+            outcome.reply,
+            p.material,
+            info_now.material if info_now else None,
+            keep_text=self.keep_transcript,
         )
         new = replace(new, extra={**new.extra, SAID: said})
         after_reply_events = ("turn", action_event(choice.action))
@@ -1160,6 +1165,7 @@ class Tutor:
                 ],
                 "recent": list(prepared.said.get("recent", ())),
                 "last": str(prepared.said.get("last", "")),
+                "last_fp": str(prepared.said.get("last_fp", "")),
                 "count": int(prepared.said.get("count", 0)),
             },
         )
@@ -1326,8 +1332,8 @@ def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
         if not set(placeholders(text)) - {"topic"}
     ]
     lines = list(dict.fromkeys([template_reply(action, topic), *plain, SAFE_LINE]))
-    previous = str(prepared.said.get("last", ""))
-    return sorted(lines, key=lambda line: line == previous)
+    previous = str(prepared.said.get("last_fp", ""))
+    return sorted(lines, key=lambda line: fingerprint_of(line) == previous)
 
 
 def _explains(prepared: _Prepared) -> bool:

@@ -107,3 +107,11 @@ def test_an_answer_with_its_working_shown_is_graded_on_the_result() -> None:
     wrong = grade("30+40=70 and 8+7=14, so 84", key)
     assert (wrong.verdict, wrong.candidate) == ("wrong", "84")
     assert grade("is it one of 80, 81, 82, 83, 84, 85?", key).verdict == "none"
+
+
+def test_a_step_of_the_worked_solution_is_not_graded_wrong() -> None:
+    key = AnswerKey("56", ("fifty-six",), "7 x 8 = (7 x 4) x 2 = 28 x 2 = 56", "What is 7 times 8?")
+    assert grade("Okay, so 7 times 4 first?", key).verdict == "none"
+    assert grade("that's 28, then I double it", key).verdict == "none"
+    assert grade("I think it is 54", key).verdict == "wrong"
+    assert grade("so it's 56", key).verdict == "correct"

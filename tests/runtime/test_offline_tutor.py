@@ -208,3 +208,36 @@ def test_a_wrong_graded_answer_is_narrated_from_the_graders_fact() -> None:
     neutral = tutor.turn(session, "what should I look at first?")
     assert neutral.audit["grade"]["verdict"] == "none"
     assert not neutral.tutor.startswith("Not quite")
+
+
+def test_no_persona_reaches_mastery_without_a_correct_graded_answer() -> None:
+    """The scripted personas never give the right answer, so none may reach a goal's mastery
+    threshold; a learner who answers correctly twice does (the same loop, same exercises)."""
+    tutor = Tutor(store=MemoryStore())
+    thresholds = {goal.id: goal.mastery_threshold for goal in tutor.curriculum.goals}
+    for exercise in tutor.curriculum.exercises:
+        for persona in PERSONAS.values():
+            session = tutor.start("socratic", exercise.id, seed=7)
+            assert session.exercise is not None
+            verdicts = [
+                tutor.turn(session, message).audit["grade"]["verdict"]
+                for message in persona.messages(12, topic=session.exercise.topic)
+            ]
+            records = session.state.extra.get("goal_records", {})
+            mastered = [g for g, r in records.items() if r["mastery"] >= thresholds[g]]
+            assert not mastered or "correct" in verdicts, (persona.name, exercise.id, mastered)
+    session = tutor.start("socratic", "photo_organelle", seed=7)
+    tutor.turn(session, "the chloroplast")
+    tutor.turn(session, "chlorophyll")  # the goal's second exercise
+    record = session.state.extra["goal_records"]["plant_cell_structure"]
+    assert record["mastery"] >= thresholds["plant_cell_structure"]
+
+
+def test_with_transcripts_off_the_said_record_keeps_no_reply_text() -> None:
+    tutor = Tutor(store=MemoryStore(), keep_transcript=False)
+    session = tutor.start("socratic", "mult_7x8", seed=5)
+    replies = [tutor.turn(session, "I think it is 54").tutor for _ in range(3)]
+    said = session.state.extra["said"]
+    assert said["last"] == "" and "54" not in str(said)
+    assert replies[0].startswith("Not quite: 54") and replies[1] != replies[0]
+    assert replies[2] != replies[1]
