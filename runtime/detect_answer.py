@@ -506,6 +506,7 @@ def _number_matches(mention: NumberMention, target: NumberMention) -> bool:
 _SPACER = "[ \\-,_·|\u00a0\u2009\u202f]"
 
 
+@functools.lru_cache(maxsize=256)  # one pattern per answer, asked of every reply and message
 def _spaced_digits_pattern(digits: str) -> re.Pattern[str]:
     """The digits of an integer split by single separators: "5 6", "5-6", "5,6" for 56,
     and digit by digit in words: "five six"."""
