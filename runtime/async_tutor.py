@@ -49,6 +49,7 @@ class AsyncTutor:
         session_id: str | None = None,
         trusted: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        learner: str | None = None,
     ) -> Session:
         """:meth:`Tutor.start` in a worker thread."""
         return await self._run(
@@ -59,6 +60,7 @@ class AsyncTutor:
             session_id=session_id,
             trusted=trusted,
             meta=meta,
+            learner=learner,
         )
 
     async def resume(self, session_id: str) -> Session:

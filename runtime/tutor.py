@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.ceiling import most_permissive, runtime_step
-from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, EXPLAIN_MODE_METRIC, INTENT_METRIC
+from pedrag.kernel.sources import (
+    CONCEPT_QUESTION_METRIC,
+    EXPLAIN_MODE_METRIC,
+    GROUNDED_TAG,
+    INTENT_METRIC,
+)
 from pedrag.runtime import audit as audit_module
 from pedrag.runtime.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.behaviour_monitor import adapt
@@ -733,7 +738,9 @@ class Tutor:
         # The pre-classifier's grounding signal, when the theory does not classify it itself.
         classified.setdefault(CONCEPT_QUESTION_METRIC, classification.concept_question)
         policy_input = PolicyInput.of(trusted, classified)
-        materials = self._has_materials(failures)
+        # Whether the course has materials matters only on a turn grounding could apply to (a
+        # concept question now, or a `grounded` action below); only then is the store asked.
+        materials = bool(classified.get(CONCEPT_QUESTION_METRIC)) and self._has_materials(failures)
         contract = _risky_when_unread(
             compute_contract(policy_input, policy, materials=materials), classification, inference
         )
@@ -755,6 +762,8 @@ class Tutor:
             explain=explains_now(contract, policy_input),
             solved=self._solved_elsewhere(state, info),
         )
+        if not materials and GROUNDED_TAG in action.tags:
+            materials = self._has_materials(failures)
         contract = ground_for_action(contract, frozenset(action.tags), materials=materials)
         grounding = self._retrieve(session, text, contract, classification, failures)
         return _Prepared(
@@ -783,7 +792,7 @@ class Tutor:
         )
 
     def _has_materials(self, failures: list[dict[str, str]]) -> bool:
-        """Whether the session's course has indexed materials (read each turn, so materials
+        """Whether the session's course has indexed materials (read when asked, so materials
         indexed while a tutor runs are used); a store failure means none (fails closed)."""
         if self.course_index is None or self.course is None:
             return False

@@ -268,3 +268,24 @@ def test_pedrag_audit_shows_passages_citations_and_grounding_rejections(
     assert (
         "FALLBACK (templated reply)" in rejected and "Have a look at [slides 4, p. 2]" in rejected
     )
+
+
+def test_the_store_is_asked_about_materials_only_when_grounding_could_apply(
+    course: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    real = CourseIndex.has_course
+
+    def counting(self: CourseIndex, name: str) -> bool:
+        asked.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(CourseIndex, "has_course", counting)
+    tutor = _tutor(course)
+    session = tutor.start("socratic", exercise="gas_in", seed=3)
+    results = [tutor.turn(session, m) for m in ("I think it is oxygen", "How do I start?")]
+    # Exercise talk asks only when the chosen action is the grounded one (socratic's).
+    assert len(asked) == sum(r.action == "point_to_concept" for r in results)
+    ordinary = len(asked)
+    result = tutor.turn(session, QUESTION)
+    assert result.contract.grounding_required and len(asked) == ordinary + 1

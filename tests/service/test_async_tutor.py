@@ -90,3 +90,16 @@ def test_leaving_the_stream_early_commits_the_turn_as_interrupted() -> None:
     assert record["tutor"].startswith(first)
     assert "And how many are there?" not in record["tutor"]
     assert not [t for t in threading.enumerate() if t.name == "pedrag-stream" and t.is_alive()]
+
+
+def test_a_session_started_from_asyncio_belongs_to_its_learner() -> None:
+    store = MemoryStore()  # learners need no registration in the memory store
+    async_tutor = AsyncTutor(Tutor(TheorySet.shipped(), store=store))
+
+    async def main() -> str | None:
+        session = await async_tutor.start("socratic", "add_38_47", seed=1, learner="ada")
+        await async_tutor.turn(session, "I think it's 85.")
+        return session.learner
+
+    assert asyncio.run(main()) == "ada"
+    assert store.load_learner_goals("ada")  # the graded answer reached the learner's record
