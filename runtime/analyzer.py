@@ -29,7 +29,9 @@ _HEDGES = re.compile(
 )
 _FRUSTRATED = re.compile(
     r"\b(frustrat\w*|annoy\w*|give up|hate|ugh+|argh+|stuck again|this is pointless|"
-    r"nothing works|so hard|still don'?t get|again\?)\b|!{2,}",
+    r"nothing works|so hard|still don'?t get|again\?|"
+    # self-blame is affect, not conduct: "I feel stupid", "I can't do this"
+    r"i(?: feel|'?m| am)(?: so)? (?:stupid|dumb|useless|hopeless)|can(?:'?t|not) do (?:this|it))\b|!{2,}",
     re.IGNORECASE,
 )
 _ANXIOUS = re.compile(

@@ -163,3 +163,24 @@ def test_a_calm_learner_without_graded_progress_stays_in_direct_instruction() ->
     for message in ("ok", "what is the first step?", "I tried 40 first"):
         tutor.turn(session, message)
     assert session.state.theory_id == "direct_instruction"
+
+
+SELF_BLAME = ("I feel so stupid, I can't do this.", "I'm useless at maths, I cannot do it.")
+
+
+def test_a_self_blaming_learner_is_supported_not_restricted() -> None:
+    tutor = Tutor(store=MemoryStore())
+    hints = _hints(tutor, "mult_7x8")
+    reached = 0
+    for seed in range(10):
+        session = tutor.start("socratic", "mult_7x8", seed=seed)
+        replies = []
+        for message in SELF_BLAME:
+            replies.append(tutor.turn(session, message))
+            assert session.state.metrics["conduct_restricted"] is False
+        reached += any(
+            any(hint in r.tutor for hint in hints)
+            and "affect_support" in tutor.theories[r.theory].policy.actions[r.action].tags
+            for r in replies
+        )
+    assert reached >= 9, f"a concrete step within two turns in {reached}/10 seeds"
