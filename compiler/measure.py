@@ -39,6 +39,7 @@ from math import ceil, comb, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
+from pedrag.compiler.box_measure import atom_mask, boxes_of, union_share
 from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
 
@@ -187,6 +188,36 @@ class Measure:
 
     def exact_share(self, node: Node) -> tuple[Fraction, Fraction]:
         """The share as a rational, and a bound on its error (0 when exact)."""
+        by_boxes = self._by_boxes(node)
+        if by_boxes is not None:
+            return by_boxes, Fraction(0)
+        return self._exact(node)
+
+    def _by_boxes(self, node: Node) -> Fraction | None:
+        """The share through the formula's box form (`compiler/box_measure.py`), or None when
+        it has linear atoms or too many boxes."""
+        if node.linear:
+            return None
+        cuts = F.breakpoints(node)
+        values: dict[str, list[Any]] = {}
+        shares: dict[str, list[Fraction]] = {}
+        for var in node.vars:
+            found = self._cells_of(var, cuts.get(var, set()), False)
+            values[var] = [c.value for c in found]
+            shares[var] = [c.share for c in found]
+        full = {var: (1 << len(found)) - 1 for var, found in values.items()}
+
+        def masks(atom: Node) -> tuple[str, int]:
+            assert atom.var is not None
+            return atom.var, atom_mask(atom, values[atom.var])
+
+        boxes = boxes_of(node, masks, full)
+        if boxes is None:
+            return None
+        order = sorted({var for box in boxes for var in box}, key=self._rank)
+        return union_share(boxes, order, shares)
+
+    def _exact(self, node: Node) -> tuple[Fraction, Fraction]:
         if node is F.TRUE:
             return Fraction(1), Fraction(0)
         if node is F.FALSE:
@@ -240,7 +271,7 @@ class Measure:
         # The residual's own cuts: substituting into a linear atom makes new one-variable atoms.
         cuts = set() if enumerate_all else F.cuts_of(node, var)
         for cell in self._cells_of(var, cuts, enumerate_all):
-            share, bound = self.exact_share(F.substitute(node, var, cell.value))
+            share, bound = self._exact(F.substitute(node, var, cell.value))
             total += cell.share * share
             error += cell.share * bound
         return total, error
@@ -331,7 +362,7 @@ class Measure:
     def _integrate(self, node: Node, var: str, points: list[Fraction], degree: int) -> Fraction:
         domain = self.domains[var]
         if domain.low == domain.high:
-            return self.exact_share(F.substitute(node, var, domain.low))[0]
+            return self._exact(F.substitute(node, var, domain.low))[0]
         width = domain.high - domain.low
         weights = _open_weights(degree)
         total = Fraction(0)
@@ -339,7 +370,7 @@ class Measure:
             mean = Fraction(0)
             for i, weight in enumerate(weights):
                 sample = p + (q - p) * Fraction(i + 1, degree + 2)
-                mean += weight * self.exact_share(F.substitute(node, var, sample))[0]
+                mean += weight * self._exact(F.substitute(node, var, sample))[0]
             total += (q - p) / width * mean
         return total
 
@@ -352,7 +383,7 @@ class Measure:
         ordered = sorted(critical)
 
         def at(k: int) -> Fraction:
-            return self.exact_share(F.substitute(node, var, Fraction(k)))[0]
+            return self._exact(F.substitute(node, var, Fraction(k)))[0]
 
         total = sum((at(k) for k in ordered), Fraction(0))
         for a, b in zip(ordered, ordered[1:], strict=False):
@@ -390,7 +421,7 @@ class Measure:
         else:
             width = domain.high - domain.low
             if width == 0:
-                return self.exact_share(F.substitute(node, var, domain.low))
+                return self._exact(F.substitute(node, var, domain.low))
             slices = [
                 (
                     domain.low + width * i / GRID,
@@ -401,8 +432,8 @@ class Measure:
             ]
         total, error = Fraction(0), Fraction(0)
         for low, high, weight in slices:
-            lower, lower_error = self.exact_share(_over(node, var, low, high, every=True))
-            upper, upper_error = self.exact_share(_over(node, var, low, high, every=False))
+            lower, lower_error = self._exact(_over(node, var, low, high, every=True))
+            upper, upper_error = self._exact(_over(node, var, low, high, every=False))
             total += weight * (lower + upper) / 2
             error += weight * ((upper - lower) / 2 + max(lower_error, upper_error))
         return total, error

@@ -6,10 +6,17 @@ eligible, with its share of the state space, a witness, and its condition text
 (`0.4 <= frustration < 0.7 and hint_requests == 0`).
 
 Loop: find a state where no rule is eligible and that lies outside every box found so far
-(`Analysis.first_state`: the first such cell in the domains' order, so the answer is a
-function of the theory alone; z3 only when that search cannot see the state); grow it one variable at a time (binary search over that variable's cells, since a box
-that meets an eligible state keeps meeting it as it grows) until no variable can widen
-without touching an eligible state; block the box; repeat, up to `LIMIT` boxes.
+(the first such cell in the domains' order, so the answer is a function of the theory alone);
+grow it one variable at a time (binary search over that variable's cells, since a box that
+meets an eligible state keeps meeting it as it grows) until no variable can widen without
+touching an eligible state; block the box; repeat, up to `LIMIT` boxes.
+
+With one-variable atoms only (the usual case), eligibility is a union of cell boxes
+(`compiler/box_measure.py`): the first uncovered cell is read off the pieces left when those
+boxes and the blocked ones are cut out of the space, and a box is clear when it meets none of
+them; both exact, without z3 or a search budget. With linear atoms, the first state is
+searched by substituting into formulas (`Analysis.first_state`, z3 past its budget) and a box
+is clear when z3 says so.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
+from pedrag.compiler.box_measure import NOTHING, Box, atom_mask, boxes_of, first_outside
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import ENUMERATE, Cell, cells
 
@@ -78,6 +86,18 @@ class _Grower:
             )
             for var in self.domains
         }
+        # With one-variable atoms only, eligibility as boxes over these cells: a box is clear
+        # when it meets none of them, decided exactly without z3 (`compiler/box_measure.py`).
+        self.full = {var: (1 << len(found)) - 1 for var, found in self.cells.items()}
+        self.eligible_boxes: list[Box] | None = None
+        if not self.linear:
+            values = {var: [c.value for c in found] for var, found in self.cells.items()}
+
+            def masks(atom: Node) -> tuple[str, int]:
+                assert atom.var is not None
+                return atom.var, atom_mask(atom, values[atom.var])
+
+            self.eligible_boxes = boxes_of(analysis.any_eligible, masks, self.full)
 
     def _small(self, var: str) -> bool:
         domain = self.domains[var]
@@ -118,8 +138,50 @@ class _Grower:
     def box_node(self, box: dict[str, Any]) -> Node:
         return F.and_(self.span_node(var, part) for var, part in box.items())
 
+    def as_masks(self, box: dict[str, Any]) -> Box:
+        """A grown box as cell bitmasks (`compiler/box_measure.py`'s form)."""
+        out: Box = {}
+        for var, part in box.items():
+            found = self.cells[var]
+            if isinstance(part, frozenset):
+                out[var] = sum(1 << i for i, c in enumerate(found) if c.value in part)
+            else:
+                first, last = part
+                out[var] = ((1 << (last + 1)) - 1) & ~((1 << first) - 1)
+        return out
+
+    def first_uncovered(
+        self, blocks: list[dict[str, Any]], variables: list[str]
+    ) -> dict[str, Any] | list[int] | None:
+        """`Analysis.first_state` of "no rule is eligible and outside every box in `blocks`",
+        over the same cells, exactly and without a search budget: the first such cell of
+        positive measure, else the first such state at all (a single point between rules,
+        `x != 0.1`); `NOTHING` when there is none, None when the boxes are not available
+        (linear atoms, too many boxes) or the pieces grow too many."""
+        if self.eligible_boxes is None:
+            return None
+        cut = [*self.eligible_boxes, *(self.as_masks(b) for b in blocks)]
+        positive = {
+            var: sum(1 << i for i, c in enumerate(self.cells[var]) if c.weight > 0)
+            for var in variables
+        }
+        found = first_outside(cut, variables, positive)
+        if found is NOTHING:
+            found = first_outside(cut, variables, {var: self.full[var] for var in variables})
+        if found is None or found is NOTHING:
+            return found
+        return {
+            var: self.cells[var][index].value for var, index in zip(variables, found, strict=True)
+        }
+
     def clear(self, box: dict[str, Any]) -> bool:
         """No rule is eligible anywhere in the box (unknown counts as not clear)."""
+        if self.eligible_boxes is not None:
+            masks = self.as_masks(box)
+            return not any(
+                all(masks.get(var, self.full[var]) & mask for var, mask in eligible.items())
+                for eligible in self.eligible_boxes
+            )
         return self.analysis.solve(
             [self.box_node(box), self.analysis.any_eligible], witness=False
         ).unsat
@@ -222,10 +284,14 @@ def gap_regions(analysis: Analysis, limit: int = LIMIT) -> list[Region]:
     uncovered = F.not_(analysis.any_eligible)
     variables = [v for v in analysis.domains if v in analysis.any_eligible.vars]
     blocks: list[Node] = []
+    boxes: list[dict[str, Any]] = []
     regions: list[Region] = []
     for _ in range(limit):
         query = [uncovered, *blocks]
-        start = analysis.first_state(F.and_(query), variables)
+        first = grower.first_uncovered(boxes, variables)
+        if first is NOTHING:
+            break
+        start = first if isinstance(first, dict) else analysis.first_state(F.and_(query), variables)
         if start is not None:
             witness, exact = analysis.tidy(start, query)
         else:
@@ -239,5 +305,6 @@ def gap_regions(analysis: Analysis, limit: int = LIMIT) -> list[Region]:
         condition, bounds = grower.describe(box)
         regions.append(Region(condition, grower.share(box), witness, node, bounds))
         blocks.append(F.not_(node))
+        boxes.append(box)
     regions.sort(key=lambda r: (-r.share, r.condition))
     return regions

@@ -1,0 +1,224 @@
+"""The exact share of a formula without linear atoms, as a union of cell boxes.
+
+Compiler stage helper, called by `compiler/measure.py` before its Shannon expansion. The
+expansion substitutes each cell's value into the whole residual formula, which on a rule set
+without a catch-all rewrites thousands of residuals of hundreds of rules (a 200-rule generated
+theory took 41 s). Here the formula is first put into a disjunction of **boxes**: with
+one-variable atoms only, every atom is a set of its variable's cells (the cuts of the whole
+formula make each atom constant on a cell), a negated atom is the complement set, and a
+conjunction meets its parts' boxes variable by variable. The share of the union is then found by
+cutting: what is still uncovered is kept as disjoint boxes (at first the whole space), and
+each box of the union, largest first, is cut out of every piece it meets, which leaves at most
+one piece per variable the box constrains. Each step is a few AND-NOTs of bitmasks, where the
+expansion rewrote a formula; a 200-rule generated theory's coverage takes 3 ms instead of 41 s.
+
+The answer is the same exact rational the expansion computes (`tests/compiler/test_measure.py`
+compares both on generated theories). When the box form would grow past `MAX_BOXES` (a
+negated disjunction of many conjunctions), `boxes_of` returns None and the caller expands the
+formula as before; so does `union_share` when the uncovered pieces grow past `MAX_PIECES`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from pedrag.compiler.formula import Node
+
+MAX_BOXES = 20_000
+"""Boxes the disjunctive form may have before the measure falls back to the expansion."""
+MAX_PIECES = 200_000
+"""Uncovered pieces the cutting may hold before the measure falls back to the expansion."""
+
+Box = dict[str, int]
+"""Variable -> bitmask of its cells the box allows (a variable not named allows every cell)."""
+
+
+class _TooBig(Exception):
+    pass
+
+
+def boxes_of(
+    node: Node, masks: Callable[[Node], tuple[str, int]], full: dict[str, int]
+) -> list[Box] | None:
+    """`node` as a list of boxes whose union it is, or None when it has linear atoms or its
+    box form is larger than `MAX_BOXES`. `masks(atom)` gives an atom's variable and the cells
+    where it holds; `full[var]` is the mask of all of `var`'s cells."""
+    if node.linear:
+        return None
+    memo: dict[tuple[Node, bool], list[Box]] = {}
+
+    def walk(current: Node, positive: bool) -> list[Box]:
+        key = (current, positive)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        kind = current.kind
+        if kind == "true" or kind == "false":
+            out: list[Box] = [{}] if (kind == "true") == positive else []
+        elif kind == "not":
+            out = walk(current.children[0], not positive)
+        elif kind in ("cmp", "in"):
+            var, mask = masks(current)
+            if not positive:
+                mask = full[var] & ~mask
+            out = [] if mask == 0 else ([{}] if mask == full[var] else [{var: mask}])
+        elif (kind == "and") == positive:  # a conjunction: meet the parts' boxes
+            out = [{}]
+            for child in current.children:
+                part = walk(child, positive)
+                out = _meet(out, part)
+                if not out:
+                    break
+        else:  # a disjunction: the parts' boxes together
+            out = []
+            for child in current.children:
+                out.extend(walk(child, positive))
+                if len(out) > MAX_BOXES:
+                    raise _TooBig
+            out = _unique(out)
+        memo[key] = out
+        return out
+
+    try:
+        return walk(node, True)
+    except _TooBig:
+        return None
+
+
+def _meet(left: list[Box], right: list[Box]) -> list[Box]:
+    if len(left) * len(right) > MAX_BOXES:
+        raise _TooBig
+    out: list[Box] = []
+    for a in left:
+        for b in right:
+            box = dict(a)
+            for var, mask in b.items():
+                if var in box:
+                    mask &= box[var]
+                    if mask == 0:
+                        break
+                box[var] = mask
+            else:
+                out.append(box)
+    return out if len(out) < 2 else _unique(out)
+
+
+def _unique(boxes: list[Box]) -> list[Box]:
+    seen: set[tuple[tuple[str, int], ...]] = set()
+    out: list[Box] = []
+    for box in boxes:
+        key = tuple(sorted(box.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(box)
+    return out
+
+
+def atom_mask(atom: Node, values: Sequence[Any]) -> int:
+    """The cells where a one-variable atom (`cmp` or `in`) holds, as a bitmask; `values` are
+    the cells' representatives in order (ascending for a number)."""
+    if atom.kind == "in":
+        chosen = atom.values or frozenset()
+        return sum(1 << index for index, value in enumerate(values) if value in chosen)
+    bound = atom.const
+    if atom.op == "<":
+        return (1 << bisect_left(values, bound)) - 1
+    if atom.op == "<=":
+        return (1 << bisect_right(values, bound)) - 1
+    at = bisect_left(values, bound)
+    return 1 << at if at < len(values) and values[at] == bound else 0
+
+
+NOTHING: list[int] = []
+"""`first_outside`'s answer when the boxes cover every allowed cell."""
+
+
+def uncovered(start: list[int], boxes: list[Box], order: Sequence[str]) -> list[list[int]] | None:
+    """What of the box `start` (a mask per variable of `order`) no box of `boxes` covers, as
+    disjoint boxes: each box is cut out of every piece it meets, which leaves at most one piece
+    per variable it constrains. None when the pieces grow past `MAX_PIECES`."""
+    index = {var: i for i, var in enumerate(order)}
+    rows = [
+        [(index[v], m) for v, m in sorted(box.items(), key=lambda item: index[item[0]])]
+        for box in boxes
+    ]
+    pieces = [list(start)]
+    for row in rows:
+        kept: list[list[int]] = []
+        for piece in pieces:
+            if any(piece[i] & mask == 0 for i, mask in row):
+                kept.append(piece)
+                continue
+            current = piece
+            for i, mask in row:
+                outside = current[i] & ~mask
+                if outside:
+                    part = list(current)
+                    part[i] = outside
+                    kept.append(part)
+                current = list(current)
+                current[i] &= mask
+        pieces = kept
+        if len(pieces) > MAX_PIECES:
+            return None
+        if not pieces:
+            break
+    return pieces
+
+
+def union_share(
+    boxes: list[Box], order: Sequence[str], shares: dict[str, list[Fraction]]
+) -> Fraction | None:
+    """The exact share of the union of `boxes` (None past `MAX_PIECES`): one minus the share of
+    what is left uncovered, cutting the largest boxes out first. `order` names every variable a
+    box constrains; `shares[var][i]` is the share of `var`'s cell i."""
+    if not boxes:
+        return Fraction(0)
+    if any(not box for box in boxes):
+        return Fraction(1)
+    position = {var: i for i, var in enumerate(order)}
+    full = [(1 << len(shares[var])) - 1 for var in order]
+    weight_cache: list[dict[int, Fraction]] = [{} for _ in order]
+
+    def weight(i: int, mask: int) -> Fraction:
+        hit = weight_cache[i].get(mask)
+        if hit is None:
+            cells = shares[order[i]]
+            hit = sum((cells[c] for c in range(len(cells)) if mask >> c & 1), Fraction(0))
+            weight_cache[i][mask] = hit
+        return hit
+
+    def size(box: Box) -> Fraction:
+        total = Fraction(1)
+        for var, mask in box.items():
+            total *= weight(position[var], mask)
+        return total
+
+    left = uncovered(full, sorted(boxes, key=size, reverse=True), order)
+    if left is None:
+        return None
+    missing = Fraction(0)
+    for piece in left:
+        product = Fraction(1)
+        for i, mask in enumerate(piece):
+            if mask != full[i]:
+                product *= weight(i, mask)
+        missing += product
+    return 1 - missing
+
+
+def first_outside(
+    boxes: list[Box], order: Sequence[str], allowed: dict[str, int]
+) -> list[int] | None:
+    """The first cell tuple, in `order` and each variable's cell order, within `allowed` and in
+    none of `boxes`: per variable the index of its cell; `NOTHING` when the boxes cover all of
+    `allowed`, None when the pieces grow too many."""
+    pieces = uncovered([allowed[var] for var in order], boxes, order)
+    if pieces is None:
+        return None
+    if not pieces:
+        return NOTHING
+    return min([(mask & -mask).bit_length() - 1 for mask in piece] for piece in pieces)

@@ -1,0 +1,129 @@
+"""The box form of coverage (`compiler/box_measure.py`) against the formula expansion it
+replaced for one-variable atoms: the same exact rational, the same gap regions and witnesses,
+and the expansion still used where boxes do not apply."""
+
+from __future__ import annotations
+
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from pedrag.compiler import box_measure
+from pedrag.compiler import formula as F
+from pedrag.compiler.analysis import Analysis
+from pedrag.compiler.measure import Measure
+from pedrag.compiler.regions import gap_regions
+from pedrag.dsl.loader import load_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from theory_gen import generate  # noqa: E402
+
+
+def _analysis(text: str) -> Analysis:
+    loaded = load_text(text, "t.yaml")
+    assert loaded.theory is not None, [d.message for d in loaded.diagnostics]
+    return Analysis(loaded.theory)
+
+
+CASES = [(rules, seed) for rules in (8, 16, 30) for seed in range(4)] + [(45, 0), (45, 1)]
+
+
+@pytest.mark.parametrize(("rules", "seed"), CASES)
+def test_box_coverage_equals_the_formula_expansion_exactly(rules: int, seed: int) -> None:
+    analysis = _analysis(generate(rules, seed, "weighted"))
+    node = analysis.any_eligible
+    by_boxes = Measure(analysis.domains, [node])._by_boxes(node)
+    assert by_boxes is not None  # the generator writes one-variable atoms only
+    expanded, error = Measure(analysis.domains, [node])._exact(node)
+    assert error == 0
+    assert by_boxes == expanded
+    assert 0 < by_boxes <= 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gap_regions_equal_those_found_by_the_formula_search(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each region's first state is the first uncovered cell either way, and `clear` answers
+    what z3 answers: so the regions, shares and witnesses are the same."""
+    text = generate(12, seed, "weighted")
+    fast = gap_regions(_analysis(text))
+    monkeypatch.setattr(box_measure, "boxes_of", lambda *args: None)
+    monkeypatch.setattr("pedrag.compiler.regions.boxes_of", lambda *args: None)
+    monkeypatch.setattr("pedrag.compiler.analysis.SEARCH_BUDGET", 10**9)
+    slow = gap_regions(_analysis(text))
+    assert fast, "the generated theory should leave gaps"
+    assert [(r.condition, r.share, r.witness) for r in fast] == [
+        (r.condition, r.share, r.witness) for r in slow
+    ]
+
+
+THEORY = """\
+pedrag: 1
+theory: {id: t, name: T}
+metrics:
+  m: {type: float, range: [0, 1], source: trusted}
+  n: {type: float, range: [0, 1], source: trusted}
+actions:
+  a: {rung: H0, priority: 1, description: Do a.}
+rules:
+  - {id: r, when: "WHEN", then: a}
+ceiling:
+  start: H0
+  steps: []
+"""
+
+
+def test_a_single_uncovered_point_is_a_gap() -> None:
+    """`m != 0.1` covers all but a point: the share is 1, yet the point is a gap."""
+    analysis = _analysis(THEORY.replace("WHEN", "m != 0.1"))
+    assert Measure(analysis.domains, [analysis.any_eligible]).share(analysis.any_eligible) == 1
+    (region,) = gap_regions(analysis)
+    assert region.witness == {"m": 0.1}
+    assert region.share == 0
+
+
+def test_linear_atoms_are_left_to_the_expansion() -> None:
+    analysis = _analysis(THEORY.replace("WHEN", "m + n > 1"))
+    node = analysis.any_eligible
+    measure = Measure(analysis.domains, [node])
+    assert measure._by_boxes(node) is None
+    assert measure.exact_share(node) == (Fraction(1, 2), Fraction(0))
+
+
+@pytest.mark.parametrize("limit", ["MAX_BOXES", "MAX_PIECES"])
+def test_past_a_size_limit_the_expansion_answers_the_same(
+    limit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    analysis = _analysis(generate(20, 3, "weighted"))
+    node = analysis.any_eligible
+    exact = Measure(analysis.domains, [node]).exact_share(node)
+    monkeypatch.setattr(box_measure, limit, 1)
+    measure = Measure(analysis.domains, [node])
+    assert measure._by_boxes(node) is None
+    assert measure.exact_share(node) == exact
+
+
+def test_union_of_overlapping_boxes_counts_the_overlap_once() -> None:
+    shares = {"x": [Fraction(1, 4)] * 4, "y": [Fraction(1, 2)] * 2}
+    # x in cells {0,1} (half), and y in cell 0 (half): union = 1/2 + 1/2 - 1/4.
+    boxes: list[box_measure.Box] = [{"x": 0b0011}, {"y": 0b01}]
+    assert box_measure.union_share(boxes, ["x", "y"], shares) == Fraction(3, 4)
+    assert box_measure.first_outside(boxes, ["x", "y"], {"x": 0b1111, "y": 0b11}) == [2, 1]
+    everything = [{"x": 0b1111}]
+    assert box_measure.first_outside(everything, ["x"], {"x": 0b1111}) is box_measure.NOTHING
+
+
+def test_negation_of_a_conjunction_becomes_one_box_per_part() -> None:
+    x_low = F.cmp("x", "<", Fraction(1, 2))
+    y_low = F.cmp("y", "<", Fraction(1, 2))
+    node = F.not_(F.and_([x_low, y_low]))
+    values = {"x": [Fraction(1, 4), Fraction(3, 4)], "y": [Fraction(1, 4), Fraction(3, 4)]}
+    boxes = box_measure.boxes_of(
+        node,
+        lambda atom: (atom.var, box_measure.atom_mask(atom, values[atom.var])),  # type: ignore[arg-type,index]
+        {"x": 0b11, "y": 0b11},
+    )
+    assert boxes == [{"x": 0b10}, {"y": 0b10}]
