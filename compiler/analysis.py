@@ -32,12 +32,10 @@ from itertools import combinations
 from math import ceil, floor
 from typing import Any
 
-import z3
-
 from pedrag.compiler import formula as F
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
-from pedrag.compiler.encode import Translator, Z3Encoding
+from pedrag.compiler.encode import Translator
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Measure, cells
 from pedrag.dsl import ast
@@ -190,14 +188,8 @@ class Analysis:
                 )
         self.any_eligible = F.or_(self.eligible.values())
         self.domains = tr.domains
-        self.z3_context = z3.Context()
-        self.encoding = Z3Encoding(self.domains, self.z3_context)
-        for name in self.domains:
-            self.encoding.var(name)
-        self.solver = z3.Solver(ctx=self.z3_context)
-        self.solver.set("timeout", timeout_ms)
-        self.solver.add(*self.encoding.constraints)
-        self._synced = len(self.encoding.constraints)
+        self.timeout_ms = timeout_ms
+        self._solver: Any = None  # made by the first query (`_start_solver`)
         self.queries = 0
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
@@ -217,6 +209,34 @@ class Analysis:
         self._eligible_points: dict[str, dict[str, Any]] = {}
 
     # -- solving ---------------------------------------------------------------------------
+    def _start_solver(self) -> None:
+        """The z3 context, encoding and solver, made when the first query needs them: a
+        re-check answered from the cache never loads z3."""
+        import z3
+
+        from pedrag.compiler.z3_encoding import Z3Encoding
+
+        self.z3_context = z3.Context()
+        self.encoding = Z3Encoding(self.domains, self.z3_context)
+        for name in self.domains:
+            self.encoding.var(name)
+        self._solver = z3.Solver(ctx=self.z3_context)
+        self._solver.set("timeout", self.timeout_ms)
+        self._solver.add(*self.encoding.constraints)
+        self._synced = len(self.encoding.constraints)
+
+    @property
+    def solver(self) -> Any:
+        if self._solver is None:
+            self._start_solver()
+        return self._solver
+
+    @solver.setter
+    def solver(self, replacement: Any) -> None:  # tests put a failing solver in its place
+        if self._solver is None:
+            self._start_solver()
+        self._solver = replacement
+
     def solve(
         self,
         formulas: list[Node],
@@ -225,35 +245,38 @@ class Analysis:
     ) -> Outcome:
         """Satisfiability of the conjunction of `formulas` and `tracked` (whose indices an
         unsat core names)."""
+        import z3
+
         self.queries += 1
+        solver = self.solver
         terms = [self.encoding.term(f) for f in formulas]
         tracked_terms = [self.encoding.term(t) for t in tracked]
         if self._synced < len(self.encoding.constraints):
-            self.solver.add(*self.encoding.constraints[self._synced :])
+            solver.add(*self.encoding.constraints[self._synced :])
             self._synced = len(self.encoding.constraints)
-        self.solver.push()
+        solver.push()
         try:
             if terms:
-                self.solver.add(*terms)
+                solver.add(*terms)
             literals = []
             for index, term in enumerate(tracked_terms):
                 literal = z3.Bool(f"__part_{index}", self.z3_context)
-                self.solver.add(z3.Implies(literal, term))
+                solver.add(z3.Implies(literal, term))
                 literals.append(literal)
-            result = self.solver.check(*literals)
+            result = solver.check(*literals)
             if result == z3.sat:
                 if not witness:
                     return Outcome("sat")
-                shown, exact = self._witness(self.solver.model(), [*formulas, *tracked])
+                shown, exact = self._witness(solver.model(), [*formulas, *tracked])
                 return Outcome("sat", shown, state=exact)
             if result == z3.unsat:
-                names = {str(c) for c in self.solver.unsat_core()}
+                names = {str(c) for c in solver.unsat_core()}
                 return Outcome(
                     "unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names)
                 )
             return Outcome("unknown")
         finally:
-            self.solver.pop()
+            solver.pop()
 
     def minimal_core(
         self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]

@@ -20,6 +20,12 @@ asks z3 only about that rule and its pairs.
 - **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
   text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
   parses only the conditions an edit changed.
+- **The condition grammar's parser tables** (lark's cache, verified against the grammar's
+  hash), so parsing the one condition an edit changed does not rebuild them.
+- **Memos** shared by every file: the material check's findings (the answer-reveal detector
+  over a curriculum's hints and examples, keyed by each exercise's material and answer key)
+  and the set-level checks' graph answers (cycles, reachability, a switch cycle's z3 answer,
+  keyed by the graph), each in a shard of its own (`CheckCache.memo`).
 - **Safe to lose.** A shard that cannot be read (truncated, another version's, a full disk)
   is ignored and rewritten; writes go to a temporary file renamed into place, so a reader
   never sees half a shard. A shard keeps the answers its last check used, so it does not
@@ -154,9 +160,22 @@ class CheckCache:
     def parsed_conditions(self) -> ParsedShard:
         """The parsed-condition memo (condition text -> AST) for the front end, in its own
         shard keyed by the grammar: parsing is most of the front end's time on a large file."""
-        from pedrag.dsl.parser import grammar_text
+        from pedrag.dsl.parser import grammar_text, keep_tables
 
+        if self.folder is not None:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                keep_tables(str(self.folder / "condition-grammar.lark"))
+            except OSError:
+                pass  # the tables are built again: time, never a result
         return ParsedShard(self.shard(("parsed conditions", grammar_text())).path)
+
+    def memo(self, name: str) -> ParsedShard:
+        """A shard of answers by content shared by every file checked, as a memo
+        (`get(key, default)`, `memo[key] = value`): "material findings" (the runtime's
+        material check, by each exercise's material and answer key), "set answers" (the
+        set-level checks' graph answers, `compiler/graphs.py`)."""
+        return ParsedShard(self.shard(("memo", name)).path)
 
     def shard(self, semantics: Any) -> Shard:
         """The shard for a theory semantics (any value with a deterministic `repr`)."""

@@ -288,11 +288,14 @@ def check_loaded(
     # Checks over the whole set: front-end ones (duplicate ids across files) always, semantic
     # ones (the switch graph) unless --no-semantic.
     stages = ("front-end", "set") if semantic else ("front-end",)
+    memo = (cache or CheckCache.disabled()).memo("set answers")
     for check in catalog().values():
         if check.info.stage in stages and check.run is not None:
-            for diagnostic in check.run(files):
+            found = check.run(files, memo) if check.info.stage == "set" else check.run(files)
+            for diagnostic in found:
                 owner = next((f for f in files if diagnostic.file == f.path), None)
                 diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
+    memo.save()
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckResult(files, diagnostics, theories, time.perf_counter() - started, skipped or [])
 

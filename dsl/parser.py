@@ -119,6 +119,17 @@ def grammar_text() -> str:
     return resources.files("pedrag.grammar").joinpath("condition.lark").read_text("utf-8")
 
 
+_TABLES: list[str] = []
+
+
+def keep_tables(path: str) -> None:
+    """Keep the grammar's LALR tables in the file at `path` between processes (lark's
+    `cache`, which stores a hash of the grammar and options with them and rebuilds them on a
+    mismatch or a damaged file): building them is most of the time a re-check spends parsing
+    the one condition an edit changed. Takes effect if called before the first parse."""
+    _TABLES[:] = [path]
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     return Lark(
@@ -127,6 +138,7 @@ def _parser() -> Lark:
         lexer="basic",
         propagate_positions=True,
         maybe_placeholders=False,
+        cache=_TABLES[0] if _TABLES else False,
     )
 
 

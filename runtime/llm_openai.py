@@ -720,7 +720,7 @@ class OpenAIBackend:
         if isinstance(error, openai.APIConnectionError):
             return (
                 f"cannot reach {url} ({_short(str(error.__cause__ or error), 80)}): start the "
-                "server or fix OPENAI_BASE_URL"
+                "server, or fix the endpoint's URL (--endpoint, or OPENAI_BASE_URL)"
             )
         if isinstance(error, openai.APIStatusError):
             status = error.status_code

@@ -20,10 +20,9 @@ import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
-from pedrag.runtime.detector import AnswerKey, CodeMode, Detector
 
 if TYPE_CHECKING:
     from pedrag.dsl.diagnostics import Diagnostic
@@ -196,6 +195,8 @@ def _pieces(exercise: Any) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
 
 def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """(path inside the exercise, message) for each piece of material that states the answer."""
+    from pedrag.runtime.detector import AnswerKey, CodeMode, Detector
+
     key = AnswerKey(
         answer=exercise.answer,
         accept=tuple(exercise.accept),
@@ -216,8 +217,36 @@ def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
     return found
 
 
-def material_diagnostics(loaded: Any) -> list[Diagnostic]:
-    """The material check over a loaded curriculum file (`pedrag.dsl.loader.LoadedFile`)."""
+def material_key(exercise: Any) -> str:
+    """What an exercise's material findings depend on, as text: its id (it is in the
+    messages), its answer key and every piece of its material."""
+    return repr(
+        (
+            exercise.id,
+            exercise.answer,
+            tuple(exercise.accept),
+            exercise.solution,
+            exercise.prompt,
+            tuple(_pieces(exercise)),
+        )
+    )
+
+
+_UNSEEN: Any = object()
+
+
+class FindingsMemo(Protocol):
+    """Where earlier material findings are kept (the check cache's `ParsedShard`)."""
+
+    def get(self, key: str, default: Any, /) -> Any: ...
+
+    def __setitem__(self, key: str, value: Any, /) -> None: ...
+
+
+def material_diagnostics(loaded: Any, memo: FindingsMemo | None = None) -> list[Diagnostic]:
+    """The material check over a loaded curriculum file (`pedrag.dsl.loader.LoadedFile`).
+    `memo`: earlier findings by `material_key` (`pedrag check` passes its on-disk check cache;
+    the detector is not even imported when every exercise's material is unchanged)."""
     from pedrag.dsl.diagnostics import error  # only when checking a file: not on the turn path
 
     curriculum = getattr(loaded, "curriculum", None)
@@ -226,7 +255,15 @@ def material_diagnostics(loaded: Any) -> list[Diagnostic]:
         return []
     out: list[Diagnostic] = []
     for index, exercise in enumerate(curriculum.model.exercises):
-        for path, message in material_findings(exercise):
+        found = _UNSEEN
+        key = material_key(exercise) if memo is not None else ""
+        if memo is not None:
+            found = memo.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = material_findings(exercise)
+            if memo is not None:
+                memo[key] = found
+        for path, message in found:
             span = positions.span(("exercises", index, *path)) if positions is not None else None
             out.append(
                 error(

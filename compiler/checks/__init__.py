@@ -15,7 +15,6 @@ import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 
@@ -34,7 +33,8 @@ class CheckInfo:
 @dataclass(frozen=True)
 class Check:
     info: CheckInfo
-    run: Callable[[Any], Iterable[Diagnostic]] | None
+    # semantic: run(analysis); front-end: run(files); set: run(files, memo) (`compiler/graphs.py`)
+    run: Callable[..., Iterable[Diagnostic]] | None
 
 
 @lru_cache(maxsize=1)

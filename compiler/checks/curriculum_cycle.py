@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.graphs import Memo, simple_cycles
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.loader import LoadedFile
 
@@ -35,20 +36,18 @@ INFO = CheckInfo(
 MAX_CYCLES = 10
 
 
-def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
-    import networkx as nx  # loaded only when there is a graph to check
-
+def run(files: list[LoadedFile], memo: Memo | None = None) -> Iterator[Diagnostic]:
+    """The check over each curriculum; `memo` (the check cache) keeps the cycle answers."""
     for loaded in files:
         curriculum = loaded.curriculum
         if curriculum is None:
             continue
-        graph = nx.DiGraph()
         order = [goal.id for goal in curriculum.model.goals]
-        graph.add_nodes_from(order)
-        for goal in curriculum.model.goals:
-            for required in goal.requires:
-                graph.add_edge(goal.id, required)
-        cycles = sorted(nx.simple_cycles(graph), key=lambda c: (len(c), sorted(c)))[:MAX_CYCLES]
+        edges = [
+            (goal.id, required) for goal in curriculum.model.goals for required in goal.requires
+        ]
+        found = simple_cycles(order, edges, memo) if edges else []
+        cycles = sorted(found, key=lambda c: (len(c), sorted(c)))[:MAX_CYCLES]
         for cycle in cycles:
             start = min(range(len(cycle)), key=lambda i: order.index(cycle[i]))
             cycle = cycle[start:] + cycle[:start]

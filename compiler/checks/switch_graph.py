@@ -1,6 +1,6 @@
 """switch-graph: theory switching that cannot work (unresolved, unreachable, no-progress cycle).
 
-Set-level check (networkx + z3) over every theory in the checked set. Nodes are theory ids,
+Set-level check (networkx + z3, through `compiler/graphs.py` and the check cache) over every theory in the checked set. Nodes are theory ids,
 edges are `adaptation.switch` entries.
 
 - **unresolved**: a switch target that is neither a theory in the checked set nor a theory
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.compiler.checks import CheckInfo
+from pedrag.compiler.graphs import Memo, reachable, remembered, simple_cycles
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import ResolvedTheory, SwitchInfo
 from pedrag.dsl.loader import LoadedFile, load_file
@@ -70,13 +71,14 @@ def _neighbour_ids(files: list[LoadedFile], known: set[str]) -> set[str]:
 
 
 def _cycle_state(
-    theories: dict[str, ResolvedTheory], edges: list[tuple[str, str, list[SwitchInfo]]]
+    theories: dict[str, ResolvedTheory],
+    edges: list[tuple[str, str, list[SwitchInfo]]],
+    memo: Memo | None = None,
 ) -> tuple[str, dict[str, Any] | None]:
-    """`sat` with a state where every switch on the cycle can fire together, else `unsat`/`unknown`."""
-    import z3
-
-    from pedrag.compiler import formula as F
-    from pedrag.compiler.encode import Domain, Translator, Z3Encoding
+    """`sat` with a state where every switch on the cycle can fire together, else `unsat`/`unknown`.
+    Remembered in `memo` by the switches' condition texts and their metrics' domains."""
+    from pedrag.compiler.encode import Domain, Translator
+    from pedrag.dsl.printer import to_text
 
     domains: dict[str, Domain] = {}
     parts = []
@@ -97,7 +99,25 @@ def _cycle_state(
                     min(seen.high, domain.high),
                     metric=name,
                 )
-        parts.append(F.or_(options))
+        parts.append(options)
+    key = (
+        "switch cycle",
+        tuple((s, t, tuple(to_text(x.when.expr) for x in switches)) for s, t, switches in edges),
+        tuple(sorted(d.signature() for d in domains.values())),
+    )
+    answer = remembered(memo, key, lambda: _solve_cycle(domains, parts))
+    return answer if answer[0] != "unknown" else _solve_cycle(domains, parts)
+
+
+def _solve_cycle(
+    domains: dict[str, Any], options: list[list[Any]]
+) -> tuple[str, dict[str, Any] | None]:
+    import z3
+
+    from pedrag.compiler import formula as F
+    from pedrag.compiler.z3_encoding import Z3Encoding
+
+    parts = [F.or_(found) for found in options]
     encoding = Z3Encoding(domains)
     goal = encoding.term(F.and_(parts))
     solver = z3.Solver()
@@ -115,22 +135,20 @@ def _cycle_state(
     return "sat", {n: present(encoding.value(model, n), domains[n].kind) for n in names}
 
 
-def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
-    import networkx as nx  # loaded only when there is a graph to check
-
+def run(files: list[LoadedFile], memo: Memo | None = None) -> Iterator[Diagnostic]:
+    """The check over the checked set; `memo` (the check cache) keeps the graph answers."""
     theories: dict[str, ResolvedTheory] = {}
     for loaded in files:
         if loaded.theory is not None and loaded.ok and loaded.theory.id not in theories:
             theories[loaded.theory.id] = loaded.theory
     if not theories:
         return
-    graph = nx.MultiDiGraph()
-    graph.add_nodes_from(theories)
+    switches_between: dict[tuple[str, str], list[SwitchInfo]] = {}
     neighbours: set[str] | None = None
     for theory in theories.values():
         for switch in theory.switches:
             if switch.to in theories:
-                graph.add_edge(theory.id, switch.to, switch=switch)
+                switches_between.setdefault((theory.id, switch.to), []).append(switch)
                 continue
             if neighbours is None:
                 neighbours = _neighbour_ids(files, set(theories))
@@ -144,11 +162,12 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
                 items=(f"theory:{theory.id}", f"theory:{switch.to}"),
                 help="check the target's id (theory.id), or include its file in the check",
             )
-    if graph.number_of_edges():
-        entries = [t for t in theories if graph.in_degree(t) == 0] or list(theories)
-        reached: set[str] = set()
-        for entry in entries:
-            reached |= {entry} | nx.descendants(graph, entry)
+    nodes = list(theories)
+    edges = list(switches_between)
+    if edges:
+        targets = {target for _, target in edges}
+        entries = [t for t in theories if t not in targets] or list(theories)
+        reached = reachable(nodes, edges, entries, memo)
         for theory_id, theory in theories.items():
             if theory_id not in reached:
                 yield Diagnostic(
@@ -162,19 +181,18 @@ def run(files: list[LoadedFile]) -> Iterator[Diagnostic]:
                     items=(f"theory:{theory_id}",),
                     help="add a switch to it from a reachable theory, or check it as a separate set",
                 )
-    simple = nx.DiGraph(graph)
-    cycles = sorted(nx.simple_cycles(simple), key=lambda c: (len(c), c))[:MAX_CYCLES]
+    found = simple_cycles(nodes, edges, memo) if edges else []
+    cycles = sorted(found, key=lambda c: (len(c), c))[:MAX_CYCLES]
     for cycle in cycles:
         start = cycle.index(min(cycle))
         cycle = cycle[start:] + cycle[:start]
-        edges = []
+        on_cycle: list[tuple[str, str, list[SwitchInfo]]] = []
         for i, source in enumerate(cycle):
             target = cycle[(i + 1) % len(cycle)]
-            switches = [data["switch"] for data in graph.get_edge_data(source, target).values()]
-            edges.append((source, target, switches))
-        status, witness = _cycle_state(theories, edges)
+            on_cycle.append((source, target, switches_between[(source, target)]))
+        status, witness = _cycle_state(theories, on_cycle, memo)
         path = " -> ".join([*cycle, cycle[0]])
-        first = edges[0][2][0]
+        first = on_cycle[0][2][0]
         if status == "unsat":
             continue
         if status == "unknown":

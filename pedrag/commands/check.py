@@ -160,9 +160,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="neither read nor write the on-disk check cache (parsed conditions and the "
-        "solver's answers from earlier checks, kept in $PEDRAG_CACHE_DIR or the platform's "
-        "cache folder; an edit re-parses and re-asks only what it changed)",
+        help="neither read nor write the on-disk check cache (parsed conditions, the parser's "
+        "tables, the solver's answers, the graph answers of the set-level checks and the "
+        "material check's findings from earlier checks, kept by content in $PEDRAG_CACHE_DIR "
+        "or the platform's cache folder; an edit re-parses and re-asks only what it changed)",
     )
     parser.add_argument(
         "--color",
@@ -218,9 +219,13 @@ def _finder(args: argparse.Namespace) -> ConfigFinder:
     return ConfigFinder(known, Overrides(select, extend, ignore, fail_on))
 
 
+def _cache(args: argparse.Namespace) -> CheckCache:
+    return CheckCache.disabled() if args.no_cache else CheckCache.default()
+
+
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
-    cache = CheckCache.disabled() if args.no_cache else CheckCache.default()
+    cache = _cache(args)
     if args.quiet or not sys.stderr.isatty():
         return check_paths(args.paths, config, semantic=not args.no_semantic, cache=cache)
     from rich.console import Console
@@ -321,16 +326,21 @@ def _fix_files(
     return changed, fixed_stdin, 0
 
 
-def _add_material_check(result: CheckResult) -> None:
+def _add_material_check(result: CheckResult, cache: CheckCache) -> None:
     """The runtime's material check (`pedrag.runtime.material`): a curriculum's hints, worked
     examples, parallel items, misconceptions and outlines must not state the exercise's answer,
     judged by the answer-reveal detector the tutor runs on every reply. It lives in the runtime
-    (the compiler does not import the detector), so the command adds it to the compiler's."""
+    (the compiler does not import the detector), so the command adds it to the compiler's.
+    Findings are kept in the check cache by each exercise's material and answer key."""
+    curricula = [f for f in result.files if f.curriculum is not None and f.ok]
+    if not curricula:
+        return
     from pedrag.runtime.material import material_diagnostics
 
-    for loaded in result.files:
-        if loaded.curriculum is not None and loaded.ok:
-            result.diagnostics.extend(material_diagnostics(loaded))
+    memo = cache.memo("material findings")
+    for loaded in curricula:
+        result.diagnostics.extend(material_diagnostics(loaded, memo))
+    memo.save()
     result.diagnostics.sort(key=Diagnostic.sort_key)
 
 
@@ -381,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
-    _add_material_check(result)
+    _add_material_check(result, _cache(args))
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
     files = [f.path for f in result.files]
     summary = result.summary()

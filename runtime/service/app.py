@@ -59,6 +59,7 @@ from pedrag.runtime.instructor import (
     apply_change,
     instructor_metrics,
 )
+from pedrag.runtime.learning import CurriculumMap, GoalRecord
 from pedrag.runtime.llm import LLMBackend
 from pedrag.runtime.service import metrics
 from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
@@ -74,6 +75,7 @@ from pedrag.runtime.service.schemas import (
     InstructorUpdate,
     LearnerCreate,
     LearnerDeleted,
+    LearnerGoal,
     LearnerOut,
     SessionCreate,
     SessionOut,
@@ -453,6 +455,43 @@ def _install_routes(app: FastAPI) -> None:
             for item in ctx.store.list_sessions(limit=1000, learner_id=learner_id)
         ]
 
+    @app.get(
+        "/v1/learners/{learner_id}/goals",
+        response_model=list[LearnerGoal],
+        tags=["learners"],
+    )
+    def learner_goals(
+        learner_id: str,
+        ctx: Tenant,
+        curriculum: Annotated[str | None, Query(description="default: the only one")] = None,
+    ) -> list[LearnerGoal]:
+        """The learner's mastery of each goal of a curriculum, in its order: what an
+        instructor's dashboard shows, kept across sessions by the runtime's knowledge tracing."""
+        ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
+        tutor = ctx.tutor(curriculum)
+        if tutor.curriculum is None:
+            raise Problem(422, "no-curriculum", "goals need a curriculum; none is loaded")
+        course = CurriculumMap(tutor.curriculum)
+        records = {
+            goal: GoalRecord.from_dict(data)
+            for goal, data in ctx.store.load_learner_goals(learner_id).items()
+        }
+        out = []
+        for goal_id in course.goals:
+            record = course.record(records, goal_id)
+            out.append(
+                LearnerGoal(
+                    goal=goal_id,
+                    mastery=record.mastery,
+                    evidence=record.evidence,
+                    solved=list(record.solved),
+                    threshold=course.threshold(goal_id),
+                    mastered=course.mastered(records, goal_id),
+                    missing_prerequisites=course.missing_prerequisites(records, goal_id),
+                )
+            )
+        return out
+
     @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
     def delete_learner(learner_id: str, ctx: Tenant) -> LearnerDeleted:
         """Delete a learner and every session and audit record of theirs."""
@@ -631,7 +670,8 @@ def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
         id=session.id,
         theory=state.theory_id,
         exercise=state.exercise_id,
-        curriculum=session.meta.get("curriculum"),
+        # The curriculum in use: the one asked for, else the tenant's default.
+        curriculum=session.meta.get("curriculum") or getattr(tutor.curriculum, "id", None),
         learner_id=session.meta.get("learner_id"),
         turns=turns,
         metrics=dict(state.metrics),

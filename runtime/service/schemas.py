@@ -38,6 +38,18 @@ class LearnerOut(BaseModel):
     sessions: int
 
 
+class LearnerGoal(BaseModel):
+    """What the learner's graded answers say about one goal of a curriculum."""
+
+    goal: str
+    mastery: float = Field(description="P(mastered), by knowledge tracing over graded answers")
+    evidence: int = Field(description="graded answers it rests on")
+    solved: list[str] = Field(description="exercises of this goal solved")
+    threshold: float = Field(description="the goal's mastery threshold")
+    mastered: bool
+    missing_prerequisites: list[str] = Field(description="required goals not yet mastered")
+
+
 class LearnerDeleted(BaseModel):
     id: str
     sessions_deleted: int

@@ -199,3 +199,80 @@ def test_a_damaged_parse_memo_is_ignored(tmp_path: Path) -> None:
     shard.write_bytes(b"\x80\x05not a pickle")
     analysis_module._CACHE.clear()
     assert [d.message for d in check_paths([str(theory)], cache=cache).diagnostics] == expected
+
+
+_SWITCHING = (
+    "pedrag: 1\ntheory: {{id: {id}, name: T}}\nmetrics:\n"
+    "  frustration: {{type: float, range: [0, 1], source: inferred}}\n"
+    'actions:\n  a: {{rung: H0, priority: 5, description: D.}}\nrules:\n  - {{id: r, when: "true", then: a}}\n'
+    'adaptation:\n  switch:\n    - {{when: "{when}", to: {to}}}\n'
+)
+
+
+def test_a_remembered_switch_cycle_answer_follows_the_switch_conditions(tmp_path: Path) -> None:
+    """The set-level answers are kept by content: the same graph with another condition on a
+    switch is asked again, never answered from the cache."""
+    from pedrag.compiler.driver import check_paths
+
+    cache = CheckCache(tmp_path / "cache")
+    (tmp_path / "a.yaml").write_text(
+        _SWITCHING.format(id="one", when="frustration >= 0.8", to="two")
+    )
+
+    def cycle_findings(when: str) -> list[tuple[str, Any]]:
+        (tmp_path / "b.yaml").write_text(_SWITCHING.format(id="two", when=when, to="one"))
+        found = check_paths([str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")], cache=cache)
+        return [(d.message, d.witness) for d in found.diagnostics if d.check == "switch-graph"]
+
+    for _ in range(2):  # asked, then answered from the cache: the same finding
+        (finding,) = cycle_findings("frustration >= 0.5")
+        assert "one -> two -> one" in finding[0] and finding[1] == {"frustration": 0.8}
+    assert cycle_findings("frustration < 0.5") == []  # exclusive now: no finding
+    (finding,) = cycle_findings("frustration >= 0.5")
+    assert finding[1] == {"frustration": 0.8}
+
+
+_LOADED = (
+    "import sys; from pedrag.cli import main; code = main(sys.argv[1:]); "
+    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect_answer'); "
+    "print('LOADED', *[m for m in heavy if m in sys.modules], file=sys.stderr); sys.exit(code)"
+)
+
+
+def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_the_detector(
+    tmp_path: Path,
+) -> None:
+    """What a re-check of unchanged theories needs comes from the cache (analysis answers,
+    the switch graph's and the curriculum's graph answers, the material check's findings),
+    so it does not import what only a cache miss needs; a damaged parser-table file is
+    rebuilt; the report is the same every time."""
+
+    def run(path: str = "theories") -> tuple[str, str]:
+        result = subprocess.run(
+            [sys.executable, "-c", _LOADED, "check", path, "--format", "json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, ENV_CACHE_DIR: str(tmp_path / "cache")},
+        )
+        assert result.returncode in (0, 1), result.stderr
+        loaded = next(line for line in result.stderr.splitlines() if line.startswith("LOADED"))
+        report = json.loads(result.stdout)
+        report["summary"].pop("seconds", None)
+        return json.dumps(report, sort_keys=True), loaded
+
+    cold, cold_loaded = run()
+    assert "z3" in cold_loaded and "pedrag.runtime.detect_answer" in cold_loaded
+    warm, warm_loaded = run()
+    assert warm == cold
+    assert warm_loaded == "LOADED"
+    tables = tmp_path / "cache" / "check" / "condition-grammar.lark"
+    assert tables.exists()
+    tables.write_bytes(b"damaged")
+    edited = tmp_path / "socratic.yaml"
+    text = SOCRATIC.read_text("utf-8")
+    edited.write_text(text.replace('when: "frustration >= 0.8"', 'when: "frustration >= 0.85"', 1))
+    assert edited.read_text("utf-8") != text
+    report, _ = run(str(edited))  # a new condition to parse: the tables are built again
+    assert json.loads(report)["summary"]["rules"] == 59
+    assert tables.read_bytes() != b"damaged"

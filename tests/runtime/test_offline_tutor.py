@@ -241,3 +241,37 @@ def test_with_transcripts_off_the_said_record_keeps_no_reply_text() -> None:
     assert said["last"] == "" and "54" not in str(said)
     assert replies[0].startswith("Not quite: 54") and replies[1] != replies[0]
     assert replies[2] != replies[1]
+
+
+def test_material_findings_come_back_from_the_check_cache_until_the_material_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pedrag.compiler.check_cache import CheckCache
+    from pedrag.runtime import material
+
+    calls: list[str] = []
+    real = material.material_findings
+
+    def counting(exercise: Any) -> Any:
+        calls.append(exercise.id)
+        return real(exercise)
+
+    monkeypatch.setattr(material, "material_findings", counting)
+    cache = CheckCache(tmp_path / "cache")
+
+    def findings(text: str) -> list[str]:
+        memo = cache.memo("material findings")
+        loaded = load_text(text, "leaky.yaml")
+        out = [f"{d.span} {d.message}" for d in material.material_diagnostics(loaded, memo)]
+        memo.save()
+        return out
+
+    first = findings(_LEAKY)
+    assert calls == ["mult_7x8"] and len(first) == 1 and first[0].startswith("leaky.yaml:13:9 ")
+    assert findings(_LEAKY) == first and calls == ["mult_7x8"]  # replayed, detector not run
+    moved = _LEAKY.replace("hints:\n", 'hints:\n      - "Skip-count by sevens."\n', 1)
+    shifted = findings(moved)
+    assert calls == ["mult_7x8", "mult_7x8"]  # the material changed: checked again
+    assert len(shifted) == 1 and shifted[0].startswith("leaky.yaml:14:9 hint 3 ")
+    reworded = _LEAKY.replace("It comes to fifty-six.", "Then double it.")
+    assert findings(reworded) == []

@@ -372,3 +372,45 @@ def test_check_endpoint_gives_the_same_json_as_pedrag_check(
     )
     assert bad_name.status_code == 422
     assert any(d["check"] == "unknown-name" for d in report["diagnostics"])
+
+
+def test_a_session_reports_the_curriculum_it_uses_when_none_was_named(
+    service: dict[str, Any],
+) -> None:
+    named = new_session(service, exercise="mult_7x8", curriculum="intro")
+    default = new_session(service, exercise="mult_7x8")
+    assert named["curriculum"] == "intro"
+    assert default["curriculum"] == "intro"  # the tenant's only curriculum, not null
+    fetched = service["client"].get(f"/v1/sessions/{default['id']}", headers=auth(service))
+    assert fetched.status_code == 200 and fetched.json()["curriculum"] == "intro"
+
+
+def test_a_learners_goals_show_the_mastery_their_graded_answers_earned(
+    service: dict[str, Any],
+) -> None:
+    client = service["client"]
+    learner_id = client.post("/v1/learners", json={}, headers=auth(service)).json()["id"]
+    before = client.get(f"/v1/learners/{learner_id}/goals", headers=auth(service))
+    assert before.status_code == 200, before.text
+    goals = {g["goal"]: g for g in before.json()}
+    assert list(goals)[:2] == ["addition_facts", "multiplication_facts"]  # curriculum order
+    prior = goals["addition_facts"]["mastery"]
+    assert goals["addition_facts"]["evidence"] == 0 and not goals["addition_facts"]["mastered"]
+    assert goals["multiplication_facts"]["missing_prerequisites"] == ["addition_facts"]
+    session = new_session(service, exercise="add_38_47", learner_id=learner_id)
+    turn = client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": "85"}, headers=auth(service)
+    )
+    assert turn.status_code == 200, turn.text
+    after = {
+        g["goal"]: g
+        for g in client.get(f"/v1/learners/{learner_id}/goals", headers=auth(service)).json()
+    }
+    assert after["addition_facts"]["mastery"] > prior
+    assert after["addition_facts"]["evidence"] == 1
+    assert after["addition_facts"]["solved"] == ["add_38_47"]
+    assert after["multiplication_facts"]["evidence"] == 0
+    missing = client.get("/v1/learners/nobody/goals", headers=auth(service))
+    assert missing.status_code == 404
+    other = client.get(f"/v1/learners/{learner_id}/goals", headers=auth(service, "brief"))
+    assert other.status_code == 404  # another tenant's learner

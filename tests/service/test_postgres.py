@@ -240,6 +240,9 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
             ("get", "/v1/learners/{learner_id}/sessions"): lambda: a.get(
                 f"/v1/learners/{learner}/sessions"
             ),
+            ("get", "/v1/learners/{learner_id}/goals"): lambda: a.get(
+                f"/v1/learners/{learner}/goals"
+            ),
             ("delete", "/v1/learners/{learner_id}"): lambda: a.delete(f"/v1/learners/{learner}"),
             ("get", "/v1/sessions/{session_id}"): lambda: a.get(f"/v1/sessions/{session_id}"),
             ("get", "/v1/sessions/{session_id}/audit"): lambda: a.get(

@@ -1,0 +1,130 @@
+"""Re-checking after an edit, through the CLI, as an editor's save or a CI run does it.
+
+Each figure is a fresh `pedrag check` process (interpreter start, imports, front end, checks,
+report), CPU seconds of the child (user + system) and wall seconds, median over `--repeat`
+runs, on a copy of the files in a temporary folder with a cache folder of its own:
+
+- **cold**: `--no-cache`, the baseline: the same check without the cache, in the same run;
+- **unchanged**: the files as the last check saw them (the cache answers everything);
+- **one-rule edit**: before each run one rule's condition is narrowed by a bound not used
+  before (`frustration >= 0.kk1 and ...` with a new kk each time), so every run is a real miss
+  for that rule and its pairs, as a designer's edit is.
+
+Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
+`--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
+report is compared with a `--no-cache` report of the same files: they must be identical.
+
+    python benchmarks/recheck.py
+    python benchmarks/recheck.py --rules 500 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from theory_gen import generate  # noqa: E402
+
+
+def run_check(target: Path, cache: Path, *extra: str) -> tuple[float, float, dict]:  # type: ignore[type-arg]
+    """(CPU seconds, wall seconds, report) of one `pedrag check` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pedrag.cli", "check", str(target), "--format", "json", *extra],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PEDRAG_CACHE_DIR": str(cache)},
+        cwd=ROOT,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"pedrag check failed: {result.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    report = json.loads(result.stdout)
+    report["summary"].pop("seconds", None)
+    return cpu, wall, report
+
+
+_CONDITION = re.compile(r'when: "')
+
+
+_EDIT = re.compile(r"frustration >= 0\.\d\d1 and ")
+
+
+def edit(path: Path, k: int) -> None:
+    """Narrow the first rule's condition with a bound not used before, `frustration >= 0.kk1`
+    (undoing the previous run's edit first)."""
+    original = path.read_text("utf-8")
+    start = original.index("rules:")
+    text = _EDIT.sub("", original[start:], count=1)
+    at = _CONDITION.search(text)
+    assert at is not None
+    text = text[: at.end()] + f"frustration >= 0.{k % 100:02d}1 and " + text[at.end() :]
+    path.write_text(original[:start] + text, "utf-8")
+
+
+def measure(name: str, folder: Path, edited: Path, repeat: int) -> None:
+    cache = folder.parent / f"{name}-cache"
+    med = statistics.median
+    cold = [run_check(folder, cache, "--no-cache")[:2] for _ in range(repeat)]
+    run_check(folder, cache)  # fill the cache
+    unchanged = [run_check(folder, cache)[:2] for _ in range(repeat)]
+    edits, same = [], True
+    for k in range(repeat):
+        edit(edited, k)
+        cpu, wall, report = run_check(folder, cache)
+        edits.append((cpu, wall))
+        same = same and report == run_check(folder, cache / "unused", "--no-cache")[2]
+    base = med(c for c, _ in cold)
+    for label, runs in (
+        ("cold (--no-cache)", cold),
+        ("unchanged", unchanged),
+        ("one-rule edit", edits),
+    ):
+        cpu, wall = med(c for c, _ in runs), med(w for _, w in runs)
+        ratio = "" if runs is cold else f"  {base / cpu:5.1f}x faster than cold"
+        print(f"  {label:<18} CPU {cpu:6.3f} s  wall {wall:6.3f} s{ratio}")
+    print(f"  edited reports identical to --no-cache: {'yes' if same else 'NO'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rules", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shipped = root / "theories"
+        shutil.copytree(
+            ROOT / "theories", shipped, ignore=shutil.ignore_patterns("*.py", "__pycache__")
+        )
+        print(f"shipped set ({len(list(shipped.glob('*.yaml')))} files), median of {args.repeat}")
+        measure("shipped", shipped, shipped / "socratic.yaml", args.repeat)
+        generated = root / "generated"
+        generated.mkdir()
+        theory = generated / f"gen_{args.rules}.yaml"
+        theory.write_text(generate(args.rules, 7, "weighted"), "utf-8")
+        print(f"generated theory, {args.rules} rules, median of {args.repeat}")
+        measure("generated", theory, theory, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
