@@ -195,18 +195,25 @@ class Analysis:
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
         self._shard = (cache or CheckCache.disabled()).shard(self.context)
-        all_nodes = [*self.holds.values(), *self.eligible.values(), *self.violations.values()]
-        self.cuts: dict[str, set[Fraction]] = {}
-        for node in all_nodes:
-            for var, found in F.breakpoints(node).items():
-                self.cuts.setdefault(var, set()).update(found)
         self._hulls: dict[Node, tuple[Box, bool]] = {}
         self._memo: dict[str, Any] = {}
         self._points: dict[str, dict[str, Any] | None] = {}
         self._rule_keys: dict[str, tuple[str, int]] = {}
         self._order = {name: index for index, name in enumerate(self.domains)}
-        self._cut_lists: dict[str, list[Fraction]] = {}
         self._eligible_points: dict[str, dict[str, Any]] = {}
+
+    @property
+    def cuts(self) -> dict[str, set[Fraction]]:
+        """Every constant each variable is compared with anywhere in the theory. Answers do
+        not read it (each uses the cuts of its own formulas, so a cached answer is what a
+        fresh check gives); it is for tools that look at the whole theory."""
+        if "cuts" not in self._memo:
+            found: dict[str, set[Fraction]] = {}
+            for node in [*self.holds.values(), *self.eligible.values(), *self.violations.values()]:
+                for var, constants in F.breakpoints(node).items():
+                    found.setdefault(var, set()).update(constants)
+            self._memo["cuts"] = found
+        return self._memo["cuts"]  # type: ignore[no-any-return]
 
     # -- solving ---------------------------------------------------------------------------
     def _start_solver(self) -> None:
@@ -321,6 +328,9 @@ class Analysis:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """`state` with short decimals for its reals, keeping every formula's truth (shown, exact)."""
         truth = [F.evaluate(node, state) for node in formulas]
+        # The formulas' own cuts, not the theory's: a witness is then a function of what it
+        # witnesses, so an answer from the check cache shows the witness a fresh check would.
+        cuts = F.breakpoints(F.and_(formulas))
 
         def keeps(trial: dict[str, Any]) -> bool:
             return all(
@@ -331,7 +341,9 @@ class Analysis:
             domain = self.domains[name]
             if domain.kind != "real":
                 continue
-            nice = _nice_candidates(state[name], domain.low, domain.high, self._sorted_cuts(name))
+            nice = _nice_candidates(
+                state[name], domain.low, domain.high, sorted(cuts.get(name, ()))
+            )
             for candidate in [*nice, *_short_decimals(state[name], domain.low, domain.high)]:
                 trial = {**state, name: candidate}
                 if keeps(trial):
@@ -352,6 +364,7 @@ class Analysis:
         so a None there is no proof)."""
         spent = 0
         failed: set[Node] = set()
+        own = F.breakpoints(node)  # the node's cuts: the answer depends on the node alone
 
         def search(current: Node, index: int, state: dict[str, Any]) -> dict[str, Any] | None:
             nonlocal spent
@@ -364,7 +377,7 @@ class Analysis:
                 found = search(current, index + 1, state)
             else:
                 found = None
-                for cell in cells(self.domains[var], self.cuts.get(var)):
+                for cell in cells(self.domains[var], own.get(var)):
                     if cell.weight <= 0:
                         continue
                     spent += 1
@@ -387,18 +400,9 @@ class Analysis:
         # Variables the formula no longer read when it became true: their first cell.
         for var in variables:
             if var not in found:
-                first = next(
-                    c for c in cells(self.domains[var], self.cuts.get(var)) if c.weight > 0
-                )
+                first = next(c for c in cells(self.domains[var], own.get(var)) if c.weight > 0)
                 found[var] = first.value
         return {var: found[var] for var in variables}
-
-    def _sorted_cuts(self, name: str) -> list[Fraction]:
-        found = self._cut_lists.get(name)
-        if found is None:
-            found = sorted(self.cuts.get(name, set()))
-            self._cut_lists[name] = found
-        return found
 
     def hull(self, node: Node) -> tuple[Box, bool]:
         hit = self._hulls.get(node)

@@ -78,10 +78,13 @@ class _Grower:
         # atoms are split value by value (small ints) or cut at the witness (reals and wide
         # ints, in `grow`), never enumerated over a wide range.
         self.linear = F.linear_vars(analysis.any_eligible)
+        # Cut where eligibility changes, and nowhere else: the regions are then a function of
+        # the rules' eligibility, which is what the cache keeps them under.
+        self.cuts = F.breakpoints(analysis.any_eligible)
         self.cells: dict[str, list[Cell]] = {
             var: cells(
                 self.domains[var],
-                analysis.cuts.get(var),
+                self.cuts.get(var),
                 enumerate_all=var in self.linear and self._small(var),
             )
             for var in self.domains
@@ -192,7 +195,7 @@ class _Grower:
             domain = self.domains[var]
             if var in self.linear and not self._small(var):
                 value = Fraction(witness[var])
-                self.cells[var] = cells(domain, {*self.analysis.cuts.get(var, set()), value})
+                self.cells[var] = cells(domain, {*self.cuts.get(var, set()), value})
             if domain.kind in ("bool", "enum"):
                 box[var] = frozenset([witness[var]])
             else:

@@ -276,3 +276,32 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
     report, _ = run(str(edited))  # a new condition to parse: the tables are built again
     assert json.loads(report)["summary"]["rules"] == 59
     assert tables.read_bytes() != b"damaged"
+
+
+def test_after_an_edit_the_cached_report_is_the_fresh_one_witnesses_included(
+    tmp_path: Path,
+) -> None:
+    """An edit that adds a new constant changes the theory's cuts; answers kept from before it
+    must still show the witness a fresh check shows (each witness depends on its own
+    formulas only), or the report would depend on the cache's history."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from theory_gen import generate
+
+    from pedrag.compiler.driver import check_paths
+
+    theory = tmp_path / "t.yaml"
+    text = generate(500, 7, "weighted")
+    cache = CheckCache(tmp_path / "cache")
+
+    def report(use: CheckCache) -> list[dict[str, Any]]:
+        analysis_module._CACHE.clear()
+        return [d.to_json() for d in check_paths([str(theory)], cache=use).diagnostics]
+
+    theory.write_text(text)
+    report(cache)
+    start = text.index('when: "', text.index("rules:")) + len('when: "')
+    theory.write_text(text[:start] + "frustration >= 0.001 and " + text[start:])
+    cached = report(cache)
+    fresh = report(CheckCache.disabled())
+    assert any(d.get("witness") for d in fresh)
+    assert cached == fresh
