@@ -715,11 +715,14 @@ class OpenAIBackend:
                 extra_headers={ROLE_HEADER: HEALTH_ROLE},
             )
             [item] = result.data
-            dimension = len(item.embedding)
         except Exception as error:  # the boundary: a health problem, with its fix
             raise EndpointProblem(
                 self._health_message(error, "an embedding request", model)
             ) from None
+        try:
+            dimension = len(_as_vector(item.embedding))
+        except (TypeError, ValueError):
+            raise EndpointProblem(_not_vectors(url)) from None
         if not dimension:
             raise EndpointProblem(f"{url} answered an embedding request with an empty vector")
         return dimension
@@ -810,7 +813,10 @@ class OpenAIBackend:
                     role=role,
                     model=model,
                 )
-            vectors.extend([float(value) for value in item.embedding] for item in data)
+            try:
+                vectors.extend(_as_vector(item.embedding) for item in data)
+            except (TypeError, ValueError):
+                raise LLMUnavailable(_not_vectors(self.url), role=role, model=model) from None
             usage = getattr(result, "usage", None)
             prompt_tokens = getattr(usage, "prompt_tokens", None)
             if prompt_tokens is None:
@@ -1138,3 +1144,18 @@ def _number(
         kind = "a whole number" if whole else "a number"
         raise ValueError(f"{name}={raw!r} must be {kind} of at least {minimum:g}")
     return value
+
+
+def _as_vector(embedding: Any) -> list[float]:
+    """One embedding as floats; TypeError/ValueError when it is not a flat list of numbers."""
+    if not isinstance(embedding, list | tuple):
+        raise TypeError("not a list")
+    return [float(value) for value in embedding]
+
+
+def _not_vectors(url: str) -> str:
+    # e.g. llama-cpp-python's server with a chat model: one vector per token, no pooling
+    return (
+        f"{url} answered the embedding request with something other than one list of numbers "
+        "per text (one vector per token? the server must pool them: use an embedding model)"
+    )

@@ -4,6 +4,7 @@ reciprocal rank fusion; an endpoint that fails leaves the BM25 index whole."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -158,6 +159,12 @@ def test_an_endpoint_that_fails_keeps_the_bm25_index_and_a_rerun_embeds_the_rest
     assert best.citation == "[slides 4, p. 2]" and best.found_by == "bm25"  # BM25 alone
     fake.script(Reply.malformed(), endpoint="embeddings")
     with pytest.raises(LLMError, match="not an OpenAI API response"):
+        index.embed_missing("bio", embedder)
+    # One vector per token for each of the six passages, as a server without pooling answers.
+    items = [{"object": "embedding", "index": n, "embedding": [[0.1, 0.2]]} for n in range(6)]
+    per_token = json.dumps({"object": "list", "model": "m", "data": items}).encode()
+    fake.script(Reply.malformed(per_token), endpoint="embeddings")
+    with pytest.raises(LLMError, match="other than one list of numbers per text"):
         index.embed_missing("bio", embedder)
     assert vector_rows(store) == 0
 
