@@ -122,6 +122,17 @@ def test_fused_search_returns_a_passage_only_the_vectors_found(
 
     [top, *_] = index.search("bio", QUESTION)
     assert top.citation == "[slides 4, p. 2]" and top.found_by == "both" and top.supports
+    # Another tenant's course of the same name, embedded too, ranks only its own passages.
+    other = CourseIndex(store.for_tenant("other"), embedder)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.md").write_text(OSMOSIS)
+    index_materials(other, "bio", [tmp_path / "other"])
+    assert other.embed_missing("bio", embedder).embedded == 1
+    assert [p.citation for p in other.search("bio", MISSPELT)] == ["[notes, Osmosis]"]
+    [vector] = embedder.embed([MISSPELT])
+    with store._engine.connect() as connection:
+        nearest = other._vectors.nearest(connection, "bio", MODEL, vector, 20)
+    assert nearest == [other.search("bio", "osmosis")[0].id]  # the KNN itself is scoped
 
 
 def test_reindexing_embeds_only_the_changed_files_new_passages(
@@ -365,3 +376,29 @@ def test_the_driver_is_the_standard_sqlite3_when_it_loads_extensions_else_pysqli
         assert sqlite_dbapi().__name__ == "pysqlite3.dbapi2"
         assert without[0] == "sqlite3"
         assert "cannot load extensions and pysqlite3 is not installed" in without[1]
+
+
+def test_pedrag_why_retrieves_as_the_tutor_would_with_the_configured_endpoint(
+    fake: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    db = str(tmp_path / "db.sqlite")
+    folder = write_course(tmp_path / "bio")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("PEDRAG_EMBEDDING_MODEL", MODEL)
+    assert main(["index", str(folder), "--course", "bio", "--db", db]) == 0
+    socratic = str(Path(__file__).resolve().parents[2] / "theories" / "socratic.yaml")
+    why = ["why", socratic, "--state", "intent=question", "--course", "bio", "--db", db]
+    capsys.readouterr()
+
+    assert main([*why, "--question", QUESTION]) == 0
+    fused = capsys.readouterr().out
+    monkeypatch.setenv("PEDRAG_LLM", "offline")
+    assert main([*why, "--question", QUESTION]) == 0
+    offline = capsys.readouterr().out
+
+    assert f"searched: BM25 fused with the {MODEL} vectors" in fused
+    assert "shown [slides 4, p. 2]  covers 67%, found by both: Chlorophyll is" in fused
+    assert "searched:" not in offline and "shown [slides 4, p. 2]  covers 67%: Chl" in offline
