@@ -15,7 +15,20 @@ phrasing), the median time per question of two methods, measured in the same run
 
 It also reports how often both put the same passage first. Goal (issue 17): fts5 < 20 ms median.
 
-    python benchmarks/retrieval.py [--chunks 10000] [--queries 300]
+Then the fused search (BM25 + vectors), with one precomputed vector per passage and question
+(hashed character trigrams, 384 numbers — an embedding model's size — computed up front, so no
+endpoint is timed; an endpoint's embedding of the question adds its own round trip):
+
+* fused -- ``CourseIndex.search`` with vectors: the FTS5 query, sqlite-vec's ``vec0`` KNN
+           (top 20 by cosine distance), reciprocal rank fusion and the support re-scoring; the
+           vec0 KNN query alone is reported on its own line
+* numpy -- the strongest simple baseline: every vector in one normalised float32 numpy matrix,
+           a matrix-vector product and ``argpartition`` for the top 20, fused by the same RRF
+           with the in-memory BM25 scan above; the numpy scan alone on its own line
+
+It reports how often sqlite-vec's top 20 equals numpy's (both are exact searches).
+
+    python benchmarks/retrieval.py [--chunks 10000] [--queries 300] [--no-vectors]
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +55,11 @@ from pedrag.runtime.course_index import (
     content_terms,
     stems,
 )
+from pedrag.runtime.course_vectors import passage_text
+from pedrag.runtime.passages import reciprocal_rank_fusion
 from pedrag.runtime.store import SessionStore
+
+DIMENSION = 384
 
 TOPICS = {
     "biology": "cell membrane nucleus protein enzyme chloroplast chlorophyll mitochondria glucose "
@@ -146,6 +164,46 @@ class BruteForceBM25:
         return [-index for _, index in heapq.nlargest(limit, scored)]
 
 
+def trigram_vector(text: str, dimension: int = DIMENSION) -> list[float]:
+    """A stand-in embedding: hashed character trigrams of each word, L2-normalised."""
+    vector = [0.0] * dimension
+    for word in text.lower().split():
+        padded = f" {word.strip('.,;:?!')} "
+        for start in range(len(padded) - 2):
+            vector[zlib.crc32(padded[start : start + 3].encode()) % dimension] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class Precomputed:
+    """An embedder answering from vectors computed before the clock starts."""
+
+    model = "bench-trigrams"
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self.vectors[text] for text in texts]
+
+
+class NumpyCosine:
+    """Every passage vector in one normalised float32 matrix; top k by one product."""
+
+    def __init__(self, vectors: list[list[float]]) -> None:
+        import numpy
+
+        self.numpy = numpy
+        matrix = numpy.asarray(vectors, dtype=numpy.float32)
+        self.matrix = matrix / numpy.maximum(numpy.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+
+    def search(self, vector: list[float], k: int = CANDIDATES) -> list[int]:
+        numpy = self.numpy
+        scores = self.matrix @ numpy.asarray(vector, dtype=numpy.float32)
+        top = numpy.argpartition(-scores, k)[:k]
+        return [int(i) for i in top[numpy.argsort(-scores[top], kind="stable")]]
+
+
 def median_ms(run: Callable[[str], list[Any]], questions: list[str]) -> tuple[float, list[Any]]:
     times, results = [], []
     for question in questions:
@@ -159,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--no-vectors", action="store_true", help="BM25 only")
     args = parser.parse_args(argv)
     passages = make_passages(args.chunks)
     questions = make_questions(passages, args.queries)
@@ -190,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         scan = BruteForceBM25(passages)
         build_s = time.perf_counter() - build
         scan_ms, scan_found = median_ms(lambda q: scan.search(q, limit=3), questions)
+        if not args.no_vectors:
+            fused = _fused(index, store, passages, questions, scan)
     number_of = {(document, text): n for n, (document, _, text) in enumerate(passages)}
     same = 0
     for found, baseline in zip(fts_found, scan_found, strict=True):
@@ -207,7 +268,74 @@ def main(argv: list[str] | None = None) -> int:
         f"{same}/{len(questions)} questions"
     )
     print(f"goal fts5 < 20 ms median: {'met' if fts_ms < 20 else 'NOT met'}")
+    if not args.no_vectors:
+        for line in fused:
+            print(line)
     return 0
+
+
+def _fused(
+    index: CourseIndex,
+    store: SessionStore,
+    passages: list[tuple[str, str, str]],
+    questions: list[str],
+    scan: BruteForceBM25,
+) -> list[str]:
+    """Index a vector per passage through the real path, then time fused search against the
+    in-memory baseline (BM25 scan + numpy cosine scan + the same RRF)."""
+    start = time.perf_counter()
+    texts = [passage_text(heading, text) for _, heading, text in passages]
+    vectors = {text: trigram_vector(text) for text in [*texts, *questions]}
+    embed_s = time.perf_counter() - start
+    embedder = Precomputed(vectors)
+    start = time.perf_counter()
+    report = index.embed_missing("bench", embedder)
+    store_s = time.perf_counter() - start
+    fused_index = CourseIndex(store, embedder)
+    fused_ms, fused_found = median_ms(lambda q: fused_index.search("bench", q, limit=3), questions)
+    vectors_of = fused_index._vectors
+    with store._transaction(write=False) as connection:
+        knn_ms, knn_found = median_ms(
+            lambda q: vectors_of.nearest(
+                connection, "bench", embedder.model, vectors[q], CANDIDATES
+            ),
+            questions,
+        )
+        number_of = {(d, t): n for n, (d, _, t) in enumerate(passages)}
+        passage_of = {
+            row[0]: number_of[(row[1], row[2])]
+            for row in connection.exec_driver_sql(
+                "SELECT id, document, text FROM pedrag_course_chunks WHERE course = 'bench'"
+            )
+        }
+    numpy_scan = NumpyCosine([vectors[text] for text in texts])
+    numpy_ms, numpy_found = median_ms(lambda q: numpy_scan.search(vectors[q]), questions)
+
+    def baseline(question: str) -> list[tuple[int, float]]:
+        lexical = scan.search(question, limit=CANDIDATES)
+        return reciprocal_rank_fusion([lexical, numpy_scan.search(vectors[question])])[:3]
+
+    baseline_ms, _ = median_ms(baseline, questions)
+    pairs = [
+        ([passage_of[chunk_id] for chunk_id in knn], exact)
+        for knn, exact in zip(knn_found, numpy_found, strict=True)
+    ]
+    same_top20 = sum(knn == exact for knn, exact in pairs)
+    same_set = sum(set(knn) == set(exact) for knn, exact in pairs)
+    by_vector = sum(any(p.found_by == "vector" for p in found) for found in fused_found)
+    return [
+        f"vectors: {report.embedded} of {DIMENSION} float32s each, stored with sqlite-vec in "
+        f"{store_s:.1f} s (computed in {embed_s:.1f} s, not counted)",
+        f"fused BM25 + vec0 (CourseIndex.search with vectors): median {fused_ms:.2f} ms",
+        f"  of which the vec0 KNN query (top {CANDIDATES}): median {knn_ms:.2f} ms",
+        f"numpy cosine scan (top {CANDIDATES}, in memory): median {numpy_ms:.2f} ms; "
+        f"with the BM25 scan and RRF: median {baseline_ms:.2f} ms",
+        f"ratio numpy scan / vec0 KNN: {numpy_ms / knn_ms:.2f}x; in-memory fused / fused: "
+        f"{baseline_ms / fused_ms:.2f}x; same top {CANDIDATES} on {same_set}/{len(questions)} "
+        f"questions (in the same order on {same_top20}: float32 rounding and ties); a "
+        f"vector-only passage among the top 3 on "
+        f"{by_vector}/{len(questions)}",
+    ]
 
 
 if __name__ == "__main__":

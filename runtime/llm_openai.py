@@ -693,6 +693,40 @@ class OpenAIBackend:
             latency_ms=(time.monotonic() - started) * 1000,
         )
 
+    def check_embeddings(self) -> int:
+        """The health of ``/v1/embeddings`` before indexing: the listing (when the server
+        has one) holds ``PEDRAG_EMBEDDING_MODEL``, and one tiny embedding request succeeds.
+        Returns the vectors' dimension; raises :class:`EndpointProblem` naming the URL and
+        the fix, like :meth:`check`."""
+        url = self.url
+        model = self.settings.embedding_model
+        listed, _ = self._list_models(url)
+        if listed and model not in listed:
+            raise EndpointProblem(
+                f"{url} does not serve the embedding model {model!r} (it serves: "
+                f"{', '.join(listed[:8])}{', ...' if len(listed) > 8 else ''}); set "
+                "PEDRAG_EMBEDDING_MODEL (or --embedding-model) to one of them"
+            )
+        try:
+            result = self._client.embeddings.create(
+                model=model,
+                input=["ok"],
+                encoding_format="float",
+                extra_headers={ROLE_HEADER: HEALTH_ROLE},
+            )
+            [item] = result.data
+        except Exception as error:  # the boundary: a health problem, with its fix
+            raise EndpointProblem(
+                self._health_message(error, "an embedding request", model)
+            ) from None
+        try:
+            dimension = len(_as_vector(item.embedding))
+        except (TypeError, ValueError):
+            raise EndpointProblem(_not_vectors(url)) from None
+        if not dimension:
+            raise EndpointProblem(f"{url} answered an embedding request with an empty vector")
+        return dimension
+
     def _list_models(self, url: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
         try:
             page = self._client.models.list()
@@ -747,7 +781,15 @@ class OpenAIBackend:
 
     def embed(self, texts: Sequence[str], *, role: Role = "extractor") -> list[list[float]]:
         """One vector per text, in order, from ``/v1/embeddings`` (``PEDRAG_EMBEDDING_MODEL``).
-        Same retries and error mapping as :meth:`complete`; usage is filed under ``role``."""
+        Same retries and error mapping as :meth:`complete`; usage is filed under ``role``,
+        and a failure in ``failures``."""
+        try:
+            return self._embed(texts, role)
+        except LLMError as error:
+            self._failed(role, error)
+            raise
+
+    def _embed(self, texts: Sequence[str], role: Role) -> list[list[float]]:
         model = self.settings.embedding_model
         vectors: list[list[float]] = []
         for start in range(0, len(texts), EMBEDDING_BATCH_SIZE):
@@ -771,7 +813,10 @@ class OpenAIBackend:
                     role=role,
                     model=model,
                 )
-            vectors.extend([float(value) for value in item.embedding] for item in data)
+            try:
+                vectors.extend(_as_vector(item.embedding) for item in data)
+            except (TypeError, ValueError):
+                raise LLMUnavailable(_not_vectors(self.url), role=role, model=model) from None
             usage = getattr(result, "usage", None)
             prompt_tokens = getattr(usage, "prompt_tokens", None)
             if prompt_tokens is None:
@@ -1099,3 +1144,18 @@ def _number(
         kind = "a whole number" if whole else "a number"
         raise ValueError(f"{name}={raw!r} must be {kind} of at least {minimum:g}")
     return value
+
+
+def _as_vector(embedding: Any) -> list[float]:
+    """One embedding as floats; TypeError/ValueError when it is not a flat list of numbers."""
+    if not isinstance(embedding, list | tuple):
+        raise TypeError("not a list")
+    return [float(value) for value in embedding]
+
+
+def _not_vectors(url: str) -> str:
+    # e.g. llama-cpp-python's server with a chat model: one vector per token, no pooling
+    return (
+        f"{url} answered the embedding request with something other than one list of numbers "
+        "per text (one vector per token? the server must pool them: use an embedding model)"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -20,6 +20,11 @@ from pedrag.runtime.store_errors import StoreError
 SUPPORT_COVERAGE = 0.5
 """The share of the question's content words a passage must contain to support an answer."""
 CANDIDATES = 20  # BM25 candidates re-scored for coverage; the top few are what a turn shows
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack, Clarke and Büttcher, SIGIR 2009): a passage
+ranked r-th (from 1) by a ranking scores 1 / (RRF_K + r); its fused score is the sum over
+the rankings. 60 is the paper's value; it keeps one ranking's top spot from outweighing two
+rankings agreeing a little lower."""
 COURSE_ID = re.compile(COURSE_ID_PATTERN)
 
 # Function words and question scaffolding: they say nothing about what a passage must hold.
@@ -72,6 +77,19 @@ def coverage(question_stems: set[str], passage_text: str) -> float:
     return len(found) / len(question_stems)
 
 
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[int]], k: int = RRF_K
+) -> list[tuple[int, float]]:
+    """Fuse rankings of passage ids (best first) into one: ``(id, score)``, best first; ties
+    keep the order in which the rankings first list the ids (the first ranking first)."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(dict.fromkeys(ranking), start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    order = {item: position for position, item in enumerate(scores)}
+    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
+
+
 @dataclass(frozen=True)
 class ChunkInput:
     """One chunk to index: where it sits in its document, and its text."""
@@ -92,8 +110,11 @@ class Passage:
     page: int | None
     heading: str
     text: str
-    score: float = 0.0  # higher is better (BM25 negated on SQLite, ts_rank_cd on PostgreSQL)
+    # Higher is better: BM25 negated on SQLite, ts_rank_cd on PostgreSQL, or, when vectors
+    # were searched too, the reciprocal rank fusion score of both rankings.
+    score: float = 0.0
     coverage: float = 0.0
+    found_by: str = "bm25"  # "bm25", "vector" or "both" (fused search)
 
     @property
     def citation(self) -> str:
@@ -117,6 +138,7 @@ class Passage:
             "heading": self.heading,
             "score": round(self.score, 4),
             "coverage": round(self.coverage, 3),
+            "found_by": self.found_by,
         }
         if with_text:
             data["text"] = self.text

@@ -74,6 +74,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
+from pedrag.runtime.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
 from pedrag.runtime.store_errors import (
     AlreadyExists,
     LearnerNotFound,
@@ -725,12 +726,20 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
                 f"cannot create the database folder {folder}: {error.strerror or error}"
             ) from error
         engine = create_engine(
-            url, connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False}
+            url,
+            module=sqlite_dbapi(),
+            connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
         )
     else:
         # In-memory: one shared connection, or every pooled connection would see its own
         # empty database. Useful for tests; nothing persists.
-        engine = create_engine(url, connect_args={"check_same_thread": False}, poolclass=StaticPool)
+        engine = create_engine(
+            url,
+            module=sqlite_dbapi(),
+            connect_args={"check_same_thread": False},
+            poolclass=StaticPool,
+        )
+    vectors = vectors_unavailable() is None
 
     @event.listens_for(engine, "connect")
     def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
@@ -745,6 +754,8 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
             cursor.close()
+        if vectors:  # course-passage vectors (sqlite-vec's vec0 tables)
+            load_vectors(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _begin_sqlite(connection: Connection) -> None:

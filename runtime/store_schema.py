@@ -30,6 +30,11 @@ Why these columns:
   (page, heading) and citation label. The full-text index over the chunks is dialect-specific
   and not a Core table: an FTS5 virtual table ``pedrag_course_fts`` (BM25) on SQLite, a
   generated ``tsvector`` column with a GIN index on PostgreSQL (``pedrag.runtime.course_index``).
+- ``pedrag_course_vectors`` records one embedding per chunk and embedding model (``pedrag index``
+  with an endpoint). The vector itself is the vector extension's: on PostgreSQL a pgvector
+  ``embedding vector`` column of this table (added by the migration where the server has
+  pgvector); on SQLite a sqlite-vec ``vec0`` virtual table per dimension,
+  ``pedrag_course_vec_<N>``, keyed by this table's ``id`` (``pedrag.runtime.course_vectors``).
 
 The tables are created and changed only by the Alembic migrations in
 ``pedrag.runtime.migrations`` (applied by ``pedrag.runtime.migrate`` when a store opens); these
@@ -53,6 +58,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -187,4 +193,19 @@ course_chunks = Table(
     Column("heading", String(500), nullable=False),
     Column("text", Text, nullable=False),
     Index("ix_pedrag_course_chunks_document", "tenant", "course", "document"),
+)
+
+course_vectors = Table(
+    "pedrag_course_vectors",
+    metadata,
+    # AUTOINCREMENT on SQLite: an id is the vec0 rowid and is never reused.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("chunk_id", Integer, nullable=False),  # pedrag_course_chunks.id
+    Column("model", String(200), nullable=False),  # the embedding model that made it
+    Column("tenant", String(TENANT_ID_LENGTH), nullable=False),
+    Column("course", String(128), nullable=False),
+    Column("dimension", Integer, nullable=False),
+    UniqueConstraint("chunk_id", "model", name="uq_pedrag_course_vectors_chunk_model"),
+    Index("ix_pedrag_course_vectors_course", "tenant", "course", "model"),
+    sqlite_autoincrement=True,
 )

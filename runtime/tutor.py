@@ -172,15 +172,17 @@ def default_store() -> SessionStore:
         return store
 
 
-def _course_index(store: Any) -> CourseIndex | None:
+def _course_index(store: Any, backend: Any = None) -> CourseIndex | None:
     """The course index of a SQL store (materials live in its database); a store without one
-    (the in-memory store) has no materials. SQLAlchemy is loaded only for a SQL store."""
+    (the in-memory store) has no materials. SQLAlchemy is loaded only for a SQL store. With
+    an endpoint that has embeddings, searches fuse BM25 with the course's vectors."""
     module = sys.modules.get("pedrag.runtime.store")
     if module is None or not isinstance(store, module.SessionStore):
         return None  # not loaded yet means no SessionStore exists in this process
     from pedrag.runtime.course_index import CourseIndex
+    from pedrag.runtime.course_vectors import endpoint_embeddings
 
-    return CourseIndex(store)
+    return CourseIndex(store, endpoint_embeddings(backend))
 
 
 class SafeBackend:
@@ -354,7 +356,7 @@ class Tutor:
         # DESIGN, "Grounding": the curriculum's `course:` names the materials (`pedrag index`)
         # that ground concept questions; they live in the session database.
         self.course: str | None = getattr(self.curriculum, "course", None)
-        self.course_index = _course_index(self.store) if self.course is not None else None
+        self.course_index = _course_index(self.store, backend) if self.course is not None else None
 
     # -- sessions ----------------------------------------------------------------------------
 

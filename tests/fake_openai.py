@@ -17,7 +17,11 @@ A queue item or standing reply is a :class:`Reply`, a ``str`` (text reply), a ``
 as the reply text) or a callable taking the :class:`RecordedRequest` (which reads like the
 request JSON: ``request["messages"]``) and returning one of those. An unscripted chat request
 gets HTTP 500 and is listed in ``unscripted`` (the pytest fixture fails the test on it);
-unscripted embedding requests get deterministic bag-of-words vectors.
+unscripted embedding requests get deterministic vectors: a bag of words by default, or, with
+``FakeOpenAI(embedding_scheme="trigrams")``, hashed character trigrams — a scheme that shares
+nothing with BM25's whole-word matching, so a misspelt word is still near its passage. Fault
+injection works on embeddings as on chat: ``fake.script(Reply.error(500), endpoint="embeddings")``,
+``Reply.malformed()``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 Endpoint = Literal["chat", "embeddings"]
+EmbeddingScheme = Literal["words", "trigrams"]
 
 _PATHS: dict[str, Endpoint] = {
     "/v1/chat/completions": "chat",
@@ -200,8 +205,14 @@ class RecordedRequest(Mapping[str, Any]):
 class FakeOpenAI:
     """The server. Use as a context manager or call :meth:`start` / :meth:`close`."""
 
-    def __init__(self, *, embedding_dimension: int = DEFAULT_EMBEDDING_DIMENSION) -> None:
+    def __init__(
+        self,
+        *,
+        embedding_dimension: int = DEFAULT_EMBEDDING_DIMENSION,
+        embedding_scheme: EmbeddingScheme = "words",
+    ) -> None:
         self.embedding_dimension = embedding_dimension
+        self.embedding_scheme = embedding_scheme
         self.requests: list[RecordedRequest] = []
         self.unscripted: list[RecordedRequest] = []
         self._queues: dict[Endpoint, deque[ScriptItem]] = {"chat": deque(), "embeddings": deque()}
@@ -336,12 +347,22 @@ class FakeOpenAI:
         return _to_reply(item, request)
 
     def _embedding_for(self, text: str) -> list[float]:
-        """A deterministic bag-of-words vector: texts sharing words are close, so tests of
-        similarity-based logic behave sensibly."""
+        """A deterministic vector: a bag of words (texts sharing words are close, so tests of
+        similarity-based logic behave sensibly) or hashed character trigrams of each word
+        padded with spaces (texts sharing spellings are close)."""
         vector = [0.0] * self.embedding_dimension
-        for word in re.findall(r"\w+", text.lower()) or [""]:
-            digest = hashlib.sha256(word.encode()).digest()
-            vector[digest[0] % self.embedding_dimension] += 1.0 if digest[1] % 2 else -1.0
+        words = re.findall(r"\w+", text.lower()) or [""]
+        if self.embedding_scheme == "trigrams":
+            for word in words:
+                padded = f" {word} "
+                for start in range(len(padded) - 2):
+                    digest = hashlib.sha256(padded[start : start + 3].encode()).digest()
+                    slot = int.from_bytes(digest[:4], "big") % self.embedding_dimension
+                    vector[slot] += 1.0
+        else:
+            for word in words:
+                digest = hashlib.sha256(word.encode()).digest()
+                vector[digest[0] % self.embedding_dimension] += 1.0 if digest[1] % 2 else -1.0
         norm = math.sqrt(sum(value * value for value in vector)) or 1.0
         return [value / norm for value in vector]
 

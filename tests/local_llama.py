@@ -58,7 +58,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_command(port: int, *, n_ctx: int = 4096, threads: int = 2) -> list[str]:
+def server_command(
+    port: int, *, n_ctx: int = 4096, threads: int = 2, embedding: bool = False
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -81,17 +83,19 @@ def server_command(port: int, *, n_ctx: int = 4096, threads: int = 2) -> list[st
         str(TEMPLATE),
         "--verbose",
         "False",
+        *(["--embedding", "True"] if embedding else []),
     ]
 
 
 @contextlib.contextmanager
-def local_server(*, n_ctx: int = 4096, threads: int = 2) -> Iterator[str]:
-    """Start the server, wait until ``/v1/models`` answers, yield its base URL (``.../v1``);
-    stop it on exit. ``RuntimeError`` with the server's log when it does not come up."""
+def local_server(*, n_ctx: int = 4096, threads: int = 2, embedding: bool = False) -> Iterator[str]:
+    """Start the server (with ``embedding``, serving ``/v1/embeddings`` too), wait until
+    ``/v1/models`` answers, yield its base URL (``.../v1``); stop it on exit.
+    ``RuntimeError`` with the server's log when it does not come up."""
     port = _free_port()
     log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
     process = subprocess.Popen(
-        server_command(port, n_ctx=n_ctx, threads=threads),
+        server_command(port, n_ctx=n_ctx, threads=threads, embedding=embedding),
         stdout=log,
         stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

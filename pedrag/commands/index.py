@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from dataclasses import replace
+from typing import Any
 
 NAME = "index"
 ORDER = 35
@@ -20,10 +23,21 @@ MATERIALS are files or folders (searched recursively). A document is named by it
 inside the folder given (or its file name), and cited by that name without its suffix. Run it
 again after editing: unchanged files are skipped, a changed file's passages are replaced.
 
+With an endpoint (--endpoint URL, or OPENAI_BASE_URL / OPENAI_API_KEY as for `pedrag chat`),
+every passage is also embedded through the endpoint's /v1/embeddings (model: --embedding-model,
+default $PEDRAG_EMBEDDING_MODEL or text-embedding-3-small) and stored with the database's vector
+extension: sqlite-vec on SQLite, pgvector on PostgreSQL (`pip install 'pedrag[vectors]'` adds
+sqlite-vec). The tutor, given the same endpoint and model, then fuses the nearest passages with
+BM25 by reciprocal rank fusion, so a question worded unlike the materials still finds them.
+Only passages without a vector of the model are embedded: an unchanged file costs nothing. If
+the endpoint fails, the full-text index is still written and kept; the command says so and
+exits 1, and running it again embeds what is missing. --offline indexes for BM25 only.
+
 A curriculum names the course its exercises belong to (`course: ID` at the top level); the
 tutor grounds a session in that course's materials. Use --search to try a question.
 
-exit status: 0 indexed, 1 a file could not be read, 2 usage problem
+exit status: 0 indexed, 1 a file could not be read or the passages could not be embedded (the
+full-text index is kept), 2 usage problem
 """
 EPILOG = """\
 examples:
@@ -31,6 +45,8 @@ examples:
   pedrag index slides/ notes.md handbook.html --course biology_101 --prune
   pedrag index --course biology_101 --list
   pedrag index --course biology_101 --search "what does chlorophyll absorb?"
+  pedrag index course/biology --course biology_101 \\
+      --endpoint http://127.0.0.1:8080/v1 --embedding-model nomic-embed-text
 """
 
 
@@ -54,8 +70,73 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--search", metavar="QUESTION", help="print the passages a question would retrieve"
     )
     parser.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="an OpenAI-compatible base URL whose /v1/embeddings embeds the passages (e.g. "
+        "http://127.0.0.1:8080/v1); the key, if the server needs one, comes from "
+        "OPENAI_API_KEY (default: OPENAI_BASE_URL; none: BM25 only)",
+    )
+    parser.add_argument(
+        "--embedding-model",
+        metavar="MODEL",
+        help="the embedding model (default: $PEDRAG_EMBEDDING_MODEL or text-embedding-3-small); "
+        "the tutor searches the vectors when its PEDRAG_EMBEDDING_MODEL is the same",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="no endpoint even if one is configured: full-text BM25 only",
+    )
+    parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: text)"
     )
+
+
+class _Usage(Exception):
+    """A usage problem: the message is printed, the exit status is 2."""
+
+
+def _embeddings(args: argparse.Namespace) -> Any:
+    """The endpoint's embeddings the options ask for, or None (BM25 only)."""
+    if args.offline:
+        if args.endpoint or args.embedding_model:
+            raise _Usage("--offline contradicts --endpoint / --embedding-model; give one")
+        return None
+    from pedrag.runtime.course_vectors import EndpointEmbeddings
+    from pedrag.runtime.llm_openai import OpenAIBackend, backend_from_env
+
+    env = dict(os.environ)
+    if args.endpoint:
+        env["OPENAI_BASE_URL"] = args.endpoint
+        env.pop("PEDRAG_LLM", None)  # an explicit --endpoint wins over PEDRAG_LLM=offline
+    try:
+        backend = backend_from_env(env)
+    except ValueError as error:  # an unusable PEDRAG_* setting, named by the message
+        raise _Usage(str(error)) from error
+    if backend is None:
+        if args.embedding_model:
+            raise _Usage(
+                "--embedding-model needs an endpoint: give --endpoint URL or set "
+                "OPENAI_BASE_URL (and OPENAI_API_KEY if required)"
+            )
+        return None
+    if args.embedding_model:
+        settings = replace(backend.settings, embedding_model=args.embedding_model)
+        backend = OpenAIBackend(settings)
+    return EndpointEmbeddings(backend)
+
+
+def _embed(index: Any, course: str, embedder: Any, health: str | None) -> tuple[Any, str | None]:
+    """Embed the course's passages that have no vector of the model: the report, or why not."""
+    from pedrag.runtime.course_index import CourseIndexError
+    from pedrag.runtime.llm import LLMError
+
+    if health is not None:
+        return None, health
+    try:
+        return index.embed_missing(course, embedder), None
+    except (LLMError, CourseIndexError) as error:
+        return None, str(error)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,15 +153,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         require_course_id(args.course)
+        embedder = _embeddings(args)
         store = SessionStore(args.db)
-    except (StoreError, CourseIndexError) as error:
+    except (StoreError, CourseIndexError, _Usage) as error:
         print(f"pedrag index: {error}", file=sys.stderr)
         return 2
     output: dict[str, object] = {"course": args.course}
+    failed: str | None = None
     with store:
-        index = CourseIndex(store)
+        index = CourseIndex(store, embedder)
         try:
             if args.materials:
+                health = _health(embedder) if embedder is not None else None
                 results, removed = index_materials(
                     index, args.course, args.materials, prune=args.prune
                 )
@@ -99,6 +183,20 @@ def run(args: argparse.Namespace) -> int:
                         f"course {args.course}: {len(results)} files, {changed} (re)indexed, "
                         f"{len(removed)} removed, in {store.url}"
                     )
+                if embedder is not None:
+                    report, failed = _embed(index, args.course, embedder, health)
+                    if report is not None:
+                        output["vectors"] = {
+                            "model": report.model,
+                            "embedded": report.embedded,
+                            "missing": report.missing,
+                        }
+                        if args.format == "text":
+                            print(
+                                f"vectors: {report.embedded} passages embedded with "
+                                f"{report.model} at {embedder.backend.url}, "
+                                f"{report.missing} without"
+                            )
             if args.list:
                 documents = index.documents(args.course)
                 output["documents"] = documents
@@ -111,14 +209,17 @@ def run(args: argparse.Namespace) -> int:
                         )
             if args.search is not None:
                 passages = index.search(args.course, args.search, limit=5)
-                output["passages"] = [p.to_dict() | {"supports": p.supports} for p in passages]
+                output["passages"] = [
+                    p.to_dict() | {"supports": p.supports, "found_by": p.found_by} for p in passages
+                ]
                 if args.format == "text":
                     if not passages:
                         print("no passage matches that question")
                     for p in passages:
                         mark = "supports" if p.supports else "weak"
                         print(
-                            f"{p.citation}  score {p.score:.3f}  covers {p.coverage:.0%} ({mark})"
+                            f"{p.citation}  score {p.score:.4f}  covers {p.coverage:.0%} ({mark})"
+                            f"  found by {p.found_by}"
                         )
                         print(f"    {p.text[:300]}")
         except ReadError as error:
@@ -127,6 +228,27 @@ def run(args: argparse.Namespace) -> int:
         except StoreError as error:
             print(f"pedrag index: {error}", file=sys.stderr)
             return 1
+    if failed is not None:
+        output["vectors_error"] = failed
     if args.format == "json":
         print(json.dumps(output, indent=2, ensure_ascii=False))
+    if failed is not None:
+        print(
+            f"pedrag index: the passages were not embedded: {failed}\n"
+            f"pedrag index: the full-text (BM25) index of course {args.course} is complete and "
+            "kept; run the command again to add the missing vectors",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _health(embedder: Any) -> str | None:
+    """Why the embedding endpoint is not usable (checked before indexing), or None."""
+    from pedrag.runtime.llm import LLMError
+
+    try:
+        embedder.backend.check_embeddings()
+    except LLMError as error:
+        return str(error)
+    return None

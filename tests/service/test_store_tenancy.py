@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from pedrag.runtime.migrate import HEAD, script_directory
+from pedrag.runtime.sqlite_driver import sqlite_dbapi
 from pedrag.runtime.store import (
     LearnerNotFound,
     SessionNotFound,
@@ -84,7 +84,7 @@ def test_deleting_a_learner_removes_their_sessions_and_audit_and_nothing_else(
         with pytest.raises(SessionNotFound):
             store.audit_records(gone)
     assert store.audit_records("b1") == [{"who": "ben"}]
-    raw = sqlite3.connect(store.url.removeprefix("sqlite+pysqlite:///"))
+    raw = sqlite_dbapi().connect(store.url.removeprefix("sqlite+pysqlite:///"))
     left = raw.execute("SELECT session_id FROM pedrag_audit_records").fetchall()
     assert left == [("b1",)]
 
@@ -108,8 +108,9 @@ def test_api_keys_are_stored_hashed_and_map_to_their_tenant(store: SessionStore)
     key = store.tenants.issue_key("acme")
     assert store.tenants.authenticate(key).id == "acme"  # type: ignore[union-attr]
     assert store.tenants.authenticate(key + "x") is None
-    raw = sqlite3.connect(store.url.removeprefix("sqlite+pysqlite:///"))
-    dump = "\n".join(raw.iterdump())
+    raw = sqlite_dbapi().connect(store.url.removeprefix("sqlite+pysqlite:///"))
+    tables = [name for (name,) in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    dump = "\n".join(repr(raw.execute(f'SELECT * FROM "{name}"').fetchall()) for name in tables)
     assert key not in dump and hash_api_key(key) in dump
     with pytest.raises(StoreError, match="no tenant"):
         store.tenants.issue_key("nobody")
@@ -126,7 +127,7 @@ def test_a_database_from_before_migrations_is_upgraded_keeping_its_sessions(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "old.db"
-    raw = sqlite3.connect(path)
+    raw = sqlite_dbapi().connect(path)
     raw.executescript(
         """
         CREATE TABLE pedrag_sessions (id VARCHAR(128) PRIMARY KEY, meta JSON NOT NULL,
@@ -152,5 +153,7 @@ def test_a_database_from_before_migrations_is_upgraded_keeping_its_sessions(
         assert store.audit_records("s") == [{"turn": 1}]
         assert store.spend("deployment") == 1.5
         store.save_turn("s", 2, {"x": 2}, {"turn": 2})
-    version = sqlite3.connect(path).execute("SELECT version_num FROM alembic_version").fetchall()
+    version = (
+        sqlite_dbapi().connect(path).execute("SELECT version_num FROM alembic_version").fetchall()
+    )
     assert version == [(HEAD,)]
