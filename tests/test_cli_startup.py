@@ -121,3 +121,22 @@ def test_a_tutor_on_the_memory_store_never_loads_sqlalchemy() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["True", "False"]
+
+
+def test_a_batch_command_runs_without_the_cyclic_collector_and_gives_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`pedrag check` turns the cyclic collector off while it runs (`pedrag.cli.BATCH`) and
+    on again when it returns, so a program calling `main` in process keeps its collector;
+    a long-running command keeps it on throughout."""
+    import gc
+
+    from pedrag import cli
+    from pedrag.commands import check
+
+    seen: list[bool] = []
+    monkeypatch.setattr(check, "run", lambda args: seen.append(gc.isenabled()) or 0)
+    assert gc.isenabled()
+    assert cli.main(["check", "theories/socratic.yaml"]) == 0
+    assert seen == [False] and gc.isenabled()
+    assert "chat" not in cli.BATCH and "serve" not in cli.BATCH and "lsp" not in cli.BATCH
