@@ -83,7 +83,7 @@ BATCH = frozenset({"check", "compile", "diff"})
 """Commands that build one large object graph (positions, ASTs, interned formulas, z3 terms),
 answer and exit. The cyclic garbage collector only re-scans that graph, so it is off while
 they run, imports included: at 5,000 rules a re-check after an edit takes a quarter less CPU
-(2.45 -> 1.85 s) and a cold check 9% less, for 5 MiB more (reference counting still frees what is not a
+(2.45 -> 1.85 s) and a cold check 7-11% less, for 5 MiB more (reference counting still frees what is not a
 cycle). Long-running commands (chat, serve, lsp) keep it."""
 
 

@@ -217,9 +217,11 @@ def run(args: argparse.Namespace) -> int:
                         print("no passage matches that question")
                     for p in passages:
                         mark = "supports" if p.supports else "weak"
+                        # BM25 scores are tiny (zero for a word in half the passages of a
+                        # small course): three significant digits, never a bare 0.0000.
                         print(
-                            f"{p.citation}  score {p.score:.4f}  covers {p.coverage:.0%} ({mark})"
-                            f"  found by {p.found_by}"
+                            f"{p.citation}  score {p.score:.3g}  covers "
+                            f"{p.coverage:.0%} ({mark})  found by {p.found_by}"
                         )
                         print(f"    {p.text[:300]}")
         except ReadError as error:
