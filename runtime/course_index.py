@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, text
+from sqlalchemy import Connection, delete, func, insert, select, text
 
 from pedrag.runtime.course_vectors import (
     Embedder,
@@ -60,7 +60,7 @@ from pedrag.runtime.passages import (
     stems,
 )
 from pedrag.runtime.store import SessionStore, _utcnow
-from pedrag.runtime.store_schema import course_chunks, course_documents
+from pedrag.runtime.store_schema import course_chunks, course_documents, course_vectors
 
 # The plain values and the support measure live in `pedrag.runtime.passages` (no database);
 # they are re-exported here for the callers that index and search.
@@ -274,6 +274,29 @@ class CourseIndex:
                 "chunks": row.chunks,
                 "indexed_at": row.indexed_at.isoformat(),
             }
+            for row in rows
+        ]
+
+    def vector_counts(self, course: str) -> list[dict[str, Any]]:
+        """The course's passage vectors per embedding model: model, size, passages embedded
+        (what `pedrag index --list` shows next to the documents)."""
+        with self.store._errors(f"count the vectors of course {course!r}"):
+            with self.store._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(
+                        course_vectors.c.model,
+                        course_vectors.c.dimension,
+                        func.count().label("passages"),
+                    )
+                    .where(
+                        course_vectors.c.tenant == self.store.tenant,
+                        course_vectors.c.course == course,
+                    )
+                    .group_by(course_vectors.c.model, course_vectors.c.dimension)
+                    .order_by(course_vectors.c.model)
+                ).all()
+        return [
+            {"model": row.model, "dimension": int(row.dimension), "passages": int(row.passages)}
             for row in rows
         ]
 

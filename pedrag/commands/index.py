@@ -199,13 +199,21 @@ def run(args: argparse.Namespace) -> int:
                             )
             if args.list:
                 documents = index.documents(args.course)
+                counts = index.vector_counts(args.course)
                 output["documents"] = documents
+                output["vector_counts"] = counts
                 if args.format == "text":
                     if not documents:
                         print(f"course {args.course}: no documents indexed in {store.url}")
                     for item in documents:
                         print(
                             f"{item['document']}  {item['chunks']} passages  {item['indexed_at']}"
+                        )
+                    total = sum(item["chunks"] for item in documents)
+                    for count in counts:
+                        print(
+                            f"vectors: {count['passages']} of {total} passages embedded with "
+                            f"{count['model']} ({count['dimension']} numbers each)"
                         )
             if args.search is not None:
                 passages = index.search(args.course, args.search, limit=5)

@@ -265,6 +265,12 @@ def test_pedrag_index_embeds_with_an_endpoint_and_not_again_when_nothing_changed
     assert len(embedded_texts(fake)) == 6 + 1  # the passages once, then the --search question
     assert found.splitlines()[0].startswith("[handout, Respiration]")
     assert "(weak)  found by vector" in found.splitlines()[0]
+    assert main([*argv, "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"vectors: 6 of 6 passages embedded with {MODEL} (" in listed
+    assert main([*argv, "--list", "--format", "json"]) == 0
+    (count,) = json.loads(capsys.readouterr().out)["vector_counts"]
+    assert count["model"] == MODEL and count["passages"] == 6 and count["dimension"] > 0
 
 
 def test_pedrag_index_with_a_failing_endpoint_keeps_bm25_and_exits_1(

@@ -90,9 +90,11 @@ def test_pgvector_stores_searches_fuses_and_replaces_passage_vectors(
             {"model": MODEL},
         ).one()
     assert tuple(stored) == (5, 5, 256)
+    assert index.vector_counts("bio") == [{"model": MODEL, "dimension": 256, "passages": 5}]
     # Another tenant's course of the same name has no vectors and sees none of these.
     other = CourseIndex(store.for_tenant("other"), embedder)
     assert other.search("bio", MISSPELT) == []
+    assert other.vector_counts("bio") == []
 
 
 @pytest.mark.skipif(postgres_bin() is None, reason=SKIP_REASON)
