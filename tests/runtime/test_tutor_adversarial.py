@@ -14,7 +14,7 @@ from pedrag.runtime.memory_store import MemoryStore
 from pedrag.runtime.offline import OfflineBackend
 from pedrag.runtime.store import SessionStore, TurnConflict
 from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.tutor import Session, Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 NO_EXAM_METRIC = CURRICULUM.parent / "no_exam_metric.yaml"
@@ -137,19 +137,28 @@ def test_an_exam_session_never_switches_theory() -> None:
 def test_racing_turns_on_one_session_commit_one_and_count_both_costs(
     sqlite_store: SessionStore,
 ) -> None:
+    """Two workers take the same session at turn 0 and post a turn each at once: one commits
+    turn 1, the other is refused (compare-and-set on the turn count), and both turns' model
+    calls are paid for. Each worker has its own copy of the session, as two processes do, so
+    the race does not depend on which thread the scheduler runs first."""
     tutor = Tutor(shipped(), ActorSays(cost_usd=0.01), CURRICULUM, sqlite_store)
     session = tutor.start(exercise="mult_7x8", seed=1)
+    workers = [tutor.resume(session.id) for _ in range(2)]
+    assert all(worker.state.turn == 0 for worker in workers)
     barrier = threading.Barrier(2)
     outcomes: list[object] = []
 
-    def turn(message: str) -> None:
+    def turn(worker: Session, message: str) -> None:
         barrier.wait()
         try:
-            outcomes.append(tutor.turn(session, message).turn)
+            outcomes.append(tutor.turn(worker, message).turn)
         except TurnConflict as error:
             outcomes.append(error)
 
-    threads = [threading.Thread(target=turn, args=(f"how do I start, {n}?",)) for n in (1, 2)]
+    threads = [
+        threading.Thread(target=turn, args=(worker, f"how do I start, {n}?"))
+        for n, worker in enumerate(workers, 1)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -157,11 +166,12 @@ def test_racing_turns_on_one_session_commit_one_and_count_both_costs(
     assert sorted(map(str, outcomes))[0] == "1" and any(
         isinstance(item, TurnConflict) for item in outcomes
     )
-    assert session.state.turn == 1 and len(session.results) == 1
+    (winner,) = [worker for worker in workers if worker.results]
+    assert winner.state.turn == 1 and len(winner.results) == 1
     assert sqlite_store.load_session(session.id)[2] == 1
     assert len(sqlite_store.audit_records(session.id)) == 1
     # The losing turn's model calls were paid for: the deployment cap must see them.
-    assert sqlite_store.spend("deployment") == pytest.approx(2 * session.state.cost_usd)
+    assert sqlite_store.spend("deployment") == pytest.approx(2 * winner.state.cost_usd)
     assert tutor.turn(tutor.resume(session.id), "and then?").turn == 2
 
 
