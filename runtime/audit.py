@@ -94,6 +94,11 @@ def format_trace(records: Iterable[Mapping[str, Any]], *, session: str = "") -> 
                     f"            draft {attempt.get('n')} rejected by the judge "
                     f"[{attempt.get('judge_rule_id')}]: {attempt.get('judge_reason')}"
                 )
+            elif attempt.get("support"):
+                lines.append(
+                    f"            draft {attempt.get('n')} rejected by the support check "
+                    f"[grounding]: {attempt.get('support')}"
+                )
             elif attempt.get("flagged"):
                 lines.append(
                     f"            draft {attempt.get('n')} rejected: {attempt.get('reason')}"

@@ -60,7 +60,7 @@ from pedrag.runtime.generator import (
     generate,
     template_reply,
 )
-from pedrag.runtime.grounding import Grounding, pointer_reply, retrieve
+from pedrag.runtime.grounding import Grounding, pointer_reply, retrieve, unsupported_claim
 from pedrag.runtime.judge import Judge, JudgeVerdict
 from pedrag.runtime.learning import WRONG_ANSWERS, Assessment, CurriculumMap, GoalRecord, assess
 from pedrag.runtime.llm import (
@@ -1110,7 +1110,17 @@ class Tutor:
             )
             if judge_verdict.verdict != "allow":
                 rejected.append(judge_verdict.rule_id)
-            return judge_verdict.verdict, (judge_verdict.rule_id,)
+                return judge_verdict.verdict, (judge_verdict.rule_id,)
+            # A grounded draft the judge let through still meets the support rule in code (a
+            # citation no passage has, a quotation no passage holds, a cited sentence its
+            # passage does not support): a model judge is told the rule, this enforces it.
+            if grounding is not None:
+                problem = unsupported_claim(draft, passages)
+                if problem is not None:
+                    drafts[-1].update(support=problem)
+                    rejected.append("grounding")
+                    return "revise", ("grounding",)
+            return "allow", ()
 
         # docs/runtime.md, "Revision": a first draft that fails review is written once more
         # and reviewed exactly as the first was; anything but "allow" then is the template.

@@ -193,6 +193,48 @@ def test_a_draft_with_an_unsupported_claim_is_revised_on_the_scripted_server(
     assert "rule grounding" in actor[1].text and CHLOROPHYLL in actor[0].text
 
 
+def test_a_draft_the_model_judge_lets_through_still_meets_the_support_rule_in_code(
+    fake_openai: FakeOpenAI, course: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model judge is told the support rule; the runtime enforces it. A draft citing a
+    passage this turn never showed, allowed by the judge, is revised all the same, and the
+    audit says the support check rejected it, with its reason."""
+    from pedrag.cli import main
+
+    drafts = iter(
+        [
+            "Chlorophyll also stores water, see [textbook, p. 99].",
+            f'Yes: "{CHLOROPHYLL}" [slides 4, p. 2] What colour do you think it reflects?',
+        ]
+    )
+    allow = {"verdict": "allow", "rule_id": "within-contract", "reason": "Looks fine."}
+    fake_openai.always(
+        scripted(
+            {
+                "actor": lambda request: Reply.text(next(drafts)),
+                "judge": lambda request: Reply.json(allow),
+            }
+        )
+    )
+    settings = OpenAISettings(base_url=fake_openai.base_url, api_key="t", retries=0, backoff_s=0)
+    tutor = _tutor(course, OpenAIBackend(settings, sleep=lambda seconds: None))
+    session = tutor.start("socratic", exercise="gas_in", seed=3)
+    result = tutor.turn(session, QUESTION)
+
+    assert result.revised and not result.fallback
+    assert result.tutor.startswith('Yes: "Chlorophyll is the green pigment')
+    first, second = result.audit["drafts"]
+    assert first["judge"] == "allow" and "[textbook, p. 99]" in first["support"]
+    assert "support" not in second
+    actor = [r for r in fake_openai.requests_to("chat") if r.role == "actor"]
+    assert "rule grounding" in actor[1].text
+    store, _ = course
+    assert main(["audit", session.id, "--db", store.url.removeprefix("sqlite+pysqlite:///")]) == 0
+    assert "draft 1 rejected by the support check [grounding]: The draft cites" in (
+        capsys.readouterr().out
+    )
+
+
 PASSAGES = [{"cite": "[slides 4, p. 2]", "text": CHLOROPHYLL + " It reflects green light."}]
 
 
