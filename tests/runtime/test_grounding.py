@@ -151,6 +151,25 @@ def test_the_offline_judge_rejects_an_unsupported_claim_then_points_to_the_passa
     assert len(rejected) == 2 and "does not support" in rejected[0]["judge_reason"]
 
 
+def _scripted_turn(
+    fake: FakeOpenAI, course: Any, drafts: Iterator[str], verdicts: Iterator[dict[str, str]]
+) -> tuple[Tutor, Any, Any]:
+    """One grounded turn (the concept question) on the scripted server: the actor says
+    `drafts` in turn, the judge answers `verdicts` in turn."""
+    fake.always(
+        scripted(
+            {
+                "actor": lambda request: Reply.text(next(drafts)),
+                "judge": lambda request: Reply.json(next(verdicts)),
+            }
+        )
+    )
+    settings = OpenAISettings(base_url=fake.base_url, api_key="t", retries=0, backoff_s=0)
+    tutor = _tutor(course, OpenAIBackend(settings, sleep=lambda seconds: None))
+    session = tutor.start("socratic", exercise="gas_in", seed=3)
+    return tutor, session, tutor.turn(session, QUESTION)
+
+
 def test_a_draft_with_an_unsupported_claim_is_revised_on_the_scripted_server(
     fake_openai: FakeOpenAI, course: Any
 ) -> None:
@@ -167,18 +186,7 @@ def test_a_draft_with_an_unsupported_claim_is_revised_on_the_scripted_server(
             {"verdict": "allow", "rule_id": "within-contract", "reason": "Supported and cited."},
         ]
     )
-    fake_openai.always(
-        scripted(
-            {
-                "actor": lambda request: Reply.text(next(drafts)),
-                "judge": lambda request: Reply.json(next(verdicts)),
-            }
-        )
-    )
-    settings = OpenAISettings(base_url=fake_openai.base_url, api_key="t", retries=0, backoff_s=0)
-    tutor = _tutor(course, OpenAIBackend(settings, sleep=lambda seconds: None))
-    session = tutor.start("socratic", exercise="gas_in", seed=3)
-    result = tutor.turn(session, QUESTION)
+    tutor, session, result = _scripted_turn(fake_openai, course, drafts, verdicts)
 
     assert result.revised and not result.fallback
     assert result.tutor.startswith('Yes: "Chlorophyll is the green pigment')
@@ -208,18 +216,7 @@ def test_a_draft_the_model_judge_lets_through_still_meets_the_support_rule_in_co
         ]
     )
     allow = {"verdict": "allow", "rule_id": "within-contract", "reason": "Looks fine."}
-    fake_openai.always(
-        scripted(
-            {
-                "actor": lambda request: Reply.text(next(drafts)),
-                "judge": lambda request: Reply.json(allow),
-            }
-        )
-    )
-    settings = OpenAISettings(base_url=fake_openai.base_url, api_key="t", retries=0, backoff_s=0)
-    tutor = _tutor(course, OpenAIBackend(settings, sleep=lambda seconds: None))
-    session = tutor.start("socratic", exercise="gas_in", seed=3)
-    result = tutor.turn(session, QUESTION)
+    session, result = _scripted_turn(fake_openai, course, drafts, iter([allow] * 2))[1:]
 
     assert result.revised and not result.fallback
     assert result.tutor.startswith('Yes: "Chlorophyll is the green pigment')
