@@ -38,8 +38,9 @@ import hashlib
 import os
 import pickle
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
 FORMAT = 1  # bump when what an answer means or how it is stored changes
@@ -141,6 +142,35 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+T = TypeVar("T")
+
+
+class Memo(Protocol):
+    """Where answers are kept between checks: a `CheckCache.memo` shard (`ParsedShard`)."""
+
+    def get(self, key: str, default: Any, /) -> Any: ...
+
+    def __setitem__(self, key: str, value: Any, /) -> None: ...
+
+
+def remembered(
+    memo: Memo | None,
+    key: str,
+    compute: Callable[[], T],
+    keep: Callable[[T], bool] = lambda value: True,
+) -> T:
+    """`compute()`, or the answer an earlier check kept under `key` (text made only of
+    content). An answer is kept only when `keep` says so (never an `unknown`: it is asked
+    again next time); `memo` None remembers nothing."""
+    if memo is None:
+        return compute()
+    found = memo.get(key, MISSING)
+    if found is MISSING:
+        found = compute()
+        if keep(found):
+            memo[key] = found
+    return found  # type: ignore[no-any-return]
 
 
 class CheckCache:

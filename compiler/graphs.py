@@ -10,31 +10,10 @@ networkx, the largest import of a cached `pedrag check`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+
+from pedrag.compiler.check_cache import Memo, remembered
 
 Edge = tuple[str, str]
-
-
-class Memo(Protocol):
-    """Where answers are kept between checks (the check cache's `ParsedShard`)."""
-
-    def get(self, key: str, default: Any, /) -> Any: ...
-
-    def __setitem__(self, key: str, value: Any, /) -> None: ...
-
-
-_UNSEEN: Any = object()
-
-
-def _remembered(memo: Memo | None, key: tuple[Any, ...], compute: Any) -> Any:
-    if memo is None:
-        return compute()
-    text = repr(key)
-    found = memo.get(text, _UNSEEN)
-    if found is _UNSEEN:
-        found = compute()
-        memo[text] = found
-    return found
 
 
 def simple_cycles(
@@ -50,7 +29,7 @@ def simple_cycles(
         graph.add_edges_from(edges)
         return [list(cycle) for cycle in nx.simple_cycles(graph)]
 
-    return _remembered(memo, ("cycles", tuple(nodes), tuple(edges)), compute)  # type: ignore[no-any-return]
+    return remembered(memo, repr(("cycles", tuple(nodes), tuple(edges))), compute)
 
 
 def reachable(
@@ -70,9 +49,4 @@ def reachable(
         return sorted(found)
 
     key = ("reachable", tuple(nodes), tuple(edges), tuple(sources))
-    return set(_remembered(memo, key, compute))
-
-
-def remembered(memo: Memo | None, key: tuple[Any, ...], compute: Any) -> Any:
-    """`compute()`, or its earlier answer under `key` (plain data with a deterministic repr)."""
-    return _remembered(memo, key, compute)
+    return set(remembered(memo, repr(key), compute))

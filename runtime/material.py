@@ -16,15 +16,17 @@ the runtime would otherwise hand the answer out on the hint ladder's lower rungs
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 
 if TYPE_CHECKING:
+    from pedrag.compiler.check_cache import Memo
     from pedrag.dsl.diagnostics import Diagnostic
 
 SAID = "said"  # state.extra key: what the tutor has said in this session
@@ -232,21 +234,11 @@ def material_key(exercise: Any) -> str:
     )
 
 
-_UNSEEN: Any = object()
-
-
-class FindingsMemo(Protocol):
-    """Where earlier material findings are kept (the check cache's `ParsedShard`)."""
-
-    def get(self, key: str, default: Any, /) -> Any: ...
-
-    def __setitem__(self, key: str, value: Any, /) -> None: ...
-
-
-def material_diagnostics(loaded: Any, memo: FindingsMemo | None = None) -> list[Diagnostic]:
+def material_diagnostics(loaded: Any, memo: Memo | None = None) -> list[Diagnostic]:
     """The material check over a loaded curriculum file (`pedrag.dsl.loader.LoadedFile`).
     `memo`: earlier findings by `material_key` (`pedrag check` passes its on-disk check cache;
     the detector is not even imported when every exercise's material is unchanged)."""
+    from pedrag.compiler.check_cache import remembered
     from pedrag.dsl.diagnostics import error  # only when checking a file: not on the turn path
 
     curriculum = getattr(loaded, "curriculum", None)
@@ -255,14 +247,8 @@ def material_diagnostics(loaded: Any, memo: FindingsMemo | None = None) -> list[
         return []
     out: list[Diagnostic] = []
     for index, exercise in enumerate(curriculum.model.exercises):
-        found = _UNSEEN
         key = material_key(exercise) if memo is not None else ""
-        if memo is not None:
-            found = memo.get(key, _UNSEEN)
-        if found is _UNSEEN:
-            found = material_findings(exercise)
-            if memo is not None:
-                memo[key] = found
+        found = remembered(memo, key, functools.partial(material_findings, exercise))
         for path, message in found:
             span = positions.span(("exercises", index, *path)) if positions is not None else None
             out.append(

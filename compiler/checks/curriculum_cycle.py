@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pedrag.compiler.check_cache import Memo
 from pedrag.compiler.checks import CheckInfo
-from pedrag.compiler.graphs import Memo, simple_cycles
+from pedrag.compiler.graphs import simple_cycles
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.loader import LoadedFile
 

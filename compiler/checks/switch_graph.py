@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pedrag.compiler.check_cache import Memo, remembered
 from pedrag.compiler.checks import CheckInfo
-from pedrag.compiler.graphs import Memo, reachable, remembered, simple_cycles
+from pedrag.compiler.graphs import reachable, simple_cycles
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import ResolvedTheory, SwitchInfo
 from pedrag.dsl.loader import LoadedFile, load_file
@@ -105,8 +106,9 @@ def _cycle_state(
         tuple((s, t, tuple(to_text(x.when.expr) for x in switches)) for s, t, switches in edges),
         tuple(sorted(d.signature() for d in domains.values())),
     )
-    answer = remembered(memo, key, lambda: _solve_cycle(domains, parts))
-    return answer if answer[0] != "unknown" else _solve_cycle(domains, parts)
+    return remembered(
+        memo, repr(key), lambda: _solve_cycle(domains, parts), keep=lambda a: a[0] != "unknown"
+    )
 
 
 def _solve_cycle(
