@@ -140,3 +140,12 @@ def test_a_batch_command_runs_without_the_cyclic_collector_and_gives_it_back(
     assert cli.main(["check", "theories/socratic.yaml"]) == 0
     assert seen == [False] and gc.isenabled()
     assert "chat" not in cli.BATCH and "serve" not in cli.BATCH and "lsp" not in cli.BATCH
+
+
+def test_the_database_default_in_help_is_the_stores() -> None:
+    """`--db`'s help is written out so that `--help` does not import SQLAlchemy; it must
+    still say what the store does."""
+    from pedrag.commands._options import DB_DEFAULT
+    from pedrag.runtime.store import DEFAULT_DB_PATH, ENV_DB
+
+    assert DB_DEFAULT == f"${ENV_DB} or ./{DEFAULT_DB_PATH.as_posix()}"

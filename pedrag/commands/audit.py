@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from pedrag.commands._options import add_db_option, add_format_option
+
 NAME = "audit"
 ORDER = 32
 HELP = "print a session's per-turn audit trace (contract, rules, action, verdicts)"
@@ -25,14 +27,8 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", nargs="?", help="session id")
     parser.add_argument("--list", action="store_true", help="list recent sessions")
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="session database (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
-    )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_db_option(parser)
+    add_format_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

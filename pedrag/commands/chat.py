@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pedrag.commands._options import add_db_option, add_format_option
+
 NAME = "chat"
 ORDER = 30
 HELP = "talk to the supervised tutor (offline by default; --model for an endpoint)"
@@ -70,19 +72,13 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", help="model name for every role on the configured endpoint")
     parser.add_argument("--offline", action="store_true", help="force the offline backend")
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="session database (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--explain-mode",
         action="store_true",
         help="instructor toggle: allow full solutions (never during an exam)",
     )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_format_option(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ import sys
 from fractions import Fraction
 from typing import Any
 
+from pedrag.commands._options import add_format_option
 from pedrag.compiler.diffing import FALLBACK, TIME_BUDGET_S, DiffError, DiffResult, Region, diff
 from pedrag.dsl.loader import load_file
 
@@ -37,9 +38,7 @@ LIMIT = 10
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", metavar="OLD", help="the earlier theory file")
     parser.add_argument("new", metavar="NEW", help="the later theory file")
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_format_option(parser)
     parser.add_argument(
         "--all",
         action="store_true",

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pedrag.commands._options import add_format_option
 from pedrag.commands._output import write_output
 from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_endpoint
 
@@ -91,9 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--theories", metavar="DIR", help="load the theory set from this folder")
     parser.add_argument("--curriculum", metavar="FILE", help="curriculum file (default: shipped)")
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="stdout format (default: text)"
-    )
+    add_format_option(parser, "stdout")
     parser.add_argument("-o", "--output", metavar="FILE", help="also write the JSON report here")
     parser.add_argument(
         "--gates",

@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from pedrag.commands._options import add_db_option, add_format_option
+
 NAME = "index"
 ORDER = 35
 HELP = "index a course's materials (PDF/Markdown/text/HTML) so the tutor can cite them"
@@ -55,11 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--course", required=True, metavar="ID", help="the course id a curriculum names"
     )
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="session database (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
-    )
+    add_db_option(parser)
     parser.add_argument(
         "--prune",
         action="store_true",
@@ -87,9 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no endpoint even if one is configured: full-text BM25 only",
     )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_format_option(parser)
 
 
 class _Usage(Exception):

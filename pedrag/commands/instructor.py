@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from pedrag.commands._options import add_db_option, add_format_option
+
 NAME = "instructor"
 ORDER = 33
 HELP = (
@@ -46,14 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="load theories from DIR instead of the shipped set (the session's theory must be there)",
     )
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="session database (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
-    )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_db_option(parser)
+    add_format_option(parser)
 
 
 def _toggles(items: list[str]) -> dict[str, bool]:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.check import _colour
 from pedrag.compiler.reports.text import format_report
 from pedrag.runtime.compiled import CompiledPolicy, MetricSpec, PolicyFormatError, Turn, Value
@@ -64,18 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state", default="", metavar="NAME=VALUE,...", help="metric values, comma-separated"
     )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_format_option(parser)
     parser.add_argument(
         "--question", metavar="TEXT", help="a learner's question: show what would be retrieved"
     )
     parser.add_argument("--course", metavar="ID", help="the course whose materials ground it")
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="database holding the course index (default: $PEDRAG_DB or ./.pedrag/sessions.db)",
-    )
+    add_db_option(parser, "database holding the course index")
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
