@@ -94,11 +94,14 @@ class VectorTables:
     def __init__(self, tenant: str, postgres: bool) -> None:
         self.tenant = tenant
         self.postgres = postgres
+        self._column_seen = False  # once there, the vector column stays: not asked per search
 
     def problem(self, connection: Connection) -> str | None:
         """Why this database cannot hold vectors (with what to install), or None."""
         if not self.postgres:
             return vectors_unavailable()
+        if self._column_seen:
+            return None
         has_column = connection.execute(
             text(
                 "SELECT 1 FROM information_schema.columns WHERE table_name = "
@@ -112,6 +115,7 @@ class VectorTables:
                 "created; install pgvector (https://github.com/pgvector/pgvector) and run: "
                 + PGVECTOR_SETUP
             )
+        self._column_seen = True
         return None
 
     def dimension(self, connection: Connection, course: str, model: str) -> int | None:
