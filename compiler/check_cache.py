@@ -27,9 +27,10 @@ asks z3 only about that rule and its pairs.
   and the set-level checks' graph answers (cycles, reachability, a switch cycle's z3 answer,
   keyed by the graph), each in a shard of its own (`CheckCache.memo`).
 - **Safe to lose.** A shard that cannot be read (truncated, another version's, a full disk)
-  is ignored and rewritten; writes go to a temporary file renamed into place, so a reader
-  never sees half a shard. A shard keeps the answers its last check used, so it does not
-  grow with every edit.
+  is ignored and rewritten; a shard is written to a temporary file renamed into place, so a
+  reader never sees half a shard, and an edit's new answers are appended to the shard's
+  journal (`Shard`). Folding the journal in keeps the answers that check used, so a shard
+  does not grow with every edit.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
-FORMAT = 1  # bump when what an answer means or how it is stored changes
+FORMAT = 2  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
-PERSISTED = frozenset({"rule", "pair", "implies", "redundant", "shadow", "invariant"})
+PERSISTED = frozenset(
+    {"rule", "pair", "implies", "redundant", "shadow", "invariant", "box witness", "conflicts"}
+)
 
 
 def default_folder() -> Path:
@@ -64,24 +67,32 @@ def _version() -> str:
     return __version__
 
 
+JOURNAL_SHARE = 4
+"""A shard's journal is folded into it once it holds a quarter as many answers as the shard."""
+
+
 class Shard:
-    """The answers for one theory semantics: read once, written back once."""
+    """The answers for one theory semantics: read once, written back once.
+
+    On disk a shard is a pickled dict (`<digest>.pickle`) and a journal beside it
+    (`<digest>.journal`): each check that adds answers appends one length-prefixed pickle of
+    only what it added. Rewriting a 5,000-rule theory's answers and parsed conditions after
+    an edit cost 0.07 s; appending the edit's few answers costs nothing measurable. The
+    journal is folded into the shard (keeping only what that check used) when it has grown to
+    a quarter of the shard, or most stored answers went unused. A torn last record (a
+    process killed mid-write) is ignored, as is a shard that cannot be read."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.stored: dict[str, Any] = {}
         self.used: dict[str, Any] = {}
-        self.added = 0
+        self.added: dict[str, Any] = {}
+        self.journaled = 0
         if path is not None:
-            try:
-                with path.open("rb") as handle:
-                    loaded = pickle.load(handle)
-                if isinstance(loaded, dict):
-                    self.stored = loaded
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-                self.stored = {}
-            except Exception:  # anything a damaged pickle raises: start afresh
-                self.stored = {}
+            self.stored = _read_dict(path)
+            for record in _read_journal(_journal(path)):
+                self.stored.update(record)
+                self.journaled += len(record)
 
     def get(self, key: str) -> Any:
         """The stored answer, or `MISSING`."""
@@ -94,24 +105,93 @@ class Shard:
 
     def put(self, key: str, value: Any) -> None:
         self.used[key] = value
-        self.added += 1
+        self.added[key] = value
+
+    def kept(self) -> dict[str, Any]:
+        """What a folded shard keeps: the answers this check used."""
+        return self.used
 
     def save(self) -> None:
-        """Write the answers this check used back, if anything changed."""
-        if self.path is None or (self.added == 0 and len(self.used) == len(self.stored)):
+        """Append what this check added to the journal, or fold the journal in (see above)."""
+        if self.path is None:
             return
+        grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.stored)
+        unused = len(self.used) * 2 < len(self.stored)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=self.path.parent, prefix=".shard-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    pickle.dump(self.used, out, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(name, self.path)
-            except BaseException:
-                Path(name).unlink(missing_ok=True)
-                raise
+            if self.added and not grown:
+                _append(_journal(self.path), self.added)
+                self.stored.update(self.added)
+                self.journaled += len(self.added)
+            elif grown or unused:
+                kept = self.kept()
+                _write_atomically(self.path, kept)
+                _journal(self.path).unlink(missing_ok=True)
+                self.stored, self.journaled = dict(kept), 0
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
+        self.added = {}
+
+
+def _journal(path: Path) -> Path:
+    return path.with_suffix(".journal")
+
+
+def _read_dict(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            loaded = pickle.load(handle)
+    except Exception:  # missing, truncated, another version's, damaged: start afresh
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+_LENGTH = 8
+
+
+def _read_journal(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    records, at = [], 0
+    while at + _LENGTH <= len(data):
+        size = int.from_bytes(data[at : at + _LENGTH], "little")
+        body = data[at + _LENGTH : at + _LENGTH + size]
+        if len(body) < size:
+            break  # torn by a process killed mid-write
+        try:
+            record = pickle.loads(body)
+        except Exception:
+            break
+        if isinstance(record, dict):
+            records.append(record)
+        at += _LENGTH + size
+    return records
+
+
+def _append(path: Path, answers: dict[str, Any]) -> None:
+    """One write of one record, in append mode: two checks appending at once do not
+    interleave their records."""
+    body = pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(handle, len(body).to_bytes(_LENGTH, "little") + body)
+    finally:
+        os.close(handle)
+
+
+def _write_atomically(path: Path, answers: dict[str, Any]) -> None:
+    """A temporary file renamed into place: a reader never sees half a shard."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=".shard-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(answers, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 class ParsedShard(Shard):
@@ -124,16 +204,19 @@ class ParsedShard(Shard):
     def __setitem__(self, key: str, value: Any, /) -> None:
         self.put(key, value)
 
-    def save(self) -> None:
+    def kept(self) -> dict[str, Any]:
         """Unlike an answer shard, every file's conditions share this one: keep what earlier
         checks stored too (checking one file must not evict another's), up to a bound, the
         least recently used first to go."""
-        if self.added == 0:
-            return
         merged = {k: v for k, v in self.stored.items() if k not in self.used}
         merged.update(self.used)
-        self.used = dict(list(merged.items())[-PARSED_MAX:])
-        super().save()
+        merged.update(self.added)
+        return dict(list(merged.items())[-PARSED_MAX:])
+
+    def save(self) -> None:
+        if self.added or self.journaled * JOURNAL_SHARE > len(self.stored):
+            self.used = self.kept()  # so that an answer shard's "most went unused" never fires
+            super().save()
 
 
 class _Missing:

@@ -24,6 +24,8 @@ A rule is eligible when its condition holds and its action's rung is at or below
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -63,8 +65,10 @@ class Domain:
         return (self.name, self.kind, self.low, self.high, self.values)
 
 
+@functools.lru_cache(maxsize=4096)
 def _frac(value: float | int) -> Fraction:
-    # Decimal text, not binary: 0.7 means 7/10 to a designer.
+    # Decimal text, not binary: 0.7 means 7/10 to a designer. Remembered: a theory repeats a
+    # few hundred constants thousands of times, and parsing the text is most of the cost.
     return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
@@ -215,6 +219,11 @@ class Translator:
         return "num"
 
     def _pair(self, left: ast.Expr, op: str, right: ast.Expr, action: ActionInfo | None) -> Node:
+        if type(left) is ast.MetricRef and type(right) is ast.Number:
+            # Most comparisons are `metric op number`: the atom directly, as the linear path
+            # below would normalise it (one term, coefficient 1), without its arithmetic.
+            if self.domains[left.name].kind in ("int", "real"):
+                return F.cmp(left.name, op, _frac(right.value))
         lkind, rkind = self._kind(left), self._kind(right)
         if lkind == "enum" or rkind == "enum":
             node = self._enum_eq(left, right)

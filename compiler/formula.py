@@ -106,7 +106,8 @@ def const(value: bool) -> Node:
 
 def cmp(var: str, op: str, value: Fraction) -> Node:
     """`var op value` for any of < <= > >= == !=; normalised to < <= == and Not."""
-    value = Fraction(value)
+    if type(value) is not Fraction:
+        value = Fraction(value)
     if op == ">":
         return not_(_intern("cmp", var, "<=", value))
     if op == ">=":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -155,5 +156,28 @@ def _main(argv: list[str], command: str | None) -> int:
         return 0
 
 
+def console() -> None:
+    """The `pedrag` program: `main`, then exit. A batch command's object graph is not torn
+    down object by object at exit (at 5,000 rules that teardown is 0.3 s of CPU, a sixth of a
+    re-check); its output is flushed and the process ends, as mypy's does. Everything the
+    command writes to files (the check cache, `--output`) is closed before `main` returns."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if _requested_command(argv) in BATCH:
+        _hard_exit(code)
+    sys.exit(code)
+
+
+def _hard_exit(code: int) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`) is not an error
+        pass
+    except OSError:
+        code = code or 1  # output that could not be written must not look like success
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

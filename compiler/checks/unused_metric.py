@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
-from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
@@ -45,12 +44,7 @@ def read_metrics(analysis: Analysis) -> set[str]:
     expressions += [located.expr for located in theory.monitors.values()]
     expressions += [switch.when.expr for switch in theory.switches]
     expressions += [m.compute for m in theory.metrics.values() if m.compute is not None]
-    return {
-        node.name
-        for expr in expressions
-        for node in ast.walk(expr)
-        if isinstance(node, ast.MetricRef)
-    }
+    return {name for expr in expressions for name in analysis.reads(expr)}
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:

@@ -57,7 +57,7 @@ def _readers(analysis: Analysis) -> dict[str, list[str]]:
     conditions += [(f"metric:{n}", m.compute) for n, m in theory.metrics.items() if m.compute]
     readers: dict[str, list[str]] = {}
     for item, expr in conditions:
-        for name in sorted({n.name for n in ast.walk(expr) if isinstance(n, ast.MetricRef)}):
+        for name in sorted(analysis.reads(expr)):
             readers.setdefault(name, []).append(item)
     return readers
 

@@ -29,7 +29,7 @@ class ReleasedAnalysis(Analysis):
         super().__init__(*args, **kwargs)
         self._own_cache: dict[tuple[Any, ...], Any] = {}
 
-    def _cached(self, key: tuple[Any, ...], compute: Any) -> Any:
+    def _cached(self, key: tuple[Any, ...], compute: Any, *_: Any) -> Any:  # kept in memory only
         full = (self.context, *key)
         if full in self._own_cache:
             return self._own_cache[full]
