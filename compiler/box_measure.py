@@ -141,12 +141,11 @@ def uncovered(start: list[int], boxes: list[Box], order: Sequence[str]) -> list[
     disjoint boxes: each box is cut out of every piece it meets, which leaves at most one piece
     per variable it constrains. None when the pieces grow past `MAX_PIECES`."""
     index = {var: i for i, var in enumerate(order)}
-    rows = [
-        [(index[v], m) for v, m in sorted(box.items(), key=lambda item: index[item[0]])]
-        for box in boxes
-    ]
     pieces = [list(start)]
-    for row in rows:
+    for box in boxes:
+        # Each box's masks in `order`, made only for the boxes reached: a covered space is
+        # often emptied by the first few hundred of thousands.
+        row = sorted((index[v], m) for v, m in box.items())
         kept: list[list[int]] = []
         for piece in pieces:
             if any(piece[i] & mask == 0 for i, mask in row):
@@ -191,13 +190,20 @@ def union_share(
             weight_cache[i][mask] = hit
         return hit
 
-    def size(box: Box) -> Fraction:
-        total = Fraction(1)
+    # The largest boxes first, by float size: the order changes the work, never the answer.
+    float_cache: list[dict[int, float]] = [{} for _ in order]
+
+    def rough(box: Box) -> float:
+        total = 1.0
         for var, mask in box.items():
-            total *= weight(position[var], mask)
+            i = position[var]
+            hit = float_cache[i].get(mask)
+            if hit is None:
+                hit = float_cache[i][mask] = float(weight(i, mask))
+            total *= hit
         return total
 
-    left = uncovered(full, sorted(boxes, key=size, reverse=True), order)
+    left = uncovered(full, sorted(boxes, key=rough, reverse=True), order)
     if left is None:
         return None
     missing = Fraction(0)
@@ -216,7 +222,11 @@ def first_outside(
     """The first cell tuple, in `order` and each variable's cell order, within `allowed` and in
     none of `boxes`: per variable the index of its cell; `NOTHING` when the boxes cover all of
     `allowed`, None when the pieces grow too many."""
-    pieces = uncovered([allowed[var] for var in order], boxes, order)
+    # The uncovered cells do not depend on the order the boxes are cut out in, but the work
+    # does: the boxes that constrain fewest variables (the largest) first empty the pieces
+    # soonest.
+    widest = sorted(boxes, key=len)
+    pieces = uncovered([allowed[var] for var in order], widest, order)
     if pieces is None:
         return None
     if not pieces:

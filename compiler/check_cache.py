@@ -84,15 +84,31 @@ class Shard:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.stored: dict[str, Any] = {}
         self.used: dict[str, Any] = {}
         self.added: dict[str, Any] = {}
-        self.journaled = 0
-        if path is not None:
-            self.stored = _read_dict(path)
-            for record in _read_journal(_journal(path)):
-                self.stored.update(record)
-                self.journaled += len(record)
+        self._stored: dict[str, Any] | None = None if path is not None else {}
+        self._journaled = 0
+
+    @property
+    def stored(self) -> dict[str, Any]:
+        """What the shard held when this check began, read on first use: a check that never
+        asks (every condition found resolved) never reads the parsed-condition shard."""
+        if self._stored is None:
+            assert self.path is not None
+            self._stored = _read_dict(self.path)
+            for record in _read_journal(_journal(self.path)):
+                self._stored.update(record)
+                self._journaled += len(record)
+        return self._stored
+
+    @stored.setter
+    def stored(self, value: dict[str, Any]) -> None:
+        self._stored = value
+
+    @property
+    def journaled(self) -> int:
+        self.stored  # noqa: B018 (reading the shard counts its journal)
+        return self._journaled
 
     def get(self, key: str) -> Any:
         """The stored answer, or `MISSING`."""
@@ -113,20 +129,20 @@ class Shard:
 
     def save(self) -> None:
         """Append what this check added to the journal, or fold the journal in (see above)."""
-        if self.path is None:
-            return
+        if self.path is None or (self._stored is None and not self.added):
+            return  # never read and nothing to add
         grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.stored)
         unused = len(self.used) * 2 < len(self.stored)
         try:
             if self.added and not grown:
                 _append(_journal(self.path), self.added)
                 self.stored.update(self.added)
-                self.journaled += len(self.added)
+                self._journaled += len(self.added)
             elif grown or unused:
                 kept = self.kept()
                 _write_atomically(self.path, kept)
                 _journal(self.path).unlink(missing_ok=True)
-                self.stored, self.journaled = dict(kept), 0
+                self.stored, self._journaled = dict(kept), 0
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
         self.added = {}
@@ -214,9 +230,42 @@ class ParsedShard(Shard):
         return dict(list(merged.items())[-PARSED_MAX:])
 
     def save(self) -> None:
+        if self._stored is None and not self.added:
+            return
         if self.added or self.journaled * JOURNAL_SHARE > len(self.stored):
             self.used = self.kept()  # so that an answer shard's "most went unused" never fires
             super().save()
+
+
+class ResolvedShard(Shard):
+    """An answer shard as the resolver's memo (`pedrag.dsl.resolve.remembering_resolved`)."""
+
+    def get(self, key: str, default: Any = None, /) -> Any:
+        value = super().get(key)
+        return default if value is MISSING else value
+
+    def __setitem__(self, key: str, value: Any, /) -> None:
+        self.put(key, value)
+
+
+class ResolvedShelves:
+    """Resolved conditions, one shard per theory declarations (`CheckCache.resolved_conditions`)."""
+
+    def __init__(self, cache: CheckCache) -> None:
+        self.cache = cache
+        self.opened: dict[str, ResolvedShard] = {}
+
+    def shelf(self, declarations: str) -> ResolvedShard:
+        if declarations not in self.opened:
+            from pedrag.dsl.parser import grammar_text
+
+            path = self.cache.shard(("resolved conditions", grammar_text(), declarations)).path
+            self.opened[declarations] = ResolvedShard(path)
+        return self.opened[declarations]
+
+    def save(self) -> None:
+        for shard in self.opened.values():
+            shard.save()
 
 
 class _Missing:
@@ -282,6 +331,11 @@ class CheckCache:
             except OSError:
                 pass  # the tables are built again: time, never a result
         return ParsedShard(self.shard(("parsed conditions", grammar_text())).path)
+
+    def resolved_conditions(self) -> ResolvedShelves:
+        """The resolver's memo: conditions resolved without a diagnostic, by context and text,
+        in a shard per set of declarations (`pedrag.dsl.resolve.remembering_resolved`)."""
+        return ResolvedShelves(self)
 
     def memo(self, name: str) -> ParsedShard:
         """A shard of answers by content shared by every file checked, as a memo

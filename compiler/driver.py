@@ -22,6 +22,7 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.loader import LoadedFile, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
+from pedrag.dsl.resolve import remembering_resolved
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -222,10 +223,12 @@ def check_paths(
     None keeps answers in this process only)."""
     started = time.perf_counter()
     skipped: list[Path] = []
-    parsed = (cache or CheckCache.disabled()).parsed_conditions()
-    with remembering(parsed):
+    cache = cache or CheckCache.disabled()
+    parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
+    with remembering(parsed), remembering_resolved(resolved):
         files = [load_file(path) for path in discover(paths, skipped)]
     parsed.save()
+    resolved.save()
     return check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )

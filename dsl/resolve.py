@@ -9,10 +9,13 @@ against metric domains (type-error), and enforces the trust boundary on ceiling 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pedrag.dsl import ast
 from pedrag.dsl import types as T
@@ -511,6 +514,37 @@ def _constant(node: ast.Expr) -> float | int | None:
     return None
 
 
+class ResolvedMemo(Protocol):
+    """Resolved conditions by (context, text), for one set of declarations."""
+
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+    def __setitem__(self, key: str, expr: ast.Expr, /) -> None: ...
+
+
+class ResolvedShelves(Protocol):
+    """Where resolved conditions are remembered: one memo per set of declarations (an on-disk
+    cache shard each, `CheckCache.resolved_conditions`)."""
+
+    def shelf(self, declarations: str) -> ResolvedMemo: ...
+
+
+_SHELVES: ContextVar[ResolvedShelves | None] = ContextVar("resolved_conditions", default=None)
+
+
+@contextmanager
+def remembering_resolved(shelves: ResolvedShelves) -> Iterator[None]:
+    """Resolve with `shelves` as a memo. A condition that resolves without a diagnostic is a
+    function of its text, its context and the declarations it may read (each metric's name,
+    type, range, values and source; the action names; the tags), so a re-check after a
+    one-rule edit parses and type-checks only that rule's condition: at 5,000 rules the
+    rest cost 0.1 s. A condition with any diagnostic is never remembered."""
+    token = _SHELVES.set(shelves)
+    try:
+        yield
+    finally:
+        _SHELVES.reset(token)
+
+
 class TheoryResolver:
     """Resolves one validated theory file."""
 
@@ -522,6 +556,19 @@ class TheoryResolver:
         self.metrics: dict[str, MetricInfo] = {}
         self.actions = theory.actions
         self.all_tags = sorted({tag for a in theory.actions.values() for tag in a.tags})
+        self._resolved: ResolvedMemo | None = None  # set once the declarations are complete
+
+    def _remember_resolved(self) -> None:
+        """Open the memo for this theory's declarations (everything `_ConditionResolver` reads
+        besides the condition: see `remembering_resolved`)."""
+        shelves = _SHELVES.get()
+        if shelves is None:
+            return
+        metrics = tuple(
+            (m.name, m.type, m.source, m.low, m.high, m.values) for m in self.metrics.values()
+        )
+        declarations = repr((metrics, tuple(self.actions), tuple(self.all_tags)))
+        self._resolved = shelves.shelf(hashlib.sha256(declarations.encode("utf-8")).hexdigest())
 
     def _span(self, path: Path):  # type: ignore[no-untyped-def]
         return self.positions.span(path)
@@ -551,13 +598,21 @@ class TheoryResolver:
         return Located(expr, text, span, scalar)
 
     def condition(self, path: Path, text: str, context: Context) -> Located | None:
+        memo, key = self._resolved, f"{context}\n{text}"
+        if memo is not None:
+            known = memo.get(key)
+            if known is not None:
+                return Located(known, text, self._span(path), self.positions.scalar_map(path))
         located = self._located(path, text)
         if located is None:
             return None
         before = len(self.diagnostics)
         expr = _ConditionResolver(self, located, context, path).condition()
-        resolved = replace(located, expr=expr)
-        return resolved if len(self.diagnostics) == before else None
+        if len(self.diagnostics) != before:
+            return None
+        if memo is not None:
+            memo[key] = expr
+        return replace(located, expr=expr)
 
     def _tag_since(self, before: int, item: str) -> None:
         """Name the item that owns diagnostics reported since `before` (for ignores, repair)."""
@@ -726,6 +781,7 @@ class TheoryResolver:
                 self._tag_since(before, f"metric:{name}")
                 if located is not None:
                     self.metrics[name] = replace(self.metrics[name], compute=located.expr)
+        self._remember_resolved()
         self._duplicates([p.id for p in t.theory.principles], ("theory", "principles"), "principle")
         self._duplicates([s.id for s in t.theory.sources], ("theory", "sources"), "source")
         self._duplicates([r.id for r in t.rules], ("rules",), "rule")

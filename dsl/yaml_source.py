@@ -72,6 +72,8 @@ _CONSTRUCTOR = yaml.SafeLoader(b"")
 _COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_STR = "tag:yaml.org,2002:str"
+
 MAX_VALUES = 200_000
 """Values a document may expand to, aliases counted each time they are used: a few hundred
 bytes of nested aliases (a "billion laughs" file) would otherwise expand past any memory."""
@@ -187,7 +189,9 @@ def _convert(
             )
         )
     if isinstance(node, yaml.ScalarNode):
-        value = _CONSTRUCTOR.construct_object(node, deep=True)
+        # Text is most of a theory file, and a `str`-tagged scalar's value is its text: the
+        # constructor is asked only about the rest (numbers, bools, null, other tags).
+        value = node.value if node.tag == _STR else _CONSTRUCTOR.construct_object(node, deep=True)
         if isinstance(value, str):
             positions.scalars[path] = (node.start_mark.index, node.end_mark.index, value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
@@ -207,13 +211,13 @@ def _convert(
                 if isinstance(key_node, yaml.ScalarNode)
                 else None
             )
-            key_span = positions.source.span(key_node.start_mark.index, key_node.end_mark.index)
-            if (
-                not isinstance(key_value, (str, int, float, bool))
-                or isinstance(key_value, bool)
-                and False
-            ):
-                raise YamlError(YamlProblem("mapping keys must be plain names", key_span))
+            if not isinstance(key_value, (str, int, float, bool)):
+                raise YamlError(
+                    YamlProblem(
+                        "mapping keys must be plain names",
+                        positions.source.span(key_node.start_mark.index, key_node.end_mark.index),
+                    )
+                )
             # A key YAML reads as a bool (`on:`, `yes:`, `no:`) keeps the name as written: an
             # action named `on` must not silently become `true`.
             key: str | int = (
@@ -233,7 +237,7 @@ def _convert(
                 raise YamlError(
                     YamlProblem(
                         f"duplicate key `{key}`{where}",
-                        key_span,
+                        positions.source.span(key_node.start_mark.index, key_node.end_mark.index),
                         help="YAML would silently keep only the last one; remove or rename one of them",
                     )
                 )
