@@ -34,6 +34,7 @@ from math import ceil, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
+from pedrag.compiler.box_measure import atom_mask, boxes_of
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -53,6 +54,8 @@ state rarely ends early: at 20,000 every gap search of a 50-rule generated theor
 budget before z3 answered (4.5 of 6.7 s). With 2,000 the compiler tests' findings (goldens,
 exactness, the released-algorithm comparison) are unchanged and reports stay deterministic
 across processes."""
+QUICK_BUDGET = 200
+"""Cells a pair's search may try before its question goes to z3 (`Analysis._first_witness`)."""
 
 # Answers by content, shared by every Analysis in this process (see the module docstring).
 _CACHE: dict[tuple[Any, ...], Any] = {}
@@ -302,6 +305,43 @@ class Analysis:
                 kept = trial
         return tuple(kept)
 
+    def _by_cells(self, formulas: list[Node]) -> str | None:
+        """"sat" or "unsat" for the conjunction of `formulas`, decided without z3 when they have
+        one-variable atoms only: cut each variable's domain at the formulas' own constants, so
+        every atom is true or false on each cell, and the conjunction is satisfiable exactly
+        when its box form over those cells (`compiler/box_measure.py`) is not empty. None
+        when that is not available (linear atoms, too many boxes)."""
+        node = F.and_(formulas)
+        if node.linear:
+            return None
+        cuts = F.breakpoints(node)
+        found = {var: cells(self.domains[var], cuts.get(var)) for var in node.vars}
+        values = {var: [c.value for c in found_cells] for var, found_cells in found.items()}
+
+        def masks(atom: Node) -> tuple[str, int]:
+            assert atom.var is not None
+            return atom.var, atom_mask(atom, values[atom.var])
+
+        full = {var: (1 << len(found_cells)) - 1 for var, found_cells in found.items()}
+        boxes = boxes_of(node, masks, full)
+        if boxes is None:
+            return None
+        return "sat" if boxes else "unsat"
+
+    def _first_witness(self, formulas: list[Node]) -> Outcome | None:
+        """`sat` with the witness `solve(formulas)` would give, when `_witness`'s first-state
+        search finds it within `QUICK_BUDGET` (the same search, so the same state); None
+        otherwise (unsatisfiable, or not found so soon: ask z3)."""
+        names: set[str] = set()
+        for node in formulas:
+            names |= node.vars
+        ordered = sorted(names, key=self._order.__getitem__)
+        state = self.first_state(F.and_(formulas), ordered, QUICK_BUDGET)
+        if state is None:
+            return None
+        shown, exact = self.tidy(state, formulas)
+        return Outcome("sat", shown, state=exact)
+
     def _witness(self, model: Any, formulas: list[Node]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The model as a state (shown, exact): each real moved to a short decimal where every
         formula keeps its truth, and the shown values re-checked as a reader parses them."""
@@ -363,7 +403,9 @@ class Analysis:
                     shown[name] = f"{value.numerator}/{value.denominator}"
         return shown, state
 
-    def first_state(self, node: Node, variables: list[str]) -> dict[str, Any] | None:
+    def first_state(
+        self, node: Node, variables: list[str], budget: int = SEARCH_BUDGET
+    ) -> dict[str, Any] | None:
         """The first state, in the domains' order of cells of positive measure, where `node` holds,
         found by substituting each cell's representative (None if none is found within budget;
         for variables in multi-variable atoms a representative stands for its cell only roughly,
@@ -387,7 +429,7 @@ class Analysis:
                     if cell.weight <= 0:
                         continue
                     spent += 1
-                    if spent > SEARCH_BUDGET:
+                    if spent > budget:
                         return None
                     found = search(
                         F.substitute(current, var, cell.value),
@@ -396,7 +438,7 @@ class Analysis:
                     )
                     if found is not None:
                         break
-            if found is None and spent <= SEARCH_BUDGET:
+            if found is None and spent <= budget:
                 failed.add(current)
             return found
 
@@ -634,7 +676,12 @@ class Analysis:
                 if point is not None and F.evaluate(ea, point) and F.evaluate(eb, point):
                     shown, exact = self._nice(point, [ea, eb])
                     return Outcome("sat", shown, state=exact)
-            return self.solve([ea, eb])
+            # The witness z3's answer would show is the first state where both hold: a short
+            # search for it answers most pairs that meet without loading z3 at all.
+            found = self._first_witness([ea, eb])
+            if found is None and self._by_cells([ea, eb]) == "unsat":
+                return Outcome("unsat")
+            return found if found is not None else self.solve([ea, eb])
 
         return self._cached(key, compute)
 
@@ -656,7 +703,12 @@ class Analysis:
             if exact_b:
                 return Outcome("unsat")
         key = ("implies", to_text(a.when.expr), to_text(b.when.expr))
-        return self._cached(key, lambda: self.solve([ha, F.not_(hb)], witness=False))
+
+        def compute() -> Outcome:
+            decided = self._by_cells([ha, F.not_(hb)])
+            return Outcome(decided) if decided else self.solve([ha, F.not_(hb)], witness=False)
+
+        return self._cached(key, compute)
 
     def _narrowed_vars(self, box: Box) -> frozenset[str]:
         """Variables a box confines to less than their whole domain."""

@@ -36,15 +36,17 @@ asks z3 only about that rule and its pairs.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import pickle
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
-FORMAT = 2  # bump when what an answer means or how it is stored changes
+FORMAT = 3  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
     {"rule", "pair", "implies", "redundant", "shadow", "invariant", "box witness", "conflicts"}
@@ -74,75 +76,94 @@ JOURNAL_SHARE = 4
 class Shard:
     """The answers for one theory semantics: read once, written back once.
 
-    On disk a shard is a pickled dict (`<digest>.pickle`) and a journal beside it
-    (`<digest>.journal`): each check that adds answers appends one length-prefixed pickle of
-    only what it added. Rewriting a 5,000-rule theory's answers and parsed conditions after
-    an edit cost 0.07 s; appending the edit's few answers costs nothing measurable. The
-    journal is folded into the shard (keeping only what that check used) when it has grown to
-    a quarter of the shard, or most stored answers went unused. A torn last record (a
-    process killed mid-write) is ignored, as is a shard that cannot be read."""
+    On disk a shard is a `marshal`-ed dict of key -> pickled answer (`<digest>.pickle`) and a
+    journal beside it (`<digest>.journal`) of length-prefixed records of the same form: each
+    check that adds answers appends one record of only what it added. Rewriting a 5,000-rule
+    theory's answers and parsed conditions after an edit cost 0.07 s; appending the edit's
+    few answers costs nothing measurable. An answer is unpickled only when a check asks for
+    it: a re-check reads every rule's status but few of the 7,000 implications kept for the
+    groups it does not search again. The journal is folded into the shard (keeping only what
+    that check used) when it has grown to a quarter of the shard, or most stored answers went
+    unused. A torn last record (a process killed mid-write) is ignored, as is a shard that
+    cannot be read."""
+
+    keeps_unused = False  # an answer shard keeps what its last check used
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.used: dict[str, Any] = {}
         self.added: dict[str, Any] = {}
-        self._stored: dict[str, Any] | None = None if path is not None else {}
+        self._raw: dict[str, bytes] | None = None if path is not None else {}
         self._journaled = 0
 
     @property
-    def stored(self) -> dict[str, Any]:
-        """What the shard held when this check began, read on first use: a check that never
-        asks (every condition found resolved) never reads the parsed-condition shard."""
-        if self._stored is None:
+    def raw(self) -> dict[str, bytes]:
+        """What the shard held when this check began (pickled), read on first use: a check
+        that never asks (every condition found resolved) never reads the parsed conditions."""
+        if self._raw is None:
             assert self.path is not None
-            self._stored = _read_dict(self.path)
+            self._raw = _read_record(_safe_read(self.path)) or {}
             for record in _read_journal(_journal(self.path)):
-                self._stored.update(record)
+                self._raw.update(record)
                 self._journaled += len(record)
-        return self._stored
-
-    @stored.setter
-    def stored(self, value: dict[str, Any]) -> None:
-        self._stored = value
+        return self._raw
 
     @property
     def journaled(self) -> int:
-        self.stored  # noqa: B018 (reading the shard counts its journal)
+        self.raw  # noqa: B018 (reading the shard counts its journal)
         return self._journaled
 
     def get(self, key: str) -> Any:
         """The stored answer, or `MISSING`."""
         if key in self.used:
             return self.used[key]
-        value = self.stored.get(key, MISSING)
-        if value is not MISSING:
-            self.used[key] = value
+        body = self.raw.get(key)
+        if body is None:
+            return MISSING
+        try:
+            value = pickle.loads(body)
+        except Exception:  # another version's class, a damaged answer: ask again
+            return MISSING
+        self.used[key] = value
         return value
 
     def put(self, key: str, value: Any) -> None:
         self.used[key] = value
         self.added[key] = value
 
-    def kept(self) -> dict[str, Any]:
-        """What a folded shard keeps: the answers this check used."""
-        return self.used
+    def _pickled(self, key: str, value: Any) -> bytes:
+        if key not in self.added and key in self.raw:
+            return self.raw[key]
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def kept(self) -> dict[str, bytes]:
+        """What a folded shard keeps: the answers this check used (and, for a memo shared by
+        every file, what earlier checks stored too, up to `PARSED_MAX`, the least recently
+        used first to go: checking one file must not evict another's)."""
+        used = {key: self._pickled(key, value) for key, value in self.used.items()}
+        if not self.keeps_unused:
+            return used
+        merged = {k: v for k, v in self.raw.items() if k not in used}
+        merged.update(used)
+        return dict(list(merged.items())[-PARSED_MAX:])
 
     def save(self) -> None:
         """Append what this check added to the journal, or fold the journal in (see above)."""
-        if self.path is None or (self._stored is None and not self.added):
+        if self.path is None or (self._raw is None and not self.added):
             return  # never read and nothing to add
-        grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.stored)
-        unused = len(self.used) * 2 < len(self.stored)
+        grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.raw)
+        unused = not self.keeps_unused and len(self.used) * 2 < len(self.raw)
         try:
             if self.added and not grown:
-                _append(_journal(self.path), self.added)
-                self.stored.update(self.added)
-                self._journaled += len(self.added)
+                record = {key: self._pickled(key, value) for key, value in self.added.items()}
+                _append(_journal(self.path), record)
+                self.raw.update(record)
+                self._journaled += len(record)
             elif grown or unused:
                 kept = self.kept()
                 _write_atomically(self.path, kept)
                 _journal(self.path).unlink(missing_ok=True)
-                self.stored, self._journaled = dict(kept), 0
+                self._raw, self._journaled = kept, 0
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
         self.added = {}
@@ -152,43 +173,50 @@ def _journal(path: Path) -> Path:
     return path.with_suffix(".journal")
 
 
-def _read_dict(path: Path) -> dict[str, Any]:
+def _safe_read(path: Path) -> bytes:
     try:
-        with path.open("rb") as handle:
-            loaded = pickle.load(handle)
-    except Exception:  # missing, truncated, another version's, damaged: start afresh
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _read_record(body: bytes) -> dict[str, bytes] | None:
+    """A marshal-ed dict of str -> bytes, or None for anything else (another Python's format,
+    a damaged or foreign file)."""
+    try:
+        record = marshal.loads(body)
+    except Exception:
+        return None
+    if not isinstance(record, dict) or not all(
+        isinstance(k, str) and isinstance(v, bytes) for k, v in record.items()
+    ):
+        return None
+    return record
 
 
 _LENGTH = 8
 
 
-def _read_journal(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
+def _read_journal(path: Path) -> list[dict[str, bytes]]:
+    data = _safe_read(path)
     records, at = [], 0
     while at + _LENGTH <= len(data):
         size = int.from_bytes(data[at : at + _LENGTH], "little")
         body = data[at + _LENGTH : at + _LENGTH + size]
         if len(body) < size:
             break  # torn by a process killed mid-write
-        try:
-            record = pickle.loads(body)
-        except Exception:
+        record = _read_record(body)
+        if record is None:
             break
-        if isinstance(record, dict):
-            records.append(record)
+        records.append(record)
         at += _LENGTH + size
     return records
 
 
-def _append(path: Path, answers: dict[str, Any]) -> None:
+def _append(path: Path, record: dict[str, bytes]) -> None:
     """One write of one record, in append mode: two checks appending at once do not
     interleave their records."""
-    body = pickle.dumps(answers, protocol=pickle.HIGHEST_PROTOCOL)
+    body = marshal.dumps(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -197,21 +225,22 @@ def _append(path: Path, answers: dict[str, Any]) -> None:
         os.close(handle)
 
 
-def _write_atomically(path: Path, answers: dict[str, Any]) -> None:
+def _write_atomically(path: Path, record: dict[str, bytes]) -> None:
     """A temporary file renamed into place: a reader never sees half a shard."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=".shard-")
     try:
         with os.fdopen(handle, "wb") as out:
-            pickle.dump(answers, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.write(marshal.dumps(record))
         os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
 
 
-class ParsedShard(Shard):
-    """A shard as the parser's memo (`pedrag.dsl.parser.remembering`): `None` when unknown."""
+class MemoShard(Shard):
+    """A shard as a memo (`get(key, default)`, `memo[key] = value`): the resolver's
+    (`pedrag.dsl.resolve.remembering_resolved`), one per set of declarations."""
 
     def get(self, key: str, default: Any = None, /) -> Any:
         value = super().get(key)
@@ -220,32 +249,12 @@ class ParsedShard(Shard):
     def __setitem__(self, key: str, value: Any, /) -> None:
         self.put(key, value)
 
-    def kept(self) -> dict[str, Any]:
-        """Unlike an answer shard, every file's conditions share this one: keep what earlier
-        checks stored too (checking one file must not evict another's), up to a bound, the
-        least recently used first to go."""
-        merged = {k: v for k, v in self.stored.items() if k not in self.used}
-        merged.update(self.used)
-        merged.update(self.added)
-        return dict(list(merged.items())[-PARSED_MAX:])
 
-    def save(self) -> None:
-        if self._stored is None and not self.added:
-            return
-        if self.added or self.journaled * JOURNAL_SHARE > len(self.stored):
-            self.used = self.kept()  # so that an answer shard's "most went unused" never fires
-            super().save()
+class ParsedShard(MemoShard):
+    """A memo shared by every file checked, so it keeps what other files' checks stored:
+    the parser's (`pedrag.dsl.parser.remembering`) and `CheckCache.memo`'s."""
 
-
-class ResolvedShard(Shard):
-    """An answer shard as the resolver's memo (`pedrag.dsl.resolve.remembering_resolved`)."""
-
-    def get(self, key: str, default: Any = None, /) -> Any:
-        value = super().get(key)
-        return default if value is MISSING else value
-
-    def __setitem__(self, key: str, value: Any, /) -> None:
-        self.put(key, value)
+    keeps_unused = True
 
 
 class ResolvedShelves:
@@ -253,14 +262,14 @@ class ResolvedShelves:
 
     def __init__(self, cache: CheckCache) -> None:
         self.cache = cache
-        self.opened: dict[str, ResolvedShard] = {}
+        self.opened: dict[str, MemoShard] = {}
 
-    def shelf(self, declarations: str) -> ResolvedShard:
+    def shelf(self, declarations: str) -> MemoShard:
         if declarations not in self.opened:
             from pedrag.dsl.parser import grammar_text
 
             path = self.cache.shard(("resolved conditions", grammar_text(), declarations)).path
-            self.opened[declarations] = ResolvedShard(path)
+            self.opened[declarations] = MemoShard(path)
         return self.opened[declarations]
 
     def save(self) -> None:
@@ -348,5 +357,7 @@ class CheckCache:
         """The shard for a theory semantics (any value with a deterministic `repr`)."""
         if self.folder is None:
             return Shard(None)
-        digest = hashlib.sha256(repr((_version(), FORMAT, semantics)).encode("utf-8")).hexdigest()
+        # marshal's format is Python's own: each Python minor version has shards of its own.
+        versions = (_version(), FORMAT, sys.version_info[:2])
+        digest = hashlib.sha256(repr((*versions, semantics)).encode("utf-8")).hexdigest()
         return Shard(self.folder / f"{digest[:40]}.pickle")
