@@ -500,8 +500,7 @@ class Analysis:
         memo: dict[int, tuple[ast.Expr, frozenset[str]]] = self._memo.setdefault("reads", {})
         hit = memo.get(id(expr))
         if hit is None:
-            names = frozenset(n.name for n in ast.walk(expr) if isinstance(n, ast.MetricRef))
-            hit = memo[id(expr)] = (expr, names)  # the expression is kept, so its id stays its own
+            hit = memo[id(expr)] = (expr, ast.metric_names(expr))  # the expression is kept, so its id stays its own
         return hit[1]
 
     # -- pieces of a condition ---------------------------------------------------------------
@@ -702,7 +701,7 @@ class Analysis:
                 return Outcome("sat")
             if exact_b:
                 return Outcome("unsat")
-        key = ("implies", to_text(a.when.expr), to_text(b.when.expr))
+        key = ("implies", rule_key(self, a)[0], rule_key(self, b)[0])
 
         def compute() -> Outcome:
             decided = self._by_cells([ha, F.not_(hb)])
@@ -920,6 +919,7 @@ class Analysis:
             return self._memo["invariants"]
         found = []
         for invariant in self.theory.invariants:
+            written = to_text(invariant.condition.expr)
             for rule in self.rules:
                 if not self.rule_status(rule).live:
                     continue
@@ -935,7 +935,7 @@ class Analysis:
                     rule.action,
                     invariant.id,
                     invariant.kind,
-                    to_text(invariant.condition.expr),
+                    written,
                 )
                 outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
                 if not outcome.unsat:

@@ -64,7 +64,10 @@ def _intern(
     terms: tuple[tuple[str, Fraction], ...] | None = None,
     children: tuple[Node, ...] = (),
 ) -> Node:
-    key = (kind, var, op, const, values, terms, children)  # children hash by identity
+    # Children hash by identity; a constant by its integers (a Fraction's own hash is a
+    # modular inverse in Python code, and every atom is interned through here).
+    number = None if const is None else (const.numerator, const.denominator)
+    key = (kind, var, op, number, values, terms, children)
     node = _TABLE.get(key)
     if node is not None:
         return node

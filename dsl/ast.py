@@ -218,6 +218,25 @@ def walk(node: Expr) -> Iterator[Expr]:
         stack.extend(reversed(list(children(current))))
 
 
+def metric_names(node: Expr) -> frozenset[str]:
+    """The metrics an expression reads (its `MetricRef`s): `walk` without the generators, as
+    the checks ask it of every condition of a theory."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is MetricRef:
+            found.add(current.name)
+            continue
+        for name, single in _child_fields(type(current)):
+            value = getattr(current, name)
+            if single:
+                stack.append(value)
+            elif isinstance(value, tuple):
+                stack.extend(item for item in value if not isinstance(item, str))
+    return frozenset(found)
+
+
 def conjoin(items: list[Expr]) -> Expr:
     """And of items, flattened; `true` for none."""
     flat: list[Expr] = []
