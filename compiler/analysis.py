@@ -306,7 +306,7 @@ class Analysis:
         return tuple(kept)
 
     def _by_cells(self, formulas: list[Node]) -> str | None:
-        """"sat" or "unsat" for the conjunction of `formulas`, decided without z3 when they have
+        """ "sat" or "unsat" for the conjunction of `formulas`, decided without z3 when they have
         one-variable atoms only: cut each variable's domain at the formulas' own constants, so
         every atom is true or false on each cell, and the conjunction is satisfiable exactly
         when its box form over those cells (`compiler/box_measure.py`) is not empty. None
@@ -500,7 +500,10 @@ class Analysis:
         memo: dict[int, tuple[ast.Expr, frozenset[str]]] = self._memo.setdefault("reads", {})
         hit = memo.get(id(expr))
         if hit is None:
-            hit = memo[id(expr)] = (expr, ast.metric_names(expr))  # the expression is kept, so its id stays its own
+            hit = memo[id(expr)] = (
+                expr,
+                ast.metric_names(expr),
+            )  # the expression is kept, so its id stays its own
         return hit[1]
 
     # -- pieces of a condition ---------------------------------------------------------------
@@ -559,7 +562,11 @@ class Analysis:
             point: dict[str, Any] | None = corner
             holds_outcome: Outcome = DeferredWitness(lambda: self._box_witness(rule, corner))
         else:
-            holds_outcome = self.solve([], [p.node for p in pieces])
+            # The witness z3's answer would show, when the first-state search finds it soon;
+            # z3 only for the rest (and for a dead rule's unsat core).
+            tracked = [p.node for p in pieces]
+            found = self._first_witness(tracked)
+            holds_outcome = found if found is not None else self.solve([], tracked)
             point = self._point_from(holds_outcome.witness, holds)
         if holds_outcome.unsat:
             tracked = [p.node for p in pieces]
@@ -578,7 +585,11 @@ class Analysis:
             if F.evaluate(eligible, trial):
                 self._eligible_points[rule.id] = trial
                 return RuleStatus(holds_outcome, Outcome("sat"))
-        return RuleStatus(holds_outcome, self.solve([eligible], witness=False))
+        decided = self._by_cells([eligible])
+        return RuleStatus(
+            holds_outcome,
+            Outcome(decided) if decided else self.solve([eligible], witness=False),
+        )
 
     def _box_witness(
         self, rule: RuleInfo, corner: dict[str, Any]

@@ -25,7 +25,6 @@ A rule is eligible when its condition holds and its action's rung is at or below
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal

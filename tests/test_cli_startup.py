@@ -102,8 +102,9 @@ def test_check_without_semantics_loads_no_solver_and_no_graph_library() -> None:
     code, loaded, _ = _probe("check", "theories/", "--no-semantic")
     assert code == 0
     assert "z3" not in loaded and "networkx" not in loaded
-    code, loaded, _ = _probe("check", "theories/socratic.yaml")
-    assert "z3" in loaded  # the semantic checks do load it (the probe sees real imports)
+    # A dead rule's unsat core is z3's: the probe sees the semantic checks' real imports.
+    code, loaded, _ = _probe("check", "tests/data/checks/dead-rule.yaml", "--no-cache")
+    assert "z3" in loaded
 
 
 def test_a_tutor_on_the_memory_store_never_loads_sqlalchemy() -> None:
@@ -149,3 +150,59 @@ def test_the_database_default_in_help_is_the_stores() -> None:
     from pedrag.runtime.store import DEFAULT_DB_PATH, ENV_DB
 
     assert DB_DEFAULT == f"${ENV_DB} or ./{DEFAULT_DB_PATH.as_posix()}"
+
+
+def _pedrag(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "pedrag.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_a_batch_command_ends_without_teardown_and_loses_no_output(tmp_path: Path) -> None:
+    """`pedrag check` ends the process without tearing its objects down (`cli.console`):
+    the whole report still arrives, the exit code is `main`'s, and what the command wrote to
+    files (the check cache) is complete."""
+    from pedrag.cli import main
+
+    cache = {**os.environ, "PEDRAG_CACHE_DIR": str(tmp_path / "cache")}
+    broken = tmp_path / "broken.yaml"
+    broken.write_text((ROOT / "tests/data/checks/conflict.yaml").read_text("utf-8"), "utf-8")
+    for target in ("theories", str(broken)):
+        result = _pedrag("check", target, "--format", "json", env=cache)
+        report = json.loads(result.stdout)  # the whole report, to its last byte
+        assert result.returncode == main(["check", target, "--no-cache", "--format", "json"])
+        assert (result.returncode == 1) == (report["summary"]["errors"] > 0)
+    again = _pedrag("check", "theories", "--format", "json", env=cache)
+    assert (
+        json.loads(again.stdout)["diagnostics"]
+        == json.loads(_pedrag("check", "theories", "--format", "json", "--no-cache").stdout)[
+            "diagnostics"
+        ]
+    )
+    assert list((tmp_path / "cache" / "check").glob("*.pickle"))
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`pedrag check ... | head`: the pipe closes before the report is written out (a report
+    larger than the pipe's buffer, so the write really fails)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from theory_gen import generate
+
+    theory = tmp_path / "many.yaml"
+    theory.write_text(generate(1000, 1, "weighted"), "utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pedrag.cli", "check", str(theory), "--format", "json"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(1) == b"{"
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait() in (0, 1)
+    assert "Traceback" not in error and "Exception ignored" not in error

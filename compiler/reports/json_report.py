@@ -30,4 +30,3 @@ def format_json(files: list[str], diagnostics: list[Diagnostic], summary: dict[s
     tail = json.dumps({"summary": summary}, indent=2)[1:]
     diagnostics_json = f"[\n    {body}\n  ]" if lines else "[]"
     return f'{head},\n  "diagnostics": {diagnostics_json},{tail}'
-

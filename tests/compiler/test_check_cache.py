@@ -12,7 +12,7 @@ from typing import Any
 
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler.analysis import Analysis
-from pedrag.compiler.check_cache import ENV_CACHE_DIR, CheckCache, default_folder
+from pedrag.compiler.check_cache import ENV_CACHE_DIR, MISSING, CheckCache, default_folder
 from pedrag.compiler.checks import catalog
 from pedrag.dsl.loader import load_text
 
@@ -26,6 +26,10 @@ RULES = [
     ("stuck", "hints >= 3 and (affect == confused or frustration > 0.5)", "hint"),
     ("bored", "affect == bored and not exam", "probe"),
     ("exam", "exam", "encourage"),
+    # Linear atoms: only z3 decides these rules' pairs (one-variable atoms are decided over
+    # cells without it), so the cache has z3's answers to keep.
+    ("worn", "frustration + hints > 3", "hint"),
+    ("worn_out", "frustration + hints > 4 and hints >= 4", "probe"),
 ]
 
 
@@ -305,3 +309,98 @@ def test_after_an_edit_the_cached_report_is_the_fresh_one_witnesses_included(
     fresh = report(CheckCache.disabled())
     assert any(d.get("witness") for d in fresh)
     assert cached == fresh
+
+
+def test_a_shard_journals_an_edit_folds_when_grown_and_ignores_a_torn_record(
+    tmp_path: Path,
+) -> None:
+    from pedrag.compiler.check_cache import JOURNAL_SHARE, Shard
+
+    path = tmp_path / "s.pickle"
+    first = Shard(path)
+    for k in range(40):
+        first.put(f"k{k}", {"answer": k})
+    first.save()  # nothing stored yet: the whole shard is written
+    assert path.exists() and not path.with_suffix(".journal").exists()
+
+    edit = Shard(path)
+    assert [edit.get(f"k{k}") for k in range(40)] == [{"answer": k} for k in range(40)]
+    edit.put("new", "edited")
+    edit.save()  # one answer added: appended, the shard itself untouched
+    journal = path.with_suffix(".journal")
+    assert journal.exists() and journal.stat().st_size < path.stat().st_size
+    with journal.open("ab") as out:  # a process killed mid-append
+        out.write((10_000).to_bytes(8, "little") + b"half a rec")
+    again = Shard(path)
+    assert again.get("new") == "edited" and again.get("k3") == {"answer": 3}
+
+    grown = Shard(path)
+    for k in range(40):
+        grown.get(f"k{k}")
+    for k in range(40 // JOURNAL_SHARE + 1):
+        grown.put(f"more{k}", k)
+    grown.save()  # the journal would pass a quarter of the shard: folded in
+    assert not journal.exists()
+    folded = Shard(path)
+    assert folded.get("more0") == 0 and folded.get("k39") == {"answer": 39}
+    assert folded.get("new") is MISSING  # the folding check did not use it: not kept
+
+
+def test_a_shard_nobody_asks_is_never_read(tmp_path: Path, monkeypatch: Any) -> None:
+    from pedrag.compiler import check_cache
+
+    path = tmp_path / "s.pickle"
+    shard = check_cache.Shard(path)
+    shard.put("a", 1)
+    shard.save()
+    read: list[Path] = []
+    real = check_cache._safe_read
+    monkeypatch.setattr(check_cache, "_safe_read", lambda p: read.append(p) or real(p))
+    check_cache.Shard(path).save()
+    assert read == []
+    assert check_cache.Shard(path).get("a") == 1
+    assert read == [path, path.with_suffix(".journal")]
+
+
+def _declared(hints: str, ceiling_when: str = "exam") -> str:
+    return (
+        "pedrag: 1\ntheory: {id: declared, name: D}\nmetrics:\n"
+        f"  hints: {hints}\n"
+        "  frustration: {type: float, range: [0, 1], source: inferred}\n"
+        "  exam: {type: bool, source: trusted}\n"
+        "actions:\n  a: {rung: H0, priority: 5, description: A.}\n"
+        f'ceiling: {{start: H4, steps: [{{when: "{ceiling_when}", set: H0}}]}}\n'
+        'rules:\n  - {id: r, when: "hints >= 2", then: a}\n'
+        '  - {id: s, when: "frustration > 0.5", then: a}\n'
+    )
+
+
+def test_a_remembered_resolution_never_hides_an_error_a_declaration_change_makes(
+    tmp_path: Path,
+) -> None:
+    """Resolved conditions are kept by the declarations they read: after `hints` becomes an
+    enum, `hints >= 2` is type-checked again and its error reported; the same text in a
+    ceiling step is checked for the trust boundary there, not taken from a rule."""
+    from pedrag.compiler.driver import check_paths
+
+    theory = tmp_path / "t.yaml"
+    cache = CheckCache(tmp_path / "cache")
+
+    def errors(text: str) -> list[tuple[str, bool]]:
+        theory.write_text(text)
+        analysis_module._CACHE.clear()
+        found = check_paths([str(theory)], cache=cache).diagnostics
+        fresh = check_paths([str(theory)], cache=CheckCache.disabled()).diagnostics
+        assert [d.message for d in found] == [d.message for d in fresh]
+        resolving = {"type-error", "trust-boundary", "unknown-name", "syntax-error"}
+        return [(d.check, d.span.line) for d in found if d.check in resolving]
+
+    number = "{type: int, range: [0, 5], source: trusted}"
+    assert errors(_declared(number)) == []
+    assert errors(_declared(number)) == []  # answered from the memo
+    assert ("type-error", 11) in errors(
+        _declared("{type: enum, values: [few, many], source: trusted}")
+    )
+    assert errors(_declared(number)) == []
+    # `frustration > 0.5` was resolved for a rule; in a ceiling step it crosses the boundary.
+    assert ("trust-boundary", 9) in errors(_declared(number, ceiling_when="frustration > 0.5"))
