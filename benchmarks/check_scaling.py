@@ -45,15 +45,16 @@ from pedrag.compiler.checks import catalog  # noqa: E402
 from pedrag.dsl.loader import load_text  # noqa: E402
 from tests.compiler.released_pairs import ReleasedAnalysis  # noqa: E402
 
-# The CLI with the released pair search swapped in (the driver imports Analysis when it runs).
+# The `pedrag` program (`pedrag.cli.console`, as the installed command runs it), and the same
+# with the released pair search swapped in (the driver imports Analysis when it runs).
 BASELINE_CLI = (
     "import sys; sys.path.insert(0, {root!r}); "
     "from pedrag.compiler import analysis; "
     "from tests.compiler.released_pairs import ReleasedAnalysis; "
     "analysis.Analysis = ReleasedAnalysis; "
-    "from pedrag.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from pedrag.cli import console; console()"
 )
-OURS_CLI = "import sys; from pedrag.cli import main; sys.exit(main(sys.argv[1:]))"
+OURS_CLI = "from pedrag.cli import console; console()"
 
 
 def in_process(text: str, name: str, baseline: bool) -> tuple[float, int]:

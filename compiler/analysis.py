@@ -41,7 +41,7 @@ from pedrag.compiler.encode import Translator
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Measure, cells
 from pedrag.dsl import ast
-from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
+from pedrag.dsl.ir import ActionInfo, InvariantInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
 from pedrag.kernel.ceiling import apply_steps, rung_name
@@ -297,11 +297,14 @@ class Analysis:
     def minimal_core(
         self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]
     ) -> tuple[int, ...]:
-        """Shrink an unsat core by deletion until every part is needed."""
+        """Shrink an unsat core by deletion until every part is needed (each trial decided
+        over cells when its atoms allow, else by z3)."""
         kept = list(core)
         for index in list(kept):
             trial = [i for i in kept if i != index]
-            if self.solve(formulas, [tracked[i] for i in trial], witness=False).unsat:
+            parts = [tracked[i] for i in trial]
+            decided = self._by_cells([*formulas, *parts])
+            if (decided or self.solve(formulas, parts, witness=False).status) == "unsat":
                 kept = trial
         return tuple(kept)
 
@@ -563,7 +566,8 @@ class Analysis:
             holds_outcome: Outcome = DeferredWitness(lambda: self._box_witness(rule, corner))
         else:
             # The witness z3's answer would show, when the first-state search finds it soon;
-            # z3 only for the rest (and for a dead rule's unsat core).
+            # z3 for the rest. A dead rule's unsat core starts from z3's core, as the released
+            # search's does: of several minimal cores, the one reported stays the same.
             tracked = [p.node for p in pieces]
             found = self._first_witness(tracked)
             holds_outcome = found if found is not None else self.solve([], tracked)
@@ -928,31 +932,55 @@ class Analysis:
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:
             return self._memo["invariants"]
-        found = []
-        for invariant in self.theory.invariants:
+        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
+        for rule in self.rules:
+            if self.rule_status(rule).live:
+                by_action[rule.action].append(rule)
+        found: list[tuple[int, Finding]] = []
+        for order, invariant in enumerate(self.theory.invariants):
             written = to_text(invariant.condition.expr)
-            for rule in self.rules:
-                if not self.rule_status(rule).live:
+            for action, rules in by_action.items():
+                # One answer per invariant and action, by that action's live rules in order: an
+                # edit re-asks about its own action's rules only, and the others' hulls are
+                # not even built.
+                if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
-                violation = self.violations[(invariant.id, rule.action)]
-                if violation is F.FALSE:
-                    continue
-                eligible = self.eligible[rule.id]
-                if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
-                    continue
-                key = (
-                    "invariant",
-                    rule_key(self, rule),
-                    rule.action,
-                    invariant.id,
-                    invariant.kind,
-                    written,
+                content = tuple(rule_key(self, r) for r in rules)
+                key = ("invariant group", invariant.id, invariant.kind, written, action, content)
+                violated = self._cached(
+                    key,
+                    lambda invariant=invariant, rules=rules, written=written: (
+                        self._invariant_group(invariant, written, rules)
+                    ),
+                    _freeze_shown,
                 )
-                outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
-                if not outcome.unsat:
-                    found.append(Finding("invariant", (rule,), outcome, {"invariant": invariant}))
-        self._memo["invariants"] = found
-        return found
+                found += [
+                    (order, Finding("invariant", (rules[i],), outcome, {"invariant": invariant}))
+                    for i, _, outcome in violated
+                ]
+        found.sort(key=lambda item: (item[0], item[1].rules[0].index))
+        self._memo["invariants"] = [finding for _, finding in found]
+        return self._memo["invariants"]  # type: ignore[no-any-return]
+
+    def _invariant_group(
+        self, invariant: InvariantInfo, written: str, rules: list[RuleInfo]
+    ) -> Any:
+        """(position of the rule, 0, outcome) for each of one action's live rules that may
+        violate `invariant`."""
+        pairs: list[tuple[int, int, Outcome]] = []
+        unknown = False
+        for index, rule in enumerate(rules):
+            violation = self.violations[(invariant.id, rule.action)]
+            eligible = self.eligible[rule.id]
+            if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
+                continue
+            key = ("invariant", rule_key(self, rule), rule.action, invariant.id, invariant.kind)
+            key = (*key, written)
+            outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
+            if not outcome.unsat:
+                pairs.append((index, 0, outcome))
+                unknown = unknown or outcome.unknown
+        return _Undecided(pairs) if unknown else pairs
 
     def pieces_for_action(self, located: Located, action: ActionInfo) -> list[tuple[Span, Node]]:
         """Top-level conjuncts of an invariant condition, read with `action` selected."""
