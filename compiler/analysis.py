@@ -946,7 +946,8 @@ class Analysis:
                 if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
                 content = tuple(rule_key(self, r) for r in rules)
-                key = ("invariant group", invariant.id, invariant.kind, written, action, content)
+                key = ("invariant group", invariant.id, invariant.kind, written, action)
+                key = (*key, self._action_key(action), content)
                 violated = self._cached(
                     key,
                     lambda invariant=invariant, rules=rules, written=written: (
@@ -962,6 +963,12 @@ class Analysis:
         self._memo["invariants"] = [finding for _, finding in found]
         return self._memo["invariants"]  # type: ignore[no-any-return]
 
+    def _action_key(self, name: str) -> tuple[Any, ...]:
+        """What an invariant reads of the selected action besides its name: an invariant's
+        answer must change when an action's tags or priority do."""
+        action = self.theory.actions[name]
+        return (action.rung, action.priority, tuple(sorted(action.tags)))
+
     def _invariant_group(
         self, invariant: InvariantInfo, written: str, rules: list[RuleInfo]
     ) -> Any:
@@ -975,7 +982,7 @@ class Analysis:
             if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
                 continue
             key = ("invariant", rule_key(self, rule), rule.action, invariant.id, invariant.kind)
-            key = (*key, written)
+            key = (*key, written, self._action_key(rule.action))
             outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
             if not outcome.unsat:
                 pairs.append((index, 0, outcome))

@@ -404,3 +404,44 @@ def test_a_remembered_resolution_never_hides_an_error_a_declaration_change_makes
     assert errors(_declared(number)) == []
     # `frustration > 0.5` was resolved for a rule; in a ceiling step it crosses the boundary.
     assert ("trust-boundary", 9) in errors(_declared(number, ceiling_when="frustration > 0.5"))
+
+
+def test_an_invariant_answer_follows_the_tags_of_the_action(tmp_path: Path) -> None:
+    """An invariant reads the selected action's tags and priority, which no rule key holds:
+    tagging an action must re-ask, not reuse the untagged answer."""
+    from pedrag.compiler.driver import check_paths
+
+    theory = tmp_path / "t.yaml"
+    cache = CheckCache(tmp_path / "cache")
+
+    def violations(tags: str) -> list[str]:
+        lines = [
+            "pedrag: 1",
+            "theory: {id: tagged, name: T}",
+            "metrics:",
+            "  frustration: {type: float, range: [0, 1], source: inferred}",
+            "actions:",
+            f"  tell: {{rung: H2, priority: 5, description: Tell., tags: {tags}}}",
+            "  show: {rung: H1, priority: 5, description: Show., tags: [explain]}",
+            "rules:",
+            '  - {id: r, when: "frustration > 0.2 and frustration < 0.8", then: tell}',
+            "invariants:",
+            "  - id: no_telling",
+            "    never: \"('explain' in tags and frustration > 0.5) or frustration > 0.9\"",
+        ]
+        theory.write_text("\n".join(lines) + "\n")
+        analysis_module._CACHE.clear()
+        found = check_paths([str(theory)], cache=cache).diagnostics
+        assert not [
+            d.message
+            for d in found
+            if d.severity.value == "error"
+            and d.check in ("syntax-error", "type-error", "unknown-name")
+        ]
+        return [
+            d.message for d in found if d.check == "invariant-violation" and "rule:r" in d.items
+        ]
+
+    assert violations("[]") == []
+    assert len(violations("[explain]")) == 1
+    assert violations("[]") == []
