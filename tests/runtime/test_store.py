@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pedrag.runtime.sqlite_driver import sqlite_dbapi
 from pedrag.runtime.store import (
@@ -593,3 +595,28 @@ def test_an_uncreatable_database_folder_is_a_store_error(tmp_path: Path) -> None
     blocker.write_text("not a folder")
     with pytest.raises(StoreError, match="cannot create the database folder"):
         SessionStore(str(blocker / "sub" / "sessions.db"))
+
+
+_JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.sampled_from("ab\x00é"), max_size=3)
+    | st.tuples(st.integers()),  # not JSON: refused by name
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet="ab\x00", max_size=2) | st.integers(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_JSONISH)
+def test_the_quick_document_check_passes_exactly_what_the_full_check_passes(value: object) -> None:
+    """`_plainly_json` spares the path-naming walk of `_json_problem` on a turn's documents;
+    it must never pass a document the full check refuses (it may leave doubtful ones to it)."""
+    from pedrag.runtime.store import _json_problem, _plainly_json
+
+    # These documents nest shallowly, so the quick check refuses only what has a problem.
+    assert _plainly_json(value) == (_json_problem(value, "audit") is None)
