@@ -347,11 +347,14 @@ class CompiledPolicy:
 
     def eligible(self, history: History | Turn, ceiling: int) -> tuple[int, ...]:
         """Matching rules whose action's rung is at or below `ceiling`."""
-        turn = self.prepare(history)
+        # The per-state path of a small theory is a microsecond: no call it can do without.
+        turn = history if type(history) is Turn else self.prepare(history)
         if ceiling < 0:
             return ()
-        if self._straight is not None:
-            return self._straight[min(ceiling, RUNGS - 1)](turn.state, turn.calls)
+        straight = self._straight
+        if straight is not None:
+            function = straight[ceiling] if ceiling < RUNGS else straight[RUNGS - 1]
+            return function(turn.state, turn.calls)  # type: ignore[no-any-return]
         mask = self._rules.match(turn.state, turn.calls)
         if ceiling < RUNGS:
             mask &= self._under[ceiling]
