@@ -201,25 +201,49 @@ class ParsedMemo(dict):  # type: ignore[type-arg]
 PARSED = ParsedMemo()
 
 
+class ResolvedMemo:
+    """The server's resolved conditions (`pedrag.dsl.resolve.remembering_resolved`): one
+    bounded memo per set of declarations, the few most recent kept (editing a metric makes a
+    new set with every keystroke)."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self.shelves: dict[str, ParsedMemo] = {}
+
+    def shelf(self, declarations: str) -> ParsedMemo:
+        found = self.shelves.pop(declarations, None)
+        if found is None:
+            found = ParsedMemo()
+            while len(self.shelves) >= self.KEPT:
+                self.shelves.pop(next(iter(self.shelves)))
+        self.shelves[declarations] = found  # the most recent last
+        return found
+
+
+RESOLVED = ResolvedMemo()
+
+
 def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
     from pedrag.dsl.parser import remembering
+    from pedrag.dsl.resolve import remembering_resolved
 
-    with remembering(PARSED):
+    with remembering(PARSED), remembering_resolved(RESOLVED):
         return _analyse(text, path, semantic, config)
 
 
 def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
-    from pedrag.compiler.driver import check_text
+    from pedrag.compiler.driver import check_loaded, check_text
     from pedrag.dsl.loader import load_text
 
-    result = check_text(text, path, config, semantic=False)
+    loaded = load_text(text, path)  # once: the front end's findings, then the compiler's
+    result = check_loaded([loaded], config, semantic=False)
     diagnostics = list(result.diagnostics)
     if not semantic:
         return diagnostics
     if not result.errors:
-        return list(check_text(text, path, config).diagnostics)
-    loaded = load_text(text, path)
+        return list(check_loaded([loaded], config).diagnostics)
     masked_text, masked = _mask_broken_conditions(text, loaded)
     if not masked:
         return diagnostics

@@ -275,3 +275,34 @@ def test_code_actions_apply_a_did_you_mean_and_a_gap_fix(client: Client, tmp_pat
     (edit,) = actions[0]["edit"]["changes"][uri]
     assert edit["range"]["start"] == edit["range"]["end"] == {"line": 11, "character": 0}
     assert edit["newText"].startswith("  - {id: fill_gap_1, when: ")
+
+
+def test_a_keystroke_resolves_only_the_condition_it_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server keeps resolved conditions by their declarations (`lsp.RESOLVED`) and loads
+    the document once per change: typing in one rule type-checks that rule's condition, not
+    the file's others, and reports what a fresh check reports."""
+    from pedrag.commands import lsp
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.driver import check_text
+    from pedrag.dsl import resolve
+
+    monkeypatch.setattr(lsp, "RESOLVED", lsp.ResolvedMemo())
+    resolved: list[str] = []
+    real = resolve._ConditionResolver.condition
+
+    def counting(self: Any) -> Any:
+        resolved.append(self.located.text)
+        return real(self)
+
+    monkeypatch.setattr(resolve._ConditionResolver, "condition", counting)
+    text = (Path(__file__).resolve().parents[2] / "theories" / "socratic.yaml").read_text()
+    lsp.analyse(text, "socratic.yaml", True, CheckConfig())
+    assert len(resolved) > 50  # every rule, step, invariant and monitor, once
+    resolved.clear()
+    edited = text.replace('when: "', 'when: "frustration >= 0.123 and ', 1)
+    found = lsp.analyse(edited, "socratic.yaml", True, CheckConfig())
+    assert len(resolved) == 1 and resolved[0].startswith("frustration >= 0.123 and ")
+    fresh = check_text(edited, "socratic.yaml", CheckConfig()).diagnostics
+    assert [(d.check, d.message) for d in found] == [(d.check, d.message) for d in fresh]
