@@ -446,6 +446,7 @@ class Analysis:
             return found
 
         found = search(node, 0, {})
+        search = None  # type: ignore[assignment]  # it referred to itself: now freed at once
         if found is None:
             return None
         # Variables the formula no longer read when it became true: their first cell.
@@ -946,12 +947,12 @@ class Analysis:
                 if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
                 content = tuple(rule_key(self, r) for r in rules)
-                key = ("invariant group", invariant.id, invariant.kind, written, action)
-                key = (*key, self._action_key(action), content)
+                key: tuple[Any, ...] = ("invariant group", invariant.id, invariant.kind)
+                key = (*key, written, action, self._action_key(action), content)
                 violated = self._cached(
                     key,
-                    lambda invariant=invariant, rules=rules, written=written: (
-                        self._invariant_group(invariant, written, rules)
+                    lambda invariant=invariant, rules=rules, written=written: self._invariant_group(
+                        invariant, written, rules
                     ),
                     _freeze_shown,
                 )
@@ -981,8 +982,8 @@ class Analysis:
             eligible = self.eligible[rule.id]
             if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
                 continue
-            key = ("invariant", rule_key(self, rule), rule.action, invariant.id, invariant.kind)
-            key = (*key, written, self._action_key(rule.action))
+            key: tuple[Any, ...] = ("invariant", rule_key(self, rule), rule.action)
+            key = (*key, invariant.id, invariant.kind, written, self._action_key(rule.action))
             outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
             if not outcome.unsat:
                 pairs.append((index, 0, outcome))

@@ -86,6 +86,10 @@ def boxes_of(
         return walk(node, True)
     except _TooBig:
         return None
+    finally:
+        # `walk` refers to itself through its closure: rebound here, so it and its memo are
+        # freed by reference counting (batch commands run without the cyclic collector).
+        walk = None  # type: ignore[assignment]
 
 
 def _meet(left: list[Box], right: list[Box]) -> list[Box]:

@@ -49,7 +49,17 @@ ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
 FORMAT = 3  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
-    {"rule", "pair", "implies", "redundant", "shadow", "invariant", "box witness", "conflicts", "invariant group"}
+    {
+        "rule",
+        "pair",
+        "implies",
+        "redundant",
+        "shadow",
+        "invariant",
+        "box witness",
+        "conflicts",
+        "invariant group",
+    }
 )
 
 

@@ -110,7 +110,10 @@ class Cover:
                 seen[id(node)] = hit
             return hit
 
-        return walk(self.root)
+        try:
+            return walk(self.root)
+        finally:
+            walk = None  # type: ignore[assignment]  # it referred to itself: now freed at once
 
     @staticmethod
     def _overlap(a: GridBox, b: GridBox) -> bool:
