@@ -55,7 +55,12 @@ WHOLE_SET_CHECKS = frozenset(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    del parser
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the on-disk check cache (by default a document's first "
+        "check in the server reads the answers earlier `pedrag check` runs and servers kept)",
+    )
 
 
 # -- what the document declares ------------------------------------------------------------
@@ -223,6 +228,23 @@ class ResolvedMemo:
 
 RESOLVED = ResolvedMemo()
 
+WARMED: set[str] = set()
+"""Documents checked once in this server: the process's memo holds their answers since."""
+DISK_CACHE = True  # `pedrag lsp --no-cache` turns it off
+
+
+def _first_cache(path: str) -> Any:
+    """The on-disk check cache for a document's first check in this server (what `pedrag
+    check` and earlier servers kept: opening a 5,000-rule file is then not a cold check),
+    None after it: the process's memo answers then, and reading the shard on every keystroke
+    would cost more than it saves. Answers found after the first check are not written back."""
+    if not DISK_CACHE or path in WARMED:
+        return None
+    WARMED.add(path)
+    from pedrag.compiler.check_cache import CheckCache
+
+    return CheckCache.default()
+
 
 def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
@@ -243,7 +265,7 @@ def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     if not semantic:
         return diagnostics
     if not result.errors:
-        return list(check_loaded([loaded], config).diagnostics)
+        return list(check_loaded([loaded], config, cache=_first_cache(path)).diagnostics)
     masked_text, masked = _mask_broken_conditions(text, loaded)
     if not masked:
         return diagnostics
@@ -634,6 +656,8 @@ def create_server() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    global DISK_CACHE
+    DISK_CACHE = not getattr(args, "no_cache", False)
     try:
         server = create_server()
     except ImportError as exc:  # pragma: no cover - pygls is a dependency

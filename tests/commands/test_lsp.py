@@ -306,3 +306,35 @@ def test_a_keystroke_resolves_only_the_condition_it_changed(
     assert len(resolved) == 1 and resolved[0].startswith("frustration >= 0.123 and ")
     fresh = check_text(edited, "socratic.yaml", CheckConfig()).diagnostics
     assert [(d.check, d.message) for d in found] == [(d.check, d.message) for d in fresh]
+
+
+def test_a_documents_first_check_reads_the_on_disk_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a file that `pedrag check` has checked is answered from the on-disk cache
+    (the dead rule's core is z3's when asked cold); `--no-cache` turns that off."""
+    from pedrag.commands import lsp
+    from pedrag.compiler import analysis as analysis_module
+    from pedrag.compiler.check_cache import CheckCache
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.driver import check_paths
+
+    fixture = Path(__file__).resolve().parents[2] / "tests" / "data" / "checks" / "dead-rule.yaml"
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path))
+    check_paths([str(fixture)], cache=CheckCache.default())
+    started: list[bool] = []
+    real = analysis_module.Analysis._start_solver
+    monkeypatch.setattr(
+        analysis_module.Analysis, "_start_solver", lambda self: started.append(True) or real(self)
+    )
+
+    def first_check(disk: bool) -> list[str]:
+        analysis_module._CACHE.clear()  # a server just started
+        monkeypatch.setattr(lsp, "WARMED", set())
+        monkeypatch.setattr(lsp, "DISK_CACHE", disk)
+        started.clear()
+        found = lsp.analyse(fixture.read_text(), str(fixture), True, CheckConfig())
+        return [d.check for d in found]
+
+    assert "dead-rule" in first_check(disk=True) and started == []
+    assert "dead-rule" in first_check(disk=False) and started == [True]
