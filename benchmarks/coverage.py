@@ -66,13 +66,13 @@ def _ratio(base: list[float], ours: list[float]) -> str:
 
 
 def _regions(analysis: Analysis, boxes: bool) -> list[tuple[str, float, dict]]:  # type: ignore[type-arg]
-    saved = regions.boxes_of
+    saved = regions.cell_boxes
     if not boxes:
-        regions.boxes_of = lambda *args: None  # type: ignore[assignment]
+        regions.cell_boxes = lambda *args: None  # type: ignore[assignment]
     try:
         found = regions.gap_regions(analysis)
     finally:
-        regions.boxes_of = saved
+        regions.cell_boxes = saved
     return [(r.condition, r.share, r.witness) for r in found]
 
 

@@ -34,14 +34,14 @@ from math import ceil, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import atom_mask, boxes_of
+from pedrag.compiler.box_measure import cell_boxes
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import Measure, cells
 from pedrag.dsl import ast
-from pedrag.dsl.ir import ActionInfo, InvariantInfo, Located, ResolvedTheory, RuleInfo
+from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
 from pedrag.kernel.ceiling import apply_steps, rung_name
@@ -55,7 +55,7 @@ budget before z3 answered (4.5 of 6.7 s). With 2,000 the compiler tests' finding
 exactness, the released-algorithm comparison) are unchanged and reports stay deterministic
 across processes."""
 QUICK_BUDGET = 200
-"""Cells a pair's search may try before its question goes to z3 (`Analysis._first_witness`)."""
+"""Cells the first-state search may try before a question goes to z3 (`Analysis.decide`)."""
 
 # Answers by content, shared by every Analysis in this process (see the module docstring).
 _CACHE: dict[tuple[Any, ...], Any] = {}
@@ -294,17 +294,36 @@ class Analysis:
         finally:
             solver.pop()
 
+    def decide(
+        self,
+        formulas: list[Node],
+        tracked: list[Node] | tuple[Node, ...] = (),
+        witness: bool = True,
+    ) -> Outcome:
+        """`solve`'s answer, found without z3 where it can be: a shown witness by the same
+        first-state search `_witness` picks z3's witness with (within `QUICK_BUDGET`), and
+        satisfiability of one-variable atoms over cells (`_by_cells`). z3 is asked only for the
+        rest, and for an unsat core (`tracked`), which is z3's own. Every check asks here; the
+        released algorithm the benchmarks compare with asks `solve`."""
+        parts = [*formulas, *tracked]
+        if witness:
+            found = self._first_witness(parts)
+            if found is not None:
+                return found
+        decided = self._by_cells(parts)
+        if decided == "unsat" and not tracked or decided == "sat" and not witness:
+            return Outcome(decided)
+        return self.solve(formulas, tracked, witness)
+
     def minimal_core(
         self, formulas: list[Node], tracked: list[Node], core: tuple[int, ...]
     ) -> tuple[int, ...]:
-        """Shrink an unsat core by deletion until every part is needed (each trial decided
-        over cells when its atoms allow, else by z3)."""
+        """Shrink an unsat core by deletion until every part is needed."""
         kept = list(core)
         for index in list(kept):
             trial = [i for i in kept if i != index]
-            parts = [tracked[i] for i in trial]
-            decided = self._by_cells([*formulas, *parts])
-            if (decided or self.solve(formulas, parts, witness=False).status) == "unsat":
+            trial_parts = [*formulas, *(tracked[i] for i in trial)]
+            if self.decide(trial_parts, witness=False).unsat:  # a trial needs no core
                 kept = trial
         return tuple(kept)
 
@@ -318,15 +337,10 @@ class Analysis:
         if node.linear:
             return None
         cuts = F.breakpoints(node)
-        found = {var: cells(self.domains[var], cuts.get(var)) for var in node.vars}
-        values = {var: [c.value for c in found_cells] for var, found_cells in found.items()}
-
-        def masks(atom: Node) -> tuple[str, int]:
-            assert atom.var is not None
-            return atom.var, atom_mask(atom, values[atom.var])
-
-        full = {var: (1 << len(found_cells)) - 1 for var, found_cells in found.items()}
-        boxes = boxes_of(node, masks, full)
+        values = {
+            var: [c.value for c in cells(self.domains[var], cuts.get(var))] for var in node.vars
+        }
+        boxes = cell_boxes(node, values)
         if boxes is None:
             return None
         return "sat" if boxes else "unsat"
@@ -335,10 +349,7 @@ class Analysis:
         """`sat` with the witness `solve(formulas)` would give, when `_witness`'s first-state
         search finds it within `QUICK_BUDGET` (the same search, so the same state); None
         otherwise (unsatisfiable, or not found so soon: ask z3)."""
-        names: set[str] = set()
-        for node in formulas:
-            names |= node.vars
-        ordered = sorted(names, key=self._order.__getitem__)
+        ordered = self._shown_vars(formulas)
         state = self.first_state(F.and_(formulas), ordered, QUICK_BUDGET)
         if state is None:
             return None
@@ -348,11 +359,7 @@ class Analysis:
     def _witness(self, model: Any, formulas: list[Node]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The model as a state (shown, exact): each real moved to a short decimal where every
         formula keeps its truth, and the shown values re-checked as a reader parses them."""
-        names: set[str] = set()
-        for node in formulas:
-            names |= node.vars
-        order = self._order
-        ordered = sorted(names, key=order.__getitem__)
+        ordered = self._shown_vars(formulas)
         # The first cell where the formulas hold, not z3's model: a function of the question
         # alone, so a witness does not depend on what the solver was asked before (in this file,
         # or in another file whose answers the content cache shares).
@@ -366,11 +373,14 @@ class Analysis:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """A known state (a box corner, a decided point) as a witness (shown, exact): the
         variables the formulas read, in declaration order, tidied as a solver witness is."""
+        return self.tidy({name: state[name] for name in self._shown_vars(formulas)}, formulas)
+
+    def _shown_vars(self, formulas: list[Node]) -> list[str]:
+        """The variables a witness of `formulas` shows: those they read, in declaration order."""
         names: set[str] = set()
         for node in formulas:
             names |= node.vars
-        ordered = sorted(names, key=self._order.__getitem__)
-        return self.tidy({name: state[name] for name in ordered}, formulas)
+        return sorted(names, key=self._order.__getitem__)
 
     def tidy(
         self, state: dict[str, Any], formulas: list[Node]
@@ -566,12 +576,9 @@ class Analysis:
             point: dict[str, Any] | None = corner
             holds_outcome: Outcome = DeferredWitness(lambda: self._box_witness(rule, corner))
         else:
-            # The witness z3's answer would show, when the first-state search finds it soon;
-            # z3 for the rest. A dead rule's unsat core starts from z3's core, as the released
-            # search's does: of several minimal cores, the one reported stays the same.
-            tracked = [p.node for p in pieces]
-            found = self._first_witness(tracked)
-            holds_outcome = found if found is not None else self.solve([], tracked)
+            # A dead rule's unsat core starts from z3's core, as the released search's does:
+            # of several minimal cores, the one reported stays the same.
+            holds_outcome = self.decide([], [p.node for p in pieces])
             point = self._point_from(holds_outcome.witness, holds)
         if holds_outcome.unsat:
             tracked = [p.node for p in pieces]
@@ -590,11 +597,7 @@ class Analysis:
             if F.evaluate(eligible, trial):
                 self._eligible_points[rule.id] = trial
                 return RuleStatus(holds_outcome, Outcome("sat"))
-        decided = self._by_cells([eligible])
-        return RuleStatus(
-            holds_outcome,
-            Outcome(decided) if decided else self.solve([eligible], witness=False),
-        )
+        return RuleStatus(holds_outcome, self.decide([eligible], witness=False))
 
     def _box_witness(
         self, rule: RuleInfo, corner: dict[str, Any]
@@ -691,12 +694,7 @@ class Analysis:
                 if point is not None and F.evaluate(ea, point) and F.evaluate(eb, point):
                     shown, exact = self._nice(point, [ea, eb])
                     return Outcome("sat", shown, state=exact)
-            # The witness z3's answer would show is the first state where both hold: a short
-            # search for it answers most pairs that meet without loading z3 at all.
-            found = self._first_witness([ea, eb])
-            if found is None and self._by_cells([ea, eb]) == "unsat":
-                return Outcome("unsat")
-            return found if found is not None else self.solve([ea, eb])
+            return self.decide([ea, eb])
 
         return self._cached(key, compute)
 
@@ -719,11 +717,7 @@ class Analysis:
                 return Outcome("unsat")
         key = ("implies", rule_key(self, a)[0], rule_key(self, b)[0])
 
-        def compute() -> Outcome:
-            decided = self._by_cells([ha, F.not_(hb)])
-            return Outcome(decided) if decided else self.solve([ha, F.not_(hb)], witness=False)
-
-        return self._cached(key, compute)
+        return self._cached(key, lambda: self.decide([ha, F.not_(hb)], witness=False))
 
     def _narrowed_vars(self, box: Box) -> frozenset[str]:
         """Variables a box confines to less than their whole domain."""
@@ -921,13 +915,13 @@ class Analysis:
     ) -> tuple[Outcome, tuple[int, ...]] | None:
         base = [self.eligible[rule.id]]
         tracked = [F.not_(self.eligible[h.id]) for h in higher]
-        outcome = self.solve(base, tracked, witness=False)
+        outcome = self.decide(base, tracked, witness=False)
         if outcome.sat:
             return None
         if outcome.unknown:
             return outcome, ()
         core = self.minimal_core(base, tracked, outcome.core)
-        witness = self.solve([*base, *(self.eligible[higher[i].id] for i in core[:1])])
+        witness = self.decide([*base, *(self.eligible[higher[i].id] for i in core[:1])])
         return witness, core
 
     def invariant_violations(self) -> list[Finding]:
@@ -947,13 +941,10 @@ class Analysis:
                 if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
                 content = tuple(rule_key(self, r) for r in rules)
-                key: tuple[Any, ...] = ("invariant group", invariant.id, invariant.kind)
-                key = (*key, written, action, self._action_key(action), content)
+                about = (invariant.id, invariant.kind, written, action, self._action_key(action))
                 violated = self._cached(
-                    key,
-                    lambda invariant=invariant, rules=rules, written=written: self._invariant_group(
-                        invariant, written, rules
-                    ),
+                    ("invariant group", *about, content),
+                    lambda about=about, rules=rules: self._invariant_group(about, rules),
                     _freeze_shown,
                 )
                 found += [
@@ -970,21 +961,19 @@ class Analysis:
         action = self.theory.actions[name]
         return (action.rung, action.priority, tuple(sorted(action.tags)))
 
-    def _invariant_group(
-        self, invariant: InvariantInfo, written: str, rules: list[RuleInfo]
-    ) -> Any:
+    def _invariant_group(self, about: tuple[Any, ...], rules: list[RuleInfo]) -> Any:
         """(position of the rule, 0, outcome) for each of one action's live rules that may
-        violate `invariant`."""
+        violate the invariant; `about` is (invariant id, kind, text, action, `_action_key`)."""
         pairs: list[tuple[int, int, Outcome]] = []
         unknown = False
+        violation = self.violations[(about[0], about[3])]
+        reach = self.hull(violation)[0]
         for index, rule in enumerate(rules):
-            violation = self.violations[(invariant.id, rule.action)]
             eligible = self.eligible[rule.id]
-            if not self.hull(eligible)[0].intersects(self.hull(violation)[0]):
+            if not self.hull(eligible)[0].intersects(reach):
                 continue
-            key: tuple[Any, ...] = ("invariant", rule_key(self, rule), rule.action)
-            key = (*key, invariant.id, invariant.kind, written, self._action_key(rule.action))
-            outcome = self._cached(key, lambda e=eligible, v=violation: self.solve([e, v]))
+            key = ("invariant", rule_key(self, rule), *about)
+            outcome = self._cached(key, lambda e=eligible, v=violation: self.decide([e, v]))
             if not outcome.unsat:
                 pairs.append((index, 0, outcome))
                 unknown = unknown or outcome.unknown

@@ -40,6 +40,17 @@ class _TooBig(Exception):
     pass
 
 
+def cell_boxes(node: Node, values: dict[str, list[Any]]) -> list[Box] | None:
+    """`boxes_of(node)` over the cells whose representatives `values[var]` lists for each
+    variable `node` reads (ascending for a number): each atom's mask is read off them."""
+
+    def masks(atom: Node) -> tuple[str, int]:
+        assert atom.var is not None
+        return atom.var, atom_mask(atom, values[atom.var])
+
+    return boxes_of(node, masks, {var: (1 << len(found)) - 1 for var, found in values.items()})
+
+
 def boxes_of(
     node: Node, masks: Callable[[Node], tuple[str, int]], full: dict[str, int]
 ) -> list[Box] | None:

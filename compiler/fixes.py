@@ -86,7 +86,7 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
     first_reason = "no action fits"
     for action in order:
         fits = analysis.translator.fits(action.rung)
-        outcome = analysis.solve([region.node, F.not_(fits)], witness=False)
+        outcome = analysis.decide([region.node, F.not_(fits)], witness=False)
         if not outcome.unsat:
             reason = f"`{action.name}` is above the ceiling in part of the region"
             first_reason = first_reason if first_reason != "no action fits" else reason
@@ -94,7 +94,7 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
         broken = [
             inv.id
             for inv in theory.invariants
-            if not analysis.solve(
+            if not analysis.decide(
                 [region.node, analysis.violations[(inv.id, action.name)]], witness=False
             ).unsat
         ]

@@ -39,7 +39,7 @@ from math import ceil, comb, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import atom_mask, boxes_of, union_share
+from pedrag.compiler.box_measure import cell_boxes, union_share
 from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
 
@@ -205,13 +205,7 @@ class Measure:
             found = self._cells_of(var, cuts.get(var, set()), False)
             values[var] = [c.value for c in found]
             shares[var] = [c.share for c in found]
-        full = {var: (1 << len(found)) - 1 for var, found in values.items()}
-
-        def masks(atom: Node) -> tuple[str, int]:
-            assert atom.var is not None
-            return atom.var, atom_mask(atom, values[atom.var])
-
-        boxes = boxes_of(node, masks, full)
+        boxes = cell_boxes(node, values)
         if boxes is None:
             return None
         order = sorted({var for box in boxes for var in box}, key=self._rank)

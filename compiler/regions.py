@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import NOTHING, Box, atom_mask, boxes_of, first_outside
+from pedrag.compiler.box_measure import NOTHING, Box, cell_boxes, first_outside
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import ENUMERATE, Cell, cells
 
@@ -95,12 +95,7 @@ class _Grower:
         self.eligible_boxes: list[Box] | None = None
         if not self.linear:
             values = {var: [c.value for c in found] for var, found in self.cells.items()}
-
-            def masks(atom: Node) -> tuple[str, int]:
-                assert atom.var is not None
-                return atom.var, atom_mask(atom, values[atom.var])
-
-            self.eligible_boxes = boxes_of(analysis.any_eligible, masks, self.full)
+            self.eligible_boxes = cell_boxes(analysis.any_eligible, values)
 
     def _small(self, var: str) -> bool:
         domain = self.domains[var]
