@@ -15,7 +15,7 @@ is correct)". Each reply is judged four ways, over the same replies:
 - **naive baseline** — the reply contains the ground truth's final number (MRBench README);
 - **detector** — the runtime's deterministic detector, exactly as ``reveal_mrbench.py`` runs
   it (hidden final answer, the tutor's current arithmetic question as a step);
-- **judge** — the runtime's :class:`~pedrag.runtime.judge.Judge` through the endpoint, seeing
+- **judge** — the runtime's :class:`~pedrag.runtime.turn.judge.Judge` through the endpoint, seeing
   what the runtime's judge sees: a contract (ceiling ``--ceiling``, default H3, a learner who
   made a mistake, no code) and the draft — never the student's messages or the solution; a
   reply counts as flagged when the verdict is revise or block with rule ``answer-reveal``;
@@ -41,9 +41,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for benchmarks.reveal_mrbench
 
 from benchmarks import reveal_mrbench  # noqa: E402
-from pedrag.runtime.judge import Judge  # noqa: E402
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings  # noqa: E402
-from pedrag.runtime.policy_core import Contract  # noqa: E402
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings  # noqa: E402
+from pedrag.runtime.policy.policy_core import Contract  # noqa: E402
+from pedrag.runtime.turn.judge import Judge  # noqa: E402
 
 ANSWER_REVEAL = "answer-reveal"
 

@@ -37,10 +37,10 @@ from typing import Any
 from pedrag.compiler.lower import lower
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
-from pedrag.runtime import codegen
-from pedrag.runtime.codegen import CallTable, SourceWriter, generate_naive
-from pedrag.runtime.compiled import CompiledPolicy
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy import codegen
+from pedrag.runtime.policy.codegen import CallTable, SourceWriter, generate_naive
+from pedrag.runtime.policy.compiled import CompiledPolicy
+from pedrag.runtime.policy.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the AST interpreter is a test oracle (tests/oracles)

@@ -1,6 +1,6 @@
 """How often the offline tutor repeats itself, over every persona x every shipped exercise.
 
-Runs `pedrag simulate`'s loop (the scripted personas of `pedrag.runtime.personas`, offline
+Runs `pedrag simulate`'s loop (the scripted personas of `pedrag.runtime.llm.personas`, offline
 backend, in-memory store) for each persona on each exercise of the shipped curriculum, under one
 theory, and counts per session: replies identical to an earlier reply of the same session
 ("repeated") and replies identical to the one just before ("back-to-back"). Also counts
@@ -19,10 +19,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from pedrag.runtime.generator import template_reply
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.generator import template_reply
+from pedrag.runtime.turn.tutor import Tutor
 
 
 def measure(theory: str = "socratic", turns: int = 12, seed: int = 7) -> dict[str, Any]:

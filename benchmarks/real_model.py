@@ -38,11 +38,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.local_llama
 
-from pedrag.runtime.llm import LLMError, LLMRequest, LLMResponse  # noqa: E402
-from pedrag.runtime.llm_openai import EndpointProfile, OpenAIBackend, OpenAISettings  # noqa: E402
-from pedrag.runtime.memory_store import MemoryStore  # noqa: E402
-from pedrag.runtime.theory_set import TheorySet  # noqa: E402
-from pedrag.runtime.tutor import Tutor  # noqa: E402
+from pedrag.runtime.llm.interface import LLMError, LLMRequest, LLMResponse  # noqa: E402
+from pedrag.runtime.llm.openai_backend import EndpointProfile, OpenAIBackend, OpenAISettings  # noqa: E402
+from pedrag.runtime.policy.theory_set import TheorySet  # noqa: E402
+from pedrag.runtime.store.memory import MemoryStore  # noqa: E402
+from pedrag.runtime.turn.tutor import Tutor  # noqa: E402
 
 #: The fixed sessions: (exercise, messages). Ordinary questions, an attempt, a demand for
 #: the answer and an injection (risky turns: the judge runs).

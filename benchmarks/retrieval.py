@@ -48,16 +48,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pedrag.runtime.course_index import (
+from pedrag.runtime.course.index import (
     CANDIDATES,
     ChunkInput,
     CourseIndex,
     content_terms,
     stems,
 )
-from pedrag.runtime.course_vectors import passage_text
-from pedrag.runtime.passages import reciprocal_rank_fusion
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.course.passages import reciprocal_rank_fusion
+from pedrag.runtime.course.vectors import passage_text
+from pedrag.runtime.store.session_store import SessionStore
 
 DIMENSION = 384
 

@@ -37,8 +37,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from pedrag.runtime.detect_answer import parse_number
-from pedrag.runtime.detector import AnswerKey, Detector, FindingKind
+from pedrag.runtime.detect.answer import parse_number
+from pedrag.runtime.detect.detector import AnswerKey, Detector, FindingKind
 
 POSITIVE = "Yes (and the answer is correct)"
 

@@ -20,8 +20,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pedrag.runtime.detector import MAX_REPLY_CHARS, AnswerKey, CodeMode, Detector
-from pedrag.runtime.streaming import StreamGuard
+from pedrag.runtime.detect.detector import MAX_REPLY_CHARS, AnswerKey, CodeMode, Detector
+from pedrag.runtime.turn.streaming import StreamGuard
 
 KEY = AnswerKey("56", accept=("fifty-six",), prompt="What is 7 times 8?")
 PROSE = (

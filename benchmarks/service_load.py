@@ -34,9 +34,9 @@ from sqlalchemy import create_engine, text
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pedrag.runtime.store import SessionStore  # noqa: E402
-from pedrag.runtime.theory_set import TheorySet  # noqa: E402
-from pedrag.runtime.tutor import Tutor  # noqa: E402
+from pedrag.runtime.policy.theory_set import TheorySet  # noqa: E402
+from pedrag.runtime.store.session_store import SessionStore  # noqa: E402
+from pedrag.runtime.turn.tutor import Tutor  # noqa: E402
 from tests.service.postgres import running_postgres  # noqa: E402
 from tests.service.servers import running_server  # noqa: E402
 

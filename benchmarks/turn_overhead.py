@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pedrag.runtime.llm import LLMRequest, LLMResponse
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 
 CURRICULUM = (
     Path(__file__).resolve().parent.parent / "tests" / "data" / "runtime" / "curriculum.yaml"
@@ -65,7 +65,7 @@ class Run:
         if store_kind != "memory":
             from sqlalchemy import event
 
-            from pedrag.runtime.store import SessionStore
+            from pedrag.runtime.store.session_store import SessionStore
 
             # On the working directory's disk: /tmp may be memory, where fsync costs nothing.
             self.folder = tempfile.mkdtemp(prefix=".turn-bench-", dir=Path.cwd())

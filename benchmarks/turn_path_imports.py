@@ -23,9 +23,9 @@ HEAVY = ("z3", "lark", "yaml", "pydantic", "networkx", "openai", "sqlalchemy")
 PROBE = """
 import json, sys, time
 t0 = time.perf_counter()
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.turn.tutor import Tutor
 t1 = time.perf_counter()
 policy = sys.argv[1]
 theories = TheorySet.from_policies([policy]) if policy else TheorySet.shipped()
@@ -63,7 +63,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--format", choices=["text", "json"], default="text")
     args = parser.parse_args()
-    from pedrag.runtime.theory_set import TheorySet
+    from pedrag.runtime.policy.theory_set import TheorySet
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "socratic.json"

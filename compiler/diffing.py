@@ -17,7 +17,7 @@ first, substituting into every rule's eligibility, and drops a box as soon as no
 rule is left in it. A box is decided without splitting further when
 
 - priority selection: the winning rule of both versions is known (the first eligible rule
-  in (priority, weight, order) order, as `runtime/compiled.py` picks it);
+  in (priority, weight, order) order, as `runtime/policy/compiled.py` picks it);
 - weighted selection, with an *anchor* — an unchanged rule eligible throughout the box
   whose action no changed rule can choose (a catch-all rule is one): then the distributions
   are equal exactly where each action's total weight from the changed rules is equal in the

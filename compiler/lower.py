@@ -1,7 +1,7 @@
 """Lowering: a `ResolvedTheory` -> the compiled policy, as canonical JSON-able data.
 
 The last compiler stage. It takes a theory the front end resolved without errors and gives
-plain data (dicts, lists, strings, numbers) that `pedrag.runtime.compiled` loads without z3,
+plain data (dicts, lists, strings, numbers) that `pedrag.runtime.policy.compiled` loads without z3,
 Lark or any `pedrag.dsl` module. Conditions travel as small expression trees (JSON arrays,
 `["compare", ["<"], [["metric", "mastery"], ["number", 0.3]]]`), never as code: the runtime
 generates and `exec`s its own matcher from them at load time, so a policy file cannot carry

@@ -9,7 +9,7 @@ starts a session on an exercise and turns one student message into a :class:`Tut
 - ``prompt_only`` — the theory's identity, principles and moves written into the prompt, the
   conversation so far, and nothing else: no policy core, no rule engine, no detector, no judge.
   Seed 1's "engineered theory-specific prompt".
-- ``pedrag`` — the full supervised runtime (:class:`pedrag.runtime.tutor.Tutor`), unchanged.
+- ``pedrag`` — the full supervised runtime (:class:`pedrag.runtime.turn.tutor.Tutor`), unchanged.
 
 The runtime has no switch that runs its actor without the supervisor, so the two chat arms are
 built here from its public pieces (the ladder text, the backend interface, the theory model).
@@ -25,12 +25,12 @@ from typing import Any, Protocol
 
 from pedrag.evaluate.records import ExerciseCase, Rejection, TutorTurn
 from pedrag.evaluate.simulated_tutor import SimulatedTutorModel
-from pedrag.runtime.detector import Detector, code_mode_for_ceiling
-from pedrag.runtime.generator import LADDER, fill_template
-from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, LLMResponse, Message
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.detect.detector import Detector, code_mode_for_ceiling
+from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, LLMResponse, Message
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.generator import LADDER, fill_template
+from pedrag.runtime.turn.tutor import Tutor
 
 CONFIG_NAMES = ("baseline", "prompt_only", "pedrag")
 CHAT_FAILURE_REPLY = "Sorry, I couldn't answer just now. Could you say that again?"

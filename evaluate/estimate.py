@@ -22,7 +22,7 @@ from typing import Any
 
 from pedrag.evaluate.records import ExerciseCase
 from pedrag.evaluate.simulated_tutor import SimulatedTutorModel
-from pedrag.runtime.llm import LLMBackend, LLMRequest, LLMResponse
+from pedrag.runtime.llm.interface import LLMBackend, LLMRequest, LLMResponse
 
 CHARS_PER_TOKEN = 4
 DEFAULT_COMPLETION = 300

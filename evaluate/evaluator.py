@@ -43,16 +43,22 @@ from pedrag.evaluate.records import (
     Violation,
 )
 from pedrag.evaluate.rung_rubric import read_reply
-from pedrag.runtime.analyzer import heuristic_inference
-from pedrag.runtime.classifier import frame_message
-from pedrag.runtime.detect_answer import find_answer_reveals
-from pedrag.runtime.detect_code import find_code
-from pedrag.runtime.detector import AnswerKey, CodeMode, Detector, DetectorVerdict, FindingKind
-from pedrag.runtime.generator import LADDER
-from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, parse_structured
-from pedrag.runtime.policy_core import NO_CODE_MAX_RUNG, Contract
-from pedrag.runtime.state import MetricField
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.detect.answer import find_answer_reveals
+from pedrag.runtime.detect.code import find_code
+from pedrag.runtime.detect.detector import (
+    AnswerKey,
+    CodeMode,
+    Detector,
+    DetectorVerdict,
+    FindingKind,
+)
+from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, parse_structured
+from pedrag.runtime.policy.policy_core import NO_CODE_MAX_RUNG, Contract
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.turn.analyzer import heuristic_inference
+from pedrag.runtime.turn.classifier import frame_message
+from pedrag.runtime.turn.generator import LADDER
+from pedrag.runtime.turn.state import MetricField
 
 FULL_SOLUTION = 7
 SEVERITY_CAP: dict[str, float] = {"none": 1.0, "minor": 0.7, "major": 0.4, "critical": 0.0}

@@ -20,7 +20,7 @@ ends the session (seed 1, §4.2).
 The learner answers from its state: with every step known it gives the right answer (but slips
 with a small probability), otherwise a wrong one (but guesses right with a small probability).
 Nothing here grades: the runner grades every message and the post-test answer with the
-runtime's grader against the exercise's key (:mod:`pedrag.runtime.grader`), so mastery is a
+runtime's grader against the exercise's key (:mod:`pedrag.runtime.learning.grader`), so mastery is a
 graded post-test answer, never the learner's own claim.
 
 With an endpoint the ``student`` role voices the learner (as MathDial's students are played by
@@ -43,8 +43,8 @@ from typing import Any
 
 from pedrag.evaluate.records import ExerciseCase
 from pedrag.evaluate.rung_rubric import ReplyFeatures
-from pedrag.runtime.llm import LLMBackend, LLMError, LLMRequest, Message, parse_structured
-from pedrag.runtime.personas import PERSONAS
+from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, Message, parse_structured
+from pedrag.runtime.llm.personas import PERSONAS
 
 STEPS = ("concept", "method", "execution")
 HELPFUL_RUNGS: dict[str, range] = {

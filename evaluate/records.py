@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from pedrag.runtime.detector import AnswerKey
+from pedrag.runtime.detect.detector import AnswerKey
 
 Severity = Literal["minor", "major", "critical"]
 SEVERITY_ORDER: dict[str, int] = {"none": 0, "minor": 1, "major": 2, "critical": 3}

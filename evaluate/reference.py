@@ -3,13 +3,13 @@
 Evaluation, per turn. Takes the theory set, the curriculum, the session's exercise and, each
 turn, the learner's message with the learner's own statement of what it was doing (its intent
 and whether it sent code: ground truth in a simulation, where the learner is ours); gives the
-:class:`~pedrag.runtime.policy_core.Contract` the policy core computes for that state.
+:class:`~pedrag.runtime.policy.policy_core.Contract` the policy core computes for that state.
 
 Why this way: the reference must not come from pedrag's own judgement of the learner. The
 intent is the simulated learner's, never pedrag's classifier output; the trusted metrics are
 written the one way the runtime writes them — the grader's verdict on the message and Bayesian
-Knowledge Tracing (:func:`pedrag.runtime.learning.assess`), through the theory's declared
-writers (:func:`pedrag.runtime.trusted_writer.trusted_updates`) — and the ceiling is the
+Knowledge Tracing (:func:`pedrag.runtime.learning.loop.assess`), through the theory's declared
+writers (:func:`pedrag.runtime.turn.trusted_writer.trusted_updates`) — and the ceiling is the
 compiled policy's, through the policy core and the kernel (:func:`compute_contract`). The
 tutor's own contract, action and claimed rung are never read.
 """
@@ -19,12 +19,12 @@ from __future__ import annotations
 from typing import Any
 
 from pedrag.evaluate.records import ExerciseCase
-from pedrag.runtime.grader import Grade
-from pedrag.runtime.learning import CurriculumMap, GoalRecord, assess
-from pedrag.runtime.policy_core import Contract, PolicyInput, compute_contract
-from pedrag.runtime.state import MetricSchema
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.trusted_writer import trusted_updates
+from pedrag.runtime.learning.grader import Grade
+from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord, assess
+from pedrag.runtime.policy.policy_core import Contract, PolicyInput, compute_contract
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.turn.state import MetricSchema
+from pedrag.runtime.turn.trusted_writer import trusted_updates
 
 INTENT = "intent"
 CODE_ATTEMPT = "code_attempt"
@@ -126,6 +126,6 @@ class ReferenceTracker:
 
 
 def _no_tracing() -> Any:
-    from pedrag.runtime.mastery import Tracing
+    from pedrag.runtime.learning.mastery import Tracing
 
     return Tracing()

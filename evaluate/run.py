@@ -46,10 +46,10 @@ from pedrag.evaluate.records import ExerciseCase, SessionRecord, TurnRecord
 from pedrag.evaluate.reference import ReferenceTracker
 from pedrag.evaluate.results import Cell, ResultsFile
 from pedrag.evaluate.rung_rubric import read_reply
-from pedrag.runtime.grader import grade
-from pedrag.runtime.llm import LLMBackend
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.learning.grader import grade
+from pedrag.runtime.llm.interface import LLMBackend
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.policy.theory_set import TheorySet
 
 DEFAULT_TURNS = 20
 DEFAULT_REPS = 2

@@ -2,7 +2,7 @@
 capable models do.
 
 Evaluation, offline backend. Takes the ``actor`` requests of all three tutor configurations
-(every other role is passed to the runtime's :class:`~pedrag.runtime.offline.OfflineBackend`);
+(every other role is passed to the runtime's :class:`~pedrag.runtime.llm.offline.OfflineBackend`);
 gives replies worked out from the request alone plus a per-session seed:
 
 - a prompt with no withholding instruction (the ``baseline``'s plain helpful-tutor prompt) is
@@ -39,11 +39,11 @@ import re
 from collections.abc import Iterable
 
 from pedrag.evaluate.records import ExerciseCase
-from pedrag.runtime.classifier import heuristic_intent, unframe_message
-from pedrag.runtime.detect_answer import find_answer_reveals
-from pedrag.runtime.generator import SAFE_LINE, TEMPLATE_MARK
-from pedrag.runtime.llm import LLMBackend, LLMRequest, LLMResponse
-from pedrag.runtime.offline import OfflineBackend
+from pedrag.runtime.detect.answer import find_answer_reveals
+from pedrag.runtime.llm.interface import LLMBackend, LLMRequest, LLMResponse
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.turn.classifier import heuristic_intent, unframe_message
+from pedrag.runtime.turn.generator import SAFE_LINE, TEMPLATE_MARK
 
 MODEL = "simulated-tutor"
 WITHHOLDING_INSTRUCTION = re.compile(
@@ -69,7 +69,7 @@ def concession_probability(intent: str, earlier_turns: int) -> float:
 
 
 class SimulatedTutorModel:
-    """:class:`~pedrag.runtime.llm.LLMBackend` answering ``actor`` requests as described in
+    """:class:`~pedrag.runtime.llm.interface.LLMBackend` answering ``actor`` requests as described in
     the module docstring; ``seed`` makes a session's concessions reproducible."""
 
     def __init__(

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from pedrag.runtime.llm import EmbeddingBackend
+from pedrag.runtime.llm.interface import EmbeddingBackend
 
 LEXICAL_DIMENSION = 1024
 

@@ -22,7 +22,7 @@ from pedrag.dsl.model import Action, Identifier, Metric, Principle, Rule
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.extract.cache import AnswerCache, cache_key
 from pedrag.extract.chunker import Chunk
-from pedrag.runtime.llm import LLMBackend, LLMMalformedOutput, LLMRequest, Message
+from pedrag.runtime.llm.interface import LLMBackend, LLMMalformedOutput, LLMRequest, Message
 
 # Bump when the prompt or the fragment shape changes: it invalidates cached answers.
 PROMPT_VERSION = "fragment-1"

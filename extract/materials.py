@@ -4,7 +4,7 @@ Extraction-side reading for grounding (DESIGN, "Grounding"). Takes a course's fi
 folders (PDF, Markdown, text, HTML, read by :mod:`pedrag.extract.reader`); gives chunks of a
 few sentences, each with its position — the document, the page (PDF pages, or form-feed pages
 of a text file) and the heading it sits under — and stores them in the course index
-(:class:`pedrag.runtime.course_index.CourseIndex`), one document per transaction.
+(:class:`pedrag.runtime.course.index.CourseIndex`), one document per transaction.
 
 Why chunks this size: a passage is shown to the actor and quoted to the learner, so it should
 be a paragraph a reader would cite, not the 4,000-token windows theory extraction uses; a
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pedrag.extract.reader import PDF_SUFFIXES, ReadError, corpus_files, read_document
-from pedrag.runtime.course_index import ChunkInput, CourseIndex, content_hash
+from pedrag.runtime.course.index import ChunkInput, CourseIndex, content_hash
 
 MAX_WORDS = 120  # a chunk: one to a few paragraphs
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")

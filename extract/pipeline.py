@@ -28,7 +28,7 @@ from pedrag.extract.provenance import SourceRegistry
 from pedrag.extract.reader import Page, ReadError, corpus_files, read_document
 from pedrag.extract.repair import RepairResult, RepairRound, item_label, repair
 from pedrag.extract.writer import render_theory
-from pedrag.runtime.llm import LLMBackend, LLMError, Usage
+from pedrag.runtime.llm.interface import LLMBackend, LLMError, Usage
 
 EmbeddingChoice = Literal["auto", "endpoint", "lexical"]
 

@@ -26,7 +26,7 @@ from pedrag.extract.cache import AnswerCache, cache_key
 from pedrag.extract.merge import Draft
 from pedrag.extract.provenance import source_ids, union
 from pedrag.extract.writer import action_data, metric_data, rule_data
-from pedrag.runtime.llm import LLMBackend, LLMMalformedOutput, LLMRequest
+from pedrag.runtime.llm.interface import LLMBackend, LLMMalformedOutput, LLMRequest
 
 PROMPT_VERSION = "repair-1"
 

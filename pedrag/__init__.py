@@ -28,15 +28,15 @@ _EXPORTS = {
     "CheckResult": "pedrag.compiler.driver",
     "lower": "pedrag.compiler.lower",
     # the runtime
-    "CompiledPolicy": "pedrag.runtime.compiled",
-    "compile_theory": "pedrag.runtime.theory_set",
-    "TheorySet": "pedrag.runtime.theory_set",
-    "Tutor": "pedrag.runtime.tutor",
-    "Session": "pedrag.runtime.tutor",
-    "TurnResult": "pedrag.runtime.tutor",
-    "OfflineBackend": "pedrag.runtime.offline",
-    "OpenAIBackend": "pedrag.runtime.llm_openai",
-    "SessionStore": "pedrag.runtime.store",
+    "CompiledPolicy": "pedrag.runtime.policy.compiled",
+    "compile_theory": "pedrag.runtime.policy.theory_set",
+    "TheorySet": "pedrag.runtime.policy.theory_set",
+    "Tutor": "pedrag.runtime.turn.tutor",
+    "Session": "pedrag.runtime.turn.tutor",
+    "TurnResult": "pedrag.runtime.turn.tutor",
+    "OfflineBackend": "pedrag.runtime.llm.offline",
+    "OpenAIBackend": "pedrag.runtime.llm.openai_backend",
+    "SessionStore": "pedrag.runtime.store.session_store",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -240,7 +240,7 @@ class FakeOpenAI:
         return self
 
     def close(self) -> None:
-        from pedrag.runtime.llm_openai import forget_endpoint
+        from pedrag.runtime.llm.openai_backend import forget_endpoint
 
         if self._server is not None:
             # The port may serve another test's fake next: what backends learned about this

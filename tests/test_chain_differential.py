@@ -18,9 +18,9 @@ from pedrag.commands.why import explain
 from pedrag.compiler import formula as F
 from pedrag.compiler.analysis import Analysis
 from pedrag.dsl.loader import load_text
-from pedrag.runtime.policy_core import PolicyInput, compute_contract
-from pedrag.runtime.rule_engine import RuleEngine
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy.policy_core import PolicyInput, compute_contract
+from pedrag.runtime.policy.rule_engine import RuleEngine
+from pedrag.runtime.policy.theory_set import compile_theory
 from tests.compiler.test_cross_check import theories
 from tests.oracles.brute import evaluate, states
 

@@ -110,9 +110,9 @@ def test_check_without_semantics_loads_no_solver_and_no_graph_library() -> None:
 def test_a_tutor_on_the_memory_store_never_loads_sqlalchemy() -> None:
     probe = (
         "import sys\n"
-        "from pedrag.runtime.memory_store import MemoryStore\n"
-        "from pedrag.runtime.theory_set import TheorySet\n"
-        "from pedrag.runtime.tutor import Tutor\n"
+        "from pedrag.runtime.store.memory import MemoryStore\n"
+        "from pedrag.runtime.policy.theory_set import TheorySet\n"
+        "from pedrag.runtime.turn.tutor import Tutor\n"
         "tutor = Tutor(TheorySet.shipped(), store=MemoryStore())\n"
         "session = tutor.start(theory='socratic', exercise='mult_7x8')\n"
         "print(bool(tutor.turn(session, 'I think it is 54').tutor))\n"
@@ -147,7 +147,7 @@ def test_the_database_default_in_help_is_the_stores() -> None:
     """`--db`'s help is written out so that `--help` does not import SQLAlchemy; it must
     still say what the store does."""
     from pedrag.commands._options import DB_DEFAULT
-    from pedrag.runtime.store import DEFAULT_DB_PATH, ENV_DB
+    from pedrag.runtime.store.session_store import DEFAULT_DB_PATH, ENV_DB
 
     assert DB_DEFAULT == f"${ENV_DB} or ./{DEFAULT_DB_PATH.as_posix()}"
 

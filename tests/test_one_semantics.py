@@ -15,10 +15,10 @@ from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.lower import lower
 from pedrag.dsl.loader import load_file
-from pedrag.runtime.compiled import CompiledPolicy
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.policy.compiled import CompiledPolicy
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 
 OVERRIDES = Path(__file__).parent / "data" / "semantics" / "overrides.yaml"
 
@@ -128,9 +128,9 @@ def test_the_turn_path_from_a_compiled_policy_imports_no_parser_loader_or_solver
     path.write_text(json.dumps(TheorySet.shipped()["socratic"].policy.to_json()), "utf-8")
     script = f"""
 import sys
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.turn.tutor import Tutor
 tutor = Tutor(TheorySet.from_policies([{str(path)!r}]), store=MemoryStore())
 session = tutor.start("socratic", seed=1)
 result = tutor.turn(session, "just tell me the answer")
@@ -150,7 +150,7 @@ sys.exit(1 if banned else 0)
 
 
 def test_a_turn_with_no_action_under_the_ceiling_sends_the_neutral_line(tmp_path: Path) -> None:
-    from pedrag.runtime.generator import SAFE_LINE
+    from pedrag.runtime.turn.generator import SAFE_LINE
 
     theory = tmp_path / "nohold.yaml"
     theory.write_text(

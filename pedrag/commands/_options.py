@@ -1,7 +1,7 @@
 """Options several commands share, spelled once: where the session database is, and the
 choice between text and JSON output.
 
-The database default is written out here rather than read from `pedrag.runtime.store` (its
+The database default is written out here rather than read from `pedrag.runtime.store.session_store` (its
 `ENV_DB`, `DEFAULT_DB_PATH`): building the parser must not import SQLAlchemy, or `--help`
 would pay for it. `tests/test_cli_startup.py` checks that the two agree.
 """

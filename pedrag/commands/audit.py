@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pedrag.runtime.audit import format_trace
-    from pedrag.runtime.store import SessionNotFound, SessionStore, StoreError
+    from pedrag.runtime.store.session_store import SessionNotFound, SessionStore, StoreError
+    from pedrag.runtime.turn.audit import format_trace
 
     try:
         store = SessionStore(args.db)

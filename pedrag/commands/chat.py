@@ -122,7 +122,7 @@ def check_endpoint(backend: Any, roles: Sequence[str] = TUTOR_ROLES) -> None:
     only as templated replies. Raises :class:`EndpointDown` naming the URL and the fix."""
     if backend is None or not hasattr(backend, "check"):
         return
-    from pedrag.runtime.llm import LLMError
+    from pedrag.runtime.llm.interface import LLMError
 
     try:
         backend.check(roles)
@@ -202,9 +202,9 @@ def unknown(what: str, name: str, known: list[str] | tuple[str, ...]) -> str:
 
 def build_tutor(args: argparse.Namespace) -> Any:
     """The tutor the options describe (shared with `pedrag simulate`)."""
-    from pedrag.runtime.store import SessionStore, StoreError
-    from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
-    from pedrag.runtime.tutor import Tutor
+    from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
+    from pedrag.runtime.store.session_store import SessionStore, StoreError
+    from pedrag.runtime.turn.tutor import Tutor
 
     try:
         if args.theories:
@@ -251,7 +251,7 @@ def exercise_ids(tutor: Any) -> list[str]:
 def _backend(args: argparse.Namespace) -> Any:
     if args.offline:
         return None
-    from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings, backend_from_env
+    from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings, backend_from_env
 
     try:
         if args.model:
@@ -289,7 +289,7 @@ def start_session(tutor: Any, args: argparse.Namespace, meta: dict[str, Any] | N
 
 def resume_session(tutor: Any, args: argparse.Namespace) -> Any:
     """The saved session ``--session`` names, with its own theory, exercise and seed."""
-    from pedrag.runtime.store import SessionNotFound
+    from pedrag.runtime.store.session_store import SessionNotFound
 
     fixed = [
         option
@@ -340,7 +340,7 @@ def print_turn_text(result: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pedrag.runtime.store_errors import StoreError
+    from pedrag.runtime.store.errors import StoreError
 
     try:
         tutor = build_tutor(args)

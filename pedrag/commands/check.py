@@ -327,7 +327,7 @@ def _fix_files(
 
 
 def _add_material_check(result: CheckResult, cache: CheckCache) -> None:
-    """The runtime's material check (`pedrag.runtime.material`): a curriculum's hints, worked
+    """The runtime's material check (`pedrag.runtime.learning.material`): a curriculum's hints, worked
     examples, parallel items, misconceptions and outlines must not state the exercise's answer,
     judged by the answer-reveal detector the tutor runs on every reply. It lives in the runtime
     (the compiler does not import the detector), so the command adds it to the compiler's.
@@ -335,7 +335,7 @@ def _add_material_check(result: CheckResult, cache: CheckCache) -> None:
     curricula = [f for f in result.files if f.curriculum is not None and f.ok]
     if not curricula:
         return
-    from pedrag.runtime.material import material_diagnostics
+    from pedrag.runtime.learning.material import material_diagnostics
 
     memo = cache.memo("material findings")
     for loaded in curricula:

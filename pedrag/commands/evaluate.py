@@ -197,7 +197,7 @@ def _check_writable(option: str, raw: str | None) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:
-    from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
+    from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 
     try:
         if args.theories:
@@ -224,7 +224,7 @@ def _backend(args: argparse.Namespace) -> Any:
         if args.endpoint:
             raise UsageProblem("--offline and --endpoint contradict each other; give one")
         return None
-    from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings, backend_from_env
+    from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings, backend_from_env
 
     if args.max_tokens is not None and args.max_tokens < 1:
         raise UsageProblem("--max-tokens must be at least 1")
@@ -260,7 +260,7 @@ def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
         exercises_for_topics,
         first_by_topic,
     )
-    from pedrag.runtime.personas import PERSONAS
+    from pedrag.runtime.llm.personas import PERSONAS
 
     configs = _names(args.configs)
     _check_known("configuration", configs, list(CONFIG_NAMES))

@@ -18,7 +18,7 @@ from pedrag.extract.pipeline import (
     ExtractOptions,
     extract,
 )
-from pedrag.runtime.llm_openai import backend_from_env
+from pedrag.runtime.llm.openai_backend import backend_from_env
 
 if TYPE_CHECKING:
     from rich.progress import TaskID

@@ -20,7 +20,7 @@ from pedrag.compiler.driver import PathError, discover
 from pedrag.compiler.lower import lower
 from pedrag.compiler.reports.text import format_report
 from pedrag.dsl.loader import load_file
-from pedrag.runtime.codegen import metrics_read
+from pedrag.runtime.policy.codegen import metrics_read
 
 NAME = "graph"
 ORDER = 40

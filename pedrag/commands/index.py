@@ -98,8 +98,8 @@ def _embeddings(args: argparse.Namespace) -> Any:
         if args.endpoint or args.embedding_model:
             raise _Usage("--offline contradicts --endpoint / --embedding-model; give one")
         return None
-    from pedrag.runtime.course_vectors import EndpointEmbeddings
-    from pedrag.runtime.llm_openai import OpenAIBackend, backend_from_env
+    from pedrag.runtime.course.vectors import EndpointEmbeddings
+    from pedrag.runtime.llm.openai_backend import OpenAIBackend, backend_from_env
 
     env = dict(os.environ)
     if args.endpoint:
@@ -124,8 +124,8 @@ def _embeddings(args: argparse.Namespace) -> Any:
 
 def _embed(index: Any, course: str, embedder: Any, health: str | None) -> tuple[Any, str | None]:
     """Embed the course's passages that have no vector of the model: the report, or why not."""
-    from pedrag.runtime.course_index import CourseIndexError
-    from pedrag.runtime.llm import LLMError
+    from pedrag.runtime.course.index import CourseIndexError
+    from pedrag.runtime.llm.interface import LLMError
 
     if health is not None:
         return None, health
@@ -138,8 +138,8 @@ def _embed(index: Any, course: str, embedder: Any, health: str | None) -> tuple[
 def run(args: argparse.Namespace) -> int:
     from pedrag.extract.materials import index_materials
     from pedrag.extract.reader import ReadError
-    from pedrag.runtime.course_index import CourseIndex, CourseIndexError, require_course_id
-    from pedrag.runtime.store import SessionStore, StoreError
+    from pedrag.runtime.course.index import CourseIndex, CourseIndexError, require_course_id
+    from pedrag.runtime.store.session_store import SessionStore, StoreError
 
     if not args.materials and not args.list and args.search is None:
         print(
@@ -251,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _health(embedder: Any) -> str | None:
     """Why the embedding endpoint is not usable (checked before indexing), or None."""
-    from pedrag.runtime.llm import LLMError
+    from pedrag.runtime.llm.interface import LLMError
 
     try:
         embedder.backend.check_embeddings()

@@ -64,10 +64,10 @@ def _toggles(items: list[str]) -> dict[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pedrag.runtime.instructor import InstructorChange, InstructorError, apply_change
-    from pedrag.runtime.store import SessionNotFound, SessionStore, StoreError
-    from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
-    from pedrag.runtime.tutor import Tutor
+    from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
+    from pedrag.runtime.store.session_store import SessionNotFound, SessionStore, StoreError
+    from pedrag.runtime.turn.instructor import InstructorChange, InstructorError, apply_change
+    from pedrag.runtime.turn.tutor import Tutor
 
     try:
         toggles = _toggles(args.set)

@@ -104,7 +104,7 @@ def _log_config(level: str) -> dict[str, Any]:
 
 
 def _admin(args: argparse.Namespace) -> int:
-    from pedrag.runtime.store import SessionStore, StoreError
+    from pedrag.runtime.store.session_store import SessionStore, StoreError
 
     try:
         with SessionStore(args.db) as store:
@@ -148,9 +148,9 @@ def run(args: argparse.Namespace) -> int:
         )
     import uvicorn
 
+    from pedrag.runtime.policy.theory_set import TheoryLoadError
     from pedrag.runtime.service.app import ServiceSettings, load_service
-    from pedrag.runtime.store import StoreError, resolve_db_url
-    from pedrag.runtime.theory_set import TheoryLoadError
+    from pedrag.runtime.store.session_store import StoreError, resolve_db_url
 
     try:
         url = resolve_db_url(args.db)

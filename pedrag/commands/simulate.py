@@ -40,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pedrag.runtime.personas import PERSONAS
-    from pedrag.runtime.store_errors import StoreError
+    from pedrag.runtime.llm.personas import PERSONAS
+    from pedrag.runtime.store.errors import StoreError
 
     if args.persona not in PERSONAS:
         print(

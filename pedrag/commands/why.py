@@ -18,7 +18,13 @@ from typing import Any
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.check import _colour
 from pedrag.compiler.reports.text import format_report
-from pedrag.runtime.compiled import CompiledPolicy, MetricSpec, PolicyFormatError, Turn, Value
+from pedrag.runtime.policy.compiled import (
+    CompiledPolicy,
+    MetricSpec,
+    PolicyFormatError,
+    Turn,
+    Value,
+)
 
 NAME = "why"
 ORDER = 30
@@ -137,7 +143,7 @@ def _load(path: str, colour: bool) -> CompiledPolicy | int:
         print(f"pedrag {NAME}: no such file: {path}", file=sys.stderr)
         return 2
     from pedrag.dsl.loader import load_file
-    from pedrag.runtime.theory_set import compile_theory
+    from pedrag.runtime.policy.theory_set import compile_theory
 
     loaded = load_file(path)
     if loaded.theory is None or not loaded.ok:
@@ -235,11 +241,11 @@ def grounding_report(
     pre-classifier's concept signal, the policy core's contract, the passages shown. Raises
     ``StoreError`` when the database cannot be opened."""
     from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, INTENT_METRIC
-    from pedrag.runtime.classifier import heuristic_concept_question
-    from pedrag.runtime.course_index import CourseIndex
-    from pedrag.runtime.grounding import GroundingKind, retrieve
-    from pedrag.runtime.policy_core import PolicyInput, compute_contract, ground_for_action
-    from pedrag.runtime.store import SessionStore
+    from pedrag.runtime.course.grounding import GroundingKind, retrieve
+    from pedrag.runtime.course.index import CourseIndex
+    from pedrag.runtime.policy.policy_core import PolicyInput, compute_contract, ground_for_action
+    from pedrag.runtime.store.session_store import SessionStore
+    from pedrag.runtime.turn.classifier import heuristic_concept_question
 
     sources = {name: metric.source for name, metric in policy.metrics.items()}
     trusted = {n: v for n, v in state.items() if sources[n] == "trusted"}
@@ -284,8 +290,8 @@ def grounding_report(
 def _embeddings_from_env() -> Any:
     """The configured endpoint's embeddings, as the tutor would use them; None offline or
     when a setting is unusable (retrieval is then BM25 alone, as the tutor's would fail)."""
-    from pedrag.runtime.course_vectors import endpoint_embeddings
-    from pedrag.runtime.llm_openai import backend_from_env
+    from pedrag.runtime.course.vectors import endpoint_embeddings
+    from pedrag.runtime.llm.openai_backend import backend_from_env
 
     try:
         return endpoint_embeddings(backend_from_env())
@@ -394,8 +400,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = explain(policy, given)
     if args.question is not None:
-        from pedrag.runtime.course_index import CourseIndexError, require_course_id
-        from pedrag.runtime.store import StoreError
+        from pedrag.runtime.course.index import CourseIndexError, require_course_id
+        from pedrag.runtime.store.session_store import StoreError
 
         try:
             if args.course is not None:

@@ -6,7 +6,7 @@ starts a worker with ``create_app`` as its factory); gives an ASGI application.
 Why it looks like this:
 
 - **The event loop never blocks.** The Tutor, the store and the checker are synchronous. Turn
-  routes are ``async`` and run the Tutor through :class:`~pedrag.runtime.async_tutor.AsyncTutor`
+  routes are ``async`` and run the Tutor through :class:`~pedrag.runtime.turn.async_tutor.AsyncTutor`
   (a worker thread per turn; a streamed turn's pieces cross to the loop through a queue); every
   other route is a plain ``def``, which FastAPI runs in its thread pool. Both share AnyIO's
   pool (40 threads by default), so one worker holds at most 40 turns in progress.
@@ -50,17 +50,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pedrag import __version__
 from pedrag.kernel.ceiling import runtime_step
-from pedrag.runtime.async_tutor import AsyncTutor
-from pedrag.runtime.budget import Budget
-from pedrag.runtime.instructor import (
-    EXPLAIN_MODE_METRIC,
-    InstructorChange,
-    InstructorError,
-    apply_change,
-    instructor_metrics,
-)
-from pedrag.runtime.learning import CurriculumMap, GoalRecord
-from pedrag.runtime.llm import LLMBackend
+from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord
+from pedrag.runtime.llm.interface import LLMBackend
+from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 from pedrag.runtime.service import metrics
 from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
@@ -86,8 +78,7 @@ from pedrag.runtime.service.schemas import (
     TurnOut,
     Verdicts,
 )
-from pedrag.runtime.state import MetricSchema
-from pedrag.runtime.store import (
+from pedrag.runtime.store.session_store import (
     AlreadyExists,
     LearnerNotFound,
     SessionNotFound,
@@ -95,8 +86,17 @@ from pedrag.runtime.store import (
     StoreError,
     TurnConflict,
 )
-from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
-from pedrag.runtime.tutor import Session, TurnResult, Tutor
+from pedrag.runtime.turn.async_tutor import AsyncTutor
+from pedrag.runtime.turn.budget import Budget
+from pedrag.runtime.turn.instructor import (
+    EXPLAIN_MODE_METRIC,
+    InstructorChange,
+    InstructorError,
+    apply_change,
+    instructor_metrics,
+)
+from pedrag.runtime.turn.state import MetricSchema
+from pedrag.runtime.turn.tutor import Session, TurnResult, Tutor
 
 log = logging.getLogger("pedrag.service")
 
@@ -155,7 +155,7 @@ def load_service(
     """Open the store (migrating it) and load the theories; raises StoreError or
     TheoryLoadError with a message for the operator. ``backend=None`` runs offline."""
     if isinstance(backend, str):
-        from pedrag.runtime.llm_openai import backend_from_env
+        from pedrag.runtime.llm.openai_backend import backend_from_env
 
         backend = backend_from_env()
     theories = TheorySet.from_paths(settings.theories) if settings.theories else TheorySet.shipped()

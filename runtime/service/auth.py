@@ -18,11 +18,11 @@ from typing import Any
 
 from fastapi import Request
 
-from pedrag.runtime.budget import Budget
+from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.service.problems import Problem
-from pedrag.runtime.store import SessionStore, Tenant
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.store.session_store import SessionStore, Tenant
+from pedrag.runtime.turn.budget import Budget
+from pedrag.runtime.turn.tutor import Tutor
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pedrag.cli import main
-from pedrag.runtime.compiled import CompiledPolicy
+from pedrag.runtime.policy.compiled import CompiledPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCRATIC = str(ROOT / "theories" / "socratic.yaml")

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from pedrag.cli import main
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.runtime.test_tutor_failures import scripted
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped

@@ -238,7 +238,7 @@ def test_a_remembered_switch_cycle_answer_follows_the_switch_conditions(tmp_path
 
 _LOADED = (
     "import sys; from pedrag.cli import main; code = main(sys.argv[1:]); "
-    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect_answer'); "
+    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect.answer'); "
     "print('LOADED', *[m for m in heavy if m in sys.modules], file=sys.stderr); sys.exit(code)"
 )
 
@@ -266,7 +266,7 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
         return json.dumps(report, sort_keys=True), loaded
 
     cold, cold_loaded = run()
-    assert "z3" in cold_loaded and "pedrag.runtime.detect_answer" in cold_loaded
+    assert "z3" in cold_loaded and "pedrag.runtime.detect.answer" in cold_loaded
     warm, warm_loaded = run()
     assert warm == cold
     assert warm_loaded == "LOADED"

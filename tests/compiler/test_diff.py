@@ -38,7 +38,7 @@ def load(text: str) -> ResolvedTheory:
 
 # -- the oracle ----------------------------------------------------------------------------
 def brute_choice(theory: ResolvedTheory, state: dict[str, Any]) -> dict[str, Fraction]:
-    """The runtime's choice in one state, from the condition ASTs (runtime/compiled.py)."""
+    """The runtime's choice in one state, from the condition ASTs (runtime/policy/compiled.py)."""
     level = ceiling(theory, state)
     eligible = [
         r

@@ -27,7 +27,7 @@ from pedrag.compiler import analysis, measure
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.dsl.loader import load_file
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy.theory_set import compile_theory
 from tests.compiler import oracle as O
 
 EXAMPLES = 320  # theories per run: half as written, half with ENUMERATE at 1

@@ -25,7 +25,7 @@ from pedrag.compiler.reports.json_report import format_json
 from pedrag.compiler.reports.text import format_report
 from pedrag.dsl import ast
 from pedrag.dsl.loader import load_file, load_text
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path("tests/data/exact")

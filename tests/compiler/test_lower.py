@@ -17,7 +17,7 @@ from pedrag.compiler.lower import (
 )
 from pedrag.dsl import ast
 from pedrag.dsl.loader import load_file, load_text
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy.theory_set import compile_theory
 
 ROOT = Path(__file__).resolve().parents[2]
 

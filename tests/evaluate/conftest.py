@@ -17,7 +17,7 @@ from pedrag.evaluate.records import (
     TutorTurn,
     Violation,
 )
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.policy.theory_set import TheorySet
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from pedrag.evaluate.evaluator import (
 )
 from pedrag.evaluate.records import ExerciseCase
 from pedrag.evaluate.reference import ReferenceTracker
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.policy.theory_set import TheorySet
 from tests.evaluate.conftest import shipped
 
 LEADING = "Good start. What do you get if you add 7 to itself twice, and what comes next?"

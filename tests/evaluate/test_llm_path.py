@@ -13,10 +13,10 @@ import pytest
 
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.run import Grid, run_grid
-from pedrag.runtime.llm import LLMRequest
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.llm.interface import LLMRequest
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.policy.theory_set import TheorySet
 from tests.fake_openai import FakeOpenAI, Reply
 
 GOOD_VERDICT = {

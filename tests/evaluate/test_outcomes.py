@@ -8,8 +8,8 @@ from typing import Any
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.records import ExerciseCase, TutorTurn
 from pedrag.evaluate.run import Grid, held_out, run_grid
-from pedrag.runtime.grader import grade
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.learning.grader import grade
+from pedrag.runtime.policy.theory_set import TheorySet
 
 SEED1 = ("struggling-sarah", "curious-carlos", "anxious-alex", "earnest-but-stuck")
 TOPICS = ("add_38_47", "photo_organelle", "loop_range_header", "sva_list_of_items")

@@ -14,7 +14,7 @@ from pedrag.cli import main
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.report import build_report
 from pedrag.evaluate.run import Grid, run_grid
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.policy.theory_set import TheorySet
 
 SMALL = Grid(
     personas=("answer-seeker", "injector", "earnest-but-stuck", "anxious-alex"),
@@ -319,7 +319,7 @@ def test_the_estimate_counts_model_calls_by_role_from_an_offline_dry_run(
     theories: TheorySet, curriculum: Any
 ) -> None:
     from pedrag.evaluate.estimate import estimate_grid
-    from pedrag.runtime.pricing import Price, PriceBook
+    from pedrag.runtime.llm.pricing import Price, PriceBook
 
     grid = replace(SMALL, exercises=("add_38_47",), reps=1, exam_probe=False)
     unpriced = estimate_grid(grid, theories, curriculum, student_llm=True, evaluator_llm=True)

@@ -7,7 +7,7 @@ import pytest
 
 from pedrag.evaluate.records import ExerciseCase
 from pedrag.evaluate.simulated_tutor import SimulatedTutorModel, concession_probability
-from pedrag.runtime.llm import LLMRequest
+from pedrag.runtime.llm.interface import LLMRequest
 
 
 def ask(model: SimulatedTutorModel, system: str, *messages: str) -> str:

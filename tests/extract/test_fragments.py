@@ -7,7 +7,7 @@ from pathlib import Path
 from pedrag.extract.cache import AnswerCache
 from pedrag.extract.chunker import Chunk
 from pedrag.extract.fragments import extract_fragment, fragment_errors, fragment_schema
-from pedrag.runtime.llm_openai import backend_from_env
+from pedrag.runtime.llm.openai_backend import backend_from_env
 from tests.fake_openai import FakeOpenAI
 
 CHUNK = Chunk("meno.txt", 1, (1,), "SOCRATES: Tell me, boy, do you know ...", 12)

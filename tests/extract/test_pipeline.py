@@ -12,7 +12,7 @@ import yaml
 
 from pedrag.compiler.driver import check_paths
 from pedrag.extract.pipeline import ExtractionError, ExtractOptions, extract
-from pedrag.runtime.llm_openai import backend_from_env
+from pedrag.runtime.llm.openai_backend import backend_from_env
 from tests.extract import scripted
 from tests.fake_openai import FakeOpenAI, Reply
 

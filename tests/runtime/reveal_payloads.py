@@ -12,7 +12,7 @@ import base64
 import codecs
 from collections.abc import Callable
 
-from pedrag.runtime.detect_answer import number_to_words
+from pedrag.runtime.detect.answer import number_to_words
 
 _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _CIRCLED = "⓪①②③④⑤⑥⑦⑧⑨"

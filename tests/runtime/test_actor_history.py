@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pedrag.runtime.classifier import OPEN
-from pedrag.runtime.llm import LLMRequest, LLMResponse
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.tutor import HISTORY_TURNS, Tutor
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.classifier import OPEN
+from pedrag.runtime.turn.tutor import HISTORY_TURNS, Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.trusted_writer import CALM_TURNS_TO_LIFT
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.trusted_writer import CALM_TURNS_TO_LIFT
+from pedrag.runtime.turn.tutor import Tutor
 
 ROOT = Path(__file__).resolve().parents[2]
 FRUSTRATED = ("Ugh, this is so hard, I'm stuck again!!", "I give up, nothing works!!")

@@ -19,10 +19,10 @@ from pedrag.compiler.lower import lower
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import load_file, load_text
-from pedrag.runtime import codegen
-from pedrag.runtime.codegen import MAX_CLAUSES
-from pedrag.runtime.compiled import CompiledPolicy, PolicyFormatError, Turn
-from pedrag.runtime.theory_set import compile_theory
+from pedrag.runtime.policy import codegen
+from pedrag.runtime.policy.codegen import MAX_CLAUSES
+from pedrag.runtime.policy.compiled import CompiledPolicy, PolicyFormatError, Turn
+from pedrag.runtime.policy.theory_set import compile_theory
 from tests.oracles.interpret import Interpreter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -512,7 +512,7 @@ def test_lowering_is_deterministic(socratic: ResolvedTheory) -> None:
 
 def test_content_hash_covers_everything_else(socratic: ResolvedTheory) -> None:
     from pedrag.compiler.lower import canonical_json, content_hash
-    from pedrag.runtime import compiled
+    from pedrag.runtime.policy import compiled
 
     data = lower(socratic)
     assert data["format"] == 1
@@ -542,7 +542,7 @@ def test_runtime_loader_imports_no_compiler(
     tmp_path: Path, socratic_policy: CompiledPolicy
 ) -> None:
     # `pedrag/__init__.py` itself imports the front end, so the packages are stubbed: this pins
-    # what `runtime/compiled.py` and everything it imports pull in, and nothing else.
+    # what `runtime/policy/compiled.py` and everything it imports pull in, and nothing else.
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(socratic_policy.to_json()))
     script = textwrap.dedent(f"""
@@ -551,7 +551,7 @@ def test_runtime_loader_imports_no_compiler(
             package = types.ModuleType(name)
             package.__path__ = [{str(ROOT)!r} + "/" + folder]
             sys.modules[name] = package
-        from pedrag.runtime.compiled import CompiledPolicy
+        from pedrag.runtime.policy.compiled import CompiledPolicy
         policy = CompiledPolicy.load({str(path)!r})
         policy.eligible([{{"frustration": 0.9}}], policy.ceiling({{}}).rung)
         policy.monitors_fired([{{}}, {{}}])

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from pedrag.extract.materials import index_materials
-from pedrag.runtime.course_index import (
+from pedrag.runtime.course.index import (
     ChunkInput,
     CourseIndex,
     CourseIndexError,
     content_terms,
     document_label,
 )
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.store.session_store import SessionStore
 from tests.course_folder import write_course
 
 
@@ -102,7 +102,7 @@ def test_fts_syntax_in_a_question_is_searched_as_words(store: SessionStore) -> N
 
 def test_course_ids_and_labels() -> None:
     with pytest.raises(CourseIndexError, match="course id"):
-        from pedrag.runtime.course_index import require_course_id
+        from pedrag.runtime.course.index import require_course_id
 
         require_course_id("Bio 101")
     assert document_label("week2/slides_4.pdf") == "slides 4"

@@ -15,13 +15,13 @@ from sqlalchemy import text
 
 from pedrag.cli import main
 from pedrag.extract.materials import index_materials
-from pedrag.runtime.course_index import CourseIndex, CourseIndexError
-from pedrag.runtime.course_vectors import EndpointEmbeddings
-from pedrag.runtime.llm import LLMError
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.passages import reciprocal_rank_fusion
-from pedrag.runtime.sqlite_driver import vectors_unavailable
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.course.index import CourseIndex, CourseIndexError
+from pedrag.runtime.course.passages import reciprocal_rank_fusion
+from pedrag.runtime.course.vectors import EndpointEmbeddings
+from pedrag.runtime.llm.interface import LLMError
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.store.sqlite_driver import vectors_unavailable
 from tests.course_folder import write_course
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -209,7 +209,7 @@ def test_a_question_the_endpoint_cannot_embed_is_searched_with_bm25(
 def test_the_tutors_grounded_turn_searches_with_fused_retrieval(
     fake: FakeOpenAI, store: SessionStore, tmp_path: Path
 ) -> None:
-    from pedrag.runtime.tutor import Tutor
+    from pedrag.runtime.turn.tutor import Tutor
     from tests.runtime.test_grounding import CHLOROPHYLL, CURRICULUM
     from tests.runtime.test_tutor_failures import scripted
     from tests.runtime.tutor_fixtures import shipped
@@ -313,9 +313,9 @@ def test_pedrag_index_endpoint_usage_problems(
 _WITHOUT_SQLITE_VEC = """
 import sys
 sys.modules["sqlite_vec"] = None  # as if not installed
-from pedrag.runtime.course_index import CourseIndex, CourseIndexError
-from pedrag.runtime.sqlite_driver import sqlite_dbapi, vectors_unavailable
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.course.index import CourseIndex, CourseIndexError
+from pedrag.runtime.store.sqlite_driver import sqlite_dbapi, vectors_unavailable
+from pedrag.runtime.store.session_store import SessionStore
 
 class Words:
     model = sys.argv[2]
@@ -368,13 +368,13 @@ def test_the_driver_is_the_standard_sqlite3_when_it_loads_extensions_else_pysqli
 
     probe = (
         "import sys; sys.modules['pysqlite3'] = None\n"
-        "from pedrag.runtime.sqlite_driver import sqlite_dbapi, vectors_unavailable\n"
+        "from pedrag.runtime.store.sqlite_driver import sqlite_dbapi, vectors_unavailable\n"
         "print(sqlite_dbapi().__name__); print(vectors_unavailable())"
     )
     without = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    from pedrag.runtime.sqlite_driver import sqlite_dbapi
+    from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
 
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         assert sqlite_dbapi() is sqlite3 and without == ["sqlite3", "None"]

@@ -9,16 +9,15 @@ from fractions import Fraction
 
 import pytest
 
-from pedrag.runtime.detect_answer import (
+from pedrag.runtime.detect.answer import (
     find_answer_reveals,
     find_numbers,
     number_to_words,
     parse_number,
     stated_as_result,
 )
-from pedrag.runtime.detect_code import find_code, find_fences
-from pedrag.runtime.detect_encoded import find_encoded_payloads
-from pedrag.runtime.detector import (
+from pedrag.runtime.detect.code import find_code, find_fences
+from pedrag.runtime.detect.detector import (
     RULE_IDS,
     AnswerKey,
     CodeMode,
@@ -29,6 +28,7 @@ from pedrag.runtime.detector import (
     code_mode_for_ceiling,
     detect,
 )
+from pedrag.runtime.detect.encoded import find_encoded_payloads
 
 LENIENT, STRICT = CodeMode.LENIENT, CodeMode.STRICT
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pedrag.runtime.detect_answer import find_answer_reveals, find_numbers, number_to_words
-from pedrag.runtime.detect_code import looks_like_code
-from pedrag.runtime.detector import AnswerKey, CodeMode, detect
+from pedrag.runtime.detect.answer import find_answer_reveals, find_numbers, number_to_words
+from pedrag.runtime.detect.code import looks_like_code
+from pedrag.runtime.detect.detector import AnswerKey, CodeMode, detect
 
 KEYWORDS = frozenset(
     "and as def for if in is not or return while int void char class new let var const print "

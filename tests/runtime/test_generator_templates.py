@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pedrag.runtime.generator import fill_template
+from pedrag.runtime.turn.generator import fill_template
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,7 @@ def test_topic_placeholder_reads_naturally_with_and_without_an_exercise(
 def test_no_shipped_template_doubles_a_word_without_an_exercise() -> None:
     import re
 
-    from pedrag.runtime.theory_set import TheorySet
+    from pedrag.runtime.policy.theory_set import TheorySet
 
     for loaded in TheorySet.shipped().theories.values():
         for action in loaded.policy.actions.values():

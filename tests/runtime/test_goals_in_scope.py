@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pedrag.kernel.ceiling import most_permissive
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 
 CURRICULUM = """\
 pedrag: 1

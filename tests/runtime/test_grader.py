@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from pedrag.runtime.code_runner import run_tests
-from pedrag.runtime.detector import AnswerKey
-from pedrag.runtime.grader import grade, shows_work
-from pedrag.runtime.mastery import Tracing, update
+from pedrag.runtime.detect.detector import AnswerKey
+from pedrag.runtime.learning.code_runner import run_tests
+from pedrag.runtime.learning.grader import grade, shows_work
+from pedrag.runtime.learning.mastery import Tracing, update
 
 MULT = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
 ORGANELLE = AnswerKey(answer="chloroplast", prompt="Where does photosynthesis take place?")

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from pedrag.extract.materials import index_materials
-from pedrag.runtime.classifier import heuristic_concept_question, heuristic_intent
-from pedrag.runtime.course_index import CourseIndex
-from pedrag.runtime.grounding import unsupported_claim
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.offline_grounded import NOT_COVERED, WITHHELD
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.course.grounding import unsupported_claim
+from pedrag.runtime.course.index import CourseIndex
+from pedrag.runtime.llm.offline_grounded import NOT_COVERED, WITHHELD
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.classifier import heuristic_concept_question, heuristic_intent
+from pedrag.runtime.turn.tutor import Tutor
 from tests.course_folder import write_course
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.runtime.test_tutor_failures import scripted

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.tutor import Tutor
 
 LEARNING = Path(__file__).parent.parent / "data" / "runtime" / "learning.yaml"
 GOOD_CODE = "```python\ndef total(xs):\n    result = 0\n    for x in xs:\n        result += x\n    return result\n```"
@@ -130,9 +130,9 @@ def test_a_locked_goal_is_refused_until_its_prerequisite_is_mastered() -> None:
 
 _LATER_SESSION = """
 import sys
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.turn.tutor import Tutor
 tutor = Tutor(TheorySet.shipped(), curriculum=sys.argv[2], store=SessionStore(sys.argv[1]))
 session = tutor.start("socratic", exercise="next", learner="cy")
 print(session.exercise.id, round(tutor.learner_mastery("cy")["multiplication_facts"], 3))

@@ -17,7 +17,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from pedrag.runtime.llm import (
+from pedrag.runtime.llm.interface import (
     LLMBackend,
     LLMError,
     LLMMalformedOutput,
@@ -32,14 +32,14 @@ from pedrag.runtime.llm import (
     schema_errors,
     strip_reasoning,
 )
-from pedrag.runtime.llm_openai import (
+from pedrag.runtime.llm.openai_backend import (
     ROLE_HEADER,
     EndpointProblem,
     OpenAIBackend,
     OpenAISettings,
     backend_from_env,
 )
-from pedrag.runtime.pricing import Price, PriceBook, load_price_file, price_for
+from pedrag.runtime.llm.pricing import Price, PriceBook, load_price_file, price_for
 from tests.fake_openai import FakeOpenAI, Reply
 
 VERDICT_SCHEMA: dict[str, Any] = {
@@ -729,8 +729,8 @@ def test_fake_server_records_requests_so_tests_can_check_what_the_judge_saw(
 
 
 def test_a_rejected_key_names_the_status_once_and_says_what_to_check(fake_openai) -> None:  # type: ignore[no-untyped-def]
-    from pedrag.runtime.llm import LLMError, LLMRequest
-    from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
+    from pedrag.runtime.llm.interface import LLMError, LLMRequest
+    from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
     from tests.fake_openai import Reply
 
     fake_openai.script(Reply.error(401, "Incorrect API key provided"))

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedrag.runtime.detect_answer import find_answer_reveals, find_numbers
-from pedrag.runtime.detector import AnswerKey
-from pedrag.runtime.number_words import (
+from pedrag.runtime.detect.answer import find_answer_reveals, find_numbers
+from pedrag.runtime.detect.detector import AnswerKey
+from pedrag.runtime.detect.number_words import (
     find_number_words,
     spell_french,
     spell_german,

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from pedrag.dsl.loader import load_text
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import fill_wording
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.offline import fill_wording
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "theories" / "curriculum.yaml"
@@ -247,7 +247,7 @@ def test_material_findings_come_back_from_the_check_cache_until_the_material_cha
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pedrag.compiler.check_cache import CheckCache
-    from pedrag.runtime import material
+    from pedrag.runtime.learning import material
 
     calls: list[str] = []
     real = material.material_findings

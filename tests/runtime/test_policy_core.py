@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from pedrag.runtime.classifier import heuristic_classification
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.policy_core import PolicyInput, compute_contract, ground_for_action
-from pedrag.runtime.state import MetricSchema
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.policy.policy_core import PolicyInput, compute_contract, ground_for_action
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.classifier import heuristic_classification
+from pedrag.runtime.turn.state import MetricSchema
+from pedrag.runtime.turn.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 INJECTIONS = [

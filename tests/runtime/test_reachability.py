@@ -13,9 +13,9 @@ import random
 import pytest
 
 from pedrag.dsl import ast
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM
 
 MESSAGES = [

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from pedrag.cli import main
-from pedrag.runtime.judge import SCHEMA as JUDGE_SCHEMA
-from pedrag.runtime.llm import schema_errors
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.llm.interface import schema_errors
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.judge import SCHEMA as JUDGE_SCHEMA
 from tests import local_llama
 
 pytestmark = pytest.mark.skipif(
@@ -64,7 +64,7 @@ def session_run(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         patch.delenv("OPENAI_API_KEY", raising=False)
         capture = _Capture()
         lessons = _Lessons()
-        logger = logging.getLogger("pedrag.runtime.llm_openai")
+        logger = logging.getLogger("pedrag.runtime.llm.openai_backend")
         logger.addHandler(lessons)
         with capture:
             code = main(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pedrag.runtime.state import (
+from pedrag.runtime.turn.state import (
     CommitTurn,
     MetricSchema,
     SetMetrics,

@@ -25,8 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pedrag.runtime.sqlite_driver import sqlite_dbapi
-from pedrag.runtime.store import (
+from pedrag.runtime.store.session_store import (
     ENV_DB,
     ENV_SYNCHRONOUS,
     SessionNotFound,
@@ -35,6 +34,7 @@ from pedrag.runtime.store import (
     TurnConflict,
     resolve_db_url,
 )
+from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
 
 
 @pytest.fixture
@@ -199,7 +199,7 @@ def test_a_database_error_after_the_state_update_rolls_the_whole_turn_back(
 _WRITER = textwrap.dedent(
     """
     import hashlib, sys
-    from pedrag.runtime.store import SessionStore
+    from pedrag.runtime.store.session_store import SessionStore
 
     db, session_id, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = SessionStore(db)
@@ -349,7 +349,7 @@ def test_stores_opening_a_fresh_database_at_once_all_succeed(db_path: Path) -> N
 _RACER = textwrap.dedent(
     """
     import sys
-    from pedrag.runtime.store import SessionStore, TurnConflict
+    from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 
     db, name, wanted = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = SessionStore(db)
@@ -616,7 +616,7 @@ _JSONISH = st.recursive(
 def test_the_quick_document_check_passes_exactly_what_the_full_check_passes(value: object) -> None:
     """`_plainly_json` spares the path-naming walk of `_json_problem` on a turn's documents;
     it must never pass a document the full check refuses (it may leave doubtful ones to it)."""
-    from pedrag.runtime.store import _json_problem, _plainly_json
+    from pedrag.runtime.store.session_store import _json_problem, _plainly_json
 
     # These documents nest shallowly, so the quick check refuses only what has a problem.
     assert _plainly_json(value) == (_json_problem(value, "audit") is None)

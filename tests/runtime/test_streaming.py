@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedrag.runtime.detect_code import find_fences
-from pedrag.runtime.detector import AnswerKey, CodeMode, Detector
-from pedrag.runtime.streaming import DEFAULT_REPLACEMENT, StreamGuard
+from pedrag.runtime.detect.code import find_fences
+from pedrag.runtime.detect.detector import AnswerKey, CodeMode, Detector
+from pedrag.runtime.turn.streaming import DEFAULT_REPLACEMENT, StreamGuard
 
 SOLUTION_FENCE = (
     "```python\ndef solve(n):\n    total = 0\n    for i in range(n):\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.theory_set import TheoryLoadError, TheorySet
+from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 
 
 def _copy_shipped(folder: Path, *names: str) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pedrag.runtime.audit import format_trace
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.state import SessionState
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.audit import format_trace
+from pedrag.runtime.turn.state import SessionState
+from pedrag.runtime.turn.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 
@@ -124,7 +124,7 @@ def test_a_failed_store_commit_leaves_the_session_state_unchanged() -> None:
 
 
 def test_stream_holds_code_fences_whole() -> None:
-    from pedrag.runtime.tutor import _pieces
+    from pedrag.runtime.turn.tutor import _pieces
 
     reply = "Look at this. Then this.\n```python\nx = 1\ny = 2\n```\nWhat changes?"
     pieces = list(_pieces(reply))

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.llm import LLMRequest, LLMResponse
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.store import SessionStore, TurnConflict
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Session, Tutor
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.session_store import SessionStore, TurnConflict
+from pedrag.runtime.turn.tutor import Session, Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 NO_EXAM_METRIC = CURRICULUM.parent / "no_exam_metric.yaml"
@@ -121,7 +121,7 @@ def test_an_exam_session_never_switches_theory() -> None:
     both = TheorySet({**theories.theories, **plain.theories}, dict(theories.curricula))
     tutor = Tutor(both, curriculum=CURRICULUM, store=MemoryStore())
     session = tutor.start("socratic", exercise="fraction_exam", seed=1)
-    from pedrag.runtime.state import StateError, StateWriter, SwitchTheory
+    from pedrag.runtime.turn.state import StateError, StateWriter, SwitchTheory
 
     with pytest.raises(StateError, match="exam"):
         StateWriter(tutor._schema("socratic")).apply(

@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.personas import PERSONAS
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.personas import PERSONAS
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.llm import LLMRequest
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.interface import LLMRequest
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
@@ -171,7 +171,7 @@ def test_a_judge_revise_verdict_regenerates_once(fake_openai: FakeOpenAI) -> Non
 
 
 def test_the_session_spending_cap_stops_model_calls(fake_openai: FakeOpenAI) -> None:
-    from pedrag.runtime.budget import Budget
+    from pedrag.runtime.turn.budget import Budget
 
     fake_openai.always(scripted({}))
     settings = OpenAISettings(base_url=fake_openai.base_url, api_key="t", retries=0)
@@ -281,7 +281,7 @@ def test_the_revision_note_names_rule_ids_never_the_hidden_answer(fake_openai: F
 
 
 def sqlite_tutor(fake: FakeOpenAI, tmp_path: Any, base_url: str | None = None, **kw: Any) -> Tutor:
-    from pedrag.runtime.store import SessionStore
+    from pedrag.runtime.store.session_store import SessionStore
 
     settings = OpenAISettings(
         base_url=base_url or fake.base_url, api_key="test", retries=0, backoff_s=0

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.budget import Budget
-from pedrag.runtime.detector import AnswerKey, CodeMode, Detector
-from pedrag.runtime.llm import (
+from pedrag.runtime.detect.detector import AnswerKey, CodeMode, Detector
+from pedrag.runtime.llm.interface import (
     LLMRefusal,
     LLMRequest,
     LLMResponse,
@@ -24,11 +23,12 @@ from pedrag.runtime.llm import (
     LLMUnavailable,
     open_stream,
 )
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.streaming import DEFAULT_REPLACEMENT, StreamGuard
-from pedrag.runtime.tutor import Session, TurnResult, Tutor
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.budget import Budget
+from pedrag.runtime.turn.streaming import DEFAULT_REPLACEMENT, StreamGuard
+from pedrag.runtime.turn.tutor import Session, TurnResult, Tutor
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.llm import LLMRequest, LLMResponse
-from pedrag.runtime.llm_openai import OpenAIBackend, OpenAISettings
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.runtime.reveal_payloads import CODE_PAYLOADS, number_payloads, text_payloads
 from tests.runtime.test_tutor_failures import offline_reply
@@ -250,7 +250,7 @@ def test_a_huge_reply_ends_in_the_template() -> None:
 def test_a_stream_that_never_ends_is_cut_by_the_time_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("pedrag.runtime.tutor.MAX_STREAM_SECONDS", 0.3)
+    monkeypatch.setattr("pedrag.runtime.turn.tutor.MAX_STREAM_SECONDS", 0.3)
     tutor = Tutor(shipped(), EndlessStream(), CURRICULUM, MemoryStore())
     session = tutor.start(exercise="mult_7x8", seed=1)
     streamed = "".join(tutor.stream(session, "how do I start?"))

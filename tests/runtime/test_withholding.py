@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedrag.runtime.detect_answer import find_answer_reveals, student_states_answer
-from pedrag.runtime.detector import (
+from pedrag.runtime.detect.answer import find_answer_reveals, student_states_answer
+from pedrag.runtime.detect.detector import (
     MAX_REPLY_CHARS,
     AnswerKey,
     CodeMode,
@@ -19,7 +19,7 @@ from pedrag.runtime.detector import (
     code_mode_for_ceiling,
     detect,
 )
-from pedrag.runtime.streaming import StreamGuard
+from pedrag.runtime.turn.streaming import StreamGuard
 from tests.runtime.reveal_payloads import CODE_PAYLOADS, number_payloads, text_payloads
 
 KEY = AnswerKey("56", accept=("fifty-six",), prompt="What is 7 times 8?")

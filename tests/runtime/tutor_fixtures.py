@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pedrag.runtime.theory_set import TheorySet
+from pedrag.runtime.policy.theory_set import TheorySet
 
 CURRICULUM = Path(__file__).parent.parent / "data" / "runtime" / "curriculum.yaml"
 

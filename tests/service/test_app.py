@@ -15,11 +15,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from pedrag.cli import main as cli_main
-from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
-from pedrag.runtime.offline import OfflineBackend
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
+from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.service.app import RequestIdFilter, ServiceSettings, create_app
-from pedrag.runtime.store import SessionStore
-from pedrag.runtime.streaming import DEFAULT_REPLACEMENT
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.streaming import DEFAULT_REPLACEMENT
 
 REVEALING = (
     "Let's think about groups.",

@@ -6,12 +6,12 @@ import asyncio
 import threading
 import time
 
-from pedrag.runtime.async_tutor import AsyncTutor
-from pedrag.runtime.llm import LLMRequest, LLMResponse, LLMStream
-from pedrag.runtime.memory_store import MemoryStore
-from pedrag.runtime.offline import OfflineBackend
-from pedrag.runtime.theory_set import TheorySet
-from pedrag.runtime.tutor import Tutor
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
+from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.async_tutor import AsyncTutor
+from pedrag.runtime.turn.tutor import Tutor
 
 SENTENCES = ("Think about groups. ", "What is one group worth? ", "And how many are there? ")
 

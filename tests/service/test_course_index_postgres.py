@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import text
 
 from pedrag.extract.materials import index_materials
-from pedrag.runtime.course_index import CourseIndex
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.course.index import CourseIndex
+from pedrag.runtime.store.session_store import SessionStore
 from tests.course_folder import write_course
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 
@@ -53,7 +53,7 @@ def test_postgres_ranks_replaces_and_scopes_course_passages(
 
 
 def test_a_grounded_turn_on_postgres_quotes_and_cites(store: SessionStore, tmp_path: Path) -> None:
-    from pedrag.runtime.tutor import Tutor
+    from pedrag.runtime.turn.tutor import Tutor
     from tests.runtime.test_grounding import CHLOROPHYLL, CURRICULUM, QUESTION
     from tests.runtime.tutor_fixtures import shipped
 

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from pedrag.extract.materials import index_materials
-from pedrag.runtime.course_index import CourseIndex, CourseIndexError
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.course.index import CourseIndex, CourseIndexError
+from pedrag.runtime.store.session_store import SessionStore
 from tests.course_folder import write_course
 from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_course_vectors import (

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.store.session_store import SessionStore
 from tests.service.servers import running_server
 
 CHROMIUM = "/usr/bin/chromium"

@@ -21,8 +21,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from pedrag.runtime.migrate import HEAD
-from pedrag.runtime.store import SessionStore, TurnConflict
+from pedrag.runtime.store.migrate import HEAD
+from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
 
@@ -62,7 +62,7 @@ def fresh_database(pg_url: str) -> str:
 
 OPEN_AND_WRITE = """
 import sys, time
-from pedrag.runtime.store import SessionStore
+from pedrag.runtime.store.session_store import SessionStore
 url, session_id, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
 while time.time() < start:  # imports done: every process opens the store at the same moment
     time.sleep(0.001)

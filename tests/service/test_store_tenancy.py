@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.migrate import HEAD, script_directory
-from pedrag.runtime.sqlite_driver import sqlite_dbapi
-from pedrag.runtime.store import (
+from pedrag.runtime.store.migrate import HEAD, script_directory
+from pedrag.runtime.store.session_store import (
     LearnerNotFound,
     SessionNotFound,
     SessionStore,
@@ -17,6 +16,7 @@ from pedrag.runtime.store import (
     TurnConflict,
     hash_api_key,
 )
+from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
 
 
 @pytest.fixture()

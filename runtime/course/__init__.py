@@ -1,0 +1,1 @@
+"""pedrag.runtime.course: Course materials: the index, passage vectors, passages and grounded turns."""

@@ -1,0 +1,1 @@
+"""pedrag.runtime.learning: The learning loop: grading, mastery, the code runner, exercise material."""

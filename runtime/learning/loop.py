@@ -1,0 +1,137 @@
+"""The learning loop: grade, count, trace mastery, and move on (DESIGN, "Learners, grading and
+mastery").
+
+Runtime stage 2 (with the grader) and the end of a turn (advancing). Takes the student's
+message, the current exercise and the learner's per-goal record; gives the turn's runtime
+events (``answer_graded``, ``correct_answer``, ``wrong_answer``, ``new_wrong_answer``,
+``worked_wrong_answer``), the goal
+record updated by Bayesian Knowledge Tracing, and, after a correct answer, the next exercise:
+the next unsolved one of the goal, else the first goal whose prerequisites are mastered.
+
+The policy core never sees any of this text: only the trusted metrics the declared writers
+derive from the events (`pedrag.runtime.turn.trusted_writer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pedrag.kernel.sources import ADVERSARIAL_INTENTS
+from pedrag.runtime.learning.grader import Grade, grade, shows_work
+from pedrag.runtime.learning.mastery import Tracing, update
+
+WRONG_ANSWERS = "wrong_answers"  # state.extra key: distinct wrong candidates on this exercise
+MAX_REMEMBERED_WRONG = 50
+
+
+@dataclass(frozen=True)
+class GoalRecord:
+    """A learner's evidence on one goal: P(mastered), graded answers seen, exercises solved."""
+
+    mastery: float
+    evidence: int = 0
+    solved: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mastery": self.mastery, "evidence": self.evidence, "solved": list(self.solved)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GoalRecord:
+        return cls(float(data["mastery"]), int(data["evidence"]), tuple(data.get("solved", ())))
+
+
+class CurriculumMap:
+    """Goals, prerequisites and exercise order of one curriculum (its pydantic model)."""
+
+    def __init__(self, curriculum: Any) -> None:
+        self.goals = {goal.id: goal for goal in curriculum.goals}
+        self.exercises = list(curriculum.exercises)
+
+    def tracing(self, goal_id: str) -> Tracing:
+        goal = self.goals.get(goal_id)
+        return Tracing.of(getattr(goal, "knowledge_tracing", None))
+
+    def threshold(self, goal_id: str) -> float:
+        goal = self.goals.get(goal_id)
+        return float(goal.mastery_threshold) if goal is not None else 0.8
+
+    def record(self, records: Mapping[str, GoalRecord], goal_id: str) -> GoalRecord:
+        return records.get(goal_id) or GoalRecord(self.tracing(goal_id).prior)
+
+    def mastered(self, records: Mapping[str, GoalRecord], goal_id: str) -> bool:
+        return self.record(records, goal_id).mastery >= self.threshold(goal_id)
+
+    def missing_prerequisites(self, records: Mapping[str, GoalRecord], goal_id: str) -> list[str]:
+        goal = self.goals.get(goal_id)
+        requires = list(goal.requires) if goal is not None else []
+        return [g for g in requires if not self.mastered(records, g)]
+
+    def next_exercise(self, records: Mapping[str, GoalRecord], after: Any | None) -> Any | None:
+        """The next practice exercise: an unsolved one of the same goal, else the first unsolved
+        exercise of the first goal (in curriculum order) that is open and not yet mastered."""
+        solved = {e for record in records.values() for e in record.solved}
+        candidates = [e for e in self.exercises if not e.exam and e.id not in solved]
+        if after is not None:
+            candidates = [e for e in candidates if e.id != after.id]
+            same_goal = [e for e in candidates if e.goal == after.goal]
+            if same_goal and not self.mastered(records, after.goal):
+                return same_goal[0]
+        for goal_id in self.goals:
+            if self.mastered(records, goal_id) or self.missing_prerequisites(records, goal_id):
+                continue
+            for exercise in candidates:
+                if exercise.goal == goal_id:
+                    return exercise
+        return None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    grade: Grade
+    events: tuple[str, ...]
+    record: GoalRecord | None  # the goal's record after this answer (None: no graded answer)
+    wrong_answers: tuple[str, ...]
+
+
+def assess(
+    message: str,
+    *,
+    key: Any | None,
+    tests: Sequence[tuple[str, str]],
+    exam: bool,
+    intent: Any,
+    solved: bool,
+    wrong_answers: Sequence[str],
+    record: GoalRecord,
+    tracing: Tracing,
+) -> Assessment:
+    """Grade one message and derive the turn's events and the goal's new record."""
+    if key is None or solved:
+        return Assessment(Grade("none"), (), None, tuple(wrong_answers))
+    if exam and intent in ADVERSARIAL_INTENTS:
+        # seed 2, G4: an exam is never passed through an injection or a demand; not graded.
+        return Assessment(
+            Grade("none", facts=("not graded: not an answer",)), (), None, tuple(wrong_answers)
+        )
+    result = grade(message, key, tests=tests, intent=intent if isinstance(intent, str) else None)
+    if result.verdict == "error":
+        # Fails closed: code that could not run is neither right nor a new wrong answer.
+        return Assessment(result, ("answer_graded", "grader_error"), None, tuple(wrong_answers))
+    if not result.graded:
+        return Assessment(result, (), None, tuple(wrong_answers))
+    correct = result.verdict == "correct"
+    events = ["answer_graded", "correct_answer" if correct else "wrong_answer"]
+    remembered = tuple(wrong_answers)
+    if not correct and result.candidate is not None and result.candidate not in remembered:
+        events.append("new_wrong_answer")
+        if shows_work(message):
+            events.append("worked_wrong_answer")
+        remembered = (*remembered, result.candidate)[-MAX_REMEMBERED_WRONG:]
+    new = replace(
+        record,
+        mastery=update(record.mastery, correct, tracing),
+        evidence=record.evidence + 1,
+    )
+    return Assessment(result, tuple(events), new, remembered)

@@ -1,0 +1,279 @@
+"""An exercise's teaching material, what the tutor has already said, and the material check.
+
+Runtime, generation input. Takes a curriculum exercise (its per-step hints, worked example on a
+parallel problem, parallel item, common misconceptions and partly finished outline) and the
+session's record of what the tutor said (``said``: hints given so far, fingerprints of recent
+replies, the previous reply); gives this turn's material for the actor — the next hint in
+order, the worked example, ... — and, after the reply, the updated record. The record lives in
+the session state (``state.extra[SAID]``), never in the backend: a tutor process serves many
+sessions.
+
+The material check (:func:`material_diagnostics`) runs the answer-reveal detector over every
+piece of material at load time (`TheorySet` loading a curriculum) and in `pedrag check`: a hint
+or worked example that states the exercise's answer is an error at its file:line:column, because
+the runtime would otherwise hand the answer out on the hint ladder's lower rungs.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
+
+if TYPE_CHECKING:
+    from pedrag.compiler.check_cache import Memo
+    from pedrag.dsl.diagnostics import Diagnostic
+
+SAID = "said"  # state.extra key: what the tutor has said in this session
+RECENT = 12  # replies remembered (as fingerprints) to avoid repeating any of them
+CHECK = "material-reveals-answer"
+# The placeholders a wording may use, each filled from the material of the turn.
+PLACEHOLDERS = MATERIAL_PLACEHOLDERS
+PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+@dataclass(frozen=True)
+class Material:
+    """One exercise's teaching material, as the curriculum declares it."""
+
+    prompt: str = ""
+    hints: tuple[str, ...] = ()
+    example: str = ""  # the worked example, problem and steps in one paragraph
+    parallel: str = ""  # the parallel item's prompt
+    misconceptions: tuple[str, ...] = ()
+    outline: str = ""
+    solution: str = ""
+
+    @classmethod
+    def from_exercise(cls, exercise: Any) -> Material:
+        worked = getattr(exercise, "worked_example", None)
+        parallel = getattr(exercise, "parallel", None)
+        return cls(
+            prompt=exercise.prompt,
+            hints=tuple(getattr(exercise, "hints", ()) or ()),
+            example=_worked_text(worked) if worked is not None else "",
+            parallel=parallel.prompt if parallel is not None else "",
+            misconceptions=tuple(getattr(exercise, "misconceptions", ()) or ()),
+            outline=getattr(exercise, "outline", None) or "",
+            solution=exercise.solution or "",
+        )
+
+
+def _worked_text(worked: Any) -> str:
+    steps = " ".join(_sentence(step) for step in worked.steps)
+    return f"{_sentence(worked.problem)} {steps}"
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?", ":")) else text + "."
+
+
+def fingerprint(text: str) -> str:
+    """A short stable fingerprint of a reply (case and spacing ignored)."""
+    folded = " ".join(text.lower().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
+
+
+def turn_material(
+    material: Material | None,
+    said: Mapping[str, Any],
+    *,
+    rung: int,
+    explain: bool,
+    solved: str = "",
+) -> dict[str, str]:
+    """The material this turn may use, by placeholder name.
+
+    Content comes in the order the hint ladder allows it: hints from H3 (the next one not yet
+    given, walking the curriculum's order; the last stays available once all are given),
+    misconceptions from H2, the worked example and the parallel item from H5, the outline from
+    H6, the solution only in explain mode. ``solved`` is the prompt of an exercise the learner's
+    records say they solved (for "you solved a similar problem" — said only when true)."""
+    out: dict[str, str] = {}
+    if material is None:
+        return out
+    out["prompt"] = material.prompt
+    if solved:
+        out["solved"] = solved
+    if rung >= 2 and material.misconceptions:
+        index = int(said.get("misconceptions", 0)) % len(material.misconceptions)
+        out["misconception"] = material.misconceptions[index]
+    if rung >= 3 and material.hints:
+        given = int(said.get("hints", 0))
+        out["hint"] = material.hints[min(given, len(material.hints) - 1)]
+    if rung >= 5 and material.example:
+        out["example"] = material.example
+    if rung >= 5 and material.parallel:
+        out["parallel"] = material.parallel
+    if rung >= 6 and material.outline:
+        out["outline"] = material.outline
+    if explain and rung >= 7 and material.solution:
+        out["solution"] = material.solution
+    return out
+
+
+def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool:
+    """Whether the placeholder ``name`` would give the learner something not yet given."""
+    if material is None:
+        return False
+    if name == "hint":
+        return int(said.get("hints", 0)) < len(material.hints)
+    if name in ("example", "parallel", "outline", "misconception"):
+        return name not in said.get("shown", ())
+    return False
+
+
+def after_reply(
+    said: Mapping[str, Any],
+    reply: str,
+    used: Mapping[str, str],
+    material: Material | None,
+    *,
+    keep_text: bool = True,
+) -> dict[str, Any]:
+    """The record of what was said, after ``reply``: a piece of material counts as given only
+    when the reply the learner saw contains it. ``keep_text=False`` (transcripts off) keeps
+    only fingerprints: a reply can echo the learner's own words ("Not quite: 54 isn't it")."""
+    folded = " ".join(reply.split())
+    new: dict[str, Any] = {
+        "hints": int(said.get("hints", 0)),
+        "misconceptions": int(said.get("misconceptions", 0)),
+        "shown": list(said.get("shown", ())),
+        "recent": [*said.get("recent", ()), fingerprint(reply)][-RECENT:],
+        "last": reply if keep_text else "",
+        "last_fp": fingerprint(reply),
+        "count": int(said.get("count", 0)) + 1,
+    }
+    for name, text in used.items():
+        if " ".join(text.split()) not in folded:
+            continue
+        if name == "hint" and material is not None and new["hints"] < len(material.hints):
+            new["hints"] += 1
+        elif name == "misconception":
+            new["misconceptions"] += 1
+        if name in ("example", "parallel", "outline", "misconception") and name not in new["shown"]:
+            new["shown"].append(name)
+    return new
+
+
+def exercise_start(said: Mapping[str, Any]) -> dict[str, Any]:
+    """A new exercise: its material starts again; the memory of recent replies stays."""
+    return {
+        "recent": list(said.get("recent", ())),
+        "last": said.get("last", ""),
+        "last_fp": said.get("last_fp", ""),
+        "count": int(said.get("count", 0)),
+    }
+
+
+# -- the material check ------------------------------------------------------------------------
+
+
+def _pieces(exercise: Any) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """(path inside the exercise, what it is, text) for every piece shown to a learner."""
+    for index, hint in enumerate(getattr(exercise, "hints", ()) or ()):
+        yield ("hints", index), f"hint {index + 1}", hint
+    worked = getattr(exercise, "worked_example", None)
+    if worked is not None:
+        yield ("worked_example", "problem"), "the worked example's problem", worked.problem
+        for index, step in enumerate(worked.steps):
+            yield ("worked_example", "steps", index), f"worked-example step {index + 1}", step
+    parallel = getattr(exercise, "parallel", None)
+    if parallel is not None:
+        yield ("parallel", "prompt"), "the parallel item", parallel.prompt
+        yield ("parallel", "answer"), "the parallel item's answer", parallel.answer
+    for index, text in enumerate(getattr(exercise, "misconceptions", ()) or ()):
+        yield ("misconceptions", index), f"misconception {index + 1}", text
+    outline = getattr(exercise, "outline", None)
+    if outline:
+        yield ("outline",), "the outline", outline
+
+
+def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path inside the exercise, message) for each piece of material that states the answer."""
+    from pedrag.runtime.detect.detector import AnswerKey, CodeMode, Detector
+
+    key = AnswerKey(
+        answer=exercise.answer,
+        accept=tuple(exercise.accept),
+        solution=exercise.solution,  # the key the runtime's detector checks each reply against
+        prompt=exercise.prompt,
+    )
+    detector = Detector(code_mode=CodeMode.OPEN, answer=key)
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for path, what, text in _pieces(exercise):
+        verdict = detector.check(text)
+        if verdict.flagged:
+            found.append(
+                (
+                    path,
+                    f"{what} of exercise `{exercise.id}` states its answer ({verdict.reason})",
+                )
+            )
+    return found
+
+
+def material_key(exercise: Any) -> str:
+    """What an exercise's material findings depend on, as text: its id (it is in the
+    messages), its answer key and every piece of its material."""
+    return repr(
+        (
+            exercise.id,
+            exercise.answer,
+            tuple(exercise.accept),
+            exercise.solution,
+            exercise.prompt,
+            tuple(_pieces(exercise)),
+        )
+    )
+
+
+def material_diagnostics(loaded: Any, memo: Memo | None = None) -> list[Diagnostic]:
+    """The material check over a loaded curriculum file (`pedrag.dsl.loader.LoadedFile`).
+    `memo`: earlier findings by `material_key` (`pedrag check` passes its on-disk check cache;
+    the detector is not even imported when every exercise's material is unchanged)."""
+    from pedrag.compiler.check_cache import remembered
+    from pedrag.dsl.diagnostics import error  # only when checking a file: not on the turn path
+
+    curriculum = getattr(loaded, "curriculum", None)
+    positions = getattr(loaded, "positions", None)
+    if curriculum is None:
+        return []
+    out: list[Diagnostic] = []
+    for index, exercise in enumerate(curriculum.model.exercises):
+        key = material_key(exercise) if memo is not None else ""
+        found = remembered(memo, key, functools.partial(material_findings, exercise))
+        for path, message in found:
+            span = positions.span(("exercises", index, *path)) if positions is not None else None
+            out.append(
+                error(
+                    CHECK,
+                    message,
+                    span,
+                    items=(f"exercise:{exercise.id}",),
+                    help="reword it so it points the way without giving the result",
+                )
+            )
+    return out
+
+
+def placeholders(text: str) -> list[str]:
+    return PLACEHOLDER.findall(text)
+
+
+def fill(text: str, values: Mapping[str, str]) -> str | None:
+    """``text`` with every placeholder filled, or None when one has no value this turn."""
+    missing = [name for name in placeholders(text) if not values.get(name)]
+    if missing:
+        return None
+    return PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
+
+
+def wordings(template: str | None, variants: Sequence[str]) -> tuple[str, ...]:
+    return tuple(text for text in (template or "", *variants) if text)

@@ -1,0 +1,245 @@
+"""The offline LLM backend: deterministic answers for every role, no network.
+
+Runtime, LLM backends. Takes any :class:`~pedrag.runtime.llm.interface.LLMRequest` the turn loop builds;
+gives an :class:`~pedrag.runtime.llm.interface.LLMResponse` worked out from the request alone:
+
+- ``classifier`` / ``analyzer``: the heuristic classifier and analyzer over the framed message,
+  for exactly the metrics the request's JSON Schema asks for;
+- ``actor``: on a grounded turn, the best course passage quoted and cited
+  (``pedrag.runtime.llm.offline_grounded``); otherwise one of the action's wordings (``WORDINGS:``,
+  else the ``ACTION TEMPLATE:`` line), filled from the exercise's teaching material
+  (``TEACHING MATERIAL:``): wordings that give the learner something new (the next hint, the
+  worked example) first, rotated by the session's reply count, skipping any recently said
+  (``ALREADY SAID:``) and never the previous reply;
+- ``judge``: the rubric as patterns (:func:`pedrag.runtime.turn.judge.rule_based_verdict`);
+- ``selector``: :func:`pedrag.runtime.policy.rule_engine.offline_select`;
+- ``student`` / ``evaluator`` / ``extractor``: a neutral fixed reply.
+
+``stream`` gives the same reply as ``complete``, cut into words (each with its trailing
+whitespace), so the streaming turn is exercised offline exactly as against a model.
+
+Why a real backend instead of ``if offline:`` branches: offline runs then exercise the very
+same code path as a model-backed tutor — prompts, schemas, parsing, judge and fallbacks — which
+is what makes the offline quickstart and the test suite evidence about the real thing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pedrag.runtime.learning.material import fill, fingerprint, placeholders
+from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
+from pedrag.runtime.llm.offline_grounded import grounded_reply
+from pedrag.runtime.policy.rule_engine import offline_select
+from pedrag.runtime.turn.analyzer import heuristic_inference
+from pedrag.runtime.turn.classifier import heuristic_classification, unframe_message
+from pedrag.runtime.turn.generator import (
+    GRADER_FACTS_MARK,
+    MATERIAL_MARK,
+    SAFE_LINE,
+    SAID_MARK,
+    TEMPLATE_MARK,
+    WORDINGS_MARK,
+)
+from pedrag.runtime.turn.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
+from pedrag.runtime.turn.state import MetricField
+
+MODEL = "offline"
+_WORD = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _fields_from_schema(schema: dict[str, Any]) -> dict[str, MetricField]:
+    fields: dict[str, MetricField] = {}
+    for name, spec in schema.get("properties", {}).items():
+        if "enum" in spec:
+            fields[name] = MetricField(
+                name, "enum", "classified", values=tuple(spec["enum"]), default=spec["enum"][0]
+            )
+        elif spec.get("type") == "boolean":
+            fields[name] = MetricField(name, "bool", "classified", default=False)
+        else:
+            low, high = float(spec.get("minimum", 0)), float(spec.get("maximum", 1))
+            kind: Literal["int", "float"] = "int" if spec.get("type") == "integer" else "float"
+            fields[name] = MetricField(name, kind, "classified", low, high, default=low)
+    return fields
+
+
+# Restating the question is always within the contract (the learner can read it anyway): the
+# last resort when every wording of the action was said recently.
+_RESTATE = (
+    "{wording} The question is still: {prompt}",
+    "Back to the question ({prompt}). {wording}",
+    "{wording} (We're working on: {prompt})",
+)
+
+
+def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, Any]) -> str:
+    """The reply: a wording of the action filled from the turn's material.
+
+    Wordings whose placeholders this turn's material cannot fill are dropped; those that give
+    something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
+    come first; each group is rotated by the session's reply count. The first not said recently
+    wins, then the same wordings restating the question; else the first that differs from the
+    previous reply.
+    """
+    values = {str(k): str(v) for k, v in material.items() if v}
+    fresh = set(said.get("fresh", ()))
+    recent = set(said.get("recent", ()))
+    last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
+    count = int(said.get("count", 0) or 0)
+    filled: list[tuple[bool, str]] = []
+    for wording in wordings:
+        text = fill(wording, values)
+        if text is not None and all(text != other for _, other in filled):
+            filled.append((bool(fresh.intersection(placeholders(wording))), text))
+    if not filled:
+        return ""
+    ordered: list[str] = []
+    for group in (True, False):
+        texts = [text for new, text in filled if new == group]
+        if texts:
+            shift = count % len(texts)
+            ordered += texts[shift:] + texts[:shift]
+    prompt = values.get("prompt", "")
+    restated = [
+        frame.replace("{prompt}", prompt).replace("{wording}", text)
+        for frame in _RESTATE
+        for text in ordered
+        if prompt and prompt not in text
+    ]
+    for text in [*ordered, *restated]:
+        if fingerprint(text) not in recent and fingerprint(text) != last:
+            return text
+    for text in [*ordered, *restated]:
+        if fingerprint(text) != last:
+            return text
+    return ordered[0]
+
+
+_WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
+_FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
+_UNGRADED = "the learner's code could not be graded: "
+
+
+def grader_preface(system: str) -> str:
+    """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
+    grader decided; the actor only says what it found). A correct answer's confirmation is the
+    runtime's own line, so it is not repeated here."""
+    start = system.find(GRADER_FACTS_MARK)
+    if start < 0:
+        return ""
+    for line in system[start:].split("\n")[1:]:
+        if not line.startswith("- "):
+            break
+        fact = line[2:].strip()
+        if match := _WRONG_FACT.match(fact):
+            return f"Not quite: {match.group(2)} isn't it."
+        if match := _FAILED_TEST.match(fact):
+            call, got, expected = match.groups()
+            return f"Not yet: I ran your code, and {call} gave {got} where {expected} was expected."
+        if fact.startswith(_UNGRADED):
+            return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
+    return ""
+
+
+def _marked(system: str, mark: str) -> str:
+    start = system.find(mark)
+    if start < 0:
+        return ""
+    return system[start + len(mark) :].split("\n", 1)[0].strip()
+
+
+def _marked_json(system: str, mark: str) -> Any:
+    line = _marked(system, mark)
+    if not line:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(line)
+    except ValueError:
+        return None
+    return value
+
+
+class OfflineBackend:
+    """Deterministic :class:`~pedrag.runtime.llm.interface.LLMBackend`; ``calls`` counts requests."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls += 1
+        user = request.messages[-1][1]
+        system = request.messages[0][1]
+        parsed: dict[str, Any] | None = None
+        if request.role == "classifier" and request.json_schema:
+            parsed = heuristic_classification(
+                unframe_message(user), _fields_from_schema(request.json_schema)
+            )
+        elif request.role == "analyzer" and request.json_schema:
+            parsed = heuristic_inference(
+                unframe_message(user), _fields_from_schema(request.json_schema)
+            )
+        elif request.role == "judge":
+            parsed = self._judge(user)
+        elif request.role == "selector":
+            payload = json.loads(user)
+            parsed = {"action": offline_select(payload["allowed"], payload["metrics"])}
+        if parsed is not None:
+            text = json.dumps(parsed, sort_keys=True)
+        elif request.role == "actor":
+            line = self._actor(system)
+            text = grounded_reply(system, unframe_message(user), line) or line
+        else:
+            text = "I'm not sure yet."
+        return LLMResponse(
+            text=text,
+            parsed=parsed if request.json_schema is not None else None,
+            model=MODEL,
+            prompt_tokens=sum(len(content) for _, content in request.messages) // 4,
+            completion_tokens=len(text) // 4,
+            cost_usd=0.0,
+            latency_ms=0.0,
+            role=request.role,
+        )
+
+    def stream(self, request: LLMRequest) -> LLMStream:
+        """:meth:`complete`'s reply in small deterministic chunks (one word each)."""
+
+        def deltas(handle: LLMStream) -> Iterator[str]:
+            response = self.complete(request)
+            handle.response = response
+            for match in _WORD.finditer(response.text):
+                yield match.group(0)
+
+        return LLMStream(deltas)
+
+    @staticmethod
+    def _actor(system: str) -> str:
+        line = _marked(system, TEMPLATE_MARK)
+        wordings = _marked_json(system, WORDINGS_MARK)
+        if not isinstance(wordings, list) or not wordings:
+            return line or SAFE_LINE
+        material = _marked_json(system, MATERIAL_MARK)
+        said = _marked_json(system, SAID_MARK)
+        reply = fill_wording(
+            [str(w) for w in wordings],
+            material if isinstance(material, dict) else {},
+            said if isinstance(said, dict) else {},
+        ) or (line or SAFE_LINE)
+        preface = grader_preface(system)
+        return f"{preface} {reply}" if preface else reply
+
+    @staticmethod
+    def _judge(user: str) -> dict[str, str]:
+        contract_line, sources_line, passages_line = user.split("\n", 3)[:3]
+        start, end = user.find(DRAFT_OPEN), user.rfind(DRAFT_CLOSE)
+        draft = user[start + len(DRAFT_OPEN) : end].strip("\n")
+        return rule_based_verdict(
+            json.loads(contract_line.removeprefix("CONTRACT: ")),
+            draft,
+            json.loads(sources_line.removeprefix("SOURCES: ")),
+            json.loads(passages_line.removeprefix("PASSAGES: ")),
+        )

@@ -1,5 +1,0 @@
-"""Alembic migrations of the session database (package data; see ``pedrag.runtime.migrate``).
-
-Each module in ``versions/`` is one revision. Never edit a released revision: add a new one,
-and update ``pedrag.runtime.store_schema`` (the head as SQLAlchemy tables) with it.
-"""

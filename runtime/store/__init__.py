@@ -1,0 +1,1 @@
+"""pedrag.runtime.store: Persistence: session stores, schema, migrations, the SQLite driver."""

@@ -1,0 +1,51 @@
+"""What persistence can raise, apart from the store itself.
+
+Runtime stage, stdlib only: the tutor and the in-memory store catch and raise these without
+loading SQLAlchemy (`pedrag.runtime.store.session_store` re-exports them for its callers).
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Persistence failed: database unreachable or locked too long, or a value that cannot be
+    stored. The base of every error this module raises."""
+
+
+class SessionNotFound(StoreError):
+    """No session with this id exists."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session with id {session_id!r}")
+        self.session_id = session_id
+
+
+class AlreadyExists(StoreError):
+    """An id given to ``create_*`` is taken (a session, a learner or a tenant)."""
+
+
+class LearnerNotFound(StoreError):
+    """No learner with this id exists (for this store's tenant)."""
+
+    def __init__(self, learner_id: str) -> None:
+        super().__init__(f"no learner with id {learner_id!r}")
+        self.learner_id = learner_id
+
+
+class TurnConflict(StoreError):
+    """``save_turn`` was given a turn index other than committed turns + 1; nothing was written.
+
+    Usually another writer committed this turn first: reload the session and decide again.
+    """
+
+    def __init__(self, session_id: str, turn_index: int, committed_turns: int) -> None:
+        super().__init__(
+            f"session {session_id!r}: cannot save turn {turn_index}, "
+            f"{committed_turns} turn(s) are committed (expected turn {committed_turns + 1})"
+        )
+        self.session_id = session_id
+        self.turn_index = turn_index
+        self.committed_turns = committed_turns
+
+
+__all__ = ["AlreadyExists", "LearnerNotFound", "SessionNotFound", "StoreError", "TurnConflict"]

@@ -1,0 +1,134 @@
+"""An in-memory session store with :class:`~pedrag.runtime.store.session_store.SessionStore`'s interface.
+
+Runtime, persistence for tests and throwaway runs (``Tutor(..., store=MemoryStore())``; a tutor
+given no store persists to ``$PEDRAG_DB``).
+Takes and gives the same JSON documents as the SQL store: ``create_session``, ``save_turn``
+(a turn is all-or-nothing and a compare-and-set on the turn index), ``load_session``,
+``audit_records``, ``list_sessions``, ``add_spend``/``spend``. Documents are copied through
+JSON on the way in and out, so what you save is exactly what you load, as with SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
+
+__all__ = ["MemoryStore", "SessionNotFound", "StoreError", "TurnConflict"]
+
+
+def _copy(document: Any, what: str) -> Any:
+    try:
+        text = json.dumps(document, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise StoreError(f"{what} is not a plain JSON document: {error}") from error
+    copied = json.loads(text)
+    if copied != document:
+        raise StoreError(f"{what} does not survive JSON unchanged (tuples, int keys?)")
+    return copied
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sessions: dict[str, dict[str, Any]] = {}
+        self._spend: dict[str, float] = {}
+        self._learners: dict[str, dict[str, dict[str, Any]]] = {}
+
+    @property
+    def url(self) -> str:
+        return "memory://"
+
+    def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+        meta, state = _copy(meta, "meta"), _copy(state, "state")
+        now = datetime.now(UTC)
+        with self._lock:
+            if session_id in self._sessions:
+                raise StoreError(f"a session with id {session_id!r} already exists")
+            self._sessions[session_id] = {
+                "meta": meta,
+                "state": state,
+                "turns": 0,
+                "audit": [],
+                "created_at": now,
+                "updated_at": now,
+            }
+
+    def save_turn(
+        self,
+        session_id: str,
+        turn_index: int,
+        state: dict[str, Any],
+        audit: dict[str, Any],
+        learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
+    ) -> None:
+        state, audit = _copy(state, "state"), _copy(audit, "audit")
+        goals = _copy(dict(learner[1]), "learner") if learner is not None else None
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(session_id)
+            if session["turns"] != turn_index - 1:
+                raise TurnConflict(session_id, turn_index, session["turns"])
+            session.update(state=state, turns=turn_index, updated_at=datetime.now(UTC))
+            session["audit"].append(audit)
+            if learner is not None and goals is not None:
+                self._learners.setdefault(learner[0], {}).update(goals)
+
+    def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return _copy(self._learners.get(learner_id, {}), "learner")  # type: ignore[no-any-return]
+
+    def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(session_id)
+            return (
+                _copy(session["meta"], "meta"),
+                _copy(session["state"], "state"),
+                session["turns"],
+            )
+
+    def audit_records(self, session_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(session_id)
+            return [_copy(record, "audit") for record in session["audit"]]
+
+    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        with self._lock:
+            items = sorted(self._sessions.items(), key=lambda kv: kv[1]["updated_at"], reverse=True)
+            return [
+                {
+                    "id": key,
+                    "created_at": value["created_at"],
+                    "updated_at": value["updated_at"],
+                    "turns": value["turns"],
+                    "meta": dict(value["meta"]),
+                }
+                for key, value in items[:limit]
+            ]
+
+    def add_spend(self, scope: str, usd: float) -> float:
+        with self._lock:
+            self._spend[scope] = self._spend.get(scope, 0.0) + float(usd)
+            return self._spend[scope]
+
+    def spend(self, scope: str) -> float:
+        with self._lock:
+            return self._spend.get(scope, 0.0)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

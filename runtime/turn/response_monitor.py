@@ -1,0 +1,60 @@
+"""Stage 9, the response monitor: fingerprints of the tutor's own reply -> ``observed`` metrics.
+
+Takes the reply the student saw, the action and rung it carried out, the detector's verdict on
+it and the previous observed values; gives :class:`Fingerprint` (question asked, hint given,
+explanation, answer revealed) and the theory's observed metrics for the next turn. Only the
+metric names the shipped theories use are derived here; others keep their value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pedrag.runtime.turn.state import MetricField, MetricValue
+
+HINT_TAGS = frozenset({"hint", "explain", "example", "partial_solution", "debugging"})
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    question_asked: bool
+    hint_given: bool
+    explanation: bool
+    answer_revealed: bool
+
+    def to_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+
+def fingerprint(reply: str, *, rung: int, tags: frozenset[str], revealed: bool) -> Fingerprint:
+    return Fingerprint(
+        question_asked="?" in reply,
+        hint_given=bool(tags & HINT_TAGS) or 2 <= rung <= 6,
+        explanation=rung >= 4 or "explain" in tags,
+        answer_revealed=revealed,
+    )
+
+
+def observed_metrics(
+    print_: Fingerprint,
+    *,
+    action: str,
+    last_action: str | None,
+    previous: Mapping[str, MetricValue],
+    fields: Mapping[str, MetricField],
+) -> dict[str, MetricValue]:
+    derived: dict[str, Any] = {
+        "same_action_streak": (int(previous.get("same_action_streak", 0)) + 1)
+        if action == last_action
+        else 1,
+        "hints_in_row": (int(previous.get("hints_in_row", 0)) + 1) if print_.hint_given else 0,
+        "answer_revealed": print_.answer_revealed,
+        "questions_asked": int(previous.get("questions_asked", 0)) + int(print_.question_asked),
+    }
+    values: dict[str, MetricValue] = {}
+    for name, item in fields.items():
+        if name in derived:
+            values[name] = item.coerce(derived[name])
+    return values
