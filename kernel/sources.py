@@ -35,6 +35,17 @@ STAGE_WRITERS = {
     "computed": "its history function",
 }
 
+# What the response monitor writes (seed 1, stage 9): the observed metrics it derives from the
+# tutor's own replies, by name and type. The monitor computes exactly these, and an observed
+# metric of any other name is written by nothing, so it stays at its default in every session
+# (`unwritten-metric`, a warning). One table, read by the runtime and the compiler alike.
+OBSERVED_WRITES: dict[str, str] = {
+    "same_action_streak": "int",  # turns in a row the same action was taken (1 = new action)
+    "hints_in_row": "int",  # replies in a row that gave a hint
+    "answer_revealed": "bool",  # the detector found the reply revealing (after the guard)
+    "questions_asked": "int",  # replies so far that asked the learner a question
+}
+
 # Runtime events a trusted writer can name. `action:<name>` (the tutor took that action this
 # turn) is an event too, for every action of the theory.
 EVENTS = {
@@ -192,6 +203,11 @@ def parse_writer(
         f"unknown writer keys {sorted(map(str, keys))} "
         "(use {count: EVENT}, {set_on: EVENT, clear_on: EVENT} or {advance: {VALUE: EVENT}})"
     )
+
+
+def writes_observed(name: str, metric_type: str) -> bool:
+    """Whether the response monitor writes an observed metric of this name and type."""
+    return OBSERVED_WRITES.get(name) == metric_type
 
 
 def default_writer(name: str) -> Any | None:

@@ -1,11 +1,14 @@
-"""unwritten-metric: a condition reads a trusted metric that nothing writes.
+"""unwritten-metric: a condition reads a metric that nothing writes.
 
 Semantic check over the theory's writers (DESIGN, "Writers"; `pedrag.kernel.sources`). The
 stage that writes a classified, inferred, observed or computed metric is given by its source;
 a trusted metric is written only by the runtime events its `writer:` names (or the kernel's
 default writer for a conventional name such as `attempts`). A trusted metric without one keeps
 its default for the whole session, so every rule that needs another value can never fire in a
-real session, whatever the other checks prove about the states where it would.
+real session, whatever the other checks prove about the states where it would. The response
+monitor writes only the observed metrics of the kernel's ``OBSERVED_WRITES`` table; an observed
+metric of another name is reported too, as a warning (it is not trusted state, but the rules
+that read it are as dead in practice).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import TYPE_CHECKING
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.ir import MetricInfo
+from pedrag.kernel.sources import OBSERVED_WRITES, writes_observed
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis
@@ -65,22 +70,48 @@ def _readers(analysis: Analysis) -> dict[str, list[str]]:
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
     readers = _readers(analysis)
     for name, metric in analysis.theory.metrics.items():
-        if metric.source != "trusted" or metric.writer is not None or name not in readers:
+        if name not in readers:
+            continue
+        if metric.source == "observed" and not writes_observed(name, metric.type):
+            yield _unobserved(name, metric, readers[name])
+            continue
+        if metric.source != "trusted" or metric.writer is not None:
             continue
         items = readers[name]
-        shown = ", ".join(f"`{item.split(':', 1)[1]}`" for item in items[:5])
-        more = f" and {len(items) - 5} more" if len(items) > 5 else ""
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
             message=(
-                f"trusted metric `{name}` is read ({shown}{more}) but no runtime event writes "
+                f"trusted metric `{name}` is read ({_shown(items)}) but no runtime event writes "
                 f"it: it stays {_literal(metric.default)} in every session"
             ),
             span=metric.span,
             items=(f"metric:{name}", *items),
             help=INFO.fix,
         )
+
+
+def _unobserved(name: str, metric: MetricInfo, items: list[str]) -> Diagnostic:
+    known = ", ".join(f"`{n}` ({kind})" for n, kind in OBSERVED_WRITES.items())
+    return Diagnostic(
+        check=INFO.name,
+        severity=Severity.WARNING,
+        message=(
+            f"observed metric `{name}` is read ({_shown(items)}) but the response monitor does "
+            f"not write it: it stays {_literal(metric.default)} in every session"
+        ),
+        span=metric.span,
+        items=(f"metric:{name}", *items),
+        help=(
+            f"the response monitor writes only {known}; use one of those, or make `{name}` an "
+            "inferred metric (the context analyzer estimates it) or a computed one"
+        ),
+    )
+
+
+def _shown(items: list[str]) -> str:
+    shown = ", ".join(f"`{item.split(':', 1)[1]}`" for item in items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
 def _literal(value: object) -> str:

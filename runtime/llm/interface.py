@@ -49,6 +49,11 @@ class LLMRequest:
     schema_name: str = "reply"
     temperature: float | None = None
     max_tokens: int | None = None
+    # The metric definitions behind ``json_schema`` (name -> MetricField), for a backend that
+    # answers without a model (the offline one): a JSON Schema carries no declared default, so
+    # rebuilding the metrics from it would turn an inferred metric's default of 0.6 into 0.0.
+    # Never sent to a server.
+    metric_fields: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

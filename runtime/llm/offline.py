@@ -67,6 +67,13 @@ def _fields_from_schema(schema: dict[str, Any]) -> dict[str, MetricField]:
     return fields
 
 
+def _request_fields(request: LLMRequest) -> dict[str, MetricField]:
+    """The request's real metric definitions (declared defaults kept), else the schema's."""
+    if request.metric_fields is not None:
+        return dict(request.metric_fields)
+    return _fields_from_schema(request.json_schema or {})
+
+
 # Restating the question is always within the contract (the learner can read it anyway): the
 # last resort when every wording of the action was said recently.
 _RESTATE = (
@@ -175,13 +182,9 @@ class OfflineBackend:
         system = request.messages[0][1]
         parsed: dict[str, Any] | None = None
         if request.role == "classifier" and request.json_schema:
-            parsed = heuristic_classification(
-                unframe_message(user), _fields_from_schema(request.json_schema)
-            )
+            parsed = heuristic_classification(unframe_message(user), _request_fields(request))
         elif request.role == "analyzer" and request.json_schema:
-            parsed = heuristic_inference(
-                unframe_message(user), _fields_from_schema(request.json_schema)
-            )
+            parsed = heuristic_inference(unframe_message(user), _request_fields(request))
         elif request.role == "judge":
             parsed = self._judge(user)
         elif request.role == "selector":

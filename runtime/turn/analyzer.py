@@ -147,6 +147,7 @@ class ContextAnalyzer:
             schema_name="inference",
             temperature=0.0,
             max_tokens=200,
+            metric_fields=self.fields,
         )
 
     def analyze(self, message: str, previous: Mapping[str, MetricValue]) -> Inference:

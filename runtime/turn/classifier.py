@@ -237,6 +237,7 @@ class PreClassifier:
             schema_name="classification",
             temperature=0.0,
             max_tokens=120,
+            metric_fields=self.fields,
         )
 
     def defaults(self) -> dict[str, MetricValue]:

@@ -2,8 +2,9 @@
 
 Takes the reply the student saw, the action and rung it carried out, the detector's verdict on
 it and the previous observed values; gives :class:`Fingerprint` (question asked, hint given,
-explanation, answer revealed) and the theory's observed metrics for the next turn. Only the
-metric names the shipped theories use are derived here; others keep their value.
+explanation, answer revealed) and the theory's observed metrics for the next turn. What it
+writes is declared in the kernel's ``OBSERVED_WRITES`` table (the compiler reports an observed
+metric outside it as ``unwritten-metric``); others keep their value.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pedrag.kernel.sources import writes_observed
 from pedrag.runtime.turn.state import MetricField, MetricValue
 
 HINT_TAGS = frozenset({"hint", "explain", "example", "partial_solution", "debugging"})
@@ -55,6 +57,6 @@ def observed_metrics(
     }
     values: dict[str, MetricValue] = {}
     for name, item in fields.items():
-        if name in derived:
+        if name in derived and writes_observed(name, item.type):
             values[name] = item.coerce(derived[name])
     return values

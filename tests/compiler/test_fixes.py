@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 METRICS = {
     "frustration": "{type: float, range: [0, 1], source: inferred}",
-    "hint_requests": "{type: int, range: [0, 5], source: observed}",
+    "hint_requests": "{type: int, range: [0, 5], source: inferred}",
     "affect": "{type: enum, values: [calm, confused, frustrated], source: inferred}",
 }
 ACTIONS = {
