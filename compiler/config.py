@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pedrag.dsl.diagnostics import Severity
+from pedrag.kernel.errors import PedragError
 
 KEYS = ("select", "extend-select", "ignore", "severity", "fail-on")
 
 
-class ConfigError(Exception):
+class ConfigError(PedragError):
     pass
 
 

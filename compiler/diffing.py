@@ -47,6 +47,7 @@ from pedrag.dsl.ir import ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.kernel import selection as kernel_selection
 from pedrag.kernel.ceiling import rung_name
+from pedrag.kernel.errors import PedragError
 
 TIME_BUDGET_S = 60.0
 FALLBACK = "(fallback selector)"
@@ -56,7 +57,7 @@ FALLBACK = "(fallback selector)"
 Outcome = dict[str, Fraction]
 
 
-class DiffError(Exception):
+class DiffError(PedragError):
     pass
 
 

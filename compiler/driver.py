@@ -23,6 +23,7 @@ from pedrag.dsl.loader import LoadedFile, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
+from pedrag.kernel.errors import PedragError
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -57,7 +58,7 @@ class CheckResult:
         }
 
 
-class PathError(Exception):
+class PathError(PedragError):
     pass
 
 

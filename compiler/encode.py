@@ -34,6 +34,7 @@ from pedrag.compiler.formula import Node
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
+from pedrag.kernel.errors import PedragError
 
 DomainKind = Literal["int", "real", "bool", "enum"]
 
@@ -71,7 +72,7 @@ def _frac(value: float | int) -> Fraction:
     return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
-class TranslationError(Exception):
+class TranslationError(PedragError):
     """A resolved expression this encoding cannot express (should not happen after resolve)."""
 
 

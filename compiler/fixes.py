@@ -40,6 +40,7 @@ from pedrag.compiler import formula as F
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import YamlError, load_yaml
+from pedrag.kernel.errors import PedragError
 
 if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
@@ -116,7 +117,7 @@ def suggest(analysis: Analysis, region: Region, number: int) -> Suggestion:
 # -- the edit --------------------------------------------------------------------------------
 
 
-class EditError(Exception):
+class EditError(PedragError):
     """The file's layout leaves no place where a rule can be inserted without rewriting."""
 
 

@@ -25,6 +25,7 @@ from lark.exceptions import (
 )
 
 from pedrag.dsl import ast
+from pedrag.kernel.errors import PedragError
 
 _RUNG = re.compile(r"H[0-7]")
 
@@ -63,7 +64,7 @@ MAX_LITERAL = 1e15
 literal beyond exact float range would make comparisons (and the solver's rationals) lie."""
 
 
-class ConditionSyntaxError(Exception):
+class ConditionSyntaxError(PedragError):
     def __init__(
         self,
         message: str,

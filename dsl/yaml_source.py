@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from pedrag.dsl.spans import ScalarMap, SourceText, Span
+from pedrag.kernel.errors import PedragError
 
 Path = tuple[str | int, ...]
 
@@ -60,7 +61,7 @@ class YamlProblem:
     help: str | None = None
 
 
-class YamlError(Exception):
+class YamlError(PedragError):
     def __init__(self, problem: YamlProblem) -> None:
         super().__init__(problem.message)
         self.problem = problem

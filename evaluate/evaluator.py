@@ -43,6 +43,7 @@ from pedrag.evaluate.records import (
     Violation,
 )
 from pedrag.evaluate.rung_rubric import read_reply
+from pedrag.kernel.errors import PedragError
 from pedrag.runtime.detect.answer import find_answer_reveals
 from pedrag.runtime.detect.code import find_code
 from pedrag.runtime.detect.detector import (
@@ -67,7 +68,7 @@ theory is a complete contradiction (seed 1, §4.3), whatever else the reply does
 OUTCOME_SCORE: dict[str, float] = {"upheld": 1.0, "partial": 0.5, "breached": 0.0}
 
 
-class EvaluatorFailure(Exception):
+class EvaluatorFailure(PedragError):
     """The evaluator could not judge the turn; the turn is recorded as unevaluated."""
 
 

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.evaluate.records import SessionRecord, session_from_json, session_to_json
+from pedrag.kernel.errors import PedragError
 
 Cell = tuple[str, str, str, int, bool]
 
 
-class ResultsMismatch(Exception):
+class ResultsMismatch(PedragError):
     """The results file holds sessions of a different run."""
 
 

@@ -28,12 +28,13 @@ from pedrag.extract.provenance import SourceRegistry
 from pedrag.extract.reader import Page, ReadError, corpus_files, read_document
 from pedrag.extract.repair import RepairResult, RepairRound, item_label, repair
 from pedrag.extract.writer import render_theory
+from pedrag.kernel.errors import PedragError
 from pedrag.runtime.llm.interface import LLMBackend, LLMError, Usage
 
 EmbeddingChoice = Literal["auto", "endpoint", "lexical"]
 
 
-class ExtractionError(Exception):
+class ExtractionError(PedragError):
     """Extraction cannot go on; the message says why and what to do."""
 
 

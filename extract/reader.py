@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from pedrag.kernel.errors import PedragError
+
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIXES = (".pdf",)
 SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES
 
 
-class ReadError(Exception):
+class ReadError(PedragError):
     """A corpus file cannot be read; the message names the file and says why."""
 
 

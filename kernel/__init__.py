@@ -7,7 +7,8 @@ the runtime all call it, so a proof about a theory is a proof about the turn the
   restriction) declared as data the compiler reads like any other step;
 - ``sources`` — metric sources, the trust rule, and who writes each metric;
 - ``selection`` — eligibility under a ceiling, weighted and priority selection;
-- ``canonical`` — canonical JSON and the policy hash.
+- ``canonical`` — canonical JSON and the policy hash;
+- ``errors`` — `PedragError`, the root of every exception pedrag raises on purpose.
 """
 
 if __name__ != "pedrag.kernel":  # DESIGN, layout: one import name per module

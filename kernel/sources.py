@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pedrag.kernel.errors import PedragError
+
 SOURCES = ("trusted", "classified", "inferred", "observed", "computed")
 CEILING_SOURCES = ("trusted", "classified")  # the trust rule: ceiling steps read only these
 STAGE_WRITERS = {
@@ -133,7 +135,7 @@ class Writer:
         )
 
 
-class WriterError(ValueError):
+class WriterError(PedragError, ValueError):
     """A `writer:` that does not fit its metric; the message is for the designer."""
 
 

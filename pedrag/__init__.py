@@ -23,6 +23,8 @@ _EXPORTS = {
     "LoadedFile": "pedrag.dsl.loader",
     "load_file": "pedrag.dsl.loader",
     "load_text": "pedrag.dsl.loader",
+    # the root of every exception pedrag raises on purpose (the rest: pedrag.errors)
+    "PedragError": "pedrag.kernel.errors",
     # the compiler
     "check_paths": "pedrag.compiler.driver",
     "CheckResult": "pedrag.compiler.driver",
@@ -36,6 +38,9 @@ _EXPORTS = {
     "TurnResult": "pedrag.runtime.turn.tutor",
     "OfflineBackend": "pedrag.runtime.llm.offline",
     "OpenAIBackend": "pedrag.runtime.llm.openai_backend",
+    "backend_from_env": "pedrag.runtime.llm.openai_backend",
+    "AsyncTutor": "pedrag.runtime.turn.async_tutor",
+    "MemoryStore": "pedrag.runtime.store.memory",
     "SessionStore": "pedrag.runtime.store.session_store",
 }
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.commands._options import add_db_option, add_format_option
+from pedrag.kernel.errors import PedragError
 
 NAME = "chat"
 ORDER = 30
@@ -95,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class UsageProblem(Exception):
+class UsageProblem(PedragError):
     """A problem with the command line: the message is printed, the exit code is 2."""
 
     exit_code = 2

@@ -16,6 +16,7 @@ from typing import Any
 from pedrag.commands._options import add_format_option
 from pedrag.commands._output import write_output
 from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_endpoint
+from pedrag.kernel.errors import PedragError
 
 NAME = "evaluate"
 ORDER = 40
@@ -160,7 +161,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class UsageProblem(Exception):
+class UsageProblem(PedragError):
     pass
 
 

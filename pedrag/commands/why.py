@@ -18,6 +18,7 @@ from typing import Any
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.check import _colour
 from pedrag.compiler.reports.text import format_report
+from pedrag.kernel.errors import PedragError
 from pedrag.runtime.policy.compiled import (
     CompiledPolicy,
     MetricSpec,
@@ -57,7 +58,7 @@ passage says what found it.
 """
 
 
-class StateError(ValueError):
+class StateArgumentError(PedragError, ValueError):
     pass
 
 
@@ -92,7 +93,7 @@ def parse_value(metric: MetricSpec, text: str) -> Value:
     if metric.type == "bool":
         if raw.lower() in ("true", "false"):
             return raw.lower() == "true"
-        raise StateError(f"`{metric.name}={raw}`: {domain}")
+        raise StateArgumentError(f"`{metric.name}={raw}`: {domain}")
     if metric.type == "enum":
         if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
             raw = raw[1:-1]  # `intent='attempt'`, as a quoted string in a condition
@@ -100,15 +101,15 @@ def parse_value(metric: MetricSpec, text: str) -> Value:
             return raw
         close = difflib.get_close_matches(raw, metric.values, n=1)
         hint = f" (did you mean `{close[0]}`?)" if close else ""
-        raise StateError(f"`{metric.name}={raw}`: {domain}{hint}")
+        raise StateArgumentError(f"`{metric.name}={raw}`: {domain}{hint}")
     if not _NUMBER.fullmatch(raw):
-        raise StateError(f"`{metric.name}={raw}` is not a number: {domain}")
+        raise StateArgumentError(f"`{metric.name}={raw}` is not a number: {domain}")
     exact = float(raw) + 0.0  # + 0.0 turns -0 into 0
     if not metric.low <= exact <= metric.high:  # also rejects 1e400 (inf)
-        raise StateError(f"`{metric.name}={raw}` is outside the domain: {domain}")
+        raise StateArgumentError(f"`{metric.name}={raw}` is outside the domain: {domain}")
     if metric.type == "int":
         if exact != int(exact):
-            raise StateError(f"`{metric.name}={raw}` is not a whole number: {domain}")
+            raise StateArgumentError(f"`{metric.name}={raw}` is not a whole number: {domain}")
         number: float | int = int(exact)
     else:
         number = exact
@@ -121,13 +122,13 @@ def parse_state(policy: CompiledPolicy, text: str) -> dict[str, Value]:
         name, equals, value = part.partition("=")
         name = name.strip()
         if not equals or not name:
-            raise StateError(f"`{part}` is not NAME=VALUE")
+            raise StateArgumentError(f"`{part}` is not NAME=VALUE")
         if name not in policy.metrics:
             close = difflib.get_close_matches(name, list(policy.metrics), n=1)
             hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise StateError(f"unknown metric `{name}`{hint}")
+            raise StateArgumentError(f"unknown metric `{name}`{hint}")
         if name in state:
-            raise StateError(f"`{name}` is given twice")
+            raise StateArgumentError(f"`{name}` is given twice")
         state[name] = parse_value(policy.metrics[name], value)
     return state
 
@@ -395,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
         return policy
     try:
         given = parse_state(policy, args.state)
-    except StateError as exc:
+    except StateArgumentError as exc:
         print(f"pedrag why: bad --state: {exc}", file=sys.stderr)
         return 2
     report = explain(policy, given)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
+from pedrag.kernel.errors import PedragError
+
 Role = Literal[
     "actor", "classifier", "analyzer", "judge", "selector", "extractor", "evaluator", "student"
 ]
@@ -202,7 +204,7 @@ class EmbeddingBackend(Protocol):
 # -- errors ---------------------------------------------------------------------------------
 
 
-class LLMError(Exception):
+class LLMError(PedragError):
     """Base of every LLM failure. Messages never quote the prompt (it may hold student text)."""
 
     def __init__(

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pedrag.kernel.errors import PedragError
+
 Tree = list[Any]
 Literal = tuple[int, bool]  # (atom id, required truth)
 Clause = frozenset[Literal]
@@ -52,7 +54,7 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _BINARY = {"add": "+", "sub": "-", "mul": "*"}
 
 
-class PolicyFormatError(ValueError):
+class PolicyFormatError(PedragError, ValueError):
     """A compiled policy's data is malformed (unknown node, wrong arity, ...)."""
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pedrag.kernel.errors import PedragError
 from pedrag.runtime.policy.compiled import CompiledPolicy, PolicyFormatError
 
 # Compiled policies by content hash: a theory compiled once (its matchers generated and
@@ -26,7 +27,7 @@ from pedrag.runtime.policy.compiled import CompiledPolicy, PolicyFormatError
 _POLICIES: dict[str, CompiledPolicy] = {}
 
 
-class TheoryLoadError(ValueError):
+class TheoryLoadError(PedragError, ValueError):
     """A theory file has errors; the message lists the first few diagnostics."""
 
 

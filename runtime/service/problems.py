@@ -10,6 +10,8 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
+from pedrag.kernel.errors import PedragError
+
 PROBLEM_JSON = "application/problem+json"
 
 TITLES = {
@@ -26,7 +28,7 @@ TITLES = {
 }
 
 
-class Problem(Exception):
+class Problem(PedragError):
     """Raised by a handler: becomes a problem response."""
 
     def __init__(

@@ -6,8 +6,10 @@ loading SQLAlchemy (`pedrag.runtime.store.session_store` re-exports them for its
 
 from __future__ import annotations
 
+from pedrag.kernel.errors import PedragError
 
-class StoreError(Exception):
+
+class StoreError(PedragError):
     """Persistence failed: database unreachable or locked too long, or a value that cannot be
     stored. The base of every error this module raises."""
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
+from pedrag.kernel.errors import PedragError
 from pedrag.runtime.turn.state import EXAM_LOCK, MetricSchema, SetMetrics, StateWriter
 from pedrag.runtime.turn.trusted_writer import CALM_TURNS, HOSTILE_TURNS
 
@@ -36,7 +37,7 @@ EXPLAIN_MODE_METRIC = "explain_mode"
 ``DEFAULT_WRITERS``), which the service offers as a shorthand."""
 
 
-class InstructorError(ValueError):
+class InstructorError(PedragError, ValueError):
     """A toggle the session's theory does not offer, or one refused (an exam's lockdown)."""
 
 

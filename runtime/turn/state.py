@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pedrag.kernel.errors import PedragError
 from pedrag.kernel.sources import SOURCES as KERNEL_SOURCES
 from pedrag.kernel.sources import Writer
 
@@ -35,7 +36,7 @@ _LABEL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 EXAM_LOCK = "exam_lock"  # state.extra key: the session's exercise is an exam
 
 
-class StateError(ValueError):
+class StateError(PedragError, ValueError):
     """A transition tried to write a value the metric schema forbids."""
 
 
