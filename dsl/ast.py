@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
+from pedrag.kernel.rungs import RUNGS, rung_name
+
 NO_SPAN: tuple[int, int] = (0, 0)
 
 
@@ -178,7 +180,7 @@ Expr = (
 HISTORY_FUNCTIONS = ("trend", "mean", "delta", "count", "streak")
 INVARIANT_VARS = ("action", "rung", "priority", "tags")
 KEYWORDS = frozenset({"and", "or", "not", "implies", "in", "true", "false"})
-RESERVED = KEYWORDS | frozenset(INVARIANT_VARS) | {f"H{i}" for i in range(8)}
+RESERVED = KEYWORDS | frozenset(INVARIANT_VARS) | {rung_name(i) for i in range(RUNGS)}
 
 
 _SINGLE = frozenset({"operand", "left", "right", "element", "container"})

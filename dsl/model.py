@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pedrag.kernel.ceiling import DEFAULT_START
+from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.sources import COURSE_ID_PATTERN
 
 Identifier = Annotated[
@@ -180,7 +181,7 @@ class CeilingStep(_Strict):
         raise AssertionError("validated")  # pragma: no cover
 
 
-DEFAULT_CEILING_START = f"H{DEFAULT_START}"
+DEFAULT_CEILING_START = rung_name(DEFAULT_START)
 """The ceiling of a theory that writes none: approach in words, no code, never the solution
 (the `missing-ceiling` finding says so). Low, because a ceiling nobody chose must not be H7."""
 

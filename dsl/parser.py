@@ -7,7 +7,6 @@ loader turns into a diagnostic at the YAML file's line and column.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -26,8 +25,7 @@ from lark.exceptions import (
 
 from pedrag.dsl import ast
 from pedrag.kernel.errors import PedragError
-
-_RUNG = re.compile(r"H[0-7]")
+from pedrag.kernel.rungs import is_rung_name, parse_rung
 
 # How deeply a condition may nest (`not not ...`, parentheses inside arithmetic, a chain of
 # `implies`, a long sum). Every later stage (resolution, z3 encoding, lowering, the runtime's
@@ -178,8 +176,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def name(self, meta, children):  # type: ignore[no-untyped-def]
         token = children[0]
         text = str(token)
-        if _RUNG.fullmatch(text):
-            return ast.Rung(int(text[1]), span=_span(token))
+        if is_rung_name(text):
+            return ast.Rung(parse_rung(text), span=_span(token))
         return ast.Name(text, span=_span(token))
 
     def call(self, meta, children):  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ canonical form of `text`, and `parse(print(tree)) == tree` (a property test pins
 from __future__ import annotations
 
 from pedrag.dsl import ast
+from pedrag.kernel.rungs import rung_name
 
 # Loosest to tightest; an operand printed below its required level gets parentheses.
 _IMPLIES, _OR, _AND, _NOT, _CMP, _ADD, _MUL, _NEG, _ATOM = range(1, 10)
@@ -58,7 +59,7 @@ def _render(node: ast.Expr) -> str:
         case ast.String(value=v):
             return f"'{v}'" if "'" not in v else f'"{v}"'
         case ast.Rung(level=level):
-            return f"H{level}"
+            return rung_name(level)
         case ast.Name(id=name) | ast.MetricRef(name=name) | ast.ActionConst(name=name):
             return name
         case ast.InvariantVar(name=name):

@@ -7,16 +7,9 @@ Keyed by the pydantic model and its field. `docs/theory-format.md`'s key tables 
 
 from __future__ import annotations
 
-RUNGS = {
-    "H0": "acknowledge / encourage",
-    "H1": "restate the problem",
-    "H2": "point to a concept or source",
-    "H3": "leading question about the next step",
-    "H4": "describe the approach in words (no code)",
-    "H5": "worked example on a different problem",
-    "H6": "pseudocode with blanks",
-    "H7": "full solution",
-}
+from pedrag.kernel.rungs import LADDER
+
+RUNGS = LADDER  # the ladder's text lives with the rungs (pedrag.kernel.rungs)
 
 SOURCES = {
     "trusted": "written only by the system (mastery, exam state, attempt counts, instructor toggles)",

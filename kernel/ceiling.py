@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pedrag.kernel.rungs import NO_CODE_MAX_RUNG, RUNGS, rung_name  # noqa: F401 - re-exported
+
 Effect = Literal["at_most", "at_least", "set"]
 EFFECTS: tuple[Effect, ...] = ("at_most", "at_least", "set")
-RUNGS = 8  # H0..H7
-NO_CODE_MAX_RUNG = 4  # DESIGN, hint ladder: H0-H4 allow no code
 DEFAULT_START = 4  # a theory without `ceiling:` starts low (the `missing-ceiling` finding)
 
 
@@ -108,8 +108,3 @@ def runtime_step(step_id: str) -> RuntimeStep:
         if step.id == step_id:
             return step
     raise KeyError(step_id)
-
-
-def rung_name(level: int) -> str:
-    """A rung's name as theory files spell it (`H0` .. `H7`)."""
-    return f"H{level}"

@@ -14,6 +14,7 @@ from typing import Any
 
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.rungs import rung_name
 
 NAME = "chat"
 ORDER = 30
@@ -334,7 +335,10 @@ def print_turn_text(result: Any) -> None:
         flags.append("fallback")
     if result.revised:
         flags.append("revised")
-    detail = f"[{result.action} {f'H{result.rung}'} <= ceiling H{result.ceiling}{'; ' + ', '.join(flags) if flags else ''}]"
+    rung, ceiling = rung_name(result.rung), rung_name(result.ceiling)
+    detail = (
+        f"[{result.action} {rung} <= ceiling {ceiling}{'; ' + ', '.join(flags) if flags else ''}]"
+    )
     print(f"student> {result.student}")
     print(f"tutor>   {result.tutor}")
     print(f"         {detail}")

@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.selection import eligible_under
 
 Tree = list[Any]
 Literal = tuple[int, bool]  # (atom id, required truth)
@@ -860,7 +861,7 @@ def build_straight_line(
     """
     functions = []
     for ceiling in range(rung_count):
-        kept = [i for i, rung in enumerate(rungs) if rung <= ceiling]
+        kept = [i for i, rung in enumerate(rungs) if eligible_under(rung, ceiling)]
         read = sorted({m for i in kept for m in metrics_read(conditions[i])})
         local = {name: f"m{k}" for k, name in enumerate(read)}
         writer = SourceWriter(defaults, calls, local)

@@ -29,6 +29,7 @@ from typing import Any
 from pedrag.kernel import selection as kernel_selection
 from pedrag.kernel.canonical import canonical_json, content_hash
 from pedrag.kernel.ceiling import EFFECTS, RUNGS, StepApplied, apply_steps
+from pedrag.kernel.selection import eligible_under
 from pedrag.kernel.sources import CEILING_SOURCES, Writer
 from pedrag.runtime.policy import codegen
 from pedrag.runtime.policy.codegen import ComputedMetric, PolicyFormatError, SourceWriter
@@ -304,7 +305,9 @@ class CompiledPolicy:
         # Eligibility under each ceiling H0..H7, as clause masks.
         rungs = [self.actions[r.action].rung for r in self.rules]
         self._under = tuple(
-            self._rules.clause_mask([i for i, rung in enumerate(rungs) if rung <= ceiling])
+            self._rules.clause_mask(
+                [i for i, rung in enumerate(rungs) if eligible_under(rung, ceiling)]
+            )
             for ceiling in range(RUNGS)
         )
         self._straight = (

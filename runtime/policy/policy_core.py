@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pedrag.kernel.ceiling import NO_CODE_MAX_RUNG
+from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.sources import (
     ADVERSARIAL_INTENTS,
     CODE_ATTEMPT_METRIC,
@@ -102,8 +103,8 @@ class Contract:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ceiling": f"H{self.ceiling}",
-            "start": f"H{self.start}",
+            "ceiling": rung_name(self.ceiling),
+            "start": rung_name(self.start),
             "exam_lockdown": self.exam_lockdown,
             "grounding_required": self.grounding_required,
             "judge_required": self.judge_required,
@@ -114,8 +115,8 @@ class Contract:
                 {
                     "step": s.step,
                     "effect": s.effect,
-                    "before": f"H{s.before}",
-                    "after": f"H{s.after}",
+                    "before": rung_name(s.before),
+                    "after": rung_name(s.after),
                 }
                 for s in self.step_trace
             ],

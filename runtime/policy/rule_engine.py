@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, parse_structured
 from pedrag.runtime.policy.policy_core import ADVERSARIAL_INTENTS, Contract
 
@@ -40,7 +41,7 @@ class Choice:
     def to_dict(self) -> dict[str, Any]:
         return {
             "action": self.action,
-            "rung": f"H{self.rung}",
+            "rung": rung_name(self.rung),
             "rule": self.rule_id,
             "reason": self.reason,
             "matched": list(self.matched),
