@@ -83,17 +83,17 @@ def change_text(old: dict[str, Fraction], new: dict[str, Fraction]) -> str:
         {a for a in (*old, *new) if old.get(a, 0) != new.get(a, 0)},
         key=lambda a: (-abs(new.get(a, 0) - old.get(a, 0)), a),
     )
-    parts = [f"{a} {_probability(old.get(a))} -> {_probability(new.get(a))}" for a in actions[:4]]
+    parts = [f"{a} {probability_text(old.get(a))} -> {probability_text(new.get(a))}" for a in actions[:4]]
     if len(actions) > 4:
         parts.append(f"(+{len(actions) - 4} more)")
     return ", ".join(parts)
 
 
-def _probability(value: Fraction | None) -> str:
-    """0.583 as `58.3%`; an exact 0 or 1 as `0%` / `100%`."""
+def probability_text(value: Fraction | float | None) -> str:
+    """0.5834 as `58.34%`; an exact 0 or 1 as `0%` / `100%`."""
     if not value:
         return "0%"
-    return "100%" if value == 1 else f"{float(value):.1%}"
+    return "100%" if value == 1 else f"{float(value):.2%}"
 
 
 def _witness_text(region: Region) -> str:
