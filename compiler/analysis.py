@@ -365,8 +365,31 @@ class Analysis:
         # or in another file whose answers the content cache shares).
         state = self.first_state(F.and_(formulas), ordered)
         if state is None:
+            state = self._canonical_model(formulas, ordered)
+        if state is None:
             state = {name: self.encoding.value(model, name) for name in ordered}
         return self.tidy(state, formulas)
+
+    def _canonical_model(self, formulas: list[Node], ordered: list[str]) -> dict[str, Any] | None:
+        """z3's model of `formulas` asked alone, in a context of its own: where the first-state
+        search finds no witness (linear atoms over reals), a model that depends on the
+        question only, and not on what the shared solver was asked before, so a report built
+        from cached answers is byte-identical to one built without (None on a timeout)."""
+        import z3
+
+        from pedrag.compiler.z3_encoding import Z3Encoding
+
+        encoding = Z3Encoding(self.domains, z3.Context())
+        terms = [encoding.term(node) for node in formulas]
+        for name in ordered:
+            encoding.var(name)
+        solver = z3.Solver(ctx=encoding.context)
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*encoding.constraints, *terms)
+        if solver.check() != z3.sat:
+            return None
+        model = solver.model()
+        return {name: encoding.value(model, name) for name in ordered}
 
     def _nice(
         self, state: dict[str, Any], formulas: list[Node]

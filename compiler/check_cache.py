@@ -31,6 +31,11 @@ asks z3 only about that rule and its pairs.
   reader never sees half a shard, and an edit's new answers are appended to the shard's
   journal (`Shard`). Folding the journal in keeps the answers that check used, so a shard
   does not grow with every edit.
+- **Cannot lie.** Every shard file and every journal record carries a BLAKE2b checksum of its
+  bytes (the journal's of its length too), verified before anything is unmarshalled or
+  unpickled: a damaged shard or record (a flipped bit, a truncation) is dropped, its answers
+  are computed again, and the count of dropped records is reported (`CheckCache.dropped`,
+  `pedrag check --statistics`). A journal is read up to its first bad record.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
-FORMAT = 3  # bump when what an answer means or how it is stored changes
+FORMAT = 4  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
     {
@@ -99,12 +104,14 @@ class Shard:
 
     keeps_unused = False  # an answer shard keeps what its last check used
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, damage: Damage | None = None) -> None:
         self.path = path
         self.used: dict[str, Any] = {}
         self.added: dict[str, Any] = {}
         self._raw: dict[str, bytes] | None = None if path is not None else {}
         self._journaled = 0
+        self._repair = False  # something damaged was dropped: rewrite the shard on save
+        self.damage = damage if damage is not None else Damage()
 
     @property
     def raw(self) -> dict[str, bytes]:
@@ -112,8 +119,17 @@ class Shard:
         that never asks (every condition found resolved) never reads the parsed conditions."""
         if self._raw is None:
             assert self.path is not None
-            self._raw = _read_record(_safe_read(self.path)) or {}
-            for record in _read_journal(_journal(self.path)):
+            body = _safe_read(self.path)
+            self._raw = _read_shard(body)
+            if self._raw is None:
+                self._raw = {}
+                if body:  # a file there that fails its checksum or format: damaged
+                    self.damage.dropped += 1
+                    self._repair = True
+            records, dropped = _read_journal(_journal(self.path))
+            self.damage.dropped += dropped
+            self._repair |= bool(dropped)
+            for record in records:
                 self._raw.update(record)
                 self._journaled += len(record)
         return self._raw
@@ -132,7 +148,7 @@ class Shard:
             return MISSING
         try:
             value = pickle.loads(body)
-        except Exception:  # another version's class, a damaged answer: ask again
+        except Exception:  # another version's class: ask again
             return MISSING
         self.used[key] = value
         return value
@@ -161,6 +177,8 @@ class Shard:
         """Append what this check added to the journal, or fold the journal in (see above)."""
         if self.path is None or (self._raw is None and not self.added):
             return  # never read and nothing to add
+        if self._repair:
+            self.added.clear()  # the fold below writes what this check used, answers included
         grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.raw)
         unused = not self.keeps_unused and len(self.used) * 2 < len(self.raw)
         try:
@@ -169,11 +187,11 @@ class Shard:
                 _append(_journal(self.path), record)
                 self.raw.update(record)
                 self._journaled += len(record)
-            elif grown or unused:
+            elif grown or unused or self._repair:
                 kept = self.kept()
                 _write_atomically(self.path, kept)
                 _journal(self.path).unlink(missing_ok=True)
-                self._raw, self._journaled = kept, 0
+                self._raw, self._journaled, self._repair = kept, 0, False
         except OSError:
             pass  # a cache that cannot be written costs time, never a result
         self.added = {}
@@ -190,9 +208,37 @@ def _safe_read(path: Path) -> bytes:
         return b""
 
 
+class Damage:
+    """How many damaged shards and journal records a check dropped (shared by its shards)."""
+
+    def __init__(self) -> None:
+        self.dropped = 0
+
+
+_MAGIC = b"pedrag-shard\x00"
+_DIGEST = 16
+
+
+def _checksum(*parts: bytes) -> bytes:
+    digest = hashlib.blake2b(digest_size=_DIGEST)
+    for part in parts:
+        digest.update(part)
+    return digest.digest()
+
+
+def _read_shard(body: bytes) -> dict[str, bytes] | None:
+    """A shard file's answers, or None when it is not one or fails its checksum."""
+    start = len(_MAGIC) + _DIGEST
+    if len(body) < start or not body.startswith(_MAGIC):
+        return None
+    if _checksum(body[start:]) != body[len(_MAGIC) : start]:
+        return None
+    return _read_record(body[start:])
+
+
 def _read_record(body: bytes) -> dict[str, bytes] | None:
-    """A marshal-ed dict of str -> bytes, or None for anything else (another Python's format,
-    a damaged or foreign file)."""
+    """A marshal-ed dict of str -> bytes (already checksummed), or None for anything else
+    (another Python's format)."""
     try:
         record = marshal.loads(body)
     except Exception:
@@ -207,41 +253,55 @@ def _read_record(body: bytes) -> dict[str, bytes] | None:
 _LENGTH = 8
 
 
-def _read_journal(path: Path) -> list[dict[str, bytes]]:
+def _read_journal(path: Path) -> tuple[list[dict[str, bytes]], int]:
+    """The journal's records up to the first that is torn or fails its checksum, and how many
+    were dropped (1 when anything after the good records is left, else 0)."""
     data = _safe_read(path)
-    records, at = [], 0
-    while at + _LENGTH <= len(data):
-        size = int.from_bytes(data[at : at + _LENGTH], "little")
-        body = data[at + _LENGTH : at + _LENGTH + size]
-        if len(body) < size:
-            break  # torn by a process killed mid-write
+    records: list[dict[str, bytes]] = []
+    at = 0
+    while at < len(data):
+        head = data[at : at + _LENGTH + _DIGEST]
+        if len(head) < _LENGTH + _DIGEST:
+            return records, 1
+        length = head[:_LENGTH]
+        size = int.from_bytes(length, "little")
+        body = data[at + _LENGTH + _DIGEST : at + _LENGTH + _DIGEST + size]
+        if len(body) < size or _checksum(length, body) != head[_LENGTH:]:
+            return records, 1  # torn by a process killed mid-write, or damaged
         record = _read_record(body)
         if record is None:
-            break
+            return records, 1
         records.append(record)
-        at += _LENGTH + size
-    return records
+        at += _LENGTH + _DIGEST + size
+    return records, 0
 
 
 def _append(path: Path, record: dict[str, bytes]) -> None:
     """One write of one record, in append mode: two checks appending at once do not
     interleave their records."""
     body = marshal.dumps(record)
+    length = len(body).to_bytes(_LENGTH, "little")
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(handle, len(body).to_bytes(_LENGTH, "little") + body)
+        os.write(handle, length + _checksum(length, body) + body)
     finally:
         os.close(handle)
 
 
 def _write_atomically(path: Path, record: dict[str, bytes]) -> None:
-    """A temporary file renamed into place: a reader never sees half a shard."""
+    """A shard, checksummed, in a temporary file renamed into place: a reader never sees half
+    a shard."""
+    body = marshal.dumps(record)
+    _write_bytes_atomically(path, _MAGIC + _checksum(body) + body)
+
+
+def _write_bytes_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=".shard-")
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps(record))
+            out.write(data)
         os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
@@ -267,6 +327,31 @@ class ParsedShard(MemoShard):
     keeps_unused = True
 
 
+class ParsedConditions(ParsedShard):
+    """The parsed-condition memo, which also seals the grammar's table file lark wrote during
+    this check (`CheckCache._verify_tables`)."""
+
+    def __init__(self, path: Path | None, damage: Damage, tables: Path | None) -> None:
+        super().__init__(path, damage)
+        self.tables = tables
+
+    def save(self) -> None:
+        super().save()
+        if self.tables is None:
+            return
+        body = _safe_read(self.tables)
+        stamp = _stamp(self.tables)
+        if body and _safe_read(stamp) != _checksum(body):
+            try:
+                _write_bytes_atomically(stamp, _checksum(body))
+            except OSError:
+                pass
+
+
+def _stamp(tables: Path) -> Path:
+    return tables.with_name(tables.name + ".sum")
+
+
 class ResolvedShelves:
     """Resolved conditions, one shard per theory declarations (`CheckCache.resolved_conditions`)."""
 
@@ -279,7 +364,7 @@ class ResolvedShelves:
             from pedrag.dsl.parser import grammar_text
 
             path = self.cache.shard(("resolved conditions", grammar_text(), declarations)).path
-            self.opened[declarations] = MemoShard(path)
+            self.opened[declarations] = MemoShard(path, self.cache.damage)
         return self.opened[declarations]
 
     def save(self) -> None:
@@ -329,6 +414,12 @@ class CheckCache:
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
+        self.damage = Damage()
+
+    @property
+    def dropped(self) -> int:
+        """Damaged shards and journal records dropped (their answers computed again)."""
+        return self.damage.dropped
 
     @classmethod
     def default(cls) -> CheckCache:
@@ -343,13 +434,27 @@ class CheckCache:
         shard keyed by the grammar: parsing is most of the front end's time on a large file."""
         from pedrag.dsl.parser import grammar_text, keep_tables
 
+        tables = None
         if self.folder is not None:
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
-                keep_tables(str(self.folder / "condition-grammar.lark"))
+                tables = self.folder / "condition-grammar.lark"
+                self._verify_tables(tables)
+                keep_tables(str(tables))
             except OSError:
                 pass  # the tables are built again: time, never a result
-        return ParsedShard(self.shard(("parsed conditions", grammar_text())).path)
+        path = self.shard(("parsed conditions", grammar_text())).path
+        return ParsedConditions(path, self.damage, tables)
+
+    def _verify_tables(self, tables: Path) -> None:
+        """Lark's table file checks only the grammar's hash, not its own bytes: it is kept
+        with a checksum beside it (`.sum`, written once lark has written the tables), and a
+        file whose checksum is missing or wrong is removed, so lark builds the tables again."""
+        body = _safe_read(tables)
+        if body and _safe_read(_stamp(tables)) != _checksum(body):
+            self.damage.dropped += 1
+            tables.unlink(missing_ok=True)
+            _stamp(tables).unlink(missing_ok=True)
 
     def resolved_conditions(self) -> ResolvedShelves:
         """The resolver's memo: conditions resolved without a diagnostic, by context and text,
@@ -361,13 +466,13 @@ class CheckCache:
         (`get(key, default)`, `memo[key] = value`): "material findings" (the runtime's
         material check, by each exercise's material and answer key), "set answers" (the
         set-level checks' graph answers, `compiler/graphs.py`)."""
-        return ParsedShard(self.shard(("memo", name)).path)
+        return ParsedShard(self.shard(("memo", name)).path, self.damage)
 
     def shard(self, semantics: Any) -> Shard:
         """The shard for a theory semantics (any value with a deterministic `repr`)."""
         if self.folder is None:
-            return Shard(None)
+            return Shard(None, self.damage)
         # marshal's format is Python's own: each Python minor version has shards of its own.
         versions = (_version(), FORMAT, sys.version_info[:2])
         digest = hashlib.sha256(repr((*versions, semantics)).encode("utf-8")).hexdigest()
-        return Shard(self.folder / f"{digest[:40]}.pickle")
+        return Shard(self.folder / f"{digest[:40]}.pickle", self.damage)

@@ -14,11 +14,12 @@ a variable it does not mention ranges over its whole domain.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from math import ceil, floor
+from math import ceil, floor, prod
 from typing import Any
 
 from pedrag.compiler import formula as F
@@ -26,10 +27,15 @@ from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
 from pedrag.compiler.regions import enum_condition
 
-# A real variable that only a multi-variable linear atom (`a - b > 0.2`) still reads cannot
-# be cut exactly into boxes; it is sliced into this many pieces and the answer is marked
+# A linear atom (`3 * mastery - attempts < 1`) is cut exactly: its small ints are split value
+# by value, and for each of their values the atom is a one-variable comparison of its one
+# other variable, whose constant becomes a cut of that variable. An atom with two such
+# variables (`a - b > 0.2` over reals or wide ints) cannot be cut into boxes: its variables
+# are sliced into `GRID` pieces, judged at their middles, and the answer is marked
 # approximate (the shipped theories have no such atom).
 GRID = 64
+ENUMERATE = 256  # ints of a linear atom with at most this many values are split value by value
+COMBINATIONS = 4096  # value combinations of an atom's small ints solved for its other variable
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,15 @@ class Cell:
     value: Any
 
 
+def contains(part: Part, value: Any) -> bool:
+    """Whether a value lies in a part."""
+    if isinstance(part, frozenset):
+        return value in part
+    return (part.low < value or (value == part.low and part.low_closed)) and (
+        value < part.high or (value == part.high and part.high_closed)
+    )
+
+
 def whole(domain: Domain) -> Part:
     if domain.kind in ("bool", "enum"):
         return frozenset(domain.values)
@@ -73,6 +88,11 @@ def split_cells(
         return [Cell(frozenset([v]), v) for v in domain.values], True
     low, high = domain.low, domain.high
     if domain.kind == "int":
+        if enumerate_all and domain.size() > ENUMERATE:  # a wide int: runs, approximate
+            step = Fraction(domain.size(), GRID)
+            edges = sorted({int(low + floor(i * step)) for i in range(GRID)} | {int(high) + 1})
+            runs = [Interval(Fraction(a), Fraction(b - 1)) for a, b in itertools.pairwise(edges)]
+            return [Cell(run, Fraction(floor((run.low + run.high) / 2))) for run in runs], False
         if enumerate_all:
             values = range(int(low), int(high) + 1)
             return [Cell(Interval(Fraction(k), Fraction(k)), Fraction(k)) for k in values], True
@@ -109,6 +129,41 @@ def split_cells(
             part = Interval(p, q, p not in inside, q not in inside)
             cells.append(Cell(part, (p + q) / 2))
     return cells, True
+
+
+def linear_cuts(
+    nodes: Iterable[Node], domains: dict[str, Domain]
+) -> tuple[dict[str, set[Fraction]], set[str]]:
+    """For the multi-variable linear atoms of `nodes`: the cuts of each variable that is the
+    only one in its atom that is not a small int (solved at every value of the small ints, so
+    every atom is constant on each cell), and the variables that cannot be cut exactly."""
+    solved: dict[str, set[Fraction]] = defaultdict(set)
+    approximate: set[str] = set()
+    seen: set[Node] = set()
+    for node in nodes:
+        for atom in F.atoms(node):
+            if atom.kind != "lin" or atom in seen:
+                continue
+            seen.add(atom)
+            assert atom.terms is not None and atom.const is not None
+            small = [
+                (var, coef)
+                for var, coef in atom.terms
+                if domains[var].kind == "int" and domains[var].size() <= ENUMERATE
+            ]
+            wide = [(var, coef) for var, coef in atom.terms if (var, coef) not in small]
+            combinations = prod(domains[var].size() for var, _ in small)
+            if len(wide) == 1 and combinations <= COMBINATIONS:
+                var, coef = wide[0]
+                ranges = [range(int(domains[v].low), int(domains[v].high) + 1) for v, _ in small]
+                for values in itertools.product(*ranges):
+                    fixed = sum(
+                        (c * k for (_, c), k in zip(small, values, strict=True)), Fraction(0)
+                    )
+                    solved[var].add((atom.const - fixed) / coef)
+            else:
+                approximate.update(var for var, _ in wide)
+    return dict(solved), approximate
 
 
 # -- truth over a box -----------------------------------------------------------------------

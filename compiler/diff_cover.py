@@ -29,14 +29,6 @@ from pedrag.compiler.encode import Domain
 GridBox = dict[str, Any]
 
 
-def _contains(part: B.Part, value: Any) -> bool:
-    if isinstance(part, frozenset):
-        return value in part
-    return (part.low < value or (value == part.low and part.low_closed)) and (
-        value < part.high or (value == part.high and part.high_closed)
-    )
-
-
 class Cover:
     def __init__(
         self, root: Any, grid: dict[str, list[B.Cell]], domains: dict[str, Domain]
@@ -79,7 +71,7 @@ class Cover:
         key = (var, part)
         hit = self._locals.get(key)
         if hit is None:
-            inside = [i for i, c in enumerate(self.grid[var]) if _contains(part, c.value)]
+            inside = [i for i, c in enumerate(self.grid[var]) if B.contains(part, c.value)]
             hit = self._locals[key] = (inside[0], inside[-1])
         return hit
 
@@ -87,7 +79,7 @@ class Cover:
         hit = node.lookup.get(index)
         if hit is None:
             value = self.grid[node.var][index].value
-            hit = next(i for i, p in enumerate(node.parts) if _contains(p, value))
+            hit = next(i for i, p in enumerate(node.parts) if B.contains(p, value))
             node.lookup[index] = hit
         return node.children[hit]
 

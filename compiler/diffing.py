@@ -98,9 +98,24 @@ class DiffResult:
     other_changes: list[str]
     seconds: float = 0.0
 
+    approximate: list[str] = field(default_factory=list)  # variables sliced, not cut exactly
+
     @property
     def changed(self) -> bool:
+        """A change was found (in some region)."""
         return bool(self.regions)
+
+    @property
+    def unchanged(self) -> bool:
+        """No state changes, proved: the search was complete and exact and found nothing."""
+        return not self.regions and self.complete and self.exact
+
+    @property
+    def verdict(self) -> str:
+        """ "changed", "unchanged" (proved), or "not ruled out" (approximate or incomplete)."""
+        if self.regions:
+            return "changed"
+        return "unchanged" if self.unchanged else "not ruled out"
 
     @property
     def unlisted_share(self) -> Fraction:
@@ -293,12 +308,16 @@ class _Search:
         self.linear: set[str] = set()
         for node in everything:
             self.linear |= F.linear_vars(node)
-        # The grid every region is drawn on: each variable cut at every constant it meets.
+        # The grid every region is drawn on: each variable cut at every constant it meets,
+        # a linear atom's constants solved for each of its variables (see `B.linear_cuts`).
         all_cuts = B.reads(everything)
+        solved, self.approximate = B.linear_cuts(everything, domains)
         self.grid: dict[str, list[B.Cell]] = {}
         for var, domain in domains.items():
-            self.grid[var], exact = B.split_cells(
-                domain, all_cuts.get(var, set()), enumerate_all=var in self.linear
+            self.grid[var], _ = B.split_cells(
+                domain,
+                all_cuts.get(var, set()) | solved.get(var, set()),
+                enumerate_all=(var in self.linear and var not in solved) or var in self.approximate,
             )
         self.complete = True
         self.exact = True
@@ -433,7 +452,7 @@ class _Search:
         # A real inside a multi-variable linear atom can only be sliced approximately:
         # split everything else first, so the atom usually becomes a one-variable one.
         def badness(var: str) -> tuple[Any, ...]:
-            awkward = var in linear and self.domains[var].kind == "real"
+            awkward = var in linear and var in self.approximate
             return (awkward, -counts[var], self.rank.get(var, 0))
 
         return min(counts, key=badness)
@@ -462,7 +481,7 @@ class _Search:
             domain = self.domains[var]
             if var in self.linear:
                 cells = self.grid[var]
-                self.exact &= domain.kind != "real"
+                self.exact &= var not in self.approximate
             else:
                 cells, _ = B.split_cells(domain, B.reads(readers).get(var, set()), False)
             children = []
@@ -498,6 +517,12 @@ class _Search:
         domains = self.domains
         state = B.witness(box, domains, self.defaults)
         before, after = self.at(state)
+        if before == after:
+            # Only on an approximate grid: the box's cells were judged at their middles.
+            for var in self.approximate:
+                cell = next(c for c in self.grid[var] if B.contains(c.part, state[var]))
+                state[var] = cell.value
+            before, after = self.at(state)
         shown = {
             var: B.present(value, domains[var].kind)
             for var, value in state.items()
@@ -581,8 +606,9 @@ def diff(
         changed_share=root.share,
         complete=search.complete,
         exact=search.exact and search.complete,
-        listed_all=listed_all and search.complete,
+        listed_all=listed_all and search.complete and search.exact,
         rules=search.rule_changes,
         other_changes=_other_changes(old, new),
         seconds=time.perf_counter() - started,
+        approximate=[] if search.exact else sorted(search.approximate, key=search.rank.get),  # type: ignore[arg-type]
     )

@@ -35,6 +35,7 @@ class CheckResult:
     theories: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)
+    cache_dropped: int = 0  # damaged check-cache records dropped and computed again
 
     @property
     def errors(self) -> int:
@@ -230,9 +231,11 @@ def check_paths(
         files = [load_file(path) for path in discover(paths, skipped)]
     parsed.save()
     resolved.save()
-    return check_loaded(
+    result = check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )
+    result.cache_dropped = cache.dropped
+    return result
 
 
 def check_text(

@@ -13,7 +13,14 @@ Variables and their domains (linear arithmetic only, so every z3 answer is exact
 - computed metrics: their own bounded variable (their history is not modelled).
 - history calls in conditions: a fresh bounded variable per distinct call text:
   `mean` in the metric's range, `delta` and `trend` in [-(high-low), high-low] (`delta` of an
-  int metric is an int), `count` and `streak` ints in [0, n].
+  int metric is an int), `count` and `streak` ints in [0, n]. Each is linked to its argument
+  where the link is exact (the runtime's definitions in `runtime/policy/codegen.py`, the
+  current turn being the last of the window): `streak(c, n) >= 1` exactly when `c` holds now,
+  `count(c, n) >= 1` when it does and `<= n - 1` when it does not, `delta(m, n) = m - past`
+  with the past value in the range (`m - high <= delta <= m - low`), and `mean(m, n)` between
+  the means of `m` with `n - 1` values at the range's low and high ends. A condition that
+  reads a call carries its link (`Translator.links`), so a state no run can produce is never
+  a witness, and a rule that only such a state satisfies is dead. `trend` is bounded only.
 - the ceiling: `ceiling >= k` for each rung k, unfolded over the steps in order
   (`at_most` = min, `at_least` = max, `set` = replace), so no ceiling variable is needed.
 - the selected action (invariants only): a fixed action's rung, priority, tags and name are
@@ -97,21 +104,36 @@ class Translator:
         # equality), never by `id()`: callers translate temporaries (a chained comparison's
         # links), whose addresses CPython reuses once they are dropped.
         self._conditions: dict[ast.Expr, Node] = {}
+        # A history call's variable -> what every run makes true of it (see the docstring).
+        self.links: dict[str, Node] = {}
 
     # -- conditions ------------------------------------------------------------------------
     def condition(self, expr: ast.Expr, action: ActionInfo | None = None) -> Node:
         if action is None:
             hit = self._conditions.get(expr)
             if hit is None:
-                hit = self._bool(expr, None)
+                hit = self.linked(self._bool(expr, None))
                 self._conditions[expr] = hit
             return hit
-        return self._bool(expr, action)
+        return self.linked(self._bool(expr, action))
 
     def conjuncts(self, expr: ast.Expr) -> list[tuple[ast.Expr, Node]]:
         """Top-level conjuncts of a condition, each with its formula (for unsat cores)."""
         parts = expr.operands if isinstance(expr, ast.And) else (expr,)
-        return [(part, self._bool(part, None)) for part in parts]
+        return [(part, self.linked(self._bool(part, None))) for part in parts]
+
+    def linked(self, node: Node) -> Node:
+        """`node` and the links of the history calls it reads (and of the calls they read)."""
+        pending = [var for var in node.vars if var in self.links]
+        if not pending:
+            return node
+        found: set[str] = set()
+        while pending:
+            var = pending.pop()
+            if var not in found:
+                found.add(var)
+                pending.extend(v for v in self.links[var].vars if v in self.links)
+        return F.and_([node, *(self.links[var] for var in sorted(found))])
 
     def holds(self, rule: RuleInfo) -> Node:
         return self.condition(rule.when.expr)
@@ -140,7 +162,7 @@ class Translator:
     def invariant(self, condition: ast.Expr, kind: str, action: ActionInfo) -> Node:
         """The formula that holds exactly where `action` violates the invariant."""
         body = self._bool(condition, action)
-        return body if kind == "never" else F.not_(body)
+        return self.linked(body if kind == "never" else F.not_(body))
 
     # -- variables -------------------------------------------------------------------------
     def _call_var(self, call: ast.Call) -> str:
@@ -163,7 +185,38 @@ class Translator:
                 kind: DomainKind = "int" if (func == "delta" and base.kind == "int") else "real"
                 domain = Domain(name, kind, -width, width)
         self.domains[name] = domain
+        link = self._link(call, name, window)
+        if link is not F.TRUE:
+            self.links[name] = link
         return name
+
+    def _link(self, call: ast.Call, name: str, window: int) -> Node:
+        """What every run makes true of the call's value (`runtime/policy/codegen.py`)."""
+        func = call.func
+        if window < 1:
+            return F.TRUE
+        if func in ("count", "streak"):
+            now = self._bool(call.args[0], None)
+            held = F.cmp(name, ">=", Fraction(1))
+            if func == "streak":  # the run of turns ending now: empty exactly when `c` fails
+                return F.or_([F.and_([now, held]), F.and_([F.not_(now), F.not_(held)])])
+            at_most_others = F.cmp(name, "<=", Fraction(window - 1))
+            return F.or_([F.and_([now, held]), F.and_([F.not_(now), at_most_others])])
+        target = call.args[0]
+        assert isinstance(target, ast.MetricRef)
+        base = self.domains[target.name]
+        if func == "delta":  # now - past, the past value within the range
+            difference = {target.name: Fraction(1), name: Fraction(-1)}
+            return F.and_([F.lin(difference, ">=", base.low), F.lin(difference, "<=", base.high)])
+        if func == "mean":  # the current value and up to window - 1 others in the range
+            spread = {name: Fraction(window), target.name: Fraction(-1)}
+            return F.and_(
+                [
+                    F.lin(spread, ">=", (window - 1) * base.low),
+                    F.lin(spread, "<=", (window - 1) * base.high),
+                ]
+            )
+        return F.TRUE
 
     # -- expressions -----------------------------------------------------------------------
     def _bool(self, node: ast.Expr, action: ActionInfo | None) -> Node:

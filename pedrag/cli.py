@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
     "why": (30, "explain which rules hold, the ceiling and the selection for a given state"),
     "simulate": (31, "run one scripted-student session (personas: answer-seeker, injector, ...)"),
     "audit": (32, "print a session's per-turn audit trace (contract, rules, action, verdicts)"),
+    "replay": (
+        33,
+        "re-run recorded sessions' turns under an edited theory: which turns would differ",
+    ),
     "instructor": (
         33,
         "an instructor's toggles on a session: explain mode, exam lockdown, lift a conduct restriction",

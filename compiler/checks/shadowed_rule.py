@@ -19,6 +19,7 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis
+    from pedrag.dsl.ir import RuleInfo
 
 INFO = CheckInfo(
     name="shadowed-rule",
@@ -51,16 +52,21 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 (rule_item(rule),),
             )
             continue
-        names = ", ".join(f"`{h.id}`" for h in higher)
         plural = "rules" if len(higher) > 1 else "rule"
         together = " together cover" if len(higher) > 1 else " covers"
+        if all(h.priority > rule.priority for h in higher):
+            names = ", ".join(f"`{h.id}`" for h in higher)
+            head = f"rule `{rule.id}` (priority {rule.priority}) never wins: higher-priority {plural} {names}"
+        else:  # say what beats it: a higher priority, or an equal one and a higher weight
+            names = ", ".join(f"`{h.id}` ({_why_it_wins(h, rule)})" for h in higher)
+            head = (
+                f"rule `{rule.id}` (priority {rule.priority}, weight {_number(rule.weight)}) "
+                f"never wins: {plural} {names}"
+            )
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
-            message=(
-                f"rule `{rule.id}` (priority {rule.priority}) never wins: higher-priority {plural} {names}"
-                f"{together} every state where it is eligible"
-            ),
+            message=f"{head}{together} every state where it is eligible",
             span=rule.when.span,
             items=(rule_item(rule), *(rule_item(h) for h in higher)),
             related=tuple(h.when.span for h in higher if h.when.span.file == rule.when.span.file),
@@ -68,3 +74,14 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             help=INFO.fix,
             data={"shadowed_by": [h.id for h in higher]},
         )
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def _why_it_wins(winner: RuleInfo, rule: RuleInfo) -> str:
+    """Why `winner` is chosen over `rule` under priority selection (`Analysis.beats`)."""
+    if winner.priority > rule.priority:
+        return f"priority {winner.priority}"
+    return f"equal priority, weight {_number(winner.weight)}"

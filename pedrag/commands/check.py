@@ -240,6 +240,9 @@ def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckR
         )
 
 
+CACHE_DAMAGE = "cache-records-dropped"  # a --statistics row: damaged check-cache records
+
+
 def _statistics(result: CheckResult, as_json: bool) -> str:
     counts: dict[str, list[Diagnostic]] = {}
     for diagnostic in result.diagnostics:
@@ -253,12 +256,21 @@ def _statistics(result: CheckResult, as_json: bool) -> str:
         rows.append(
             {"check": check, "severity": severity.value, "count": len(found), "fixable": fixable}
         )
+    if result.cache_dropped:
+        rows.append(
+            {"check": CACHE_DAMAGE, "severity": "info", "count": result.cache_dropped, "fixable": 0}
+        )
     if as_json:
         return json.dumps(rows, indent=2)
     width = max((len(str(row["count"])) for row in rows), default=1)
     lines = [
         f"{row['count']:>{width}}  {row['check']:<22} {row['severity']:<8}"
         + (f" [*] {row['fixable']} fixable with --fix" if row["fixable"] else "")
+        + (
+            " (failed their checksum: dropped and computed again)"
+            if row["check"] == CACHE_DAMAGE
+            else ""
+        )
         for row in rows
     ]
     return "\n".join(lines)

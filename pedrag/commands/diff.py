@@ -23,8 +23,14 @@ new choice at a witness state, and the rules that stop or start being eligible t
 Rules are matched by id; added, removed, renamed and edited rules are listed first.
 For code review in CI.
 
-exit status: 0 (or, with --exit-code, 0 no change / 1 behaviour changed or not fully
-decided within the time budget), 2 usage problem
+A change in the choice probabilities (weighted selection) is a behaviour change: the region
+shows each action's probability before and after. The grid is exact (every constant, linear
+atoms solved at each value of their small ints) unless an atom couples two reals or wide ints;
+then those variables are sliced, the report says "approximate", and "no behaviour change" is
+printed only when it is proved.
+
+exit status: 0 (or, with --exit-code, 0 no change, proved / 1 behaviour changed, or a change
+not ruled out: approximate grid or time budget run out), 2 usage problem
 """
 EPILOG = """\
 examples:
@@ -45,7 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"list every region (default: the {LIMIT} largest, then the share left)",
     )
     parser.add_argument(
-        "--exit-code", action="store_true", help="exit 1 when the behaviour changed"
+        "--exit-code",
+        action="store_true",
+        help="exit 1 unless no behaviour change is proved",
     )
     parser.add_argument(
         "--budget",
@@ -75,10 +83,17 @@ def change_text(old: dict[str, Fraction], new: dict[str, Fraction]) -> str:
         {a for a in (*old, *new) if old.get(a, 0) != new.get(a, 0)},
         key=lambda a: (-abs(new.get(a, 0) - old.get(a, 0)), a),
     )
-    parts = [f"{a} {float(old.get(a, 0)):.0%} -> {float(new.get(a, 0)):.0%}" for a in actions[:4]]
+    parts = [f"{a} {probability_text(old.get(a))} -> {probability_text(new.get(a))}" for a in actions[:4]]
     if len(actions) > 4:
         parts.append(f"(+{len(actions) - 4} more)")
     return ", ".join(parts)
+
+
+def probability_text(value: Fraction | float | None) -> str:
+    """0.5834 as `58.34%`; an exact 0 or 1 as `0%` / `100%`."""
+    if not value:
+        return "0%"
+    return "100%" if value == 1 else f"{float(value):.2%}"
 
 
 def _witness_text(region: Region) -> str:
@@ -112,12 +127,14 @@ def to_json(result: DiffResult, old: str, new: str) -> dict[str, Any]:
     return {
         "old": old,
         "new": new,
-        "changed": result.changed or not result.complete,
+        "changed": not result.unchanged,
+        "verdict": result.verdict,
         "changed_share": round(float(result.changed_share), 9),
         "changed_share_exact": str(result.changed_share),
         "complete": result.complete,
         "exact": result.exact,
         "all_regions_listed": result.listed_all,
+        "approximate_variables": result.approximate,
         "unlisted_share": round(float(result.unlisted_share), 9),
         "rules": [
             {"kind": c.kind, "rule": c.rule, "details": list(c.details)} for c in result.rules
@@ -144,14 +161,30 @@ def to_json(result: DiffResult, old: str, new: str) -> dict[str, Any]:
 
 def to_text(result: DiffResult) -> str:
     lines = _rules_text(result)
+    sliced = ", ".join(result.approximate)
     if not result.changed:
-        verdict = (
-            "no behaviour change: the same action is chosen in every state"
-            if result.complete
-            else "no behaviour change found before the time budget ran out (incomplete)"
-        )
+        if result.unchanged:
+            verdict = (
+                "no behaviour change: the same choice, with the same probabilities, in every state"
+            )
+        elif not result.complete:
+            verdict = (
+                "a behaviour change is not ruled out: none found before the time budget ran out"
+                " (incomplete)"
+            )
+        else:
+            verdict = (
+                "a behaviour change is not ruled out: none found on an approximate grid"
+                f" ({sliced} sliced, being coupled in a linear atom)"
+            )
         return "\n".join([*lines, verdict])
-    qualifier = "" if result.exact else " (approximate)" if result.complete else " (incomplete)"
+    qualifier = (
+        ""
+        if result.exact
+        else f" (approximate: {sliced} sliced)"
+        if result.complete
+        else " (incomplete)"
+    )
     lines.append(
         f"behaviour changes in {_percent(result.changed_share)} of the state space{qualifier}:"
     )
@@ -168,7 +201,7 @@ def to_text(result: DiffResult) -> str:
                 shown = names if len(names) <= 5 else [*names[:5], f"+{len(names) - 5} more"]
                 lines.append(f"       {label}: {', '.join(shown)}")
         lines.append(f"       witness: {_witness_text(region) or 'any state'}")
-    if not result.listed_all and result.unlisted_share >= 0:
+    if not result.listed_all and result.unlisted_share > 0:
         lines.append(
             f"  and more regions covering {_percent(result.unlisted_share)}"
             " of the state space (--all lists every region)"
@@ -200,8 +233,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(result, args.old, args.new), indent=2))
     else:
         print(to_text(result))
-    changed = result.changed or not result.complete
-    return 1 if args.exit_code and changed else 0
+    return 1 if args.exit_code and not result.unchanged else 0
 
 
 __all__ = ["FALLBACK", "add_arguments", "run"]
