@@ -8,8 +8,9 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
-from pedrag.commands._output import write_output
+from pedrag.commands._output import silence_stdout, write_output
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import (
@@ -52,10 +53,14 @@ lists in the files silence checks per file or per item. Front-end checks are alw
 
 --fix inserts the suggested rule for each coverage gap after the file's last rule (nothing
 else in the file changes); every fix is checked again first and kept only if the file ends
-with no more errors and a smaller gap. The file is replaced atomically.
+with no more errors and a smaller gap. The file is replaced atomically; a symbolic link is
+written through (the file it points to changes, the link stays). --diff shows the same fixes
+and writes nothing; for a file that fails with no fix to offer (front-end errors, findings
+with no automatic fix) it says why on stderr.
 
 exit status: 0 no errors (or --exit-zero), 1 errors found (with --fail-on warning also
-warnings; with --diff: fixes to apply), 2 usage problem (bad path, option or configuration)
+warnings; with --diff: fixes to apply or errors no fix addresses), 2 usage problem (bad path,
+option or configuration). A reader that closes the pipe early (`| head`) does not change it.
 """
 EPILOG = """\
 examples:
@@ -65,8 +70,8 @@ examples:
   pedrag check theories/ --format github          # annotations in a GitHub workflow
   pedrag check theories/ --select dead-rule,conflict --statistics
   pedrag check theories/ --fail-on warning         # warnings fail CI too
-  pedrag check theories/tiny.yaml --diff           # show the fixes, write nothing
-  pedrag check theories/tiny.yaml --fix
+  pedrag check theories/socratic.yaml --diff       # show the fixes, write nothing
+  pedrag check theories/socratic.yaml --fix
   cat x.yaml | pedrag check - --stdin-filename theories/x.yaml
   pedrag check --explain dead-rule
   pedrag check --list-checks
@@ -290,6 +295,8 @@ def _fix_files(
         if not gap_suggestions(result.diagnostics, loaded.path):
             if stdin:
                 fixed_stdin = loaded.source.text
+            if args.diff and not args.quiet:
+                _why_no_fix(loaded, result, finder)
             continue
         outcome = fix_text(loaded.source.text, loaded.path, finder, unsafe=args.unsafe_fixes)
         if stdin:
@@ -324,6 +331,38 @@ def _fix_files(
                     file=sys.stderr,
                 )
     return changed, fixed_stdin, 0
+
+
+def _failing(
+    result: CheckResult, finder: ConfigFinder, path: str | None = None
+) -> list[Diagnostic]:
+    """The findings that make the exit status 1 (of one file, or of all)."""
+    return [
+        d
+        for d in result.diagnostics
+        if (path is None or d.file == path) and finder.for_file(d.file or "").fails(d.severity)
+    ]
+
+
+def _why_no_fix(loaded: LoadedFile, result: CheckResult, finder: ConfigFinder) -> None:
+    """--diff printed nothing for a file that still fails: say why, so an empty diff is not
+    read as "nothing wrong"."""
+    failing = _failing(result, finder, loaded.path)
+    if not failing:
+        return
+    if not loaded.ok:
+        reason = (
+            "it has front-end errors (syntax, names, types), and fixes are computed only for a "
+            "file that loads"
+        )
+    else:
+        reason = "none of its findings has an automatic fix"
+    checks = ", ".join(sorted({d.check for d in failing}))
+    print(
+        f"{loaded.path}: no fix offered: {reason}; {len(failing)} finding(s) remain ({checks}); "
+        f"run `pedrag check {loaded.path}` to see them",
+        file=sys.stderr,
+    )
 
 
 def _add_material_check(result: CheckResult, cache: CheckCache) -> None:
@@ -379,7 +418,8 @@ def run(args: argparse.Namespace) -> int:
             if status:
                 return status
             if args.diff:
-                return 1 if changed and not args.exit_zero else 0
+                # Fixes to apply fail, and so do findings that no fix addresses.
+                return 1 if (changed or _failing(result, finder)) and not args.exit_zero else 0
             if stdin is not None:
                 # As ruff does: the fixed file to stdout, what remains in it to stderr.
                 text = fixed_stdin if fixed_stdin is not None else stdin[1]
@@ -393,11 +433,26 @@ def run(args: argparse.Namespace) -> int:
         return 2
     _add_material_check(result, _cache(args))
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
+    status = 1 if _failing(result, finder) and not args.exit_zero else 0
+    try:
+        _print_report(args, result, started, status, out)
+    except BrokenPipeError:
+        # The reader stopped early (`pedrag check ... | head -1`); the findings are known, so
+        # the status stays what it is (a `pipefail` CI step must not pass with errors).
+        silence_stdout()
+    return status
+
+
+def _print_report(
+    args: argparse.Namespace,
+    result: CheckResult,
+    started: str,
+    status: int,
+    out: TextIO,
+) -> None:
     files = [f.path for f in result.files]
     summary = result.summary()
     sources = {f.path: f.source for f in result.files}
-    failing = any(finder.for_file(d.file or "").fails(d.severity) for d in result.diagnostics)
-    status = 1 if failing and not args.exit_zero else 0
     if args.statistics:
         print(_statistics(result, args.format == "json"), file=out)
     elif args.format == "json":
@@ -419,4 +474,4 @@ def run(args: argparse.Namespace) -> int:
             format_report(result.diagnostics, sources, len(files), summary, _colour(args.color)),
             file=out,
         )
-    return status
+    out.flush()  # inside the caller's guard: a closed pipe fails here, not at exit

@@ -283,3 +283,51 @@ def test_stdin_that_is_not_utf8_is_a_located_syntax_error(
     status, out, _ = _run(["check", "-", "--stdin-filename", "x.yaml"], capsys)
     assert status == 1
     assert "x.yaml:2:26: error[syntax-error] file is not UTF-8 text (byte 35: 0xe9)" in out
+
+
+def test_a_closed_pipe_keeps_the_exit_status_of_the_findings(tmp_path: Path) -> None:
+    """`pedrag check bad.yaml | head -1` under `pipefail`: the reader closes the pipe after a
+    byte of a report larger than the pipe's buffer; the errors still make the status 1."""
+    rules = "".join(
+        f'  - {{id: r{i}, when: "frustraton >= 0.{i % 9 + 1}", then: encourage}}\n'
+        for i in range(1500)
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(THEORY.split("rules:\n")[0] + "rules:\n" + rules + "ceiling: {start: H4}\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pedrag.cli", "check", str(bad), "--no-semantic", "--no-cache"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(1)
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait() == 1
+    assert "Traceback" not in error and "Exception ignored" not in error
+
+
+def test_fix_writes_through_a_symlink_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "store" / "gap.yaml"
+    real.parent.mkdir()
+    real.write_text((DATA / "coverage-gap.yaml").read_text("utf-8"), "utf-8")
+    link = tmp_path / "theories" / "gap.yaml"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert main(["check", str(link), "--fix", "-q"]) == 0
+    assert link.is_symlink() and link.resolve() == real
+    assert "fill_gap_1" in real.read_text("utf-8")
+
+
+def test_diff_on_a_file_with_front_end_errors_says_why_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(THEORY.replace("then: probe", "then: prob"), "utf-8")
+    status, out, err = _run(["check", str(path), "--diff"], capsys)
+    assert (status, out) == (1, "")
+    assert f"{path}: no fix offered: it has front-end errors" in err
+    assert "(unknown-name)" in err
+    assert path.read_text("utf-8") == THEORY.replace("then: probe", "then: prob")
+    assert _run(["check", str(path), "--diff", "--exit-zero"], capsys)[0] == 0
