@@ -44,7 +44,9 @@ that have a top-level `pedrag:` key; other YAML files there (CI workflows, docke
 skipped files. A file named on the command line is always checked; `-` reads one file from
 standard input (name it with --stdin-filename).
 
-Front-end checks (syntax, names, types, the trust boundary) run on every file; the
+Front-end checks (syntax, names, types, the trust boundary) run on every file and report
+its independent mistakes in one run (an action or rule that fails validation is left out and
+the rest is still resolved; a misspelt key is one finding with a "did you mean"); the
 compiler's semantic checks (dead rules, conflicts, coverage gaps, invariants, ...) run on
 every theory that passes them. Each file uses the closest pyproject.toml with a
 [tool.pedrag] table in its folder or above (select, extend-select, ignore, severity,
