@@ -136,7 +136,10 @@ def _reindexed(positions: Positions, removed: list[Path]) -> Positions:
 
 
 def without_broken(
-    model: type[BaseModel], data: dict[str, Any], positions: Positions, mistakes: Iterable[tuple[str, Path]]
+    model: type[BaseModel],
+    data: dict[str, Any],
+    positions: Positions,
+    mistakes: Iterable[tuple[str, Path]],
 ) -> Recovered | None:
     """The document without the items holding `mistakes` (pydantic's error kind and document
     path each); None when a mistake cannot be left out (a required top-level key)."""

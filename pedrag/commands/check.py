@@ -55,7 +55,9 @@ lists in the files silence checks per file or per item. Front-end checks are alw
 
 --fix inserts the suggested rule for each coverage gap after the file's last rule (nothing
 else in the file changes); every fix is checked again first and kept only if the file ends
-with no more errors and a smaller gap. The file is replaced atomically; a symbolic link is
+with no more errors and a smaller gap. With --unsafe-fixes it also adds the guard a conflict
+or invariant-violation finding's help names (proved by the solver) to that rule's `when:`,
+kept only if the file then has fewer errors and no new one. The file is replaced atomically; a symbolic link is
 written through (the file it points to changes, the link stays). --diff shows the same fixes
 and writes nothing; for a file that fails with no fix to offer (front-end errors, findings
 with no automatic fix) it says why on stderr.
@@ -289,12 +291,13 @@ def _fix_files(
 ) -> tuple[int, str | None, int]:
     """Apply (or with --diff show) the fixes; returns (files changed, fixed stdin text, usage
     status: 2 when a file cannot be written)."""
-    from pedrag.compiler.fixes import fix_text, gap_suggestions
+    from pedrag.compiler.fixes import fix_text, gap_suggestions, guard_suggestions
 
     changed = 0
     fixed_stdin: str | None = None
     for loaded in result.files:
-        if not gap_suggestions(result.diagnostics, loaded.path):
+        guards = args.unsafe_fixes and guard_suggestions(result.diagnostics, loaded.path)
+        if not gap_suggestions(result.diagnostics, loaded.path) and not guards:
             if stdin:
                 fixed_stdin = loaded.source.text
             if args.diff and not args.quiet:
@@ -326,6 +329,17 @@ def _fix_files(
             if outcome.applied:
                 print(
                     f"{loaded.path}: {verb} {len(outcome.applied)} rule(s): {ids}", file=sys.stderr
+                )
+            for guard in outcome.guarded:
+                print(
+                    f"{loaded.path}: {'would add' if args.diff else 'added'} `{guard['add']}` "
+                    f"to rule `{guard['rule']}`",
+                    file=sys.stderr,
+                )
+            for guard, reason in outcome.guards_rejected:
+                print(
+                    f"{loaded.path}: not added `{guard['add']}` to rule `{guard['rule']}`: {reason}",
+                    file=sys.stderr,
                 )
             for suggestion, reason in outcome.rejected:
                 print(

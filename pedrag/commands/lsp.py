@@ -9,8 +9,8 @@ set (coverage, unused items) are withheld until the file is clean. Hover shows a
 type, domain, default and writer, an action's rung and priority, a rung's meaning; completion
 offers metric names, enum values, history functions and keywords inside conditions, actions
 after `then:`, rungs after `rung:`/`set:`/...; go to definition and find references work for
-metrics, actions and rules; code actions apply a diagnostic's did-you-mean and `--fix`'s rule
-for a coverage gap.
+metrics, actions and rules; code actions apply a diagnostic's did-you-mean, `--fix`'s rule
+for a coverage gap and the proved guard of a conflict or invariant violation.
 """
 
 from __future__ import annotations
@@ -318,7 +318,11 @@ def to_lsp(text: str, diagnostic: Any, uri: str) -> Any:
         code_description=types.CodeDescription(href=HELP_URI.format(check=diagnostic.check)),
         source="pedrag",
         related_information=related or None,
-        data={"help": diagnostic.help, "suggested_rule": diagnostic.data.get("suggested_rule")},
+        data={
+            "help": diagnostic.help,
+            "suggested_rule": diagnostic.data.get("suggested_rule"),
+            "guard": diagnostic.data.get("guard"),
+        },
     )
 
 
@@ -635,7 +639,37 @@ def create_server() -> Any:
                             edit=types.WorkspaceEdit(changes={uri: [edit]}),
                         )
                     )
+            guard = data.get("guard")
+            if diagnostic.code in ("conflict", "invariant-violation") and isinstance(guard, dict):
+                edit = _guard_edit(text, path_of(uri), guard)
+                if edit is not None:
+                    actions.append(
+                        types.CodeAction(
+                            title=f"Add `{guard['add']}` to rule `{guard['rule']}` (proved)",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic],
+                            edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                        )
+                    )
         return actions
+
+    def _guard_edit(text: str, path: str, guard: dict[str, Any]) -> types.TextEdit | None:
+        from pedrag.compiler.fixes import guard_edit
+
+        fixed = guard_edit(text, path, guard)
+        if fixed is None:
+            return None
+        # guard_edit rewrites one value: the edit is the stretch between the common ends.
+        start = 0
+        while start < min(len(text), len(fixed)) and text[start] == fixed[start]:
+            start += 1
+        end = 0
+        while end < min(len(text), len(fixed)) - start and text[-1 - end] == fixed[-1 - end]:
+            end += 1
+        return types.TextEdit(
+            range=types.Range(start=_position(text, start), end=_position(text, len(text) - end)),
+            new_text=fixed[start : len(fixed) - end],
+        )
 
     def _gap_edit(text: str, rule: dict[str, Any]) -> types.TextEdit | None:
         from pedrag.compiler.fixes import EditError, Suggestion, insert_rules

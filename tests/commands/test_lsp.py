@@ -338,3 +338,32 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
 
     assert "dead-rule" in first_check(disk=True) and started == []
     assert "dead-rule" in first_check(disk=False) and started == [True]
+
+
+def test_a_conflict_offers_its_proved_guard_as_a_quick_fix(client: Client, tmp_path: Path) -> None:
+    conflict = (Path(__file__).resolve().parents[1] / "data/checks/conflict.yaml").read_text(
+        "utf-8"
+    )
+    uri = _open(client, tmp_path, conflict)
+    found, _ = client.diagnostics(uri, lambda ds: "conflict" in _codes(ds), timeout=20)
+    finding = next(d for d in found if d["code"] == "conflict")
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": finding["range"],
+            "context": {"diagnostics": [finding]},
+        },
+    )
+    (action,) = actions
+    assert action["title"] == "Add `frustration < 0.5` to rule `push` (proved)"
+    (edit,) = action["edit"]["changes"][uri]
+    lines = conflict.splitlines()
+    start, end = edit["range"]["start"], edit["range"]["end"]
+    assert start["line"] == end["line"] == 11
+    line = lines[11]
+    applied = line[: start["character"]] + edit["newText"] + line[end["character"] :]
+    assert (
+        applied
+        == '  - {id: push, when: "confidence >= 0.5 and frustration < 0.5", then: challenge}'
+    )
