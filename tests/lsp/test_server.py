@@ -283,10 +283,10 @@ def test_a_keystroke_resolves_only_the_condition_it_changed(
     """The server keeps resolved conditions by their declarations (`lsp.RESOLVED`) and loads
     the document once per change: typing in one rule type-checks that rule's condition, not
     the file's others, and reports what a fresh check reports."""
-    from pedrag.commands import lsp
     from pedrag.compiler.config import CheckConfig
     from pedrag.compiler.driver import check_text
     from pedrag.dsl import resolve
+    from pedrag.lsp import checking as lsp
 
     monkeypatch.setattr(lsp, "RESOLVED", lsp.ResolvedMemo())
     resolved: list[str] = []
@@ -313,11 +313,11 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
 ) -> None:
     """Opening a file that `pedrag check` has checked is answered from the on-disk cache
     (the dead rule's core is z3's when asked cold); `--no-cache` turns that off."""
-    from pedrag.commands import lsp
     from pedrag.compiler import analysis as analysis_module
     from pedrag.compiler.check_cache import CheckCache
     from pedrag.compiler.config import CheckConfig
     from pedrag.compiler.driver import check_paths
+    from pedrag.lsp import checking as lsp
 
     fixture = Path(__file__).resolve().parents[2] / "tests" / "data" / "checks" / "dead-rule.yaml"
     monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path))
