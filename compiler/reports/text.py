@@ -25,7 +25,7 @@ _COLOURS = {
 _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
 
 
-def _witness_text(witness: dict[str, Any]) -> str:
+def witness_text(witness: dict[str, Any]) -> str:
     parts = []
     for key, value in witness.items():
         if isinstance(value, bool):
@@ -95,7 +95,7 @@ def format_diagnostic(
             lines.extend(_caret_block(source, related, colour, marker="-")[1:])
     pad = " " * (len(str(span.line)) if span else 1)
     if diagnostic.witness:
-        lines.append(f"{pad} = witness: {_witness_text(diagnostic.witness)}")
+        lines.append(f"{pad} = witness: {witness_text(diagnostic.witness)}")
     if diagnostic.help:
         lines.append(f"{pad} = help: {diagnostic.help}")
     return "\n".join(lines)

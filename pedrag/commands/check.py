@@ -167,6 +167,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
     )
     parser.add_argument(
+        "--skip-non-pedrag",
+        action="store_true",
+        help="skip named files that are not pedrag files (no top-level `pedrag:` key and no "
+        "match in [tool.pedrag] files), as folders do; for pre-commit, which names every "
+        "staged YAML file",
+    )
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="neither read nor write the on-disk check cache (parsed and resolved conditions, "
@@ -235,8 +242,11 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
     cache = _cache(args)
+    only = args.skip_non_pedrag
     if args.quiet or not sys.stderr.isatty():
-        return check_paths(args.paths, config, semantic=not args.no_semantic, cache=cache)
+        return check_paths(
+            args.paths, config, semantic=not args.no_semantic, cache=cache, pedrag_only=only
+        )
     from rich.console import Console
 
     with Console(stderr=True).status("checking ...") as status:
@@ -246,6 +256,7 @@ def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckR
             semantic=not args.no_semantic,
             progress=lambda what: status.update(f"checking {what}"),
             cache=cache,
+            pedrag_only=only,
         )
 
 
@@ -451,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
     status = 1 if _failing(result, finder) and not args.exit_zero else 0
     try:
-        _print_report(args, result, started, status, out)
+        _print_report(args, result, finder, started, status, out)
     except BrokenPipeError:
         # The reader stopped early (`pedrag check ... | head -1`); the findings are known, so
         # the status stays what it is (a `pipefail` CI step must not pass with errors).
@@ -462,11 +473,13 @@ def run(args: argparse.Namespace) -> int:
 def _print_report(
     args: argparse.Namespace,
     result: CheckResult,
+    finder: ConfigFinder,
     started: str,
     status: int,
     out: TextIO,
 ) -> None:
     files = [f.path for f in result.files]
+    docs_url = finder.for_file(files[0] if files else "").docs_url
     summary = result.summary()
     sources = {f.path: f.source for f in result.files}
     if args.statistics:
@@ -477,7 +490,7 @@ def _print_report(
         invocation = Invocation(
             ["pedrag", *getattr(args, "_argv", sys.argv[1:])], started, _now(), status
         )
-        print(format_sarif(result.diagnostics, sources, invocation), file=out)
+        print(format_sarif(result.diagnostics, sources, invocation, docs_url), file=out)
     elif args.format == "github":
         if result.diagnostics:
             print(format_github(result.diagnostics), file=out)

@@ -17,7 +17,13 @@ Run pedrag's language server over stdin/stdout. Editors start it themselves:
 
 It reports every check `pedrag check` runs (z3 included, after a 0.4 s pause in typing),
 hover for metrics, actions and rungs, completion inside conditions, go to definition, find
-references, and quick fixes for did-you-mean suggestions and coverage gaps.
+references, document symbols (metrics, actions, rules, ceiling steps), rename of a metric or
+an action across the theory set (the pedrag files in the document's folder and below), and
+quick fixes for did-you-mean suggestions, coverage gaps and the proved guard of a conflict or
+invariant violation. Editors hand it every YAML file: only pedrag files (a top-level
+`pedrag:` key, or a match in [tool.pedrag] files) get diagnostics, the others are left
+alone. Each diagnostic links to its check's page on the documentation site ([tool.pedrag]
+docs-url).
 """
 EPILOG = """\
 examples:

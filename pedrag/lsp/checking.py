@@ -143,10 +143,13 @@ def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     return diagnostics
 
 
-def to_lsp(text: str, diagnostic: Any, uri: str) -> Any:
+def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) -> Any:
+    """A diagnostic as the editor reads it; its code links to the check's page on the
+    documentation site (`[tool.pedrag] docs-url`, or the default)."""
     from lsprotocol import types
 
-    from pedrag.compiler.reports.sarif import HELP_URI
+    from pedrag.compiler.config import check_page
+    from pedrag.compiler.reports.text import witness_text
 
     severity = {
         "error": types.DiagnosticSeverity.Error,
@@ -155,7 +158,7 @@ def to_lsp(text: str, diagnostic: Any, uri: str) -> Any:
     }[diagnostic.severity.value]
     message = diagnostic.message
     if diagnostic.witness:
-        message += "\nwitness: " + ", ".join(f"{k}={v}" for k, v in diagnostic.witness.items())
+        message += "\nwitness: " + witness_text(diagnostic.witness)  # as the CLI spells it
     if diagnostic.help:
         message += f"\nhelp: {diagnostic.help}"
     related = [
@@ -173,7 +176,7 @@ def to_lsp(text: str, diagnostic: Any, uri: str) -> Any:
         message=message,
         severity=severity,
         code=diagnostic.check,
-        code_description=types.CodeDescription(href=HELP_URI.format(check=diagnostic.check)),
+        code_description=types.CodeDescription(href=check_page(diagnostic.check, docs_url)),
         source="pedrag",
         related_information=related or None,
         data={

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.lsp.checking import analyse, to_lsp
-from pedrag.lsp.document import Index, build_index
+from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
 DEBOUNCE_SECONDS = 0.4
@@ -80,7 +80,8 @@ def create_server() -> Any:
 
     from pedrag import __version__
     from pedrag.compiler.checks import catalog
-    from pedrag.compiler.config import ConfigFinder
+    from pedrag.compiler.config import ConfigError, ConfigFinder
+    from pedrag.compiler.driver import is_pedrag_text
     from pedrag.dsl.ast import HISTORY_FUNCTIONS
     from pedrag.dsl.schema_text import RUNGS
 
@@ -91,6 +92,7 @@ def create_server() -> Any:
     finder = ConfigFinder(frozenset(catalog()))
     pending: dict[str, asyncio.Task[None]] = {}
     indexes: dict[str, Index] = {}
+    published: set[str] = set()  # documents the server has published diagnostics for
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -100,12 +102,46 @@ def create_server() -> Any:
     def document(uri: str) -> Any:
         return server.workspace.get_text_document(uri)
 
+    def config_of(uri: str) -> Any:
+        """The document's configuration, or None when its pyproject.toml is broken (the
+        diagnostics then say so through `analyse`)."""
+        try:
+            return finder.for_file(path_of(uri))
+        except ConfigError:
+            return None
+
+    def wanted(uri: str, text: str) -> bool:
+        """Only pedrag documents get diagnostics: a top-level `pedrag:` key, or a match in
+        `[tool.pedrag] files`. An editor hands the server every YAML file (CI workflows,
+        docker-compose files, ...); those are left alone, as `pedrag check` skips them in a
+        folder."""
+        if is_pedrag_text(text):
+            return True
+        config = config_of(uri)
+        return config is not None and config.claims(path_of(uri))
+
     def publish(uri: str, text: str, diagnostics: list[Any], version: int | None) -> None:
+        config = config_of(uri)
+        docs_url = config.docs_url if config is not None else None
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=[to_lsp(text, d, uri) for d in diagnostics]
+                uri=uri,
+                version=version,
+                diagnostics=[to_lsp(text, d, uri, docs_url) for d in diagnostics],
             )
         )
+        published.add(uri)
+
+    def forget(uri: str) -> None:
+        """Stop speaking about a document: no pending check, no index, no diagnostics."""
+        if uri in pending:
+            pending.pop(uri).cancel()
+        indexes.pop(uri, None)
+        if uri in published:
+            published.discard(uri)
+            server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     async def semantic(uri: str, version: int | None, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -125,6 +161,9 @@ def create_server() -> Any:
     def refresh(uri: str, delay: float) -> None:
         doc = document(uri)
         text, version = doc.source, doc.version
+        if not wanted(uri, text):
+            forget(uri)  # it may have stopped being a pedrag file (its `pedrag:` deleted)
+            return
         index = build_index(text, path_of(uri))
         if index is not None:
             indexes[uri] = index
@@ -153,13 +192,7 @@ def create_server() -> Any:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri in pending:
-            pending.pop(uri).cancel()
-        indexes.pop(uri, None)
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
+        forget(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params: types.HoverParams) -> types.Hover | None:
@@ -297,6 +330,112 @@ def create_server() -> Any:
         if name not in index.metrics and name not in index.actions and name not in index.rules:
             return []
         return _locations(uri, name)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+        uri = params.text_document.uri
+        text = document(uri).source
+        index = indexes.get(uri)
+        if index is None:
+            return []
+        kinds = {
+            "section": types.SymbolKind.Namespace,
+            "metric": types.SymbolKind.Variable,
+            "action": types.SymbolKind.Function,
+            "rule": types.SymbolKind.Event,
+            "ceiling step": types.SymbolKind.Number,
+        }
+
+        def convert(symbol: Symbol) -> types.DocumentSymbol:
+            def span(offsets: tuple[int, int]) -> types.Range:
+                return types.Range(
+                    start=position_at(text, offsets[0]), end=position_at(text, offsets[1])
+                )
+
+            return types.DocumentSymbol(
+                name=symbol.name,
+                detail=symbol.detail or None,
+                kind=kinds[symbol.kind],
+                range=span(symbol.whole),
+                selection_range=span(symbol.selection),
+                children=[convert(child) for child in symbol.children] or None,
+            )
+
+        return [convert(symbol) for symbol in index.symbols]
+
+    def _renamed(uri: str, offset: int) -> tuple[str, str, int, int] | None:
+        """(kind, name, start, end) of the declared metric or action at `offset`."""
+        text = document(uri).source
+        index = indexes.get(uri)
+        word = word_at(text, offset)
+        if index is None or word is None:
+            return None
+        name, start, end = word
+        if name in index.metrics:
+            return "metric", name, start, end
+        if name in index.actions:
+            return "action", name, start, end
+        return None
+
+    @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(params: types.PrepareRenameParams) -> types.Range | None:
+        uri = params.text_document.uri
+        text = document(uri).source
+        found = _renamed(uri, offset_at(text, params.position.line, params.position.character))
+        if found is None:
+            return None
+        return types.Range(start=position_at(text, found[2]), end=position_at(text, found[3]))
+
+    def _theory_set(uri: str) -> dict[str, str]:
+        """The pedrag files in the document's folder and below (the editor's text where one
+        is open), by URI."""
+        from pathlib import Path
+
+        from pygls.uris import from_fs_path
+
+        from pedrag.compiler.driver import discover
+
+        open_texts = {u: d.source for u, d in server.workspace.text_documents.items()}
+        found = {uri: document(uri).source}
+        for path in discover([str(Path(path_of(uri)).parent)]):
+            other = from_fs_path(str(path.resolve())) or path.as_uri()
+            if other in found:
+                continue
+            if other in open_texts:
+                found[other] = open_texts[other]
+                continue
+            try:
+                found[other] = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        return found
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME)
+    def rename_symbol(params: types.RenameParams) -> types.WorkspaceEdit | None:
+        from pedrag.lsp.rename import rename
+
+        uri = params.text_document.uri
+        text = document(uri).source
+        found = _renamed(uri, offset_at(text, params.position.line, params.position.character))
+        if found is None:
+            return None
+        kind, name, _, _ = found
+        documents = _theory_set(uri)
+        # RenameError reaches the editor as the request's error message.
+        replacements = rename(documents, kind, name, params.new_name)
+        changes: dict[str, list[types.TextEdit]] = {}
+        for target, spots in replacements.items():
+            source = documents[target]
+            changes[target] = [
+                types.TextEdit(
+                    range=types.Range(
+                        start=position_at(source, spot.start), end=position_at(source, spot.end)
+                    ),
+                    new_text=params.new_name,
+                )
+                for spot in spots
+            ]
+        return types.WorkspaceEdit(changes=changes)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,

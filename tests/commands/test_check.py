@@ -331,3 +331,37 @@ def test_diff_on_a_file_with_front_end_errors_says_why_and_fails(
     assert "(unknown-name)" in err
     assert path.read_text("utf-8") == THEORY.replace("then: probe", "then: prob")
     assert _run(["check", str(path), "--diff", "--exit-zero"], capsys)[0] == 0
+
+
+def test_docs_url_sets_every_sarif_help_link_and_a_bad_one_is_a_usage_error(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = theory.parent.parent / "pyproject.toml"
+    pyproject.write_text('[tool.pedrag]\ndocs-url = "https://docs.example.org/pedrag"\n')
+    _, out, _ = _run(["check", str(theory), "--format", "sarif"], capsys)
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    assert {r["helpUri"] for r in rules} == {
+        f"https://docs.example.org/pedrag/checks/{r['id']}/" for r in rules
+    }
+    pyproject.write_text('[tool.pedrag]\ndocs-url = "docs.example.org"\n')
+    status, _, err = _run(["check", str(theory)], capsys)
+    assert status == 2 and "docs-url must be an http(s) URL" in err
+
+
+def test_skip_non_pedrag_skips_named_yaml_files_that_are_not_pedrag_files(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = theory.parent.parent / "ci.yml"
+    workflow.write_text("name: ci\non: push\n", "utf-8")
+    status, _, _ = _run(["check", str(workflow), "--format", "json"], capsys)
+    assert status == 1  # named, so checked: "not a pedrag file"
+    status, out, _ = _run(
+        ["check", str(workflow), str(theory), "--skip-non-pedrag", "--format", "json"], capsys
+    )
+    report = json.loads(out)
+    assert report["summary"]["skipped"] == [str(workflow)]
+    assert "not a pedrag file" not in out and status == 1  # the theory's dead rule
+    # A `files` glob claims a file without the `pedrag:` key.
+    (theory.parent.parent / "pyproject.toml").write_text('[tool.pedrag]\nfiles = ["*.yml"]\n')
+    status, out, _ = _run(["check", str(workflow), "--skip-non-pedrag", "--format", "json"], capsys)
+    assert json.loads(out)["summary"]["skipped"] == [] and status == 1
