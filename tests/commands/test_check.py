@@ -218,16 +218,24 @@ def test_pre_commit_hooks_run_pedrag_on_the_staged_files(tmp_path: Path) -> None
     by_id = {hook["id"]: hook for hook in hooks}
     check = by_id["pedrag-check"]
     assert check["language"] == "python" and check["types"] == ["yaml"]
-    assert re.match(check["files"], "theories/socratic.yaml")
-    assert not re.match(check["files"], ".github/workflows/ci.yml")
+    # Every YAML file is passed (a theory in any folder is checked) ...
+    assert all("files" not in hook for hook in hooks)
+    assert by_id["pedrag-check-system"]["language"] == "system"  # the lighter entry
+    assert by_id["pedrag-check-system"]["entry"] == check["entry"]
     # pre-commit runs `entry` followed by the staged file names.
-    good = tmp_path / "good.yaml"
+    good = tmp_path / "lessons" / "good.yaml"
+    good.parent.mkdir()
     good.write_text(WARNINGS_ONLY, "utf-8")
     bad = tmp_path / "bad.yaml"
     bad.write_text(THEORY, "utf-8")
+    # ... and one that is not a pedrag file is skipped without error.
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: ci\non: push\n", "utf-8")
     entry = check["entry"].split()
     entry[0] = _pedrag()
-    assert subprocess.run([*entry, str(good)], capture_output=True).returncode == 0
+    passed = subprocess.run([*entry, str(good), str(workflow)], capture_output=True, text=True)
+    assert passed.returncode == 0, passed.stdout
     failed = subprocess.run([*entry, str(good), str(bad)], capture_output=True, text=True)
     assert failed.returncode == 1 and "dead-rule" in failed.stdout
     fix = by_id["pedrag-check-fix"]["entry"].split()
@@ -255,10 +263,13 @@ def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "PEDRAG_PATHS": "theories/",
-        "PEDRAG_ARGS": "--ignore unused-action",
+        # One argument per line: a path with a space stays one path; a user's `--format`
+        # is dropped with a warning instead of colliding with the action's own.
+        "PEDRAG_PATHS": "theories/\nmore theories/\n",
+        "PEDRAG_ARGS": "--ignore\nunused-action\n--format\njson\n",
         "PEDRAG_SARIF": "out.sarif",
     }
+    (tmp_path / "more theories").mkdir()
     run = subprocess.run(
         ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
     )
@@ -267,6 +278,10 @@ def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
     results = sarif["runs"][0]["results"]
     assert sorted(r["ruleId"] for r in results) == ["coverage-gap", "dead-rule"]
     assert "::error file=theories/t.yaml,line=11" in run.stdout
+    assert "::warning::pedrag action: dropped --format" in run.stdout
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/pip"
+    assert "fork" in upload["if"]  # a fork's read-only token cannot upload
     (tmp_path / "theories" / "t.yaml").write_text(WARNINGS_ONLY, "utf-8")
     run = subprocess.run(
         ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
