@@ -362,3 +362,15 @@ def test_rules_after_a_dropped_rule_keep_their_own_lines() -> None:
         ("syntax-error", 15),
         ("unknown-name", 18),
     ]
+
+
+def test_a_yaml_merge_key_is_named_not_pyyamls_constructor_message() -> None:
+    text = BASE.replace(
+        "  frustration: {type: float, range: [0, 1], source: inferred}\n",
+        "  base: &base {type: float, range: [0, 1], source: inferred}\n"
+        "  frustration: {<<: *base}\n",
+    )
+    (found,) = load_text(text, "t.yaml").diagnostics
+    assert found.message == "YAML merge keys (`<<:`) are not supported in pedrag files"
+    assert (found.span.line, found.span.column) == (7, 17)
+    assert "constructor" not in (found.help or "")
