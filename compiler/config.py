@@ -7,6 +7,8 @@ extend-select = ["coverage-gap"]         # these as well as the selected ones
 ignore = ["unused-metric"]               # never report these checks
 severity = { coverage-gap = "error" }    # change a check's severity
 fail-on = "warning"                      # exit 1 on warnings too (default: "error")
+files = ["theories/*.yaml"]              # pedrag files even without a `pedrag:` key (editor, hook)
+docs-url = "https://example.org/pedrag/" # where SARIF helpUri and the editor's links point
 ```
 
 Each checked file uses the closest `pyproject.toml` with a `[tool.pedrag]` table in its own
@@ -25,6 +27,7 @@ compiled, so hiding the error would only hide why.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -34,7 +37,17 @@ from typing import Any, Protocol
 from pedrag.dsl.diagnostics import Severity
 from pedrag.kernel.errors import PedragError
 
-KEYS = ("select", "extend-select", "ignore", "severity", "fail-on")
+KEYS = ("select", "extend-select", "ignore", "severity", "fail-on", "files", "docs-url")
+
+DOCS_URL = "https://pedrag.readthedocs.io/en/latest/"
+"""The documentation site's default base URL (`docs-url` replaces it): each check has the page
+`checks/<name>/` there (docs/gen_site.py builds it), the links SARIF and the editor give."""
+
+
+def check_page(check: str, base: str | None = None) -> str:
+    """The documentation page of `check` under the site at `base` (default `DOCS_URL`)."""
+    root = base or DOCS_URL
+    return f"{root if root.endswith('/') else root + '/'}checks/{check}/"
 
 
 class ConfigError(PedragError):
@@ -51,6 +64,20 @@ class CheckConfig:
     severity: dict[str, Severity] = field(default_factory=dict)
     fail_on: Severity = Severity.ERROR
     origin: str | None = None
+    files: tuple[str, ...] = ()  # globs (relative to the pyproject's folder) of pedrag files
+    docs_url: str | None = None
+
+    def claims(self, path: str) -> bool:
+        """Whether `path` matches a `files` glob (relative to the configuration's folder)."""
+        if not self.files:
+            return False
+        target = Path(path).resolve()
+        root = Path(self.origin).parent if self.origin else Path.cwd().resolve()
+        try:
+            relative = target.relative_to(root).as_posix()
+        except ValueError:
+            return False
+        return any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.files)
 
     def reports(self, check: str) -> bool:
         """Whether findings of `check` are reported (front-end checks always are: the driver
@@ -226,7 +253,21 @@ def load_config(
         check_names(names, known_checks, f"{_where(path, text, key)}: [tool.pedrag] {key}")
     downgraded = {name for name, level in levels.items() if level is not Severity.ERROR}
     refuse_front_end(ignore | downgraded, f"{path}: [tool.pedrag]")
-    return CheckConfig(select, extend, ignore, levels, fail_on, str(origin))
+    files = section.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(item, str) for item in files):
+        raise ConfigError(
+            f"{_where(path, text, 'files')}: [tool.pedrag] files must be a list of globs, "
+            'e.g. files = ["theories/*.yaml"]'
+        )
+    docs_url = section.get("docs-url")
+    if docs_url is not None and (
+        not isinstance(docs_url, str) or not re.match(r"https?://[^\s/]+", docs_url)
+    ):
+        raise ConfigError(
+            f"{_where(path, text, 'docs-url')}: [tool.pedrag] docs-url must be an http(s) URL, "
+            f'e.g. docs-url = "{DOCS_URL}"'
+        )
+    return CheckConfig(select, extend, ignore, levels, fail_on, str(origin), tuple(files), docs_url)
 
 
 def check_names(names: frozenset[str], known_checks: frozenset[str], where: str) -> None:

@@ -63,14 +63,27 @@ class PathError(PedragError):
     pass
 
 
-def discover(paths: list[str], skipped: list[Path] | None = None) -> list[Path]:
+def discover(
+    paths: list[str],
+    skipped: list[Path] | None = None,
+    pedrag_only: bool = False,
+    config: ConfigSource | None = None,
+) -> list[Path]:
     """Files named on the command line, and pedrag files under named folders, in order.
 
-    A named file is always checked. Under a folder, hidden folders (`.git`, `.github`,
+    A named file is always checked (with `pedrag_only`, as pre-commit names every staged YAML
+    file, only if it is a pedrag file). Under a folder, hidden folders (`.git`, `.github`,
     `.venv`, ...) are not searched and YAML files that are not pedrag documents (no top-level
     `pedrag:` key: CI workflows, docker-compose files, ...) are skipped; they are appended to
-    `skipped` so the report can say so.
+    `skipped` so the report can say so. A file a `files` glob of its configuration matches
+    is a pedrag file too.
     """
+
+    def wanted(candidate: Path) -> bool:
+        if _is_pedrag_document(candidate):
+            return True
+        return config is not None and config.for_file(str(candidate)).claims(str(candidate))
+
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -81,11 +94,15 @@ def discover(paths: list[str], skipped: list[Path] | None = None) -> list[Path]:
                     continue
                 if any(part.startswith(".") for part in relative[:-1]):
                     continue
-                if _is_pedrag_document(candidate):
+                if wanted(candidate):
                     found.append(candidate)
                 elif skipped is not None and candidate not in skipped:
                     skipped.append(candidate)
         elif path.is_file():
+            if pedrag_only and not wanted(path):
+                if skipped is not None and path not in skipped:
+                    skipped.append(path)
+                continue
             found.append(path)
         else:
             raise PathError(f"no such file or directory: {raw}")
@@ -100,12 +117,18 @@ def discover(paths: list[str], skipped: list[Path] | None = None) -> list[Path]:
 _PEDRAG_KEY = re.compile(r"""^(?:\ufeff)?(?:\{\s*)?["']?pedrag["']?[ \t]*:""", re.MULTILINE)
 
 
+def is_pedrag_text(text: str) -> bool:
+    """Whether a YAML text is a pedrag document: it has a top-level `pedrag:` key (found
+    without parsing, so a document broken elsewhere still counts)."""
+    return _PEDRAG_KEY.search(text) is not None
+
+
 def _is_pedrag_document(path: Path) -> bool:
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return True  # let the loader report why it cannot be read
-    return _PEDRAG_KEY.search(text) is not None
+    return is_pedrag_text(text)
 
 
 def _ignore_lists(loaded: LoadedFile) -> list[tuple[str | None, tuple[str | int, ...], list[str]]]:
@@ -218,9 +241,11 @@ def check_paths(
     semantic: bool = True,
     progress: Progress | None = None,
     cache: CheckCache | None = None,
+    pedrag_only: bool = False,
 ) -> CheckResult:
     """Check the files named or found under `paths`; `config` gives each file's configuration
     (a `CheckConfig` for all, or a `ConfigFinder` that finds it upward from each file).
+    `pedrag_only`: named files that are not pedrag files are skipped too (`discover`).
     `cache`: the on-disk check cache to read and fill (`CheckCache.default()` as the CLI uses;
     None keeps answers in this process only)."""
     started = time.perf_counter()
@@ -228,7 +253,7 @@ def check_paths(
     cache = cache or CheckCache.disabled()
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
     with remembering(parsed), remembering_resolved(resolved):
-        files = [load_file(path) for path in discover(paths, skipped)]
+        files = [load_file(path) for path in discover(paths, skipped, pedrag_only, config)]
     parsed.save()
     resolved.save()
     result = check_loaded(

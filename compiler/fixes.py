@@ -20,6 +20,12 @@ harmless:
   errors than before and the gap it was for is smaller. A batch that fails is retried one
   fix at a time.
 
+With --unsafe-fixes, the guard a conflict or invariant-violation finding proposes
+(`pedrag.compiler.guards`) is added to its rule's `when:`: that one value is rewritten as a
+double-quoted scalar, the file must read back as the old document with that condition
+changed, and checked again it must have fewer errors and none that it did not have. Unsafe,
+because it changes where a rule applies.
+
 A round-tripping YAML library (ruamel.yaml) was tried for the edit and rejected: appending to
 a list there moves the comments that follow the list above the new item, rewrites multi-line
 flow lists onto one line and respaces end-of-line comments, so it would need the same checks
@@ -259,6 +265,8 @@ class FixOutcome:
     fixed: str
     applied: list[Suggestion] = field(default_factory=list)
     rejected: list[tuple[Suggestion, str]] = field(default_factory=list)
+    guarded: list[dict[str, str]] = field(default_factory=list)  # guards added (unsafe fixes)
+    guards_rejected: list[tuple[dict[str, str], str]] = field(default_factory=list)
     errors_before: int = 0
     errors_after: int = 0
 
@@ -275,6 +283,73 @@ class FixOutcome:
                 f"b/{self.path.lstrip('/')}",
             )
         )
+
+
+def guard_suggestions(diagnostics: list[Diagnostic], path: str) -> list[dict[str, str]]:
+    """The proved guards of a file's conflict and invariant-violation findings
+    (`pedrag.compiler.guards`): {"rule", "add", "when"} each, one per rule."""
+    found: dict[str, dict[str, str]] = {}
+    for d in diagnostics:
+        if d.file == path and "guard" in d.data:
+            found.setdefault(d.data["guard"]["rule"], d.data["guard"])
+    return list(found.values())
+
+
+def guard_edit(text: str, path: str, guard: dict[str, str]) -> str | None:
+    """The text with rule `guard["rule"]`'s `when:` value replaced by `guard["when"]` (a
+    double-quoted scalar; every other byte kept), or None when the rule or its condition is
+    not found as one plain value."""
+    try:
+        data, positions = load_yaml(SourceText(path, text))
+    except YamlError:
+        return None
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(rules, list):
+        return None
+    for index, rule in enumerate(rules):
+        if isinstance(rule, dict) and rule.get("id") == guard["rule"]:
+            where = positions.values.get(("rules", index, "when"))
+            if where is None:
+                return None
+            start, end = where
+            edited = text[:start] + json.dumps(guard["when"], ensure_ascii=False) + text[end:]
+            try:
+                reread, _ = load_yaml(SourceText(path, edited))
+            except YamlError:
+                return None
+            expected = dict(data)
+            expected["rules"] = [
+                {**r, "when": guard["when"]} if i == index else r for i, r in enumerate(rules)
+            ]
+            return edited if reread == expected else None
+    return None
+
+
+def _error_keys(diagnostics: list[Diagnostic]) -> set[tuple[str, tuple[str, ...], str]]:
+    return {(d.check, d.items, d.message) for d in diagnostics if d.severity is Severity.ERROR}
+
+
+def _apply_guards(
+    outcome: FixOutcome, diagnostics_of: Any, current: list[Diagnostic]
+) -> list[Diagnostic]:
+    """Add each proved guard that, checked again, leaves fewer errors and no new one."""
+    for guard in guard_suggestions(current, outcome.path):
+        edited = guard_edit(outcome.fixed, outcome.path, guard)
+        if edited is None:
+            outcome.guards_rejected.append(
+                (guard, "the rule's `when:` could not be edited in place")
+            )
+            continue
+        after = diagnostics_of(edited)
+        new = _error_keys(after) - _error_keys(current)
+        if new or _errors(after) >= _errors(current):
+            outcome.guards_rejected.append(
+                (guard, "checked again, the file would not have fewer errors and no new one")
+            )
+            continue
+        outcome.fixed, current = edited, after
+        outcome.guarded.append(guard)
+    return current
 
 
 def gap_suggestions(diagnostics: list[Diagnostic], path: str) -> list[Suggestion]:
@@ -313,7 +388,8 @@ def fix_text(
     text: str, path: str, config: ConfigSource | None = None, unsafe: bool = False
 ) -> FixOutcome:
     """Apply the coverage-gap fixes of the file at `path` (whose text is `text`) as far as each
-    is proved harmless; returns the outcome (the text is not written)."""
+    is proved harmless, and with `unsafe` first the proved guards of its conflict and
+    invariant-violation findings; returns the outcome (the text is not written)."""
     from pedrag.compiler.driver import check_text
 
     def diagnostics_of(candidate: str) -> list[Diagnostic]:
@@ -322,8 +398,11 @@ def fix_text(
     current_diagnostics = diagnostics_of(text)
     outcome = FixOutcome(path, text, text, errors_before=_errors(current_diagnostics))
     outcome.errors_after = outcome.errors_before
+    if unsafe:  # a guard changes where a rule applies: the designer asks for it
+        current_diagnostics = _apply_guards(outcome, diagnostics_of, current_diagnostics)
+        outcome.errors_after = _errors(current_diagnostics)
     try:
-        original, _ = load_yaml(SourceText(path, text))
+        original, _ = load_yaml(SourceText(path, outcome.fixed))
     except YamlError:
         return outcome
     if not isinstance(original, dict) or not isinstance(original.get("rules"), list):

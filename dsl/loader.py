@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import difflib
 import re
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.ir import ResolvedCurriculum, ResolvedTheory
 from pedrag.dsl.model import Curriculum, Theory
+from pedrag.dsl.recovery import unwrap, unwrap_optional, without_broken
 from pedrag.dsl.resolve import resolve_curriculum, resolve_theory
 from pedrag.dsl.schema_text import describe
 from pedrag.dsl.spans import SourceText
-from pedrag.dsl.yaml_source import Positions, YamlError, load_yaml
+from pedrag.dsl.yaml_source import Path, Positions, YamlError, load_yaml
 
 
 @dataclass
@@ -50,10 +49,10 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The keys allowed at `loc` inside `model`, to suggest a correction for an unknown key."""
     annotation: Any = model
     for part in loc:
-        annotation = _unwrap(annotation, part)
+        annotation = unwrap(annotation, part)
         if annotation is None:
             return []
-    annotation = _unwrap_optional(annotation)
+    annotation = unwrap_optional(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return list(annotation.model_fields)
     return []
@@ -63,10 +62,10 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
     """The model whose fields are the keys at `loc` (the item `loc` points into)."""
     annotation: Any = model
     for part in loc:
-        annotation = _unwrap(annotation, part)
+        annotation = unwrap(annotation, part)
         if annotation is None:
             return None
-    annotation = _unwrap_optional(annotation)
+    annotation = unwrap_optional(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return None
@@ -86,31 +85,6 @@ def _key_help(model: type[BaseModel], loc: tuple[Any, ...], message: str) -> str
             text = describe(owner.__name__, named)
             if text:
                 return f"`{named}`: {text}"
-    return None
-
-
-def _unwrap_optional(annotation: Any) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            if isinstance(arg, type) and issubclass(arg, BaseModel):
-                return arg
-    if origin is typing.Annotated:
-        return _unwrap_optional(typing.get_args(annotation)[0])
-    return annotation
-
-
-def _unwrap(annotation: Any, part: Any) -> Any:
-    annotation = _unwrap_optional(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        info = annotation.model_fields.get(part) if isinstance(part, str) else None
-        return info.annotation if info else None
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is dict and args:
-        return args[1]
-    if origin in (list, tuple) and args:
-        return args[0]
     return None
 
 
@@ -238,19 +212,21 @@ def _validation_diagnostics(
 ) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
-    for item in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    misspelt = _misspelt_keys(errors, model, positions)
+    for item in errors:
         kind = item["type"]
         loc = _document_path(tuple(item["loc"]), positions, kind in ("missing", "extra_forbidden"))
         where = _place(loc, data)
-        if loc in seen:
-            continue
+        if loc in seen or (kind == "missing" and loc in misspelt):
+            continue  # a misspelt required key: one finding, at the misspelling
         if kind == "extra_forbidden":
             seen.add(loc)
             key = str(loc[-1])
             allowed = _fields_at(model, loc[:-1])
-            hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+            hint = _close_key(key, allowed)
             help = (
-                f"did you mean `{hint[0]}`?"
+                f"did you mean `{hint}`?"
                 if hint
                 else (f"allowed keys: {', '.join(allowed)}" if allowed else None)
             )
@@ -321,6 +297,34 @@ def _validation_diagnostics(
     return diagnostics
 
 
+def _close_key(key: str, allowed: list[str]) -> str | None:
+    hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    return hint[0] if hint else None
+
+
+def _misspelt_keys(
+    errors: list[Any], model: type[BaseModel], positions: Positions
+) -> set[tuple[Any, ...]]:
+    """The missing required keys that an unknown key beside them is a misspelling of
+    (`priorty:` for `priority:`): reported once, as the unknown key with its "did you mean"."""
+    missing: set[tuple[Any, ...]] = set()
+    guesses: set[tuple[Any, ...]] = set()
+    for item in errors:
+        kind = item["type"]
+        if kind not in ("missing", "extra_forbidden"):
+            continue
+        loc = _document_path(tuple(item["loc"]), positions, True)
+        if not loc:
+            continue
+        if kind == "missing":
+            missing.add(loc)
+            continue
+        guess = _close_key(str(loc[-1]), _fields_at(model, loc[:-1]))
+        if guess is not None:
+            guesses.add((*loc[:-1], guess))
+    return missing & guesses
+
+
 def _document_path(loc: tuple[Any, ...], positions: Positions, keep_last: bool) -> tuple[Any, ...]:
     """pydantic's error location without the union branch names it inserts (`str`,
     `list[constrained-str]`): keep the parts that are real keys or indexes of the document,
@@ -332,6 +336,68 @@ def _document_path(loc: tuple[Any, ...], positions: Positions, keep_last: bool) 
         if candidate in positions.values or candidate in positions.keys or (last and keep_last):
             path = candidate
     return path
+
+
+MAX_RECOVERY_ROUNDS = 4
+"""Validation rounds after the first: each leaves out what the last one found broken (a
+model-level rule, such as a ceiling step's one effect, is checked only once its fields are
+valid, so it can surface in a later round)."""
+
+
+def _mistakes(exc: ValidationError, positions: Positions) -> list[tuple[str, Path]]:
+    return [
+        (
+            item["type"],
+            _document_path(
+                tuple(item["loc"]), positions, item["type"] in ("missing", "extra_forbidden")
+            ),
+        )
+        for item in exc.errors(include_url=False)
+    ]
+
+
+def _resolve_the_rest(
+    exc: ValidationError, model: type[BaseModel], positions: Positions, data: Any, path: str
+) -> list[Diagnostic]:
+    """The diagnostics of the document without its broken items (`pedrag.dsl.recovery`):
+    later validation rounds' findings, then name and type resolution's, so the independent
+    mistakes of a file are reported in one run. Nothing when the document's own keys are
+    broken, and no complaint about a reference to an item left out."""
+    found: list[Diagnostic] = []
+    dropped: set[str] = set()
+    for _ in range(MAX_RECOVERY_ROUNDS):
+        recovered = without_broken(model, data, positions, _mistakes(exc, positions))
+        if recovered is None:
+            return found
+        data, positions = recovered.data, recovered.positions
+        dropped |= recovered.dropped
+        try:
+            validated = model.model_validate(data)
+        except ValidationError as again:
+            exc = again
+            # A collection emptied by the recovery itself is not the file's mistake.
+            found.extend(
+                d
+                for d in _validation_diagnostics(again, model, positions, data)
+                if "needs at least" not in d.message
+            )
+            continue
+        if isinstance(validated, Theory):
+            _, resolved = resolve_theory(validated, positions, path)
+        else:
+            assert isinstance(validated, Curriculum)
+            _, resolved = resolve_curriculum(validated, positions, path)
+        return found + [d for d in resolved if not _about_dropped(d, dropped)]
+    return found
+
+
+def _about_dropped(diagnostic: Diagnostic, dropped: set[str]) -> bool:
+    """A complaint that a name is unknown, where the name is an item left out as broken."""
+    if diagnostic.check != "unknown-name":
+        return False
+    named = set(re.findall(r"`([^`]+)`", diagnostic.message))
+    named |= {item.split(":", 1)[1] for item in diagnostic.items if ":" in item}
+    return bool(named & dropped) and "unknown" in diagnostic.message
 
 
 def load_text(text: str, path: str) -> LoadedFile:
@@ -386,6 +452,7 @@ def load_text(text: str, path: str) -> LoadedFile:
         validated = model.model_validate(data)
     except ValidationError as exc:
         loaded.diagnostics.extend(_validation_diagnostics(exc, model, positions, data))
+        loaded.diagnostics.extend(_resolve_the_rest(exc, model, positions, data, path))
         return loaded
     if isinstance(validated, Theory):
         loaded.model = validated

@@ -129,6 +129,14 @@ def load_yaml(source: SourceText) -> tuple[Any, Positions]:
         mark = exc.problem_mark or exc.context_mark
         offset = mark.index if mark is not None else 0
         message = exc.problem or exc.context or "invalid YAML value"
+        if "tag:yaml.org,2002:merge" in message:
+            raise YamlError(
+                YamlProblem(
+                    "YAML merge keys (`<<:`) are not supported in pedrag files",
+                    source.span(offset, offset + 2),
+                    help="write the keys out, or reuse a whole value with an alias (`m: *base`)",
+                )
+            ) from None
         raise YamlError(
             YamlProblem(f"YAML error: {message}", source.span(offset, offset + 1))
         ) from None

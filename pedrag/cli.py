@@ -157,7 +157,13 @@ def _main(argv: list[str], command: str | None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        return 0
+        # The reader stopped before the command finished (`| head`): what the command would
+        # have concluded is unknown, so this is not a success. `pedrag check` answers its own
+        # status before it writes the report and keeps it on a closed pipe, as ruff does.
+        from pedrag.commands._output import silence_stdout
+
+        silence_stdout()
+        return 1
 
 
 def console() -> None:

@@ -9,11 +9,13 @@ Only such pairs are examined; disjoint boxes are skipped before z3 is asked.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
+from pedrag.compiler.guards import Guard, separating_guard
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.ir import RuleInfo
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis
@@ -36,8 +38,36 @@ INFO = CheckInfo(
         '  - {id: support, when: "frustration >= 0.5", then: encourage}\n'
         '  - {id: push, when: "confidence >= 0.5", then: challenge}\n'
     ),
-    fix="Make the conditions exclusive (e.g. add `frustration < 0.5` to one rule), or change a priority.",
+    fix="Make the conditions exclusive: add a comparison to one rule that the other rule's "
+    "states fail (each finding's help names one, computed from its witness and proved by the "
+    "solver; `pedrag check --fix --unsafe-fixes` applies it), or change a priority.",
 )
+
+
+def _help(
+    analysis: Analysis, first: RuleInfo, second: RuleInfo, why: str, state: Any
+) -> tuple[str, Guard | None]:
+    """The finding's own fix: a proved guard, else which rule to drop or priority to change."""
+    guard = separating_guard(analysis, first, second, state)
+    other = first.id if guard is not None and guard.rule == second.id else second.id
+    if guard is not None:
+        text = (
+            f'add `{guard.text}` to rule `{guard.rule}` (when: "{guard.when}"); proved: '
+            f"it and `{other}` are then never eligible together, and it still applies somewhere"
+        )
+    elif why == "declared":
+        text = (
+            f"no single comparison separates them: drop rule `{first.id}` or `{second.id}`, or "
+            f"remove `{second.action}` from the conflicts of action `{first.action}`"
+        )
+    else:
+        text = (
+            f"no single comparison separates them: give rule `{second.id}` a `priority:` other "
+            f"than {first.priority}, or drop one of the two rules"
+        )
+    if guard is not None and why != "declared":
+        text += f"; or give rule `{second.id}` a `priority:` other than {first.priority}"
+    return text, guard
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
@@ -61,6 +91,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 f"they have equal priority {first.priority} under priority selection and choose "
                 f"different actions (`{first.action}`, `{second.action}`)"
             )
+        help, guard = _help(analysis, first, second, finding.extra["why"], finding.outcome.state)
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
@@ -69,5 +100,6 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             items=items,
             related=(first.when.span,) if first.when.span.file == second.when.span.file else (),
             witness=with_ceiling(analysis, finding.outcome.witness),
-            help=INFO.fix,
+            help=help,
+            data={"guard": guard.as_data()} if guard is not None else {},
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.compiler import formula as F
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
+from pedrag.compiler.guards import excluding_guard
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.kernel.ceiling import rung_name
 
@@ -36,7 +37,9 @@ INFO = CheckInfo(
         "rules:\n"
         '  - {id: stuck, when: "attempts >= 3", then: leading_question}   # rung H3\n'
     ),
-    fix="Exclude the witness state from the rule's condition (e.g. add `not exam_active`), or add a ceiling step that lowers the ceiling there.",
+    fix="Exclude the witness state from the rule's condition (each finding's help names a "
+    "comparison to add, computed from its witness and proved by the solver; `pedrag check --fix "
+    "--unsafe-fixes` applies it), or add a ceiling step that lowers the ceiling there.",
 )
 
 
@@ -73,6 +76,19 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         related = related or [invariant.condition.span]
         witness["action"] = f"{action.name} ({rung_name(action.rung)})"
         verb = "never allows" if invariant.kind == "never" else "requires"
+        guard = excluding_guard(analysis, rule, invariant, action, finding.outcome.state)
+        if guard is not None:
+            help = (
+                f'add `{guard.text}` to rule `{rule.id}` (when: "{guard.when}"); proved: it '
+                f"then never chooses `{action.name}` where `{invariant.id}` is broken, and "
+                "still applies somewhere; or add a ceiling step that lowers the ceiling there"
+            )
+        else:
+            help = (
+                "no single comparison keeps the rule out of the violation: add a ceiling step "
+                f"that lowers the ceiling there, or choose an action for rule `{rule.id}` that "
+                "keeps the invariant"
+            )
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
@@ -84,6 +100,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             items=items,
             related=tuple(related),
             witness=witness,
-            help=INFO.fix,
-            data={"invariant": invariant.id, "verb": verb},
+            help=help,
+            data={"invariant": invariant.id, "verb": verb}
+            | ({"guard": guard.as_data()} if guard is not None else {}),
         )

@@ -22,13 +22,11 @@ from urllib.parse import quote
 
 from pedrag import __version__
 from pedrag.compiler.checks import catalog
+from pedrag.compiler.config import DOCS_URL, check_page
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.spans import SourceText, Span
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/pedrag/"
-# Each check's section of the format reference (docs/theory-format.md, "Checks").
-HELP_URI = INFORMATION_URI + "#{check}"
 BASE_ID = "SRCROOT"
 FINGERPRINT = "pedragFinding/v1"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
@@ -109,7 +107,10 @@ def sarif_dict(
     diagnostics: list[Diagnostic],
     sources: dict[str, SourceText] | None = None,
     invocation: Invocation | None = None,
+    docs_url: str | None = None,
 ) -> dict[str, Any]:
+    """The SARIF log; each rule's `helpUri` is its check's page on the documentation site at
+    `docs_url` (`[tool.pedrag] docs-url`; default `config.DOCS_URL`)."""
     sources = sources or {}
     checks = catalog()
     names = sorted(set(checks) | {d.check for d in diagnostics})
@@ -129,7 +130,7 @@ def sarif_dict(
                     if info
                     else name,
                 },
-                "helpUri": HELP_URI.format(check=name),
+                "helpUri": check_page(name, docs_url),
                 "defaultConfiguration": {"level": _LEVEL[info.severity] if info else "error"},
                 "properties": {"tags": [info.stage if info else "internal"]},
             }
@@ -189,7 +190,7 @@ def sarif_dict(
             "driver": {
                 "name": "pedrag",
                 "version": __version__,
-                "informationUri": INFORMATION_URI,
+                "informationUri": docs_url or DOCS_URL,
                 "rules": rules,
             }
         },
@@ -224,5 +225,6 @@ def format_sarif(
     diagnostics: list[Diagnostic],
     sources: dict[str, SourceText] | None = None,
     invocation: Invocation | None = None,
+    docs_url: str | None = None,
 ) -> str:
-    return json.dumps(sarif_dict(diagnostics, sources, invocation), indent=2)
+    return json.dumps(sarif_dict(diagnostics, sources, invocation, docs_url), indent=2)

@@ -25,7 +25,7 @@ _COLOURS = {
 _BOLD, _BLUE, _RESET = "\x1b[1m", "\x1b[1;34m", "\x1b[0m"
 
 
-def _witness_text(witness: dict[str, Any]) -> str:
+def witness_text(witness: dict[str, Any]) -> str:
     parts = []
     for key, value in witness.items():
         if isinstance(value, bool):
@@ -34,6 +34,10 @@ def _witness_text(witness: dict[str, Any]) -> str:
             value = repr(value)  # the shortest text that reads back as this float, never rounded
         parts.append(f"{key}={value}")
     return ", ".join(parts)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 _TAB = "    "
@@ -54,19 +58,30 @@ def _width(text: str) -> int:
 
 
 def _caret_block(
-    source: SourceText | None, span: Span, colour: bool, marker: str = "^"
+    source: SourceText | None, marks: list[tuple[Span, str]], colour: bool
 ) -> list[str]:
-    if source is None or not source.text:
+    """One source line and a caret line under it marking each span in `marks` (all on that
+    line) with its marker: `^` the finding, `-` a related part. Two labels on one line share
+    it, so the line is printed once."""
+    if source is None or not source.text or not marks:
         return []
+    span = marks[0][0]
     line_text = source.line_text(span.line)
     if not line_text and span.line > 1 and span.column == 1:
         return []
     width = len(str(span.line))
     gutter = " " * width
-    start = span.column - 1
-    end = span.end_column - 1 if span.end_line == span.line else len(line_text)
-    length = max(1, _width(line_text[start:end]))
-    caret = " " * _width(line_text[:start]) + marker * length
+    cells: list[str] = []
+    for mark_span, marker in marks:
+        start = mark_span.column - 1
+        end = mark_span.end_column - 1 if mark_span.end_line == mark_span.line else len(line_text)
+        offset = _width(line_text[:start])
+        length = max(1, _width(line_text[start:end]))
+        cells += [" "] * max(0, offset + length - len(cells))
+        for column in range(offset, offset + length):
+            if cells[column] == " ":  # the finding's own carets win where labels overlap
+                cells[column] = marker
+    caret = "".join(cells).rstrip()
     line_text = line_text.replace("\t", _TAB)
     blue = _BLUE if colour else ""
     reset = _RESET if colour else ""
@@ -89,13 +104,17 @@ def format_diagnostic(
         head = f"{where}{level}[{diagnostic.check}] {diagnostic.message}"
     lines = [head]
     if span is not None:
-        source = sources.get(span.file)
-        lines.extend(_caret_block(source, span, colour))
+        by_line: dict[tuple[str, int], list[tuple[Span, str]]] = {
+            (span.file, span.line): [(span, "^")]
+        }
         for related in diagnostic.related:
-            lines.extend(_caret_block(source, related, colour, marker="-")[1:])
+            by_line.setdefault((related.file, related.line), []).append((related, "-"))
+        for number, ((file, _), marks) in enumerate(by_line.items()):
+            block = _caret_block(sources.get(file), marks, colour)
+            lines.extend(block if number == 0 else block[1:])
     pad = " " * (len(str(span.line)) if span else 1)
     if diagnostic.witness:
-        lines.append(f"{pad} = witness: {_witness_text(diagnostic.witness)}")
+        lines.append(f"{pad} = witness: {witness_text(diagnostic.witness)}")
     if diagnostic.help:
         lines.append(f"{pad} = help: {diagnostic.help}")
     return "\n".join(lines)
@@ -128,7 +147,12 @@ def format_report(
             error = theory.get("coverage_error")
             bound = f"within ±{error:.2%}" if isinstance(error, float) else "error unknown"
             cov += f" (estimate, not exact: {bound})"
+        counts = ", ".join(_plural(theory[k], k[:-1]) for k in ("metrics", "actions", "rules"))
+        extras.append(f"  {theory['id']}: {counts}{cov}")
+    others = files - len(extras)
+    if extras and others > 0:  # every checked file is accounted for
         extras.append(
-            f"  {theory['id']}: {theory['metrics']} metrics, {theory['actions']} actions, {theory['rules']} rules{cov}"
+            f"  and {_plural(others, 'other file')} (curricula, files that did not load): "
+            "no theory summary"
         )
     return "\n\n".join(blocks + [tail]) + ("\n" + "\n".join(extras) if extras else "")

@@ -8,13 +8,26 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
 
+def silence_stdout() -> None:
+    """After a reader closed the pipe (`pedrag check ... | head -1`): point standard output at
+    the null device, so the interpreter's last flush neither fails nor prints a warning."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real descriptor (a test's captured stdout)
+        pass
+
+
 def write_output(path: str, data: bytes) -> str | None:
-    """Write `data` to `path`; return None on success, else a one-line reason for the user."""
-    target = Path(path)
+    """Write `data` to `path`; return None on success, else a one-line reason for the user.
+    A symbolic link is written through: the file it points to is replaced, the link stays."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
         return f"{path} is a folder; give a file name, e.g. {Path(path) / 'policy.json'}"
     try:

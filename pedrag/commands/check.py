@@ -8,8 +8,9 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
-from pedrag.commands._output import write_output
+from pedrag.commands._output import silence_stdout, write_output
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import (
@@ -43,7 +44,9 @@ that have a top-level `pedrag:` key; other YAML files there (CI workflows, docke
 skipped files. A file named on the command line is always checked; `-` reads one file from
 standard input (name it with --stdin-filename).
 
-Front-end checks (syntax, names, types, the trust boundary) run on every file; the
+Front-end checks (syntax, names, types, the trust boundary) run on every file and report
+its independent mistakes in one run (an action or rule that fails validation is left out and
+the rest is still resolved; a misspelt key is one finding with a "did you mean"); the
 compiler's semantic checks (dead rules, conflicts, coverage gaps, invariants, ...) run on
 every theory that passes them. Each file uses the closest pyproject.toml with a
 [tool.pedrag] table in its folder or above (select, extend-select, ignore, severity,
@@ -52,10 +55,16 @@ lists in the files silence checks per file or per item. Front-end checks are alw
 
 --fix inserts the suggested rule for each coverage gap after the file's last rule (nothing
 else in the file changes); every fix is checked again first and kept only if the file ends
-with no more errors and a smaller gap. The file is replaced atomically.
+with no more errors and a smaller gap. With --unsafe-fixes it also adds the guard a conflict
+or invariant-violation finding's help names (proved by the solver) to that rule's `when:`,
+kept only if the file then has fewer errors and no new one. The file is replaced atomically; a symbolic link is
+written through (the file it points to changes, the link stays). --diff shows the same fixes
+and writes nothing; for a file that fails with no fix to offer (front-end errors, findings
+with no automatic fix) it says why on stderr.
 
 exit status: 0 no errors (or --exit-zero), 1 errors found (with --fail-on warning also
-warnings; with --diff: fixes to apply), 2 usage problem (bad path, option or configuration)
+warnings; with --diff: fixes to apply or errors no fix addresses), 2 usage problem (bad path,
+option or configuration). A reader that closes the pipe early (`| head`) does not change it.
 """
 EPILOG = """\
 examples:
@@ -65,8 +74,8 @@ examples:
   pedrag check theories/ --format github          # annotations in a GitHub workflow
   pedrag check theories/ --select dead-rule,conflict --statistics
   pedrag check theories/ --fail-on warning         # warnings fail CI too
-  pedrag check theories/tiny.yaml --diff           # show the fixes, write nothing
-  pedrag check theories/tiny.yaml --fix
+  pedrag check theories/socratic.yaml --diff       # show the fixes, write nothing
+  pedrag check theories/socratic.yaml --fix
   cat x.yaml | pedrag check - --stdin-filename theories/x.yaml
   pedrag check --explain dead-rule
   pedrag check --list-checks
@@ -158,6 +167,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-semantic", action="store_true", help="front-end checks only (fast; no z3)"
     )
     parser.add_argument(
+        "--skip-non-pedrag",
+        action="store_true",
+        help="skip named files that are not pedrag files (no top-level `pedrag:` key and no "
+        "match in [tool.pedrag] files), as folders do; for pre-commit, which names every "
+        "staged YAML file",
+    )
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="neither read nor write the on-disk check cache (parsed and resolved conditions, "
@@ -226,8 +242,11 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
     cache = _cache(args)
+    only = args.skip_non_pedrag
     if args.quiet or not sys.stderr.isatty():
-        return check_paths(args.paths, config, semantic=not args.no_semantic, cache=cache)
+        return check_paths(
+            args.paths, config, semantic=not args.no_semantic, cache=cache, pedrag_only=only
+        )
     from rich.console import Console
 
     with Console(stderr=True).status("checking ...") as status:
@@ -237,6 +256,7 @@ def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckR
             semantic=not args.no_semantic,
             progress=lambda what: status.update(f"checking {what}"),
             cache=cache,
+            pedrag_only=only,
         )
 
 
@@ -294,14 +314,17 @@ def _fix_files(
 ) -> tuple[int, str | None, int]:
     """Apply (or with --diff show) the fixes; returns (files changed, fixed stdin text, usage
     status: 2 when a file cannot be written)."""
-    from pedrag.compiler.fixes import fix_text, gap_suggestions
+    from pedrag.compiler.fixes import fix_text, gap_suggestions, guard_suggestions
 
     changed = 0
     fixed_stdin: str | None = None
     for loaded in result.files:
-        if not gap_suggestions(result.diagnostics, loaded.path):
+        guards = args.unsafe_fixes and guard_suggestions(result.diagnostics, loaded.path)
+        if not gap_suggestions(result.diagnostics, loaded.path) and not guards:
             if stdin:
                 fixed_stdin = loaded.source.text
+            if args.diff and not args.quiet:
+                _why_no_fix(loaded, result, finder)
             continue
         outcome = fix_text(loaded.source.text, loaded.path, finder, unsafe=args.unsafe_fixes)
         if stdin:
@@ -330,12 +353,55 @@ def _fix_files(
                 print(
                     f"{loaded.path}: {verb} {len(outcome.applied)} rule(s): {ids}", file=sys.stderr
                 )
+            for guard in outcome.guarded:
+                print(
+                    f"{loaded.path}: {'would add' if args.diff else 'added'} `{guard['add']}` "
+                    f"to rule `{guard['rule']}`",
+                    file=sys.stderr,
+                )
+            for guard, reason in outcome.guards_rejected:
+                print(
+                    f"{loaded.path}: not added `{guard['add']}` to rule `{guard['rule']}`: {reason}",
+                    file=sys.stderr,
+                )
             for suggestion, reason in outcome.rejected:
                 print(
                     f"{loaded.path}: not applied `{suggestion.when}` -> {suggestion.then}: {reason}",
                     file=sys.stderr,
                 )
     return changed, fixed_stdin, 0
+
+
+def _failing(
+    result: CheckResult, finder: ConfigFinder, path: str | None = None
+) -> list[Diagnostic]:
+    """The findings that make the exit status 1 (of one file, or of all)."""
+    return [
+        d
+        for d in result.diagnostics
+        if (path is None or d.file == path) and finder.for_file(d.file or "").fails(d.severity)
+    ]
+
+
+def _why_no_fix(loaded: LoadedFile, result: CheckResult, finder: ConfigFinder) -> None:
+    """--diff printed nothing for a file that still fails: say why, so an empty diff is not
+    read as "nothing wrong"."""
+    failing = _failing(result, finder, loaded.path)
+    if not failing:
+        return
+    if not loaded.ok:
+        reason = (
+            "it has front-end errors (syntax, names, types), and fixes are computed only for a "
+            "file that loads"
+        )
+    else:
+        reason = "none of its findings has an automatic fix"
+    checks = ", ".join(sorted({d.check for d in failing}))
+    print(
+        f"{loaded.path}: no fix offered: {reason}; {len(failing)} finding(s) remain ({checks}); "
+        f"run `pedrag check {loaded.path}` to see them",
+        file=sys.stderr,
+    )
 
 
 def _add_material_check(result: CheckResult, cache: CheckCache) -> None:
@@ -391,7 +457,8 @@ def run(args: argparse.Namespace) -> int:
             if status:
                 return status
             if args.diff:
-                return 1 if changed and not args.exit_zero else 0
+                # Fixes to apply fail, and so do findings that no fix addresses.
+                return 1 if (changed or _failing(result, finder)) and not args.exit_zero else 0
             if stdin is not None:
                 # As ruff does: the fixed file to stdout, what remains in it to stderr.
                 text = fixed_stdin if fixed_stdin is not None else stdin[1]
@@ -405,11 +472,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     _add_material_check(result, _cache(args))
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
+    status = 1 if _failing(result, finder) and not args.exit_zero else 0
+    try:
+        _print_report(args, result, finder, started, status, out)
+    except BrokenPipeError:
+        # The reader stopped early (`pedrag check ... | head -1`); the findings are known, so
+        # the status stays what it is (a `pipefail` CI step must not pass with errors).
+        silence_stdout()
+    return status
+
+
+def _print_report(
+    args: argparse.Namespace,
+    result: CheckResult,
+    finder: ConfigFinder,
+    started: str,
+    status: int,
+    out: TextIO,
+) -> None:
     files = [f.path for f in result.files]
+    docs_url = finder.for_file(files[0] if files else "").docs_url
     summary = result.summary()
     sources = {f.path: f.source for f in result.files}
-    failing = any(finder.for_file(d.file or "").fails(d.severity) for d in result.diagnostics)
-    status = 1 if failing and not args.exit_zero else 0
     if args.statistics:
         print(_statistics(result, args.format == "json"), file=out)
     elif args.format == "json":
@@ -418,7 +502,7 @@ def run(args: argparse.Namespace) -> int:
         invocation = Invocation(
             ["pedrag", *getattr(args, "_argv", sys.argv[1:])], started, _now(), status
         )
-        print(format_sarif(result.diagnostics, sources, invocation), file=out)
+        print(format_sarif(result.diagnostics, sources, invocation, docs_url), file=out)
     elif args.format == "github":
         if result.diagnostics:
             print(format_github(result.diagnostics), file=out)
@@ -431,4 +515,4 @@ def run(args: argparse.Namespace) -> int:
             format_report(result.diagnostics, sources, len(files), summary, _colour(args.color)),
             file=out,
         )
-    return status
+    out.flush()  # inside the caller's guard: a closed pipe fails here, not at exit

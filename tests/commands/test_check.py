@@ -218,16 +218,24 @@ def test_pre_commit_hooks_run_pedrag_on_the_staged_files(tmp_path: Path) -> None
     by_id = {hook["id"]: hook for hook in hooks}
     check = by_id["pedrag-check"]
     assert check["language"] == "python" and check["types"] == ["yaml"]
-    assert re.match(check["files"], "theories/socratic.yaml")
-    assert not re.match(check["files"], ".github/workflows/ci.yml")
+    # Every YAML file is passed (a theory in any folder is checked) ...
+    assert all("files" not in hook for hook in hooks)
+    assert by_id["pedrag-check-system"]["language"] == "system"  # the lighter entry
+    assert by_id["pedrag-check-system"]["entry"] == check["entry"]
     # pre-commit runs `entry` followed by the staged file names.
-    good = tmp_path / "good.yaml"
+    good = tmp_path / "lessons" / "good.yaml"
+    good.parent.mkdir()
     good.write_text(WARNINGS_ONLY, "utf-8")
     bad = tmp_path / "bad.yaml"
     bad.write_text(THEORY, "utf-8")
+    # ... and one that is not a pedrag file is skipped without error.
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("name: ci\non: push\n", "utf-8")
     entry = check["entry"].split()
     entry[0] = _pedrag()
-    assert subprocess.run([*entry, str(good)], capture_output=True).returncode == 0
+    passed = subprocess.run([*entry, str(good), str(workflow)], capture_output=True, text=True)
+    assert passed.returncode == 0, passed.stdout
     failed = subprocess.run([*entry, str(good), str(bad)], capture_output=True, text=True)
     assert failed.returncode == 1 and "dead-rule" in failed.stdout
     fix = by_id["pedrag-check-fix"]["entry"].split()
@@ -255,10 +263,13 @@ def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "PEDRAG_PATHS": "theories/",
-        "PEDRAG_ARGS": "--ignore unused-action",
+        # One argument per line: a path with a space stays one path; a user's `--format`
+        # is dropped with a warning instead of colliding with the action's own.
+        "PEDRAG_PATHS": "theories/\nmore theories/\n",
+        "PEDRAG_ARGS": "--ignore\nunused-action\n--format\njson\n",
         "PEDRAG_SARIF": "out.sarif",
     }
+    (tmp_path / "more theories").mkdir()
     run = subprocess.run(
         ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
     )
@@ -267,6 +278,10 @@ def test_github_action_writes_sarif_and_annotations_and_fails_like_the_check(
     results = sarif["runs"][0]["results"]
     assert sorted(r["ruleId"] for r in results) == ["coverage-gap", "dead-rule"]
     assert "::error file=theories/t.yaml,line=11" in run.stdout
+    assert "::warning::pedrag action: dropped --format" in run.stdout
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/pip"
+    assert "fork" in upload["if"]  # a fork's read-only token cannot upload
     (tmp_path / "theories" / "t.yaml").write_text(WARNINGS_ONLY, "utf-8")
     run = subprocess.run(
         ["bash", "-e", "-c", check["run"]], cwd=tmp_path, env=env, capture_output=True, text=True
@@ -283,3 +298,85 @@ def test_stdin_that_is_not_utf8_is_a_located_syntax_error(
     status, out, _ = _run(["check", "-", "--stdin-filename", "x.yaml"], capsys)
     assert status == 1
     assert "x.yaml:2:26: error[syntax-error] file is not UTF-8 text (byte 35: 0xe9)" in out
+
+
+def test_a_closed_pipe_keeps_the_exit_status_of_the_findings(tmp_path: Path) -> None:
+    """`pedrag check bad.yaml | head -1` under `pipefail`: the reader closes the pipe after a
+    byte of a report larger than the pipe's buffer; the errors still make the status 1."""
+    rules = "".join(
+        f'  - {{id: r{i}, when: "frustraton >= 0.{i % 9 + 1}", then: encourage}}\n'
+        for i in range(1500)
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(THEORY.split("rules:\n")[0] + "rules:\n" + rules + "ceiling: {start: H4}\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pedrag.cli", "check", str(bad), "--no-semantic", "--no-cache"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(1)
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait() == 1
+    assert "Traceback" not in error and "Exception ignored" not in error
+
+
+def test_fix_writes_through_a_symlink_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "store" / "gap.yaml"
+    real.parent.mkdir()
+    real.write_text((DATA / "coverage-gap.yaml").read_text("utf-8"), "utf-8")
+    link = tmp_path / "theories" / "gap.yaml"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert main(["check", str(link), "--fix", "-q"]) == 0
+    assert link.is_symlink() and link.resolve() == real
+    assert "fill_gap_1" in real.read_text("utf-8")
+
+
+def test_diff_on_a_file_with_front_end_errors_says_why_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text(THEORY.replace("then: probe", "then: prob"), "utf-8")
+    status, out, err = _run(["check", str(path), "--diff"], capsys)
+    assert (status, out) == (1, "")
+    assert f"{path}: no fix offered: it has front-end errors" in err
+    assert "(unknown-name)" in err
+    assert path.read_text("utf-8") == THEORY.replace("then: probe", "then: prob")
+    assert _run(["check", str(path), "--diff", "--exit-zero"], capsys)[0] == 0
+
+
+def test_docs_url_sets_every_sarif_help_link_and_a_bad_one_is_a_usage_error(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = theory.parent.parent / "pyproject.toml"
+    pyproject.write_text('[tool.pedrag]\ndocs-url = "https://docs.example.org/pedrag"\n')
+    _, out, _ = _run(["check", str(theory), "--format", "sarif"], capsys)
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    assert {r["helpUri"] for r in rules} == {
+        f"https://docs.example.org/pedrag/checks/{r['id']}/" for r in rules
+    }
+    pyproject.write_text('[tool.pedrag]\ndocs-url = "docs.example.org"\n')
+    status, _, err = _run(["check", str(theory)], capsys)
+    assert status == 2 and "docs-url must be an http(s) URL" in err
+
+
+def test_skip_non_pedrag_skips_named_yaml_files_that_are_not_pedrag_files(
+    theory: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = theory.parent.parent / "ci.yml"
+    workflow.write_text("name: ci\non: push\n", "utf-8")
+    status, _, _ = _run(["check", str(workflow), "--format", "json"], capsys)
+    assert status == 1  # named, so checked: "not a pedrag file"
+    status, out, _ = _run(
+        ["check", str(workflow), str(theory), "--skip-non-pedrag", "--format", "json"], capsys
+    )
+    report = json.loads(out)
+    assert report["summary"]["skipped"] == [str(workflow)]
+    assert "not a pedrag file" not in out and status == 1  # the theory's dead rule
+    # A `files` glob claims a file without the `pedrag:` key.
+    (theory.parent.parent / "pyproject.toml").write_text('[tool.pedrag]\nfiles = ["*.yml"]\n')
+    status, out, _ = _run(["check", str(workflow), "--skip-non-pedrag", "--format", "json"], capsys)
+    assert json.loads(out)["summary"]["skipped"] == [] and status == 1

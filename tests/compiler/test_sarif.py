@@ -160,7 +160,9 @@ def test_locations_are_relative_to_a_declared_base_with_related_locations(
     assert related["message"]["text"].startswith("related: `")
     rules = run["tool"]["driver"]["rules"]
     assert all(rule["helpUri"].startswith("https://") for rule in rules)
-    assert {rule["id"] for rule in rules if rule["helpUri"].endswith("#conflict")} == {"conflict"}
+    assert {rule["id"] for rule in rules if rule["helpUri"].endswith("/checks/conflict/")} == {
+        "conflict"
+    }
 
 
 def _whitespace_edit(text: str) -> str:

@@ -294,3 +294,83 @@ def test_an_empty_range_is_reported_on_the_range() -> None:
     (diagnostic,) = loaded.diagnostics
     assert diagnostic.check == "type-error" and "empty" in diagnostic.message
     assert (diagnostic.span.line, diagnostic.span.column) == (8, 33)
+
+
+EIGHT_MISTAKES = """\
+pedrag: 1
+theory: {id: eight, name: Eight mistakes}
+metrics:
+  frustration: {type: float, range: [0, 1], source: inferred}
+  attempts: {type: int, range: [0, 10], source: trusted}
+actions:
+  encourage: {rung: H0, priority: 5, description: Encourage.}
+  probe: {rung: H9, priority: 5, description: Probe.}
+  hint: {rung: H2, priority: high, description: Hint.}
+  explain: {rung: H4, priorty: 5, description: Explain.}
+  model: {rung: H5, priority: 5, description: Model., tagz: [x]}
+rules:
+  - {id: upset, when: "frustraton >= 0.7", then: encourage}
+  - {id: stuck, when: "attempts >= 3", then: encourag}
+  - {id: odd, when: "attempts >= 0.5 and", then: encourage}
+  - {id: typed, when: "frustration == yes", then: encourage}
+  - {id: keep, when: "attempts >= 5", then: probe}
+ceiling: {start: H4}
+"""
+
+
+def test_a_file_with_eight_independent_mistakes_reports_all_eight_in_one_run() -> None:
+    """Four broken actions (validation) and four broken rules (resolution): the rules are
+    resolved against the actions that are valid, so no second run is needed; `keep` names
+    the broken action `probe`, which is not reported again."""
+    found = diagnostics(EIGHT_MISTAKES)
+    assert [(check, line) for check, line, _, _ in found] == [
+        ("type-error", 8),  # rung H9
+        ("type-error", 9),  # priority: high
+        ("unknown-name", 10),  # priorty (one finding, not also "missing `priority`")
+        ("unknown-name", 11),  # tagz
+        ("unknown-name", 13),  # frustraton
+        ("unknown-name", 14),  # encourag
+        ("syntax-error", 15),  # a condition ending in `and`
+        ("unknown-name", 16),  # yes
+    ]
+    messages = [message for *_, message in found]
+    assert "unknown key `priorty`" in messages[2]
+    assert "rule `stuck` names unknown action `encourag`" in messages[5]
+
+
+def test_a_misspelt_required_key_is_one_unknown_name_with_did_you_mean() -> None:
+    text = BASE.replace("then: hint", "thne: hint")
+    loaded = load_text(text, "t.yaml")
+    assert [(d.check, d.message, d.help) for d in loaded.diagnostics] == [
+        (
+            "unknown-name",
+            "unknown key `thne`",
+            "did you mean `then`?",
+        )
+    ]
+
+
+def test_rules_after_a_dropped_rule_keep_their_own_lines() -> None:
+    """A broken rule is left out for resolution; the rules after it are still reported at
+    their own lines (the positions are re-indexed, not shifted onto a neighbour)."""
+    text = BASE.replace('    when: "frustration >= 0.7 or affect == frustrated"\n', "").replace(
+        "mastery < 0.5", "mastry < 0.5"
+    )
+    found = diagnostics(text)
+    # `upset` (line 15) lacks `when:`; `stuck`'s misspelt metric is on its own line 18.
+    assert [(check, line) for check, line, _, _ in found] == [
+        ("syntax-error", 15),
+        ("unknown-name", 18),
+    ]
+
+
+def test_a_yaml_merge_key_is_named_not_pyyamls_constructor_message() -> None:
+    text = BASE.replace(
+        "  frustration: {type: float, range: [0, 1], source: inferred}\n",
+        "  base: &base {type: float, range: [0, 1], source: inferred}\n"
+        "  frustration: {<<: *base}\n",
+    )
+    (found,) = load_text(text, "t.yaml").diagnostics
+    assert found.message == "YAML merge keys (`<<:`) are not supported in pedrag files"
+    assert (found.span.line, found.span.column) == (7, 17)
+    assert "constructor" not in (found.help or "")

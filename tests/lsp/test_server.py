@@ -283,10 +283,10 @@ def test_a_keystroke_resolves_only_the_condition_it_changed(
     """The server keeps resolved conditions by their declarations (`lsp.RESOLVED`) and loads
     the document once per change: typing in one rule type-checks that rule's condition, not
     the file's others, and reports what a fresh check reports."""
-    from pedrag.commands import lsp
     from pedrag.compiler.config import CheckConfig
     from pedrag.compiler.driver import check_text
     from pedrag.dsl import resolve
+    from pedrag.lsp import checking as lsp
 
     monkeypatch.setattr(lsp, "RESOLVED", lsp.ResolvedMemo())
     resolved: list[str] = []
@@ -313,11 +313,11 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
 ) -> None:
     """Opening a file that `pedrag check` has checked is answered from the on-disk cache
     (the dead rule's core is z3's when asked cold); `--no-cache` turns that off."""
-    from pedrag.commands import lsp
     from pedrag.compiler import analysis as analysis_module
     from pedrag.compiler.check_cache import CheckCache
     from pedrag.compiler.config import CheckConfig
     from pedrag.compiler.driver import check_paths
+    from pedrag.lsp import checking as lsp
 
     fixture = Path(__file__).resolve().parents[2] / "tests" / "data" / "checks" / "dead-rule.yaml"
     monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path))
@@ -338,3 +338,195 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
 
     assert "dead-rule" in first_check(disk=True) and started == []
     assert "dead-rule" in first_check(disk=False) and started == [True]
+
+
+def test_a_conflict_offers_its_proved_guard_as_a_quick_fix(client: Client, tmp_path: Path) -> None:
+    conflict = (Path(__file__).resolve().parents[1] / "data/checks/conflict.yaml").read_text(
+        "utf-8"
+    )
+    uri = _open(client, tmp_path, conflict)
+    found, _ = client.diagnostics(uri, lambda ds: "conflict" in _codes(ds), timeout=20)
+    finding = next(d for d in found if d["code"] == "conflict")
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": finding["range"],
+            "context": {"diagnostics": [finding]},
+        },
+    )
+    (action,) = actions
+    assert action["title"] == "Add `frustration < 0.5` to rule `push` (proved)"
+    (edit,) = action["edit"]["changes"][uri]
+    lines = conflict.splitlines()
+    start, end = edit["range"]["start"], edit["range"]["end"]
+    assert start["line"] == end["line"] == 11
+    line = lines[11]
+    applied = line[: start["character"]] + edit["newText"] + line[end["character"] :]
+    assert (
+        applied
+        == '  - {id: push, when: "confidence >= 0.5 and frustration < 0.5", then: challenge}'
+    )
+
+
+def _published_until(client: Client, uri: str, until: Any, timeout: float) -> list[str]:
+    """The URIs of every publishDiagnostics until `uri`'s satisfy `until`."""
+    seen: list[str] = []
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            message = client.notifications.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if message.get("method") == "textDocument/publishDiagnostics":
+            params = message["params"]
+            seen.append(params["uri"])
+            if params["uri"] == uri and until(params["diagnostics"]):
+                return seen
+    raise AssertionError(f"no diagnostics for {uri} within {timeout} s; saw {seen}")
+
+
+def test_yaml_files_that_are_not_pedrag_files_get_no_diagnostics(
+    client: Client, tmp_path: Path
+) -> None:
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    text = "name: ci\non: push\njobs:\n  test: {runs-on: ubuntu-latest}\n"
+    workflow.write_text(text, "utf-8")
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": workflow.as_uri(),
+                "languageId": "yaml",
+                "version": 1,
+                "text": text,
+            }
+        },
+    )
+    uri = _open(client, tmp_path)  # a pedrag file opened after it
+    seen = _published_until(client, uri, lambda ds: "dead-rule" in _codes(ds), timeout=20)
+    assert workflow.as_uri() not in seen
+    # A file matched by `[tool.pedrag] files` is a pedrag file without the `pedrag:` key.
+    (tmp_path / "pyproject.toml").write_text('[tool.pedrag]\nfiles = ["drafts/*.yaml"]\n')
+    draft = tmp_path / "drafts" / "new.yaml"
+    draft.parent.mkdir()
+    draft.write_text("theory: {id: new, name: New}\n", "utf-8")
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": draft.as_uri(),
+                "languageId": "yaml",
+                "version": 1,
+                "text": draft.read_text("utf-8"),
+            }
+        },
+    )
+    found, _ = client.diagnostics(draft.as_uri(), lambda ds: bool(ds), timeout=20)
+    assert "syntax-error" in _codes(found)  # missing keys, reported as for any theory
+
+
+def test_witnesses_spell_booleans_as_the_condition_language_does(
+    client: Client, tmp_path: Path
+) -> None:
+    text = THEORY.replace(
+        "  affect: {type: enum, values: [calm, frustrated], source: inferred}\n",
+        "  affect: {type: enum, values: [calm, frustrated], source: inferred}\n"
+        "  exam_active: {type: bool, source: trusted}\n",
+    ).replace('when: "frustration < 0.5"', 'when: "frustration < 0.5 and exam_active"')
+    text = text.replace("frustated", "frustrated")
+    uri = _open(client, tmp_path, text)
+    found, _ = client.diagnostics(uri, lambda ds: "coverage-gap" in _codes(ds), timeout=20)
+    witnessed = [d["message"] for d in found if "witness:" in d["message"]]
+    assert any("exam_active=" in m for m in witnessed)
+    assert not any("True" in m or "False" in m for m in witnessed)
+    assert any("exam_active=false" in m or "exam_active=true" in m for m in witnessed)
+    href = found[0]["codeDescription"]["href"]
+    assert href.endswith(f"/checks/{found[0]['code']}/")
+
+
+def test_document_symbols_outline_metrics_actions_rules_and_ceiling_steps(
+    client: Client, tmp_path: Path
+) -> None:
+    text = THEORY + "ceiling:\n  start: H4\n  steps:\n    - {when: affect == calm, set: H2}\n"
+    uri = _open(client, tmp_path, text)
+    client.diagnostics(uri, lambda ds: True, timeout=20)
+    outline = client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+    assert [s["name"] for s in outline] == ["metrics", "actions", "rules", "ceiling"]
+    children = {s["name"]: [c["name"] for c in s["children"]] for s in outline}
+    assert children == {
+        "metrics": ["frustration", "affect"],
+        "actions": ["encourage", "probe"],
+        "rules": ["ok", "typo", "never"],
+        "ceiling": ["step 1: set H2"],
+    }
+    probe = outline[1]["children"][1]
+    assert probe["selectionRange"]["start"] == _at(text, "probe: {rung")
+    assert probe["detail"] == "H3, priority 5"
+
+
+def test_rename_a_metric_across_the_theory_set(client: Client, tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    other_text = (
+        THEORY.replace("id: lsp, name: LSP", "id: other, name: Other")
+        .replace("frustated", "frustrated")
+        .replace("The frustration", "x")
+    )
+    other_text = other_text.replace(
+        "probe: {rung: H3, priority: 5, description: Probe.}",
+        ("probe: {rung: H3, priority: 5, description: Probe the frustration.}"),
+    )
+    other.write_text(other_text, "utf-8")
+    unrelated = tmp_path / "unrelated.yaml"
+    unrelated.write_text(
+        "pedrag: 1\ntheory: {id: u, name: U}\nmetrics:\n  mood: {type: float, range: [0, 1], "
+        "source: inferred}\nactions:\n  frustration: {rung: H0, priority: 5, description: A.}\n"
+        'rules:\n  - {id: r, when: "mood > 0.5", then: frustration}\n',
+        "utf-8",
+    )
+    uri = _open(client, tmp_path)
+    client.diagnostics(uri, lambda ds: True, timeout=20)
+    at = _at(THEORY, "frustration < 0.5", 2)
+    assert client.request(
+        "textDocument/prepareRename", {"textDocument": {"uri": uri}, "position": at}
+    ) == {"start": _at(THEORY, "frustration < 0.5"), "end": _at(THEORY, " < 0.5")}
+    edit = client.request(
+        "textDocument/rename",
+        {"textDocument": {"uri": uri}, "position": at, "newName": "annoyance"},
+    )
+    changes = edit["changes"]
+    assert set(changes) == {uri, other.as_uri()}  # `unrelated` declares an action of that name
+
+    def applied(text: str, edits: list[dict[str, Any]]) -> str:
+        lines = text.split("\n")
+        for e in sorted(
+            edits,
+            key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+            reverse=True,
+        ):
+            start, end = e["range"]["start"], e["range"]["end"]
+            assert start["line"] == end["line"]
+            line = lines[start["line"]]
+            lines[start["line"]] = (
+                line[: start["character"]] + e["newText"] + line[end["character"] :]
+            )
+        return "\n".join(lines)
+
+    assert applied(THEORY, changes[uri]) == THEORY.replace("frustration", "annoyance")
+    renamed_other = applied(other_text, changes[other.as_uri()])
+    assert "description: Probe the frustration." in renamed_other  # prose is left alone
+    assert renamed_other.count("annoyance") == 4
+    # A name the theory already declares is refused, with the reason as the error message.
+    client.next_id += 1
+    number = client.next_id
+    answers = client.responses.setdefault(number, queue.Queue())
+    client._send(
+        {
+            "id": number,
+            "method": "textDocument/rename",
+            "params": {"textDocument": {"uri": uri}, "position": at, "newName": "affect"},
+        }
+    )
+    refused = answers.get(timeout=20)
+    assert "already declares a metric `affect`" in refused["error"]["message"]

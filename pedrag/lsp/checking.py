@@ -1,0 +1,187 @@
+"""A document's diagnostics in the editor, and their LSP form.
+
+Language server stage. Takes a document's text and path; gives pedrag's diagnostics: the
+front end's at once, the compiler's (z3) checks when asked. A file whose conditions have
+front-end errors still gets the compiler's findings about its other rules: the broken
+conditions are masked (replaced by `false`, every offset kept) for the semantic run, and
+findings that depend on the whole rule set (coverage, unused items) are withheld until the
+file is clean. Parsed and resolved conditions are kept between keystrokes, and a document's
+first check reads the on-disk check cache.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pedrag.lsp.positions import span_range
+
+# Findings about the whole rule set: wrong while a broken rule is masked.
+WHOLE_SET_CHECKS = frozenset(
+    {"coverage-gap", "unused-action", "unused-metric", "unwritten-metric", "switch-graph"}
+)
+
+
+def _mask_broken_conditions(text: str, loaded: Any) -> tuple[str, set[str]]:
+    """`text` with every rule condition that has a front-end error replaced by `false`
+    (same length, newlines kept), and the ids of those rules."""
+    positions = loaded.positions
+    if positions is None:
+        return text, set()
+    masked: set[str] = set()
+    bad = [d.span for d in loaded.diagnostics if d.span is not None]
+    chars = list(text)
+    number = 0
+    while ("rules", number, "when") in positions.values:
+        start, end = positions.values[("rules", number, "when")]
+        first = positions.source.position(start)[0]
+        last = positions.source.position(max(start, end - 1))[0]
+        if any(first <= span.line <= last for span in bad) and end - start >= 5:
+            for offset in range(start, end):
+                chars[offset] = "\n" if text[offset] == "\n" else " "
+            chars[start : start + 5] = list("false")
+            rule_id = positions.source.text[
+                slice(*positions.values.get(("rules", number, "id"), (0, 0)))
+            ]
+            masked.add(rule_id.strip("'\""))
+        number += 1
+    return "".join(chars), masked
+
+
+class ParsedMemo(dict):  # type: ignore[type-arg]
+    """The server's parsed conditions by text (`pedrag.dsl.parser.remembering`): a keystroke
+    re-parses the condition being typed, not the file's other hundreds. Bounded, oldest first
+    out, since every keystroke in a condition makes a new text."""
+
+    LIMIT = 20_000
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if len(self) >= self.LIMIT:
+            for old in list(self)[: self.LIMIT // 10]:
+                self.pop(old, None)
+        super().__setitem__(key, value)
+
+
+PARSED = ParsedMemo()
+
+
+class ResolvedMemo:
+    """The server's resolved conditions (`pedrag.dsl.resolve.remembering_resolved`): one
+    bounded memo per set of declarations, the few most recent kept (editing a metric makes a
+    new set with every keystroke)."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self.shelves: dict[str, ParsedMemo] = {}
+
+    def shelf(self, declarations: str) -> ParsedMemo:
+        found = self.shelves.pop(declarations, None)
+        if found is None:
+            found = ParsedMemo()
+            while len(self.shelves) >= self.KEPT:
+                self.shelves.pop(next(iter(self.shelves)))
+        self.shelves[declarations] = found  # the most recent last
+        return found
+
+
+RESOLVED = ResolvedMemo()
+
+WARMED: set[str] = set()
+"""Documents checked once in this server: the process's memo holds their answers since."""
+DISK_CACHE = True  # `pedrag lsp --no-cache` turns it off
+
+
+def _first_cache(path: str) -> Any:
+    """The on-disk check cache for a document's first check in this server (what `pedrag
+    check` and earlier servers kept: opening a 5,000-rule file is then not a cold check),
+    None after it: the process's memo answers then, and reading the shard on every keystroke
+    would cost more than it saves. Answers found after the first check are not written back."""
+    if not DISK_CACHE or path in WARMED:
+        return None
+    WARMED.add(path)
+    from pedrag.compiler.check_cache import CheckCache
+
+    return CheckCache.default()
+
+
+def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
+    """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
+    from pedrag.dsl.parser import remembering
+    from pedrag.dsl.resolve import remembering_resolved
+
+    with remembering(PARSED), remembering_resolved(RESOLVED):
+        return _analyse(text, path, semantic, config)
+
+
+def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
+    from pedrag.compiler.driver import check_loaded, check_text
+    from pedrag.dsl.loader import load_text
+
+    loaded = load_text(text, path)  # once: the front end's findings, then the compiler's
+    result = check_loaded([loaded], config, semantic=False)
+    diagnostics = list(result.diagnostics)
+    if not semantic:
+        return diagnostics
+    if not result.errors:
+        return list(check_loaded([loaded], config, cache=_first_cache(path)).diagnostics)
+    masked_text, masked = _mask_broken_conditions(text, loaded)
+    if not masked:
+        return diagnostics
+    again = check_text(masked_text, path, config)
+    if any(
+        d.severity.value == "error"
+        and d.check in ("syntax-error", "unknown-name", "type-error", "trust-boundary")
+        for d in again.diagnostics
+    ):
+        return diagnostics  # other front-end errors remain: nothing to prove yet
+    for diagnostic in again.diagnostics:
+        if diagnostic.check in WHOLE_SET_CHECKS:
+            continue
+        if any(item in {f"rule:{rule}" for rule in masked} for item in diagnostic.items):
+            continue
+        diagnostics.append(diagnostic)
+    return diagnostics
+
+
+def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) -> Any:
+    """A diagnostic as the editor reads it; its code links to the check's page on the
+    documentation site (`[tool.pedrag] docs-url`, or the default)."""
+    from lsprotocol import types
+
+    from pedrag.compiler.config import check_page
+    from pedrag.compiler.reports.text import witness_text
+
+    severity = {
+        "error": types.DiagnosticSeverity.Error,
+        "warning": types.DiagnosticSeverity.Warning,
+        "note": types.DiagnosticSeverity.Information,
+    }[diagnostic.severity.value]
+    message = diagnostic.message
+    if diagnostic.witness:
+        message += "\nwitness: " + witness_text(diagnostic.witness)  # as the CLI spells it
+    if diagnostic.help:
+        message += f"\nhelp: {diagnostic.help}"
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=span_range(text, span)), message="related"
+        )
+        for span in diagnostic.related
+    ]
+    span = diagnostic.span
+    whole = types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)
+    )
+    return types.Diagnostic(
+        range=span_range(text, span) if span else whole,
+        message=message,
+        severity=severity,
+        code=diagnostic.check,
+        code_description=types.CodeDescription(href=check_page(diagnostic.check, docs_url)),
+        source="pedrag",
+        related_information=related or None,
+        data={
+            "help": diagnostic.help,
+            "suggested_rule": diagnostic.data.get("suggested_rule"),
+            "guard": diagnostic.data.get("guard"),
+        },
+    )
