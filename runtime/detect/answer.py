@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from pedrag.runtime.detect.arithmetic import expressions
+from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.number_words import find_number_words
-from pedrag.runtime.turn.text import detection_view
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -543,11 +544,12 @@ def _find_number(
     for value, start, end, spelled in other_readings(text):
         if value not in wanted:
             continue
-        if spelled.startswith("arithmetic:"):
-            operands = spelled.split(":", 1)[1].split(",")
+        kind, _, operand_list = spelled.partition(":")
+        if kind in ("arithmetic", "evaluated"):
+            operands = operand_list.split(",")
             if all(Fraction(operand) in given_values for operand in operands):
-                continue  # "the problem is 7 x 8" restates the exercise
-            spelled = "arithmetic"
+                continue  # "the problem is 7 x 8" restates the exercise (or the student's own)
+            spelled = kind
         yield start, end, spelled
     value = target.value
     if not target.percent and value.denominator == 1 and abs(value) >= 10:
@@ -706,10 +708,6 @@ _ORDINAL_WORDS = re.compile(
     r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b",
     re.IGNORECASE,
 )
-_OPERATOR = re.compile(
-    r"^\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|added\s+to)\s*$",
-    re.IGNORECASE,
-)
 _LOWER_BOUND = re.compile(
     r"(?P<open>(?:more|greater|larger|bigger|higher)\s+than|above|over|exceeds?|exceeding|>)"
     r"|(?P<closed>at\s+least|no\s+(?:less|fewer|smaller)\s+than|>=|≥)",
@@ -760,23 +758,6 @@ def _bound_before(text: str, start: int, pattern: re.Pattern[str]) -> tuple[str,
     return found
 
 
-def _evaluate(operands: Sequence[Fraction], operators: Sequence[str]) -> Fraction | None:
-    """``a op b op c`` with the usual precedence (* and / before + and -); None on x/0."""
-    terms, signs = [operands[0]], []
-    for operator, operand in zip(operators, operands[1:], strict=True):
-        word = operator.lower().split()[0]
-        if word in ("*", "×", "x", "·", "times", "multiplied"):
-            terms[-1] *= operand
-        elif word in ("/", "÷", "divided", "over"):
-            if operand == 0:
-                return None
-            terms[-1] /= operand
-        else:
-            signs.append(-1 if word in ("-", "minus") else 1)
-            terms.append(operand)
-    return terms[0] + sum(sign * term for sign, term in zip(signs, terms[1:], strict=True))
-
-
 @functools.lru_cache(maxsize=256)
 def other_readings(text: str) -> tuple[Reading, ...]:
     """Numbers in spellings :func:`find_numbers` leaves out because they are rarely honest
@@ -821,24 +802,18 @@ def other_readings(text: str) -> tuple[Reading, ...]:
     return tuple(readings)
 
 
+_RESULT_WRITTEN = re.compile(r"\s*=\s*-?\d")
+
+
 def _arithmetic(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
-    index = 0
-    while index < len(mentions):
-        first = mentions[index]
-        operands, operators, last = [first.value], [], index
-        while last + 1 < len(mentions):
-            operator = _OPERATOR.match(text[mentions[last].end : mentions[last + 1].start])
-            if operator is None:
-                break
-            operators.append(operator.group(1))
-            operands.append(mentions[last + 1].value)
-            last += 1
-        if operators and stated_as_result(text, first.start):
-            value = _evaluate(operands, operators)
-            if value is not None:
-                operand_class = "arithmetic:" + ",".join(str(o) for o in operands)
-                yield value, first.start, mentions[last].end, operand_class
-        index = last + 1
+    """Expressions a reader evaluates (:mod:`~pedrag.runtime.detect.arithmetic`): classed
+    ``arithmetic:<operands>`` when stated as the result, ``evaluated:<operands>`` otherwise."""
+    for expression in expressions(text, mentions):
+        if _RESULT_WRITTEN.match(text, expression.end):
+            continue  # "7 x 8 = 56": the written result is what is read (and matched)
+        kind = "arithmetic" if stated_as_result(text, expression.start) else "evaluated"
+        operands = ",".join(str(operand) for operand in expression.operands)
+        yield expression.value, expression.start, expression.end, f"{kind}:{operands}"
 
 
 def _pinned_ranges(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
@@ -937,10 +912,6 @@ def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
 # --- the pass -------------------------------------------------------------------------------
 
 
-def _original_span(origin: Sequence[int], start: int, end: int) -> tuple[int, int]:
-    return origin[start], (origin[end - 1] + 1 if end > start else origin[start])
-
-
 # A student offering candidates rather than one answer: "56 or 57", "56/57", "a | b".
 _ALTERNATIVES = re.compile(r"\b(?:or|either|ou|oder|o)\b|[/|]", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"[,;]")
@@ -970,7 +941,8 @@ def _commits_to(message: str, target: _Target, givens: str) -> bool:
     "between 55 and 57", "56 or 57" do not. Numbers inside the learner's own working
     ("30 + 40 = 70 and 8 + 7 = 15, so 85") are steps, not candidates. Text counts only when the message offers no
     alternatives: no "or" or "/", and the target is not an item of a comma-separated list."""
-    occurrences = _occurrences(message, target)
+    # An expression the student writes without stating a result is a question, not a commitment.
+    occurrences = [o for o in _occurrences(message, target) if o[2] != "evaluated"]
     if not occurrences:
         return False
     if target.number is not None:
@@ -1006,8 +978,8 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
 
     if len(message) > MAX_REPLY_CHARS:
         return False  # a message that long is not one answer
-    message = detection_view(message)[0]
-    givens = detection_view("\n".join(part for part in (key.prompt, context) if part))[0]
+    message = canonical_text(message)
+    givens = canonical_text("\n".join(part for part in (key.prompt, context) if part))
     return any(
         _commits_to(message, _target(spelling), givens)
         for spelling in dict.fromkeys(s for s in (key.answer, *key.accept) if s and s.strip())
@@ -1020,11 +992,13 @@ def _reveals(
     *,
     student_message: str | None,
     givens: str,
-) -> list[tuple[int, int, str]]:
+) -> list[Occurrence]:
+    """Where ``reply`` states one of ``spellings``, with the spelling class it uses (never
+    the value: reasons built from this must not quote the hidden answer, issue 25)."""
     found: dict[tuple[int, int], str] = {}
-    given_values = (
-        frozenset(mention.value for mention in find_numbers(givens)) if givens else frozenset()
-    )
+    # An expression built only of givens or of the student's own numbers restates them.
+    on_the_table = "\n".join(part for part in (givens, student_message) if part)
+    given_values = frozenset(mention.value for mention in find_numbers(on_the_table))
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
         if student_message and _commits_to(student_message, target, givens):
@@ -1037,8 +1011,35 @@ def _reveals(
         for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
-            found.setdefault((start, end), spelling)
-    return [(start, end, spelling) for (start, end), spelling in found.items()]
+            found.setdefault((start, end), spelled)
+    return [(start, end, spelled) for (start, end), spelled in found.items()]
+
+
+_SPELLING_NAMES = {
+    "integer": "as a number",
+    "decimal": "as a decimal",
+    "fraction": "as a fraction",
+    "percent": "as a percentage",
+    "text": "in words of the key",
+    "spaced": "as digits written apart",
+    "split": "split over several places",
+    "reversed": "reversed",
+    "roman": "as a Roman numeral",
+    "base": "in another base",
+    "scientific": "in scientific notation",
+    "ordinal": "as an ordinal",
+    "arithmetic": "as arithmetic stated as the result",
+    "evaluated": "as arithmetic the reader evaluates",
+    "range": "as a range that pins it",
+}
+
+
+def describe_spelling(spelled: str) -> str:
+    """Where and how a target was written, for a reason: the spelling class, never the
+    value (audits and judge prompts must not quote the hidden answer, issue 25)."""
+    if spelled.startswith("words:"):
+        return f"as number words ({spelled.split(':', 1)[1]})"
+    return _SPELLING_NAMES.get(spelled.split(":", 1)[0], f"as {spelled}")
 
 
 def find_answer_reveals(
@@ -1056,21 +1057,21 @@ def find_answer_reveals(
     :func:`student_states_answer`) is not hidden any more. A target that
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
     reply states it as a result or in another spelling."""
-    original = reply
-    reply, origin = detection_view(reply)
+    view = canonical_view(reply)
+    reply = view.text
     if student_message is not None:
-        student_message = detection_view(student_message)[0]
+        student_message = canonical_text(student_message)
     findings: list[Finding] = []
     givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
-    givens = detection_view(givens)[0]
+    givens = canonical_text(givens)
     if answer is not None:
-        for start, end, spelling in _reveals(
+        for start, end, spelled in _reveals(
             reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens
         ):
             findings.append(
                 Finding(
                     FindingKind.ANSWER,
-                    f"states the hidden answer ({spelling!r}) as {reply[start:end]!r}",
+                    f"states the hidden answer ({describe_spelling(spelled)})",
                     start,
                     end,
                     "answer-reveal",
@@ -1090,7 +1091,7 @@ def find_answer_reveals(
                 )
     if step_value is not None and step_value.strip():
         answer_spans = {(f.start, f.end) for f in findings}
-        for start, end, spelling in _reveals(
+        for start, end, spelled in _reveals(
             reply, (step_value,), student_message=student_message, givens=givens
         ):
             if (start, end) in answer_spans:
@@ -1098,15 +1099,11 @@ def find_answer_reveals(
             findings.append(
                 Finding(
                     FindingKind.ANSWER,
-                    f"states the current step's value ({spelling!r}) as {reply[start:end]!r}",
+                    f"states the current step's value ({describe_spelling(spelled)})",
                     start,
                     end,
                     "step-reveal",
                 )
             )
-    if reply is not original:
-        findings = [
-            Finding(f.kind, f.reason, *_original_span(origin, f.start, f.end), f.rule_id)
-            for f in findings
-        ]
+    findings = [Finding(f.kind, f.reason, *view.span(f.start, f.end), f.rule_id) for f in findings]
     return tuple(sorted(findings, key=lambda finding: (finding.start, finding.end)))
