@@ -32,6 +32,7 @@ from pedrag.runtime.detect.arithmetic import expressions
 from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.number_words import find_number_words
+from pedrag.runtime.detect.spellings import find_spellings
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -65,35 +66,16 @@ _PRONOUN_ONE_BEFORE = frozenset(
 )  # fmt: skip
 _PRONOUN_ONE_AFTER = frozenset({"of", "another", "more", "way", "day", "thing"})
 
-_ONES_WORDS = [*_UNITS, *_TEENS]
-_TENS_WORDS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
 
 def number_to_words(number: int, *, conjunction: bool = False) -> str:
-    """English words for an integer: ``56`` -> ``"fifty-six"``; ``conjunction`` adds British
-    "and" (``112`` -> ``"one hundred and twelve"``)."""
-    if number < 0:
-        return "minus " + number_to_words(-number, conjunction=conjunction)
-    if number < 20:
-        return _ONES_WORDS[number]
-    parts: list[str] = []
-    for scale_word, scale in sorted(_SCALES.items(), key=lambda item: -item[1]):
-        if number >= scale:
-            parts.append(number_to_words(number // scale, conjunction=conjunction))
-            parts.append(scale_word)
-            number %= scale
-    if number >= 100:
-        parts += [_ONES_WORDS[number // 100], "hundred"]
-        number %= 100
-    if number:
-        if parts and conjunction:
-            parts.append("and")
-        if number < 20:
-            parts.append(_ONES_WORDS[number])
-        else:
-            tens, ones = divmod(number, 10)
-            parts.append(_TENS_WORDS[tens] + (f"-{_ONES_WORDS[ones]}" if ones else ""))
-    return " ".join(parts)
+    """English words for an integer, as ``num2words`` writes them: ``56`` -> ``"fifty-six"``;
+    ``conjunction`` keeps the British "and" (``112`` -> ``"one hundred and twelve"``), without
+    it the American form ("one hundred twelve"). Thousands are written without the comma
+    num2words puts after them."""
+    from num2words import num2words
+
+    words = str(num2words(number, lang="en")).replace(",", "")
+    return words if conjunction else words.replace(" and ", " ")
 
 
 # --- number mentions ------------------------------------------------------------------------
@@ -552,6 +534,10 @@ def _find_number(
             spelled = kind
         yield start, end, spelled
     value = target.value
+    if not target.percent and value >= 0:
+        # Number words in every language num2words writes (generated once per value).
+        for start, end, language in find_spellings(text, value):
+            yield start, end, f"words:{language}"
     if not target.percent and value.denominator == 1 and abs(value) >= 10:
         yield from _split_and_reversed(text, str(abs(value.numerator)))
         for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
