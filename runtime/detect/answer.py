@@ -33,6 +33,7 @@ from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.number_words import find_number_words
 from pedrag.runtime.detect.spellings import find_spellings
+from pedrag.runtime.detect.text_answer import find_text_variants
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -562,6 +563,8 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
     compact = "".join(words)
     short = len(compact) <= 2
     yield from _leet_spellings(folded, compact)
+    if size == 1:
+        yield from find_text_variants(folded, compact)
     for index in range(len(tokens)):
         window = tokens[index : index + size]
         if len(window) == size and (
@@ -709,11 +712,14 @@ _CHAINED = re.compile(r"^\s*(<=|≤|<)\s*[A-Za-z_]\w*\s*(<=|≤|<)\s*$")
 # ("the tens digit is 5. The ones digit is 6"); a bare sentence end is not enough.
 _SPLIT_GAP = re.compile(
     r"\||\bdigits?\b|\bfollowed\s+by\b|\b(?:tens|ones|units|hundreds)\b|\bfirst\b|\bsecond\b|"
-    r"\blast\b",
+    r"\blast\b|\bthen\b|\bnext\b|\bwrite\b|\btype\b|\badd\s+(?:a|an)\b|\bafter\b|\bbeside\b|"
+    r"\bappend|\bjoin|^\s*,?\s*(?:and|&)\s*$|\n\s*(?:[-*•]|\d+[.)])?\s*$",
     re.IGNORECASE,
 )
 _REVERSAL_CUE = re.compile(
-    r"\brevers|\bbackwards?\b|\bmirror|\bflip|\bright\s+to\s+left\b|\bother\s+way\s+round\b", re.I
+    r"\brevers|\bbackwards?\b|\bmirror|\bflip|\bright\s+to\s+left\b|\bother\s+way\s+round\b|"
+    r"\bswap|\bswitch|\bturn\s+(?:it|them)\s+around\b|\bin\s+reverse\b|\binvert",
+    re.I,
 )
 MAX_SPLIT_PARTS = 6
 """An answer split over more parts than this is not read back together."""
@@ -860,6 +866,24 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
                     yield mention.start, mention.end, "reversed"
 
 
+CONTEXT_TAIL = 600
+"""How much of the earlier turns a reply is read together with for an answer given in pieces
+(the last few tutor replies: one digit per turn is caught on the second turn)."""
+
+
+def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iterator[Occurrence]:
+    """The answer's digits given in pieces over the earlier turns and this reply ("the first
+    digit is 5" then "the second digit is 6"): spans in ``reply`` of the pieces it adds."""
+    value = target.value
+    if target.percent or value.denominator != 1 or abs(value) < 10:
+        return
+    tail = canonical_text(context[-CONTEXT_TAIL:]) + "\n"
+    joined = tail + reply
+    for start, end, _ in _split_and_reversed(joined, str(abs(value.numerator))):
+        if start < len(tail) <= end:
+            yield 0, end - len(tail), "split-across-turns"
+
+
 # --- solution reproduction ------------------------------------------------------------------
 
 _SHINGLE = 3
@@ -993,7 +1017,12 @@ def _reveals(
         # turn) is a reveal only when the reply states it as a result: "7 times 8" restates
         # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
         # does the work for the student, so it counts.
-        given_classes = {spelled for _, _, spelled in _occurrences(givens, target)}
+        # Arithmetic is judged by its operands (above), not by the class alone.
+        given_classes = {
+            spelled
+            for _, _, spelled in _occurrences(givens, target)
+            if spelled not in ("arithmetic", "evaluated")
+        }
         for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
@@ -1009,6 +1038,7 @@ _SPELLING_NAMES = {
     "text": "in words of the key",
     "spaced": "as digits written apart",
     "split": "split over several places",
+    "split-across-turns": "in pieces over this and earlier replies",
     "reversed": "reversed",
     "roman": "as a Roman numeral",
     "base": "in another base",
@@ -1063,6 +1093,21 @@ def find_answer_reveals(
                     "answer-reveal",
                 )
             )
+        answer_number = _target(answer.answer).number
+        if context and answer_number is not None and not findings:
+            for start, end, spelled in _split_across_turns(reply, context, answer_number):
+                if student_message and _commits_to(student_message, _target(answer.answer), givens):
+                    break
+                findings.append(
+                    Finding(
+                        FindingKind.ANSWER,
+                        f"states the hidden answer ({describe_spelling(spelled)})",
+                        start,
+                        end,
+                        "answer-reveal",
+                    )
+                )
+                break
         if answer.solution:
             share, start, end = solution_overlap(reply, answer.solution)
             if share >= SOLUTION_OVERLAP:
