@@ -618,6 +618,8 @@ def _leet_spellings(folded: str, compact: str) -> Iterator[tuple[int, int]]:
 
 
 def _ascii_folded(text: str) -> str:
+    if text.isascii():
+        return text  # the canonical view is ASCII for almost every reply
     # NFKD can change length; fold per character so spans stay aligned with the reply.
     return "".join(
         (unicodedata.normalize("NFKD", c).encode("ascii", "ignore").decode() or " ")[:1]
@@ -1009,8 +1011,13 @@ def _reveals(
     # An expression built only of givens or of the student's own numbers restates them.
     on_the_table = "\n".join(part for part in (givens, student_message) if part)
     given_values = frozenset(mention.value for mention in find_numbers(on_the_table))
+    values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
+        if target.number is not None:
+            if target.number.values() and target.number.value in values_done:
+                continue  # "56" and "fifty-six": one value, read once
+            values_done.add(target.number.value)
         if student_message and _commits_to(student_message, target, givens):
             continue  # the student said it first: repeating it reveals nothing
         # Restating a number that is already on the table (a given of the exercise, an earlier

@@ -57,19 +57,20 @@ _OPERATOR = re.compile(
     re.IGNORECASE,
 )
 # Word operations on the number that follows: "half of 112", "twice 28", "the square of 7".
-_PREFIX_OPERATIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern + r"\s*$", re.IGNORECASE), name)
-    for pattern, name in (
-        (r"\b(?:a\s+)?half\s+of(?:\s+the)?", "half"),
-        (r"\b(?:a|one)\s+third\s+of", "third"),
-        (r"\b(?:a|one)\s+quarter\s+of", "quarter"),
-        (r"\b(?:twice|double|doubled?)", "double"),
-        (r"\b(?:triple|thrice|three\s+times)", "triple"),
-        (r"\bsquare\s+root\s+of|\bsqrt\s*\(?", "root"),
-        (r"\b(?:the\s+)?square\s+of", "square"),
-        (r"\b(?:number|integer|one)\s+(?:right\s+)?after", "next"),
-        (r"\b(?:number|integer|one)\s+(?:right\s+)?before", "previous"),
-    )
+_PREFIX_OPERATION = re.compile(
+    r"(?:(?P<half>\b(?:a\s+)?half\s+of(?:\s+the)?)"
+    r"|(?P<third>\b(?:a|one)\s+third\s+of)"
+    r"|(?P<quarter>\b(?:a|one)\s+quarter\s+of)"
+    r"|(?P<double>\b(?:twice|double|doubled?))"
+    r"|(?P<triple>\b(?:triple|thrice|three\s+times))"
+    r"|(?P<root>\bsquare\s+root\s+of|\bsqrt\s*\(?)"
+    r"|(?P<square>\b(?:the\s+)?square\s+of)"
+    r"|(?P<next>\b(?:number|integer|one)\s+(?:right\s+)?after)"
+    r"|(?P<previous>\b(?:number|integer|one)\s+(?:right\s+)?before))\s*$",
+    re.IGNORECASE,
+)
+_PREFIX_WORDS = re.compile(
+    r"half|third|quarter|twice|doubl|tripl|thrice|times|sqrt|square|after|before", re.I
 )
 _SUFFIX_OPERATIONS = re.compile(r"^\s*(squared|cubed|doubled|halved)\b", re.IGNORECASE)
 # Operations on two numbers: "one less than 57", "6 more than 50", "the sum of 50 and 6".
@@ -154,13 +155,12 @@ def expressions(text: str, numbers: Sequence[_Number]) -> Iterator[Expression]:
         if not _small(number.value):
             continue
         before = text[max(0, number.start - 40) : number.start]
-        for pattern, name in _PREFIX_OPERATIONS:
-            match = pattern.search(before)
-            if match is not None:
-                result = _apply(name, number.value)
-                if result is not None:
-                    start = number.start - len(before) + match.start()
-                    yield Expression(result, start, number.end, (number.value,))
+        match = _PREFIX_OPERATION.search(before) if _PREFIX_WORDS.search(before) else None
+        if match is not None and match.lastgroup is not None:
+            result = _apply(match.lastgroup, number.value)
+            if result is not None:
+                start = number.start - len(before) + match.start()
+                yield Expression(result, start, number.end, (number.value,))
         suffix = _SUFFIX_OPERATIONS.match(text, number.end)
         if suffix is not None:
             word = suffix.group(1).lower()

@@ -58,7 +58,9 @@ class SpellingIndex:
 
     by_prefix: dict[str, tuple[Spelling, ...]]
     unspaced: tuple[tuple[re.Pattern[str], str], ...]
-    longest: int
+    words: frozenset[str]
+    """Every word of every spelling, the short ones too: a cheap test of whether a text can
+    hold the value in words at all."""
 
 
 def _languages() -> tuple[str, ...]:
@@ -96,7 +98,7 @@ def spelling_index(value: Fraction) -> SpellingIndex:
     every reply and every message)."""
     by_prefix: dict[str, dict[str, Spelling]] = {}
     unspaced: dict[str, str] = {}
-    longest = 0
+    words: set[str] = set()
     for language in _languages():
         written = _written(value, language)
         if not written:
@@ -106,13 +108,15 @@ def spelling_index(value: Fraction) -> SpellingIndex:
         for cased in dict.fromkeys(
             (written, written.lower(), written.upper(), written.capitalize())
         ):
-            longest = max(longest, _index(cased, language, by_prefix, unspaced))
+            words.update(_index(cased, language, by_prefix, unspaced))
     patterns = tuple(
         (re.compile(r"\s?".join(map(re.escape, compact))), language)
         for compact, language in unspaced.items()
     )
     return SpellingIndex(
-        {prefix: tuple(found.values()) for prefix, found in by_prefix.items()}, patterns, longest
+        {prefix: tuple(found.values()) for prefix, found in by_prefix.items()},
+        patterns,
+        frozenset(words),
     )
 
 
@@ -121,15 +125,14 @@ def _index(
     language: str,
     by_prefix: dict[str, dict[str, Spelling]],
     unspaced: dict[str, str],
-) -> int:
-    """Add one written form's variants to the index; gives the longest compact form added."""
-    longest = 0
+) -> list[str]:
+    """Add one written form's variants to the index; gives its words."""
     tokens = _tokens(written)
     if tokens:
         if language.split("_")[0] in _UNSPACED_LANGUAGES:
             compact = "".join(tokens)
             unspaced.setdefault(compact, language)
-            return 0
+            return tokens
         variants = {"".join(tokens)}
         without = [token for token in tokens if token not in _CONJUNCTIONS]
         if without and len(without) < len(tokens):
@@ -140,18 +143,28 @@ def _index(
                 continue  # "to", "fire", "otto": ordinary words somewhere
             if len(compact) < 2:
                 continue
-            longest = max(longest, len(compact))
             by_prefix.setdefault(compact[:1], {}).setdefault(compact, Spelling(compact, language))
-    return longest
+    return tokens
 
 
-def find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]]:
+@functools.lru_cache(maxsize=64)
+def _word_tokens(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+    spans = tuple((match.start(), match.end()) for match in _TOKEN.finditer(text))
+    return spans, tuple(text[start:end].lower() for start, end in spans)
+
+
+@functools.lru_cache(maxsize=128)
+def find_spellings(text: str, value: Fraction) -> tuple[tuple[int, int, str], ...]:
     """Where the canonical ``text`` writes ``value`` in words of any language:
-    (start, end, language). Whole tokens only: "zesenveertig" in a longer word is not it."""
+    (start, end, language). Whole tokens only: "zesenveertig" in a longer word is not it.
+    Cached by value: a reply is asked once per spelling of the answer."""
+    return tuple(_find_spellings(text, value))
+
+
+def _find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]]:
     index = spelling_index(value)
     if index.by_prefix:
-        spans = [(match.start(), match.end()) for match in _TOKEN.finditer(text)]
-        tokens = [text[start:end].lower() for start, end in spans]
+        spans, tokens = _word_tokens(text)
         for first, token in enumerate(tokens):
             candidates = index.by_prefix.get(token[:1])
             if not candidates:

@@ -60,42 +60,54 @@ def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
 
     edits = allowed_edits(len(compact))
     stem = _stem(compact)
-    backwards = compact[::-1]
+    backwards = compact[::-1] if compact[::-1] != compact else ""
     matches = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(folded)]
-    for index, (word, start, end) in enumerate(matches):
+    alone: dict[str, bool] = {}  # per distinct word: does it spell the answer by itself?
+
+    def spells(word: str) -> bool:
         if word == compact:
-            continue  # the exact rules read it
-        if word == backwards and backwards != compact:
+            return False  # the exact rules read it
+        if word == backwards:
+            return True
+        if word[0] == compact[0] and len(word) >= len(stem):
+            if len(word) > len(compact) and word.startswith(compact):
+                return True  # "chloroplastic"
+            if len(compact) >= MIN_TYPO_LETTERS and _stem(word) == stem:
+                return True
+        return bool(
+            edits
+            and abs(len(word) - len(compact)) <= edits
+            and Levenshtein.distance(word, compact, score_cutoff=edits) <= edits
+        )
+
+    for index, (word, start, end) in enumerate(matches):
+        found = alone.get(word)
+        if found is None:
+            found = alone[word] = spells(word)
+        if found:
             yield start, end
             continue
-        if len(word) >= len(compact) + 1 and word.startswith(compact):
-            yield start, end  # "chloroplastic"
+        if not edits or len(word) >= len(compact) or not compact.startswith(word[:2]):
             continue
-        if len(compact) >= MIN_TYPO_LETTERS and _stem(word) == stem:
-            yield start, end
-            continue
-        if edits and abs(len(word) - len(compact)) <= edits:
-            if Levenshtein.distance(word, compact, score_cutoff=edits) <= edits:
-                yield start, end
-                continue
-        if edits:
-            joined = word
-            for following in range(index + 1, min(index + 3, len(matches))):
-                gap = folded[matches[following - 1][2] : matches[following][1]]
-                if len(gap) > 2:
-                    break
-                joined += matches[following][0]
-                if len(joined) > len(compact) + edits:
-                    break
-                if Levenshtein.distance(joined, compact, score_cutoff=edits) <= edits:
-                    yield start, matches[following][2]
-                    break
+        joined = word
+        for following in range(index + 1, min(index + 3, len(matches))):
+            gap = folded[matches[following - 1][2] : matches[following][1]]
+            if len(gap) > 2:
+                break
+            joined += matches[following][0]
+            if len(joined) > len(compact) + edits:
+                break
+            if Levenshtein.distance(joined, compact, score_cutoff=edits) <= edits:
+                yield start, matches[following][2]
+                break
     yield from _nato(matches, compact)
     yield from _acrostic(folded, compact)
 
 
 def _nato(matches: list[tuple[str, int, int]], compact: str) -> Iterator[tuple[int, int]]:
     letters = [(_NATO.get(word), start, end) for word, start, end in matches]
+    if sum(letter is not None for letter, _, _ in letters) < len(compact):
+        return
     for index in range(len(letters) - len(compact) + 1):
         window = letters[index : index + len(compact)]
         if "".join(letter or "?" for letter, _, _ in window) == compact:
