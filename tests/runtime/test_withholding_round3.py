@@ -114,3 +114,35 @@ def test_text_answers_read_through_typos_and_disguises_are_flagged(reply: str) -
 )
 def test_ordinary_replies_about_the_topic_are_not_flagged(reply: str) -> None:
     assert not detect(reply, answer=TEXT).flagged
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "In Haskell: total = foldl (+) 0",
+        "In Lisp: (defun total (xs) (reduce #'+ xs))",
+        "total xs = sum xs",
+        "Try: total <- sum(xs)",
+        "let total = List.fold_left (+) 0",
+        "In Ruby: def total(xs) = xs.sum",
+        "(define (total xs) (apply + xs))",
+    ],
+)
+def test_code_in_any_language_is_flagged_at_a_no_code_ceiling(reply: str) -> None:
+    assert detect(reply, code_mode="strict").flagged
+    assert not detect(reply, code_mode="open").flagged or "def" in reply
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "x = 24 / 3 so the groups are even",
+        "The loop adds each number to the total.",
+        "Think about what (a + b) means.",
+        "f(x) = 2x + 1 is a line",
+        "In Python, the sum of a list is a common task.",
+        "total = sum of the values",
+    ],
+)
+def test_prose_and_maths_are_not_code(reply: str) -> None:
+    assert not detect(reply, code_mode="strict").flagged
