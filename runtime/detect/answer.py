@@ -1072,6 +1072,7 @@ def find_answer_reveals(
     student_message: str | None = None,
     step_value: str | None = None,
     context: str | None = None,
+    previous_replies: Sequence[str] = (),
 ) -> tuple[Finding, ...]:
     """Where ``reply`` states the hidden answer (``answer-reveal``), the current step's value
     (``step-reveal``) or reproduces the solution (``solution-reveal``).
@@ -1079,7 +1080,8 @@ def find_answer_reveals(
     A target the student's last message commits to (one candidate, not a list or a range:
     :func:`student_states_answer`) is not hidden any more. A target that
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
-    reply states it as a result or in another spelling."""
+    reply states it as a result or in another spelling. ``previous_replies`` (the tutor's last
+    replies) are read with the reply only for an answer given in pieces over several turns."""
     view = canonical_view(reply)
     reply = view.text
     if student_message is not None:
@@ -1101,8 +1103,9 @@ def find_answer_reveals(
                 )
             )
         answer_number = _target(answer.answer).number
-        if context and answer_number is not None and not findings:
-            for start, end, spelled in _split_across_turns(reply, context, answer_number):
+        earlier = "\n".join(part for part in (context, *previous_replies) if part)
+        if earlier and answer_number is not None and not findings:
+            for start, end, spelled in _split_across_turns(reply, earlier, answer_number):
                 if student_message and _commits_to(student_message, _target(answer.answer), givens):
                     break
                 findings.append(

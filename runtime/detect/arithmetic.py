@@ -65,13 +65,14 @@ _PREFIX_OPERATION = re.compile(
     r"|(?P<triple>\b(?:triple|thrice|three\s+times))"
     r"|(?P<root>\bsquare\s+root\s+of|\bsqrt\s*\(?)"
     r"|(?P<square>\b(?:the\s+)?square\s+of)"
-    r"|(?P<next>\b(?:number|integer|one)\s+(?:right\s+)?after)"
-    r"|(?P<previous>\b(?:number|integer|one)\s+(?:right\s+)?before))\s*$",
+    r"|(?P<next>\b(?:number|integer|one)\s+(?:right\s+)?after|\bone\s+more\s+than)"
+    r"|(?P<previous>\b(?:number|integer|one)\s+(?:right\s+)?before|\bone\s+less\s+than))\s*$",
     re.IGNORECASE,
 )
 _PREFIX_WORDS = re.compile(
-    r"half|third|quarter|twice|doubl|tripl|thrice|times|sqrt|square|after|before", re.I
+    r"half|third|quarter|twice|doubl|tripl|thrice|times|sqrt|square|after|before|than", re.I
 )
+_SIGNED = re.compile(r"minus\b|-", re.IGNORECASE)
 _SUFFIX_OPERATIONS = re.compile(r"^\s*(squared|cubed|doubled|halved)\b", re.IGNORECASE)
 # Operations on two numbers: "one less than 57", "6 more than 50", "the sum of 50 and 6".
 _BETWEEN = re.compile(
@@ -139,10 +140,15 @@ def expressions(text: str, numbers: Sequence[_Number]) -> Iterator[Expression]:
         first = numbers[index]
         operands, operators, last = [first.value], [], index
         while last + 1 < len(numbers) and len(operands) < MAX_OPERANDS:
-            operator = _OPERATOR.match(text[numbers[last].end : numbers[last + 1].start])
-            if operator is None:
+            following = numbers[last + 1]
+            gap = text[numbers[last].end : following.start]
+            operator = _OPERATOR.match(gap)
+            if operator is not None:
+                operators.append(operator.group(1))
+            elif not gap.strip() and following.value < 0 and _SIGNED.match(text, following.start):
+                operators.append("+")  # "sixty minus four": the reader reads "minus four" as -4
+            else:
                 break
-            operators.append(operator.group(1))
             operands.append(numbers[last + 1].value)
             last += 1
         if operators and all(_small(operand) for operand in operands):

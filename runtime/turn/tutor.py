@@ -1164,6 +1164,8 @@ class Tutor:
         return Detector(
             code_mode=code_mode_for_ceiling(contract.ceiling),
             answer=None if _explains(prepared) else (info.key if info else None),
+            # issue 26: an answer given one piece per turn is caught on the turn completing it.
+            previous_replies=tuple(result.tutor for result in session.results[-3:]),
         )
 
     @staticmethod
