@@ -104,7 +104,7 @@ from pedrag.runtime.turn.generator import (
     generate,
     template_reply,
 )
-from pedrag.runtime.turn.judge import Judge, JudgeVerdict
+from pedrag.runtime.turn.judge import Judge, JudgeVerdict, must_consult
 from pedrag.runtime.turn.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.turn.state import (
     EXAM_LOCK,
@@ -1108,7 +1108,8 @@ class Tutor:
             if verdict.flagged:
                 rejected.extend(verdict.rule_ids)
                 return "revise", verdict.rule_ids
-            if not contract.judge_required:
+            key = session.exercise.key if session.exercise else None
+            if not must_consult(contract, draft, key):
                 return "allow", ()
             sources = list(prepared.loaded.policy.sources)
             passages = grounding.for_prompt() if grounding is not None else []

@@ -91,3 +91,44 @@ def test_an_honest_hint_still_reaches_the_student(
     session = tutor.start("plain", exercise="mult_7x8", seed=1)
     assert reply in tutor.turn(session, "how do I start?").tutor
     assert reply in "".join(tutor.stream(session, "how do I start?"))
+
+
+# -- who sees what (item 7): the judge on every turn at or below H4 that touches the answer -----
+
+
+def _counting_tutor(fake: FakeOpenAI, tmp_path: Path, draft: str, judged: list[str]) -> Tutor:
+    def reply(request: Any) -> Any:
+        if request.role == "actor":
+            return Reply.text(draft)
+        if request.role == "judge":
+            judged.append(draft)
+            return Reply.json({"verdict": "block", "rule_id": "answer-reveal", "reason": "No."})
+        return offline_reply(request)
+
+    fake.always(reply)
+    theories = _plain(tmp_path, "ceiling: {start: H4}")
+    curriculum = tmp_path / "suite.yaml"
+    curriculum.write_text(SUITE_CURRICULUM, "utf-8")
+    settings = OpenAISettings(base_url=fake.base_url, api_key="test", retries=0, backoff_s=0)
+    return Tutor(theories, OpenAIBackend(settings), curriculum, MemoryStore())
+
+
+@pytest.mark.parametrize(
+    ("exercise", "draft"),
+    [
+        ("mult_7x8", "Picture 7 rows with 8 dots in each row."),
+        ("organelle", "Green plastids in leaf cells do that work."),
+    ],
+)
+def test_an_ordinary_question_turn_touching_the_answer_is_judged(
+    fake_openai: FakeOpenAI, tmp_path: Path, exercise: str, draft: str
+) -> None:
+    judged: list[str] = []
+    tutor = _counting_tutor(fake_openai, tmp_path, draft, judged)
+    session = tutor.start("plain", exercise=exercise, seed=1)
+    result = tutor.turn(session, "how do I start?")
+    if exercise == "organelle":
+        assert judged == []  # no number, no word of "chloroplast": the detector alone
+        assert result.tutor == draft
+    else:
+        assert judged and result.fallback and draft not in result.tutor
