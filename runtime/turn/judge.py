@@ -203,7 +203,10 @@ class Judge:
         draft: str,
         sources: Sequence[str] = (),
         passages: Sequence[Mapping[str, str]] = (),
+        key: AnswerKey | None = None,
     ) -> JudgeVerdict:
+        """The judge's verdict on ``draft``. With ``key``, a reason that quotes the hidden
+        answer has it replaced (the reason goes to the audit record, issue 25)."""
         try:
             response = self.backend.complete(judge_request(contract, draft, sources, passages))
             parsed = response.parsed or parse_structured(response.text, SCHEMA, role="judge")
@@ -215,4 +218,16 @@ class Judge:
                 failure=f"{type(error).__name__}: {error}",
             )
         reason = " ".join(str(parsed["reason"]).split())[:300]
+        if key is not None:
+            reason = without_answer(reason, key)
         return JudgeVerdict(parsed["verdict"], parsed["rule_id"], reason)
+
+
+def without_answer(reason: str, key: AnswerKey) -> str:
+    """``reason`` with every place that states the hidden answer replaced by a placeholder."""
+    from pedrag.runtime.detect.answer import find_answer_reveals
+
+    findings = [f for f in find_answer_reveals(reason, key) if f.rule_id == "answer-reveal"]
+    for finding in sorted(findings, key=lambda f: f.start, reverse=True):
+        reason = reason[: finding.start] + "[the hidden answer]" + reason[finding.end :]
+    return reason

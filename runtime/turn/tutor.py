@@ -1113,7 +1113,7 @@ class Tutor:
                 return "allow", ()
             sources = list(prepared.loaded.policy.sources)
             passages = grounding.for_prompt() if grounding is not None else []
-            judge_verdict = Judge(backend).review(contract, draft, sources, passages)
+            judge_verdict = Judge(backend).review(contract, draft, sources, passages, key)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
             # seed 2, §4.4: record the judge's reason per draft, not only the last verdict.

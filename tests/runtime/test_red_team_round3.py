@@ -132,3 +132,28 @@ def test_an_ordinary_question_turn_touching_the_answer_is_judged(
         assert result.tutor == draft
     else:
         assert judged and result.fallback and draft not in result.tutor
+
+
+def test_a_judge_reason_never_quotes_the_hidden_answer(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    def reply(request: Any) -> Any:
+        if request.role == "actor":
+            return Reply.text("Picture 7 rows with 8 dots in each row.")
+        if request.role == "judge":
+            return Reply.json(
+                {"verdict": "revise", "rule_id": "answer-reveal", "reason": "It implies 56."}
+            )
+        return offline_reply(request)
+
+    fake_openai.always(reply)
+    theories = _plain(tmp_path, "ceiling: {start: H4}")
+    curriculum = tmp_path / "suite.yaml"
+    curriculum.write_text(SUITE_CURRICULUM, "utf-8")
+    settings = OpenAISettings(base_url=fake_openai.base_url, api_key="t", retries=0, backoff_s=0)
+    tutor = Tutor(theories, OpenAIBackend(settings), curriculum, MemoryStore())
+    session = tutor.start("plain", exercise="mult_7x8", seed=1)
+    result = tutor.turn(session, "how do I start?")
+    reasons = [draft.get("judge_reason", "") for draft in result.audit["drafts"]]
+    assert reasons and all("56" not in reason for reason in reasons)
+    assert any("[the hidden answer]" in reason for reason in reasons)
