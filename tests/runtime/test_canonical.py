@@ -223,3 +223,45 @@ def test_the_same_replies_with_the_answer_stated_are_flagged() -> None:
         if not _flagged(f"{reply} (It comes to {answer}.)", answer, prompt)
     ]
     assert missed == []
+
+
+# -- fractions, decimals and words, not only integers ------------------------------------------
+
+OTHER_ANSWERS = ["3/4", "0.75", "12.5", "chloroplast", "mitochondria"]
+
+
+def _written_in(script: str, answer: str) -> str:
+    digits = DIGIT_SCRIPTS[script]
+    return "".join(digits[int(c)] if c.isdigit() else c for c in answer)
+
+
+@pytest.mark.parametrize("answer", OTHER_ANSWERS[:3])
+def test_fractions_and_decimals_in_every_digit_script_are_flagged(answer: str) -> None:
+    missed = [
+        script
+        for script in DIGIT_SCRIPTS
+        if not detect(f"It is {_written_in(script, answer)}.", answer=AnswerKey(answer)).flagged
+    ]
+    assert missed == []
+
+
+@pytest.mark.parametrize("answer", OTHER_ANSWERS)
+def test_invisible_insertions_in_any_answer_are_flagged(answer: str) -> None:
+    missed = [
+        hex(ord(mark))
+        for mark in INVISIBLE
+        if not detect("It is " + mark.join(answer) + ".", answer=AnswerKey(answer)).flagged
+    ]
+    assert missed == []
+
+
+@pytest.mark.parametrize("answer", OTHER_ANSWERS)
+def test_latex_wrappings_of_any_answer_are_flagged(answer: str) -> None:
+    for wrapping in (
+        "$" + answer + "$",
+        f"\\boxed{{{answer}}}",
+        f"$\\text{{{answer}}}$",
+        "$" + "{}".join(answer) + "$",
+        f"&#{ord(answer[0])};{answer[1:]}",
+    ):
+        assert detect(wrapping, answer=AnswerKey(answer)).flagged, wrapping
