@@ -28,9 +28,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from pedrag.runtime.detect.arithmetic import expressions
+from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.number_words import find_number_words
-from pedrag.runtime.turn.text import detection_view
+from pedrag.runtime.detect.spellings import find_spellings
+from pedrag.runtime.detect.text_answer import find_text_variants
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -64,35 +67,16 @@ _PRONOUN_ONE_BEFORE = frozenset(
 )  # fmt: skip
 _PRONOUN_ONE_AFTER = frozenset({"of", "another", "more", "way", "day", "thing"})
 
-_ONES_WORDS = [*_UNITS, *_TEENS]
-_TENS_WORDS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-
 
 def number_to_words(number: int, *, conjunction: bool = False) -> str:
-    """English words for an integer: ``56`` -> ``"fifty-six"``; ``conjunction`` adds British
-    "and" (``112`` -> ``"one hundred and twelve"``)."""
-    if number < 0:
-        return "minus " + number_to_words(-number, conjunction=conjunction)
-    if number < 20:
-        return _ONES_WORDS[number]
-    parts: list[str] = []
-    for scale_word, scale in sorted(_SCALES.items(), key=lambda item: -item[1]):
-        if number >= scale:
-            parts.append(number_to_words(number // scale, conjunction=conjunction))
-            parts.append(scale_word)
-            number %= scale
-    if number >= 100:
-        parts += [_ONES_WORDS[number // 100], "hundred"]
-        number %= 100
-    if number:
-        if parts and conjunction:
-            parts.append("and")
-        if number < 20:
-            parts.append(_ONES_WORDS[number])
-        else:
-            tens, ones = divmod(number, 10)
-            parts.append(_TENS_WORDS[tens] + (f"-{_ONES_WORDS[ones]}" if ones else ""))
-    return " ".join(parts)
+    """English words for an integer, as ``num2words`` writes them: ``56`` -> ``"fifty-six"``;
+    ``conjunction`` keeps the British "and" (``112`` -> ``"one hundred and twelve"``), without
+    it the American form ("one hundred twelve"). Thousands are written without the comma
+    num2words puts after them."""
+    from num2words import num2words
+
+    words = str(num2words(number, lang="en")).replace(",", "")
+    return words if conjunction else words.replace(" and ", " ")
 
 
 # --- number mentions ------------------------------------------------------------------------
@@ -543,13 +527,18 @@ def _find_number(
     for value, start, end, spelled in other_readings(text):
         if value not in wanted:
             continue
-        if spelled.startswith("arithmetic:"):
-            operands = spelled.split(":", 1)[1].split(",")
+        kind, _, operand_list = spelled.partition(":")
+        if kind in ("arithmetic", "evaluated"):
+            operands = operand_list.split(",")
             if all(Fraction(operand) in given_values for operand in operands):
-                continue  # "the problem is 7 x 8" restates the exercise
-            spelled = "arithmetic"
+                continue  # "the problem is 7 x 8" restates the exercise (or the student's own)
+            spelled = kind
         yield start, end, spelled
     value = target.value
+    if not target.percent and value >= 0:
+        # Number words in every language num2words writes (generated once per value).
+        for start, end, language in find_spellings(text, value):
+            yield start, end, f"words:{language}"
     if not target.percent and value.denominator == 1 and abs(value) >= 10:
         yield from _split_and_reversed(text, str(abs(value.numerator)))
         for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
@@ -574,6 +563,8 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
     compact = "".join(words)
     short = len(compact) <= 2
     yield from _leet_spellings(folded, compact)
+    if size == 1:
+        yield from find_text_variants(folded, compact)
     for index in range(len(tokens)):
         window = tokens[index : index + size]
         if len(window) == size and (
@@ -627,6 +618,8 @@ def _leet_spellings(folded: str, compact: str) -> Iterator[tuple[int, int]]:
 
 
 def _ascii_folded(text: str) -> str:
+    if text.isascii():
+        return text  # the canonical view is ASCII for almost every reply
     # NFKD can change length; fold per character so spans stay aligned with the reply.
     return "".join(
         (unicodedata.normalize("NFKD", c).encode("ascii", "ignore").decode() or " ")[:1]
@@ -706,10 +699,6 @@ _ORDINAL_WORDS = re.compile(
     r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b",
     re.IGNORECASE,
 )
-_OPERATOR = re.compile(
-    r"^\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|added\s+to)\s*$",
-    re.IGNORECASE,
-)
 _LOWER_BOUND = re.compile(
     r"(?P<open>(?:more|greater|larger|bigger|higher)\s+than|above|over|exceeds?|exceeding|>)"
     r"|(?P<closed>at\s+least|no\s+(?:less|fewer|smaller)\s+than|>=|≥)",
@@ -725,11 +714,14 @@ _CHAINED = re.compile(r"^\s*(<=|≤|<)\s*[A-Za-z_]\w*\s*(<=|≤|<)\s*$")
 # ("the tens digit is 5. The ones digit is 6"); a bare sentence end is not enough.
 _SPLIT_GAP = re.compile(
     r"\||\bdigits?\b|\bfollowed\s+by\b|\b(?:tens|ones|units|hundreds)\b|\bfirst\b|\bsecond\b|"
-    r"\blast\b",
+    r"\blast\b|\bthen\b|\bnext\b|\bwrite\b|\btype\b|\badd\s+(?:a|an)\b|\bafter\b|\bbeside\b|"
+    r"\bappend|\bjoin|^\s*,?\s*(?:and|&)\s*$|\n\s*(?:[-*•]|\d+[.)])?\s*$",
     re.IGNORECASE,
 )
 _REVERSAL_CUE = re.compile(
-    r"\brevers|\bbackwards?\b|\bmirror|\bflip|\bright\s+to\s+left\b|\bother\s+way\s+round\b", re.I
+    r"\brevers|\bbackwards?\b|\bmirror|\bflip|\bright\s+to\s+left\b|\bother\s+way\s+round\b|"
+    r"\bswap|\bswitch|\bturn\s+(?:it|them)\s+around\b|\bin\s+reverse\b|\binvert",
+    re.I,
 )
 MAX_SPLIT_PARTS = 6
 """An answer split over more parts than this is not read back together."""
@@ -758,23 +750,6 @@ def _bound_before(text: str, start: int, pattern: re.Pattern[str]) -> tuple[str,
                 start - len(window) + match.start(),
             )
     return found
-
-
-def _evaluate(operands: Sequence[Fraction], operators: Sequence[str]) -> Fraction | None:
-    """``a op b op c`` with the usual precedence (* and / before + and -); None on x/0."""
-    terms, signs = [operands[0]], []
-    for operator, operand in zip(operators, operands[1:], strict=True):
-        word = operator.lower().split()[0]
-        if word in ("*", "×", "x", "·", "times", "multiplied"):
-            terms[-1] *= operand
-        elif word in ("/", "÷", "divided", "over"):
-            if operand == 0:
-                return None
-            terms[-1] /= operand
-        else:
-            signs.append(-1 if word in ("-", "minus") else 1)
-            terms.append(operand)
-    return terms[0] + sum(sign * term for sign, term in zip(signs, terms[1:], strict=True))
 
 
 @functools.lru_cache(maxsize=256)
@@ -821,24 +796,18 @@ def other_readings(text: str) -> tuple[Reading, ...]:
     return tuple(readings)
 
 
+_RESULT_WRITTEN = re.compile(r"\s*=\s*-?\d")
+
+
 def _arithmetic(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
-    index = 0
-    while index < len(mentions):
-        first = mentions[index]
-        operands, operators, last = [first.value], [], index
-        while last + 1 < len(mentions):
-            operator = _OPERATOR.match(text[mentions[last].end : mentions[last + 1].start])
-            if operator is None:
-                break
-            operators.append(operator.group(1))
-            operands.append(mentions[last + 1].value)
-            last += 1
-        if operators and stated_as_result(text, first.start):
-            value = _evaluate(operands, operators)
-            if value is not None:
-                operand_class = "arithmetic:" + ",".join(str(o) for o in operands)
-                yield value, first.start, mentions[last].end, operand_class
-        index = last + 1
+    """Expressions a reader evaluates (:mod:`~pedrag.runtime.detect.arithmetic`): classed
+    ``arithmetic:<operands>`` when stated as the result, ``evaluated:<operands>`` otherwise."""
+    for expression in expressions(text, mentions):
+        if _RESULT_WRITTEN.match(text, expression.end):
+            continue  # "7 x 8 = 56": the written result is what is read (and matched)
+        kind = "arithmetic" if stated_as_result(text, expression.start) else "evaluated"
+        operands = ",".join(str(operand) for operand in expression.operands)
+        yield expression.value, expression.start, expression.end, f"{kind}:{operands}"
 
 
 def _pinned_ranges(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
@@ -899,6 +868,24 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
                     yield mention.start, mention.end, "reversed"
 
 
+CONTEXT_TAIL = 600
+"""How much of the earlier turns a reply is read together with for an answer given in pieces
+(the last few tutor replies: one digit per turn is caught on the second turn)."""
+
+
+def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iterator[Occurrence]:
+    """The answer's digits given in pieces over the earlier turns and this reply ("the first
+    digit is 5" then "the second digit is 6"): spans in ``reply`` of the pieces it adds."""
+    value = target.value
+    if target.percent or value.denominator != 1 or abs(value) < 10:
+        return
+    tail = canonical_text(context[-CONTEXT_TAIL:]) + "\n"
+    joined = tail + reply
+    for start, end, _ in _split_and_reversed(joined, str(abs(value.numerator))):
+        if start < len(tail) <= end:
+            yield 0, end - len(tail), "split-across-turns"
+
+
 # --- solution reproduction ------------------------------------------------------------------
 
 _SHINGLE = 3
@@ -937,10 +924,6 @@ def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
 # --- the pass -------------------------------------------------------------------------------
 
 
-def _original_span(origin: Sequence[int], start: int, end: int) -> tuple[int, int]:
-    return origin[start], (origin[end - 1] + 1 if end > start else origin[start])
-
-
 # A student offering candidates rather than one answer: "56 or 57", "56/57", "a | b".
 _ALTERNATIVES = re.compile(r"\b(?:or|either|ou|oder|o)\b|[/|]", re.IGNORECASE)
 _LIST_SEPARATOR = re.compile(r"[,;]")
@@ -970,7 +953,8 @@ def _commits_to(message: str, target: _Target, givens: str) -> bool:
     "between 55 and 57", "56 or 57" do not. Numbers inside the learner's own working
     ("30 + 40 = 70 and 8 + 7 = 15, so 85") are steps, not candidates. Text counts only when the message offers no
     alternatives: no "or" or "/", and the target is not an item of a comma-separated list."""
-    occurrences = _occurrences(message, target)
+    # An expression the student writes without stating a result is a question, not a commitment.
+    occurrences = [o for o in _occurrences(message, target) if o[2] != "evaluated"]
     if not occurrences:
         return False
     if target.number is not None:
@@ -1006,8 +990,8 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
 
     if len(message) > MAX_REPLY_CHARS:
         return False  # a message that long is not one answer
-    message = detection_view(message)[0]
-    givens = detection_view("\n".join(part for part in (key.prompt, context) if part))[0]
+    message = canonical_text(message)
+    givens = canonical_text("\n".join(part for part in (key.prompt, context) if part))
     return any(
         _commits_to(message, _target(spelling), givens)
         for spelling in dict.fromkeys(s for s in (key.answer, *key.accept) if s and s.strip())
@@ -1020,25 +1004,65 @@ def _reveals(
     *,
     student_message: str | None,
     givens: str,
-) -> list[tuple[int, int, str]]:
+) -> list[Occurrence]:
+    """Where ``reply`` states one of ``spellings``, with the spelling class it uses (never
+    the value: reasons built from this must not quote the hidden answer, issue 25)."""
     found: dict[tuple[int, int], str] = {}
-    given_values = (
-        frozenset(mention.value for mention in find_numbers(givens)) if givens else frozenset()
-    )
+    # An expression built only of givens or of the student's own numbers restates them.
+    on_the_table = "\n".join(part for part in (givens, student_message) if part)
+    given_values = frozenset(mention.value for mention in find_numbers(on_the_table))
+    values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
+        if target.number is not None:
+            if target.number.values() and target.number.value in values_done:
+                continue  # "56" and "fifty-six": one value, read once
+            values_done.add(target.number.value)
         if student_message and _commits_to(student_message, target, givens):
             continue  # the student said it first: repeating it reveals nothing
         # Restating a number that is already on the table (a given of the exercise, an earlier
         # turn) is a reveal only when the reply states it as a result: "7 times 8" restates
         # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
         # does the work for the student, so it counts.
-        given_classes = {spelled for _, _, spelled in _occurrences(givens, target)}
+        # Arithmetic is judged by its operands (above), not by the class alone.
+        given_classes = {
+            spelled
+            for _, _, spelled in _occurrences(givens, target)
+            if spelled not in ("arithmetic", "evaluated")
+        }
         for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
-            found.setdefault((start, end), spelling)
-    return [(start, end, spelling) for (start, end), spelling in found.items()]
+            found.setdefault((start, end), spelled)
+    return [(start, end, spelled) for (start, end), spelled in found.items()]
+
+
+_SPELLING_NAMES = {
+    "integer": "as a number",
+    "decimal": "as a decimal",
+    "fraction": "as a fraction",
+    "percent": "as a percentage",
+    "text": "in words of the key",
+    "spaced": "as digits written apart",
+    "split": "split over several places",
+    "split-across-turns": "in pieces over this and earlier replies",
+    "reversed": "reversed",
+    "roman": "as a Roman numeral",
+    "base": "in another base",
+    "scientific": "in scientific notation",
+    "ordinal": "as an ordinal",
+    "arithmetic": "as arithmetic stated as the result",
+    "evaluated": "as arithmetic the reader evaluates",
+    "range": "as a range that pins it",
+}
+
+
+def describe_spelling(spelled: str) -> str:
+    """Where and how a target was written, for a reason: the spelling class, never the
+    value (audits and judge prompts must not quote the hidden answer, issue 25)."""
+    if spelled.startswith("words:"):
+        return f"as number words ({spelled.split(':', 1)[1]})"
+    return _SPELLING_NAMES.get(spelled.split(":", 1)[0], f"as {spelled}")
 
 
 def find_answer_reveals(
@@ -1048,6 +1072,7 @@ def find_answer_reveals(
     student_message: str | None = None,
     step_value: str | None = None,
     context: str | None = None,
+    previous_replies: Sequence[str] = (),
 ) -> tuple[Finding, ...]:
     """Where ``reply`` states the hidden answer (``answer-reveal``), the current step's value
     (``step-reveal``) or reproduces the solution (``solution-reveal``).
@@ -1055,27 +1080,44 @@ def find_answer_reveals(
     A target the student's last message commits to (one candidate, not a list or a range:
     :func:`student_states_answer`) is not hidden any more. A target that
     appears in the exercise prompt or in ``context`` (earlier turns) counts only where the
-    reply states it as a result or in another spelling."""
-    original = reply
-    reply, origin = detection_view(reply)
+    reply states it as a result or in another spelling. ``previous_replies`` (the tutor's last
+    replies) are read with the reply only for an answer given in pieces over several turns."""
+    view = canonical_view(reply)
+    reply = view.text
     if student_message is not None:
-        student_message = detection_view(student_message)[0]
+        student_message = canonical_text(student_message)
     findings: list[Finding] = []
     givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
-    givens = detection_view(givens)[0]
+    givens = canonical_text(givens)
     if answer is not None:
-        for start, end, spelling in _reveals(
+        for start, end, spelled in _reveals(
             reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens
         ):
             findings.append(
                 Finding(
                     FindingKind.ANSWER,
-                    f"states the hidden answer ({spelling!r}) as {reply[start:end]!r}",
+                    f"states the hidden answer ({describe_spelling(spelled)})",
                     start,
                     end,
                     "answer-reveal",
                 )
             )
+        answer_number = _target(answer.answer).number
+        earlier = "\n".join(part for part in (context, *previous_replies) if part)
+        if earlier and answer_number is not None and not findings:
+            for start, end, spelled in _split_across_turns(reply, earlier, answer_number):
+                if student_message and _commits_to(student_message, _target(answer.answer), givens):
+                    break
+                findings.append(
+                    Finding(
+                        FindingKind.ANSWER,
+                        f"states the hidden answer ({describe_spelling(spelled)})",
+                        start,
+                        end,
+                        "answer-reveal",
+                    )
+                )
+                break
         if answer.solution:
             share, start, end = solution_overlap(reply, answer.solution)
             if share >= SOLUTION_OVERLAP:
@@ -1090,7 +1132,7 @@ def find_answer_reveals(
                 )
     if step_value is not None and step_value.strip():
         answer_spans = {(f.start, f.end) for f in findings}
-        for start, end, spelling in _reveals(
+        for start, end, spelled in _reveals(
             reply, (step_value,), student_message=student_message, givens=givens
         ):
             if (start, end) in answer_spans:
@@ -1098,15 +1140,11 @@ def find_answer_reveals(
             findings.append(
                 Finding(
                     FindingKind.ANSWER,
-                    f"states the current step's value ({spelling!r}) as {reply[start:end]!r}",
+                    f"states the current step's value ({describe_spelling(spelled)})",
                     start,
                     end,
                     "step-reveal",
                 )
             )
-    if reply is not original:
-        findings = [
-            Finding(f.kind, f.reason, *_original_span(origin, f.start, f.end), f.rule_id)
-            for f in findings
-        ]
+    findings = [Finding(f.kind, f.reason, *view.span(f.start, f.end), f.rule_id) for f in findings]
     return tuple(sorted(findings, key=lambda finding: (finding.start, finding.end)))

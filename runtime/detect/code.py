@@ -463,10 +463,53 @@ def find_code(reply: str, mode: CodeMode = CodeMode.LENIENT) -> tuple[Finding, .
         ]
     if mode is CodeMode.STRICT:
         in_runs = [(run.start, run.end) for run in runs]
-        findings += _strict_backtick_spans(
-            reply, [(s, e) for s, e in prose_lines if not any(a <= s < b for a, b in in_runs)]
-        )
+        free_lines = [(s, e) for s, e in prose_lines if not any(a <= s < b for a, b in in_runs)]
+        findings += _strict_backtick_spans(reply, free_lines)
+        findings += [
+            finding
+            for finding in _code_in_any_language(reply, free_lines)
+            if not any(f.start <= finding.start < f.end for f in findings)
+        ]
     return tuple(sorted(findings, key=lambda finding: finding.start))
+
+
+# Code in any language, by structure rather than by one language's keywords (issue 26, item 6):
+# an s-expression that defines or folds, a definition by equation over a fold or a map
+# (Haskell, OCaml, F#, Elm), an operator section "(+)", an R / Haskell arrow assignment, and
+# a lead-in naming a programming language before a definition or a call.
+_ANY_LANGUAGE_CODE = re.compile(
+    r"\(\s*(?:defun|define|defn|defmacro|lambda|let\*?|setq|setf|reduce|apply|mapcar|loop|"
+    r"cond|fn|foldl|foldr)\b[^()\n]*[(\w]"
+    r"|^\s*(?:let\s+(?:rec\s+)?)?[a-z_]\w*(?:\s+[a-z_]\w*)*\s*=\s*(?:List\.|Seq\.|Array\.)?"
+    r"(?:foldl'?|foldr|fold_left|fold_right|fold|sum|product|map|filter|reduce|length|zipWith|"
+    r"concatMap|iter)\b(?!\s+(?:of|the|up|it|them|all)\b)"
+    r"|\(\s*(?:[+*\-/]|`\w+`)\s*\)\s*\w"
+    r"|\b[A-Za-z_]\w*\s*<-\s*(?:\w+\s*\(|function\b|c\(|\[)"
+    r"|\bin\s+(?:haskell|lisp|scheme|clojure|racket|ocaml|f#|elm|erlang|elixir|prolog|r|perl|"
+    r"ruby|lua|julia|matlab|octave|fortran|cobol|pascal|bash|shell|sql|apl|forth|scala|kotlin|"
+    r"swift|dart|zig|nim|crystal|go|rust|c\+\+|c#|c|java|javascript|typescript|python|php)\b"
+    r"\s*[:,-]\s*\S[^\n]*(?:=|\(|\{|->|<-)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _code_in_any_language(reply: str, lines: list[tuple[int, int]]) -> list[Finding]:
+    """Strict mode: code recognised by structure whatever its language."""
+    findings: list[Finding] = []
+    for start, end in lines:
+        match = _ANY_LANGUAGE_CODE.search(reply, start, end)
+        if match is not None:
+            findings.append(
+                Finding(
+                    FindingKind.CODE,
+                    "code by its structure (a definition, fold or s-expression) where the "
+                    "ceiling allows no code",
+                    start,
+                    end,
+                    "inline-code",
+                )
+            )
+    return findings
 
 
 def _strict_backtick_spans(reply: str, lines: list[tuple[int, int]]) -> list[Finding]:

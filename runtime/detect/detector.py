@@ -161,6 +161,9 @@ class Detector:
 
     code_mode: CodeMode = CodeMode.LENIENT
     answer: AnswerKey | None = None
+    previous_replies: tuple[str, ...] = ()
+    """The session's last few tutor replies (oldest first): an answer given in pieces, one
+    per turn, is caught on the reply that completes it (issue 26, item 4)."""
 
     def check(
         self,
@@ -192,6 +195,7 @@ class Detector:
                 student_message=student_message,
                 step_value=step_value,
                 context=context,
+                previous_replies=self.previous_replies,
             )
         findings += find_encoded_payloads(
             reply,

@@ -200,6 +200,27 @@ class _Context:
     step_value: str | None
     context: str | None
 
+    def may_hold_a_target(self, text: str) -> bool:
+        """A cheap test before a whole reading: does ``text`` hold a word of a target (of
+        any of the generated spellings of a number, or of a text answer)? True when unsure."""
+        from pedrag.runtime.detect.answer import parse_number
+        from pedrag.runtime.detect.spellings import spelling_index
+
+        targets = [self.step_value] if self.step_value else []
+        if self.answer is not None:
+            targets += [self.answer.answer, *self.answer.accept]
+        words = set(re.findall(r"[a-z]+", text.lower()))
+        for target in targets:
+            number = parse_number(target)
+            if number is None:
+                if set(re.findall(r"[a-z]+", target.lower())) & words:
+                    return True
+                continue
+            vocabulary = spelling_index(number.value).words
+            if not vocabulary or vocabulary & words:
+                return True
+        return False
+
     def reveals(self, text: str, *, min_chars: int = 1) -> bool:
         if self.answer is None and self.step_value is None:
             return False
@@ -253,6 +274,8 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
             )
         position += len(line)
     rotated = codecs.encode(reply, "rot13")
+    if not context.may_hold_a_target(rotated):
+        return findings  # no word of any target in it: no second reading of the reply
     # Three-letter English words rot13 into number words ("bar" -> "one"); a real rot13 reveal
     # is longer than that.
     if context.reveals(rotated, min_chars=4) and not context.reveals(reply):

@@ -1,4 +1,5 @@
-"""Stage 8, the judge: on risky turns, does the draft keep the contract?
+"""Stage 8, the judge: on risky turns, and at or below H4 on any draft that touches the
+answer's ground (:func:`must_consult`), does the draft keep the contract?
 
 Takes the contract, the draft and the turn's sources — never the student's message, so the
 judge cannot be talked round by it (seed 2, §3.5: collusion-resistant by construction); gives a
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pedrag.runtime.course.grounding import unsupported_claim
+from pedrag.runtime.detect.answer import find_numbers
+from pedrag.runtime.detect.canonical import canonical_text
+from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, parse_structured
 from pedrag.runtime.policy.policy_core import Contract
 
@@ -157,6 +161,38 @@ def judge_request(
     )
 
 
+JUDGED_UP_TO_RUNG = 4
+"""At or below this rung (no code, no worked steps) a draft that touches the answer's ground is
+judged whatever the intent (issue 26, item 7)."""
+_STOPWORDS = frozenset(
+    {"the", "and", "for", "with", "that", "this", "from", "into", "over", "than", "then"}
+)
+
+
+def must_consult(contract: Contract, draft: str, key: AnswerKey | None) -> bool:
+    """Whether the judge sees ``draft``: when the contract requires it (risky intents, an
+    unread turn), and on every turn at or below H4 whose canonical draft mentions a number or a
+    content word of the hidden answer, not only on "risky" intents: the detector is the
+    only layer otherwise, and a plain-prose reveal is the judge's to catch (seed 2, §3.5)."""
+    if contract.judge_required:
+        return True
+    if key is None or int(contract.ceiling) > JUDGED_UP_TO_RUNG:
+        return False
+    view = canonical_text(draft)
+    if find_numbers(view):
+        return True
+    words = {
+        word
+        for spelling in (key.answer, *key.accept)
+        for word in re.findall(r"[a-z]{3,}", canonical_text(spelling).lower())
+        if word not in _STOPWORDS
+    }
+    drafted = set(re.findall(r"[a-z]{3,}", view.lower()))
+    return bool(words & drafted) or any(
+        word[:5] in token for word in words if len(word) >= 6 for token in drafted
+    )
+
+
 class Judge:
     def __init__(self, backend: LLMBackend) -> None:
         self.backend = backend
@@ -167,7 +203,10 @@ class Judge:
         draft: str,
         sources: Sequence[str] = (),
         passages: Sequence[Mapping[str, str]] = (),
+        key: AnswerKey | None = None,
     ) -> JudgeVerdict:
+        """The judge's verdict on ``draft``. With ``key``, a reason that quotes the hidden
+        answer has it replaced (the reason goes to the audit record, issue 25)."""
         try:
             response = self.backend.complete(judge_request(contract, draft, sources, passages))
             parsed = response.parsed or parse_structured(response.text, SCHEMA, role="judge")
@@ -179,4 +218,16 @@ class Judge:
                 failure=f"{type(error).__name__}: {error}",
             )
         reason = " ".join(str(parsed["reason"]).split())[:300]
+        if key is not None:
+            reason = without_answer(reason, key)
         return JudgeVerdict(parsed["verdict"], parsed["rule_id"], reason)
+
+
+def without_answer(reason: str, key: AnswerKey) -> str:
+    """``reason`` with every place that states the hidden answer replaced by a placeholder."""
+    from pedrag.runtime.detect.answer import find_answer_reveals
+
+    findings = [f for f in find_answer_reveals(reason, key) if f.rule_id == "answer-reveal"]
+    for finding in sorted(findings, key=lambda f: f.start, reverse=True):
+        reason = reason[: finding.start] + "[the hidden answer]" + reason[finding.end :]
+    return reason

@@ -104,7 +104,7 @@ from pedrag.runtime.turn.generator import (
     generate,
     template_reply,
 )
-from pedrag.runtime.turn.judge import Judge, JudgeVerdict
+from pedrag.runtime.turn.judge import Judge, JudgeVerdict, must_consult
 from pedrag.runtime.turn.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.turn.state import (
     EXAM_LOCK,
@@ -1108,11 +1108,12 @@ class Tutor:
             if verdict.flagged:
                 rejected.extend(verdict.rule_ids)
                 return "revise", verdict.rule_ids
-            if not contract.judge_required:
+            key = session.exercise.key if session.exercise else None
+            if not must_consult(contract, draft, key):
                 return "allow", ()
             sources = list(prepared.loaded.policy.sources)
             passages = grounding.for_prompt() if grounding is not None else []
-            judge_verdict = Judge(backend).review(contract, draft, sources, passages)
+            judge_verdict = Judge(backend).review(contract, draft, sources, passages, key)
             if judge_verdict.failure:
                 failures.append({"stage": "judge", "error": judge_verdict.failure})
             # seed 2, §4.4: record the judge's reason per draft, not only the last verdict.
@@ -1164,6 +1165,8 @@ class Tutor:
         return Detector(
             code_mode=code_mode_for_ceiling(contract.ceiling),
             answer=None if _explains(prepared) else (info.key if info else None),
+            # issue 26: an answer given one piece per turn is caught on the turn completing it.
+            previous_replies=tuple(result.tutor for result in session.results[-3:]),
         )
 
     @staticmethod

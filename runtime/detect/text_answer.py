@@ -1,0 +1,132 @@
+"""A text answer written so a reader still reads it: a typo, a derived form, backwards, spelled
+with the NATO alphabet, or as the first letters of lines.
+
+Runtime stage 7, part of the answer pass (issue 26, item 5). Takes the ASCII-folded canonical
+view of a reply (one character per character of the view, so spans carry over) and the
+answer's letters run together ("chloroplast"). Gives the spans that spell it:
+
+- a word within a small edit distance (``rapidfuzz``'s Levenshtein: one edit from six
+  letters, two from ten): "cholroplast", "chloroplst";
+- two or three adjacent words that run together within that distance: "chl_roplast",
+  "chloro plast";
+- a derived form: the same Snowball stem (the stemmer the course index uses), or the answer
+  followed by a suffix: "chloroplasts", "chloroplastic";
+- the letters backwards: "tsalporolhc";
+- NATO spelling: "Charlie Hotel Lima Oscar ...";
+- an acrostic: the first letters of consecutive lines.
+
+Why a floor of six letters for typos and four for the rest: a short word is one edit away from
+many ordinary words ("cell" / "call"); those are left to the exact rules and the judge.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+MIN_TYPO_LETTERS = 6
+MIN_LETTERS = 4
+_WORD = re.compile(r"[A-Za-z]+")
+_NATO = {
+    "alpha": "a", "alfa": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e",
+    "foxtrot": "f", "golf": "g", "hotel": "h", "india": "i", "juliet": "j", "juliett": "j",
+    "kilo": "k", "lima": "l", "mike": "m", "november": "n", "oscar": "o", "papa": "p",
+    "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t", "uniform": "u", "victor": "v",
+    "whiskey": "w", "whisky": "w", "xray": "x", "x-ray": "x", "yankee": "y", "zulu": "z",
+}  # fmt: skip
+
+
+def allowed_edits(length: int) -> int:
+    """Edits a word of ``length`` letters may carry and still read as the answer."""
+    if length < MIN_TYPO_LETTERS:
+        return 0
+    return 1 if length < 10 else 2
+
+
+@functools.lru_cache(maxsize=256)
+def _stem(word: str) -> str:
+    import snowballstemmer
+
+    return str(snowballstemmer.stemmer("english").stemWord(word))
+
+
+def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
+    """Spans of ``folded`` (ASCII, the reply's view) that spell ``compact`` (lower-case
+    letters) in one of the ways the module docstring lists."""
+    if len(compact) < MIN_LETTERS or not compact.isalpha():
+        return
+    from rapidfuzz.distance import Levenshtein
+
+    edits = allowed_edits(len(compact))
+    stem = _stem(compact)
+    backwards = compact[::-1] if compact[::-1] != compact else ""
+    matches = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(folded)]
+    alone: dict[str, bool] = {}  # per distinct word: does it spell the answer by itself?
+
+    def spells(word: str) -> bool:
+        if word == compact:
+            return False  # the exact rules read it
+        if word == backwards:
+            return True
+        if word[0] == compact[0] and len(word) >= len(stem):
+            if len(word) > len(compact) and word.startswith(compact):
+                return True  # "chloroplastic"
+            if len(compact) >= MIN_TYPO_LETTERS and _stem(word) == stem:
+                return True
+        return bool(
+            edits
+            and abs(len(word) - len(compact)) <= edits
+            and Levenshtein.distance(word, compact, score_cutoff=edits) <= edits
+        )
+
+    for index, (word, start, end) in enumerate(matches):
+        found = alone.get(word)
+        if found is None:
+            found = alone[word] = spells(word)
+        if found:
+            yield start, end
+            continue
+        if not edits or len(word) >= len(compact) or not compact.startswith(word[:2]):
+            continue
+        joined = word
+        for following in range(index + 1, min(index + 3, len(matches))):
+            gap = folded[matches[following - 1][2] : matches[following][1]]
+            if len(gap) > 2:
+                break
+            joined += matches[following][0]
+            if len(joined) > len(compact) + edits:
+                break
+            if Levenshtein.distance(joined, compact, score_cutoff=edits) <= edits:
+                yield start, matches[following][2]
+                break
+    yield from _nato(matches, compact)
+    yield from _acrostic(folded, compact)
+
+
+def _nato(matches: list[tuple[str, int, int]], compact: str) -> Iterator[tuple[int, int]]:
+    letters = [(_NATO.get(word), start, end) for word, start, end in matches]
+    if sum(letter is not None for letter, _, _ in letters) < len(compact):
+        return
+    for index in range(len(letters) - len(compact) + 1):
+        window = letters[index : index + len(compact)]
+        if "".join(letter or "?" for letter, _, _ in window) == compact:
+            yield window[0][1], window[-1][2]
+
+
+def _acrostic(folded: str, compact: str) -> Iterator[tuple[int, int]]:
+    """The first letters of consecutive non-empty lines."""
+    lines = []
+    position = 0
+    for line in folded.split("\n"):
+        first = _WORD.search(line)
+        if first is not None:
+            lines.append((first.group(0)[0].lower(), position, position + len(line)))
+        position += len(line) + 1
+    if len(lines) < len(compact):
+        return
+    initials = "".join(letter for letter, _, _ in lines)
+    at = initials.find(compact)
+    while at != -1:
+        yield lines[at][1], lines[at + len(compact) - 1][2]
+        at = initials.find(compact, at + 1)
