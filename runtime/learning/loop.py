@@ -126,7 +126,7 @@ def assess(
     remembered = tuple(wrong_answers)
     if not correct and result.candidate is not None and result.candidate not in remembered:
         events.append("new_wrong_answer")
-        if shows_work(message):
+        if shows_work(message, result):
             events.append("worked_wrong_answer")
         remembered = (*remembered, result.candidate)[-MAX_REMEMBERED_WRONG:]
     new = replace(

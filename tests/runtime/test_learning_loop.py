@@ -72,10 +72,22 @@ def test_guessing_never_raises_the_ceiling_above_h4() -> None:
 def test_worked_wrong_answers_count_as_attempts_once_each() -> None:
     tutor = _tutor()
     session = tutor.start("socratic", exercise="mult_7x8", seed=2)
-    tutor.turn(session, "I added 7 eight times and got 54")
-    tutor.turn(session, "I added 7 eight times and got 54")  # the same answer again
-    tutor.turn(session, "7 times 8, so 7 + 7 + ... = 58")
+    tutor.turn(session, "7 x 7 = 49 and 49 + 8 = 57")
+    tutor.turn(session, "7 x 7 = 49 and 49 + 8 = 57")  # the same answer again
+    tutor.turn(session, "6 x 8 = 48, 48 + 7 = 55")
     assert session.state.metrics["attempts"] == 2
+
+
+def test_pseudo_justified_guesses_are_not_attempts() -> None:
+    # issue 24: "because 10", "because 11", ... raised the socratic ceiling H4 -> H6.
+    tutor = _tutor()
+    session = tutor.start("socratic", exercise="mult_7x8", seed=2)
+    for guess in (10, 11, 12, 13, 14, 15):
+        result = tutor.turn(session, f"because {guess}")
+        assert result.ceiling <= 4
+    for message in ("7*8 = 54", "1 + 1 = 2, so 60", "since 7 and 8, so 61"):
+        assert tutor.turn(session, message).ceiling <= 4
+    assert session.state.metrics["attempts"] == 0
 
 
 def test_correct_code_is_graded_by_running_it() -> None:
