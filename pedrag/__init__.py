@@ -37,6 +37,8 @@ _EXPORTS = {
     "OfflineBackend": "pedrag.runtime.llm.offline",
     "OpenAIBackend": "pedrag.runtime.llm.openai_backend",
     "SessionStore": "pedrag.runtime.store.session_store",
+    "Grade": "pedrag.runtime.learning.grader",
+    "grade_exercise": "pedrag.runtime.learning.grader",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

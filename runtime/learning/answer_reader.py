@@ -164,6 +164,9 @@ _ROMAN_DIGITS = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1
 _ORDINAL_AFTER = re.compile(r"^(?:st|nd|rd|th)\b", re.IGNORECASE)
 
 
+Spelling = Literal["decimal", "fraction", "percent", "scientific", "base", "roman"]
+
+
 @dataclass(frozen=True)
 class Number:
     """One number in the canonical text: its exact value, where it is, and how it was written."""
@@ -172,11 +175,12 @@ class Number:
     start: int
     end: int
     text: str
-    spelling: Literal["decimal", "fraction", "percent", "scientific", "base", "roman"] = "decimal"
+    spelling: Spelling = "decimal"
 
 
-def _value(match: re.Match[str]) -> tuple[Fraction, str] | None:
+def _value(match: re.Match[str]) -> tuple[Fraction, Spelling] | None:
     sign = -1 if match.group("sign") else 1
+    spelling: Spelling
     if match.group("base"):
         return Fraction(sign * int(match.group("base"), 0)), "base"
     if match.group("frac"):
@@ -212,7 +216,7 @@ def numbers(text: str) -> tuple[Number, ...]:
         if read is not None:
             found.append(
                 Number(read[0], match.start(), match.end(), match.group(0).strip(), read[1])
-            )  # type: ignore[arg-type]
+            )
     romans = [m for m in _ROMAN.finditer(text) if _ROMAN_VALID.match(m.group(0))]
     if len(romans) >= 2:
         found += [

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning import answer_reader as reader
@@ -54,6 +54,44 @@ class Grade:
         return self.verdict in ("correct", "wrong")
 
 
+@dataclass(frozen=True)
+class GradingRules:
+    """An exercise's grading rules beside its key: a numeric ``tolerance``, the ``units`` an
+    answer may carry, and how many of its tests (the first ones) are public examples."""
+
+    tolerance: float | None = None
+    units: tuple[str, ...] = ()
+    public_tests: int = 0
+
+
+def grading_inputs(
+    exercise: Any,
+) -> tuple[AnswerKey, tuple[tuple[str, str], ...], GradingRules]:
+    """The key, tests (public examples first) and rules of a curriculum exercise (its model,
+    `pedrag.dsl.model.Exercise`): what the tutor and `pedrag grade` both grade against."""
+    key = AnswerKey(
+        answer=exercise.answer,
+        accept=tuple(exercise.accept),
+        solution=exercise.solution,
+        prompt=exercise.prompt,
+    )
+    tests = list(getattr(exercise, "tests", ()) or ())
+    ordered = [t for t in tests if getattr(t, "public", False)]
+    ordered += [t for t in tests if not getattr(t, "public", False)]
+    rules = GradingRules(
+        getattr(exercise, "tolerance", None),
+        tuple(getattr(exercise, "units", ()) or ()),
+        len(ordered) - sum(1 for t in tests if not getattr(t, "public", False)),
+    )
+    return key, tuple((t.call, t.expect) for t in ordered), rules
+
+
+def grade_exercise(message: str, exercise: Any, *, intent: str | None = None) -> Grade:
+    """The grade of ``message`` on a curriculum exercise, exactly as the tutor grades it."""
+    key, tests, rules = grading_inputs(exercise)
+    return grade(message, key, tests=tests, intent=intent, rules=rules)
+
+
 def learner_code(message: str) -> str | None:
     """The code in a message: a fenced block, or the run of lines that read as code."""
     fenced = _FENCED.search(message)
@@ -74,20 +112,21 @@ def grade(
     tests: Sequence[tuple[str, str]] = (),
     context: str | None = None,
     intent: str | None = None,
+    rules: GradingRules | None = None,
     tolerance: float | None = None,
     units: Sequence[str] = (),
-    public_tests: int | None = None,
 ) -> Grade:
     """The grade of one student message. Never raises; code that cannot run is ``error``.
-    ``public_tests``: how many of ``tests`` (the first ones) the learner may see; the others
-    are hidden and never quoted (default: all hidden)."""
+    ``rules`` (or ``tolerance`` and ``units`` alone): the exercise's grading rules; of
+    ``tests`` only the first ``rules.public_tests`` may be quoted to the learner."""
+    rules = rules or GradingRules(tolerance, tuple(units))
     if key is None:
         return Grade("none", reason="no exercise to grade against")
     code = learner_code(message) if tests else None
     if code is not None:
-        return _grade_code(code, tests, public_tests or 0)
+        return _grade_code(code, tests, rules.public_tests)
     if reader.read_number(key.answer) is not None:
-        result = _grade_number(message, key, context, tolerance, tuple(units))
+        result = _grade_number(message, key, context, rules.tolerance, rules.units)
     elif _expression_key(key.answer):
         result = _grade_expression(message, key)
     else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.kernel.sources import ADVERSARIAL_INTENTS
-from pedrag.runtime.learning.grader import Grade, grade, shows_work
+from pedrag.runtime.learning.grader import Grade, GradingRules, grade, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
 
 WRONG_ANSWERS = "wrong_answers"  # state.extra key: distinct wrong candidates on this exercise
@@ -106,6 +106,7 @@ def assess(
     wrong_answers: Sequence[str],
     record: GoalRecord,
     tracing: Tracing,
+    rules: GradingRules | None = None,
 ) -> Assessment:
     """Grade one message and derive the turn's events and the goal's new record."""
     if key is None or solved:
@@ -115,7 +116,13 @@ def assess(
         return Assessment(
             Grade("none", facts=("not graded: not an answer",)), (), None, tuple(wrong_answers)
         )
-    result = grade(message, key, tests=tests, intent=intent if isinstance(intent, str) else None)
+    result = grade(
+        message,
+        key,
+        tests=tests,
+        intent=intent if isinstance(intent, str) else None,
+        rules=rules,
+    )
     if result.verdict == "error":
         # Fails closed: code that could not run is neither right nor a new wrong answer.
         return Assessment(result, ("answer_graded", "grader_error"), None, tuple(wrong_answers))

@@ -47,6 +47,7 @@ from pedrag.runtime.detect.detector import (
     DetectorVerdict,
     code_mode_for_ceiling,
 )
+from pedrag.runtime.learning.grader import GradingRules, grading_inputs
 from pedrag.runtime.learning.loop import (
     WRONG_ANSWERS,
     Assessment,
@@ -248,18 +249,14 @@ class ExerciseInfo:
         None  # hints, worked example, ... (`pedrag.runtime.learning.material`)
     )
     practises: tuple[str, ...] = ()  # further goals in scope (the first is `goal`)
+    rules: GradingRules = GradingRules()  # tolerance, units, public tests
+    submissions: int = 1  # an exam's graded submissions
 
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
         goal = goals.get(exercise.goal)
         topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
-        key = AnswerKey(
-            answer=exercise.answer,
-            accept=tuple(exercise.accept),
-            solution=exercise.solution,
-            prompt=exercise.prompt,
-        )
-        tests = tuple((test.call, test.expect) for test in getattr(exercise, "tests", ()))
+        key, tests, rules = grading_inputs(exercise)
         return cls(
             exercise.id,
             exercise.goal,
@@ -270,6 +267,8 @@ class ExerciseInfo:
             tests,
             Material.from_exercise(exercise),
             tuple(getattr(exercise, "practises", ()) or ()),
+            rules,
+            int(getattr(exercise, "submissions", 1) or 1),
         )
 
 
@@ -1229,6 +1228,7 @@ class Tutor:
             wrong_answers=tuple(state.extra.get(WRONG_ANSWERS, ())),
             record=record or GoalRecord(0.0),
             tracing=tracing,
+            rules=info.rules if info is not None else None,
         )
         events = list(assessment.events)
         events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")
