@@ -46,6 +46,8 @@ MAX_EXPONENT = 64
 _DASHES = str.maketrans(
     {
         "\u2212": "-",
+        "\u2010": "-",
+        "\u2011": "-",
         "\u2012": "-",
         "\u2013": "-",
         "\u2014": " - ",
@@ -55,6 +57,8 @@ _DASHES = str.maketrans(
         "\u2044": "/",
     }
 )
+_SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 _SMALL_WORDS = {"zero": "0", "one": "1", "two": "2", "nought": "0", "nil": "0"}
 _PRONOUN_BEFORE = re.compile(
     r"\b(?:the|this|that|which|each|every|any|no|some|another|last|next|other|right|wrong|"
@@ -119,6 +123,8 @@ def canonical(text: str) -> str:
     """The message with number words as digits and operator words as symbols, so every reader
     sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
     text = unicodedata.normalize("NFKC", text[:MAX_MESSAGE_CHARS]).translate(_DASHES)
+    text = _SOFT_HYPHEN.sub("-", text)  # "fifty\u00adsix" is fifty-six
+    text = _INVISIBLE.sub("", text)  # "5\u200b6" is 56
     text = _FRACTION_WORDS.sub(_fraction_word, text)
     text = alpha2digit(text, "en")
     text = _SMALL.sub(lambda m: _small_word(text, m), text)  # what alpha2digit leaves alone

@@ -47,6 +47,7 @@ from pedrag.runtime.detect.detector import (
     DetectorVerdict,
     code_mode_for_ceiling,
 )
+from pedrag.runtime.learning.exam import EXAM, ExamRecord
 from pedrag.runtime.learning.grader import GradingRules, grading_inputs
 from pedrag.runtime.learning.loop import (
     WRONG_ANSWERS,
@@ -528,8 +529,8 @@ class Tutor:
         """After a correct graded answer: the grader's confirmation before the reply, and the
         next exercise after it (seed 2, §3.5: correctness is the grader's fact, never the
         model's claim). Each is checked against the hidden answers it could touch."""
-        if not prepared.solved_now:
-            return "", ""
+        if not prepared.solved_now or prepared.exam_reply is not None:
+            return "", ""  # an exam's result is its own templated reply
         grade = prepared.assessment.grade
         if grade.run is not None:
             before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
@@ -576,7 +577,9 @@ class Tutor:
         prepared = self._prepare(session, text)
         progress = _StreamProgress(
             mode="buffered"
-            if prepared.contract.judge_required or _over_ceiling(prepared)
+            if prepared.contract.judge_required
+            or _over_ceiling(prepared)
+            or prepared.exam_reply is not None
             else "streamed"
         )
         if progress.mode == "buffered":
@@ -803,6 +806,7 @@ class Tutor:
             said=said,
             goal_in_scope=goal_in_scope,
             grounding=grounding,
+            exam_reply=assessment.exam.reply if assessment.exam is not None else None,
         )
 
     def _has_materials(self, failures: list[dict[str, str]]) -> bool:
@@ -1072,6 +1076,11 @@ class Tutor:
         backend, contract = prepared.backend, prepared.contract
         failures = prepared.failures
         detector = self._detector(session, prepared)
+        if prepared.exam_reply is not None:
+            # seed 2, §3.5: an exam turn is answered from a template; no model writes to the
+            # learner while an exam is active (`pedrag.runtime.learning.exam`).
+            reply = prepared.exam_reply
+            return _Outcome(reply, _check(detector, reply, text), None, False, False, [])
         if _over_ceiling(prepared):
             # The theory has no action at or below this ceiling (a coverage gap the compiler
             # reports): nothing is generated for an action the contract does not allow.
@@ -1229,11 +1238,15 @@ class Tutor:
             record=record or GoalRecord(0.0),
             tracing=tracing,
             rules=info.rules if info is not None else None,
+            exam_record=ExamRecord.from_dict(state.extra.get(EXAM)),
+            submissions=info.submissions if info is not None else 1,
         )
         events = list(assessment.events)
         events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")
         extra = dict(state.extra)
         extra[WRONG_ANSWERS] = list(assessment.wrong_answers)
+        if assessment.exam is not None:
+            extra[EXAM] = assessment.exam.record.to_dict()
         mastery = None
         if assessment.record is not None and info is not None and record is not None:
             solved = assessment.grade.verdict == "correct"
@@ -1301,6 +1314,7 @@ class _Prepared:
     material: dict[str, str] = field(default_factory=dict)  # this turn's teaching material
     said: dict[str, Any] = field(default_factory=dict)  # what the tutor had said before it
     grounding: Grounding | None = None  # a grounded turn's retrieved passages
+    exam_reply: str | None = None  # an exam turn's templated reply: the actor is not called
 
 
 @dataclass
