@@ -87,6 +87,18 @@ class CurriculumMap:
                     return exercise
         return None
 
+    def nothing_left(self, records: Mapping[str, GoalRecord]) -> str:
+        """Why `next_exercise` found nothing: every goal mastered, or the goals that are not
+        and cannot be (no exercise left, or locked behind one: `unreachable-goal`)."""
+        left = [g for g in self.goals if not self.mastered(records, g)]
+        if not left:
+            return "no open exercise left: every goal is mastered"
+        return (
+            f"no open exercise left, and {len(left)} goal(s) not mastered: {', '.join(left)} "
+            "(out of exercises, or locked behind such a goal; `pedrag check` reports them as "
+            "unreachable-goal)"
+        )
+
 
 @dataclass(frozen=True)
 class Assessment:

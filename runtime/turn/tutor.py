@@ -394,7 +394,7 @@ class Tutor:
         if exercise == "next":
             following = self._map().next_exercise(records, None) if self.curriculum else None
             if following is None:
-                raise ValueError("no open exercise left: every open goal is mastered")
+                raise ValueError(self._map().nothing_left(records))
             exercise = following.id
         info = self._exercise(exercise) if exercise else None
         if info is not None and learner is not None:
