@@ -125,6 +125,15 @@ def grade(
     code = learner_code(message) if tests else None
     if code is not None:
         return _grade_code(code, tests, rules.public_tests)
+    said = message.strip().strip(".!").strip()
+    if _accepted_text(said, key):
+        # The whole message is the key or an `accept:` spelling, as written: no reading needed
+        # ("Neither the teacher nor the students were ready." is no negation).
+        return _correct(
+            said,
+            reader.Reading(said, "an accepted spelling"),
+            "an `accept:` spelling of the answer (the whole message)",
+        )
     if reader.read_number(key.answer) is not None:
         result = _grade_number(message, key, context, rules.tolerance, rules.units)
     elif _expression_key(key.answer):
@@ -177,10 +186,6 @@ def _grade_number(
         for n in reader.numbers(reader.canonical(key.solution or ""))
         if n.value not in accepted and n.value not in givens
     ]
-    said = message.strip().strip(".!").strip()
-    if _accepted_text(said, key):
-        reading = reader.Reading(said, "an accepted spelling")
-        return _correct(said, reading, "an `accept:` spelling of the answer")
     reading = reader.read_message(
         message, kind="number", givens=givens, steps=steps, restated=restated
     )
@@ -246,7 +251,10 @@ def _same_expression(left: object, right: object) -> bool:
 
 def _accepted_text(message: str, key: AnswerKey) -> bool:
     """The whole message (trimmed) is one of the key's spellings (``accept:`` as written)."""
-    return any(message.casefold() == spelling.casefold() for spelling in (key.answer, *key.accept))
+    return any(
+        message.casefold() == spelling.strip().strip(".!").strip().casefold()
+        for spelling in (key.answer, *key.accept)
+    )
 
 
 def _grade_text(message: str, key: AnswerKey) -> Grade:
