@@ -273,6 +273,11 @@ class CodeTest(_Strict):
 
     call: str
     expect: str
+    public: bool = Field(
+        default=False,
+        description="a public example: feedback may quote its call and result; tests are hidden "
+        "by default and feedback says only how many passed",
+    )
 
     @field_validator("expect", mode="before")
     @classmethod
@@ -319,6 +324,24 @@ class Exercise(_Strict):
     solution: str | None = None
     language: str | None = None
     exam: bool = False
+    submissions: int = Field(
+        default=1,
+        ge=1,
+        le=20,
+        description="an exam's graded submissions; the last one is scored when they are used up, "
+        "with no correctness feedback before",
+    )
+    tolerance: float | None = Field(
+        default=None,
+        ge=0,
+        description="a numeric answer is correct within this absolute difference (default: "
+        "exactly equal, so 0.38 is not 0.375)",
+    )
+    units: list[str] = Field(
+        default_factory=list,
+        description="units a numeric answer may carry (`cm`, `centimetres`); an answer in "
+        "another unit is wrong",
+    )
     tests: list[CodeTest] = Field(default_factory=list)
     practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)

@@ -57,7 +57,9 @@ EVENTS = {
     "correct_answer": "the grader found the learner's answer correct",
     "wrong_answer": "the grader found the learner's answer wrong",
     "new_wrong_answer": "the grader found a wrong answer the learner had not given before",
-    "worked_wrong_answer": "a new wrong answer that shows its work (not a bare guess)",
+    "worked_wrong_answer": "a new wrong answer whose working checks out (a step that evaluates, "
+    "code that ran; not a bare or pseudo-justified guess)",
+    "exam_submission": "an exam answer recorded before the last submission (no verdict yet)",
     "grader_error": "the learner's code could not be run (fails closed: neither right nor wrong)",
     "hostile_turn": "the pre-classifier classified the message as hostile",
     "calm_turn": "the pre-classifier did not classify the message as hostile",

@@ -42,6 +42,8 @@ _EXPORTS = {
     "AsyncTutor": "pedrag.runtime.turn.async_tutor",
     "MemoryStore": "pedrag.runtime.store.memory",
     "SessionStore": "pedrag.runtime.store.session_store",
+    "Grade": "pedrag.runtime.learning.grader",
+    "grade_exercise": "pedrag.runtime.learning.grader",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

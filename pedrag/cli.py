@@ -59,6 +59,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
         33,
         "an instructor's toggles on a session: explain mode, exam lockdown, lift a conduct restriction",
     ),
+    "grade": (
+        34,
+        "grade one learner message against an exercise, as the tutor would (verdict and why)",
+    ),
     "index": (35, "index a course's materials (PDF/Markdown/text/HTML) so the tutor can cite them"),
     "evaluate": (
         40,

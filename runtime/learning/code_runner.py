@@ -4,62 +4,117 @@ Runtime stage 2 (the grader). Takes the learner's code and the curriculum's ``te
 and the value it must return); gives one outcome per test, or an error. The child process runs
 isolated (``python -I``: no site, no user paths, no environment), in an empty temporary folder,
 with CPU-time, memory, file-size and process limits, and an audit hook that refuses sockets,
-subprocesses, ``os.system``/``exec``/``fork``, writing files and ``ctypes``. Anything that goes
-wrong — a limit, a timeout, a crash, output that is not the harness's — fails closed: the
-answer is not graded correct (seed 2, §3.5: correctness comes from execution, never from a
-model's opinion).
+subprocesses, ``os.system``/``exec``/``fork``, writing files, ``ctypes``, listing folders and
+reaching into frames or the garbage collector. Anything that goes wrong — a limit, a timeout, a
+crash, a report that is not the harness's — fails closed: the answer is not graded correct
+(seed 2, §3.5: correctness comes from execution, never from a model's opinion).
+
+The learner's code cannot forge its result (issue 24): the child only *serialises* what each
+call returned — plain values of the exact built-in types (an ``int`` subclass with a rigged
+``__eq__`` is no plain value) written with ``repr`` — and the parent compares them with the
+expected literals. The report goes to a file the harness opened before the learner's code ran,
+headed by a nonce the parent chose; stdout is not the channel (a printed report is ignored),
+and a report file with anything else in it is an error.
 """
 
 from __future__ import annotations
 
-import json
+import ast
+import math
+import secrets
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 TIME_LIMIT_S = 3.0  # wall clock for the whole run
 CPU_LIMIT_S = 2
 MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
+REPORT_LIMIT_BYTES = 1024 * 1024
 MAX_CODE_CHARS = 20_000
-MAX_OUTPUT_CHARS = 200_000
+MAX_VALUE_CHARS = 10_000  # a returned value longer than this (as repr) is not graded
+MAX_DEPTH = 20
 
 _HARNESS = r"""
-import ast, json, sys
+import ast, sys
+# Imported before the audit hook, which refuses frame access (`sys._getframe`) that some of
+# these use while importing: the learner's code finds them ready.
+import collections, dataclasses, decimal, fractions, functools, itertools, json, math
+import random, re, statistics, string, typing
 
-def _guard(event, args):
-    if event.startswith(("socket.", "subprocess.", "os.system", "os.exec", "os.fork",
-                         "os.posix_spawn", "os.spawn", "ctypes.", "os.kill", "os.remove",
-                         "os.rename", "os.rmdir", "os.mkdir", "shutil.")):
-        raise PermissionError(f"not allowed in the grader: {event}")
-    if event == "open" and len(args) > 1 and isinstance(args[1], str) and set(args[1]) & set("wax+"):
-        raise PermissionError("not allowed in the grader: writing files")
-    if event == "import" and args and str(args[0]).split(".")[0] in ("socket", "ctypes", "subprocess", "multiprocessing"):
-        raise PermissionError(f"not allowed in the grader: import {args[0]}")
 
-payload = json.loads(sys.stdin.read())
-sys.addaudithook(_guard)
-results = []
-namespace = {"__name__": "learner"}
-try:
-    exec(compile(payload["code"], "<learner>", "exec"), namespace)
-except BaseException as exc:
-    print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:300]}))
-    raise SystemExit(0)
-for test in payload["tests"]:
+def _main():
+    # Everything the harness needs lives in this frame, bound before the learner's code runs:
+    # that code can rebind builtins and import __main__, but it cannot reach a frame.
+    report = open("report", "w", encoding="utf-8")  # before the audit hook: nothing else may
+    payload = ast.literal_eval(sys.stdin.read())
+    nonce, code, tests = payload["nonce"], payload["code"], payload["tests"]
+    kind_of, text_of, size, to_str, to_list, is_a = type, repr, len, str, list, isinstance
+    leaves = (bool, int, float, str, bytes, type(None))
+    containers = (list, tuple, set, frozenset, dict)
+    blocked = ("socket.", "subprocess.", "os.system", "os.exec", "os.fork", "os.posix_spawn",
+               "os.spawn", "ctypes.", "os.kill", "os.remove", "os.rename", "os.rmdir",
+               "os.mkdir", "shutil.", "sys._getframe",
+               "sys._current_frames", "gc.", "sys.settrace", "sys.setprofile", "os.chdir",
+               "os.open", "os.truncate", "os.chmod", "os.link", "os.symlink", "os.dup",
+               "object.__getattr__", "object.__setattr__", "object.__delattr__",
+               "function.__new__", "code.__new__", "sys.addaudithook")
+    modules = ("socket", "ctypes", "subprocess", "multiprocessing", "gc", "inspect")
+
+    def plain(value, depth=0):
+        # Only the exact built-in types: a subclass can rig __eq__ or __repr__.
+        kind = kind_of(value)
+        if kind in leaves:
+            return True
+        if kind not in containers or depth > __DEPTH__:
+            return False
+        if kind is dict:
+            return all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in to_list(value.items()))
+        return all(plain(item, depth + 1) for item in to_list(value))
+
+    def guard(event, args):
+        if event.startswith(blocked):
+            raise PermissionError("not allowed in the grader: " + event)
+        if event in ("open", "os.listdir", "os.scandir") and args and (
+            "/proc" in to_str(args[0]) or "/dev/fd" in to_str(args[0])
+        ):
+            raise PermissionError("not allowed in the grader: " + to_str(args[0]))
+        if event == "open" and size(args) > 1 and is_a(args[1], str) and set(args[1]) & set("wax+"):
+            raise PermissionError("not allowed in the grader: writing files")
+        if event == "import" and args and to_str(args[0]).split(".")[0] in modules:
+            raise PermissionError("not allowed in the grader: import " + to_str(args[0]))
+
+    def send(data):
+        report.write(nonce + "\n" + text_of(data))
+        report.close()
+
+    del payload
+    sys.addaudithook(guard)
+    namespace = {"__name__": "learner"}
     try:
-        got = eval(compile(test["call"], "<test>", "eval"), namespace)
-        expected = ast.literal_eval(test["expect"])
-        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (got, expected))
-        same = got == expected and (numbers or type(got) is type(expected))
-        results.append({"call": test["call"], "passed": same,
-                        "got": repr(got)[:200], "expect": test["expect"]})
+        exec(compile(code, "<learner>", "exec"), namespace)
     except BaseException as exc:
-        results.append({"call": test["call"], "passed": False, "got": f"{type(exc).__name__}: {exc}"[:200],
-                        "expect": test["expect"]})
-print(json.dumps({"results": results}))
-"""
+        send({"error": (kind_of(exc).__name__ + ": " + to_str(exc))[:300]})
+        return
+    results = []
+    for call in tests:
+        try:
+            got = eval(compile(call, "<test>", "eval"), namespace)
+            if plain(got):
+                text = text_of(got)
+                results.append({"value": text} if size(text) <= __CHARS__ else {"problem": "too long"})
+            else:
+                results.append({"problem": "returned a " + kind_of(got).__name__ + ", not a plain value"})
+        except BaseException as exc:
+            results.append({"problem": (kind_of(exc).__name__ + ": " + to_str(exc))[:200]})
+    send({"results": results})
+
+
+globals().pop("_main")()  # no global name leads back to the harness
+""".replace("__DEPTH__", str(MAX_DEPTH)).replace("__CHARS__", str(MAX_VALUE_CHARS))
 
 
 @dataclass(frozen=True)
@@ -87,8 +142,28 @@ def _limits() -> None:  # pragma: no cover - runs in the child
 
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (REPORT_LIMIT_BYTES, REPORT_LIMIT_BYTES))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+
+
+def same_value(got: Any, expected: Any) -> bool:
+    """Equality of plain values as a test means it, in the parent: a number equals a number of
+    equal value (``2.0`` is ``2``), a ``bool`` is not a number, containers match in kind and
+    element by element."""
+    numbers = (int, float)
+    if type(got) in numbers and type(expected) in numbers:
+        if isinstance(got, float) and isinstance(expected, float) and math.isnan(got):
+            return math.isnan(expected)
+        return bool(got == expected)
+    if type(got) is not type(expected):
+        return False
+    if isinstance(got, (list, tuple)):
+        return len(got) == len(expected) and all(
+            same_value(a, b) for a, b in zip(got, expected, strict=True)
+        )
+    if isinstance(got, dict):
+        return got.keys() == expected.keys() and all(same_value(got[k], expected[k]) for k in got)
+    return bool(got == expected)  # str, bytes, bool, None, set, frozenset: built-in equality
 
 
 def run_tests(code: str, tests: Sequence[tuple[str, str]]) -> RunResult:
@@ -97,36 +172,60 @@ def run_tests(code: str, tests: Sequence[tuple[str, str]]) -> RunResult:
         return RunResult(error="the exercise declares no tests")
     if len(code) > MAX_CODE_CHARS:
         return RunResult(error=f"code longer than {MAX_CODE_CHARS} characters")
-    payload = json.dumps({"code": code, "tests": [{"call": c, "expect": e} for c, e in tests]})
+    nonce = secrets.token_hex(16)
+    payload = repr({"nonce": nonce, "code": code, "tests": [call for call, _ in tests]})
     try:
         with tempfile.TemporaryDirectory(prefix="pedrag-grader-") as folder:
             done = subprocess.run(
                 [sys.executable, "-I", "-S", "-c", _HARNESS],
                 input=payload,
-                capture_output=True,
+                capture_output=True,  # read by no one: stdout is not the channel
                 text=True,
                 timeout=TIME_LIMIT_S,
                 cwd=folder,
                 env={},
                 preexec_fn=_limits,  # noqa: PLW1509 - the limits must apply before exec
             )
+            report_path = Path(folder) / "report"
+            written = report_path.read_text("utf-8") if report_path.is_file() else ""
     except subprocess.TimeoutExpired:
         return RunResult(error=f"the code ran longer than {TIME_LIMIT_S:g} s")
-    except OSError as exc:
-        return RunResult(error=f"the grader could not start: {exc}")
-    lines = done.stdout[:MAX_OUTPUT_CHARS].strip().splitlines()
-    try:
-        report = json.loads(lines[-1]) if lines else None
-    except json.JSONDecodeError:
-        report = None
-    if not isinstance(report, dict):
+    except (OSError, UnicodeDecodeError) as exc:
+        return RunResult(error=f"the grader could not run the code: {exc}")
+    report = _report(written, nonce)
+    if report is None:
         reason = "killed by a limit" if done.returncode < 0 else f"exit status {done.returncode}"
         return RunResult(error=f"the code could not be graded ({reason})")
     if "error" in report:
         return RunResult(error=str(report["error"]))
+    results = report.get("results")
+    if not isinstance(results, list) or len(results) != len(tests):
+        return RunResult(error="the code could not be graded (an incomplete report)")
     return RunResult(
-        tuple(
-            TestOutcome(str(r["call"]), bool(r["passed"]), str(r["got"]), str(r["expect"]))
-            for r in report.get("results", [])
-        )
+        tuple(_outcome(call, expect, r) for (call, expect), r in zip(tests, results, strict=True))
     )
+
+
+def _report(written: str, nonce: str) -> dict[str, Any] | None:
+    """The harness's report: the nonce line, then one literal. Anything else (a report the
+    learner's code wrote, junk before or after) is no report."""
+    head, _, body = written.partition("\n")
+    if head != nonce:
+        return None
+    try:
+        report = ast.literal_eval(body)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _outcome(call: str, expect: str, result: Any) -> TestOutcome:
+    expected = ast.literal_eval(expect)
+    if not isinstance(result, dict) or not isinstance(result.get("value"), str):
+        problem = result.get("problem") if isinstance(result, dict) else None
+        return TestOutcome(call, False, str(problem or "no value"), expect)
+    try:
+        got = ast.literal_eval(result["value"])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return TestOutcome(call, False, "an unreadable value", expect)
+    return TestOutcome(call, same_value(got, expected), result["value"][:200], expect)

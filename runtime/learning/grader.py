@@ -1,17 +1,19 @@
 """The grader: every student message, graded against the current exercise.
 
 Runtime stage 2, beside the pre-classifier. Takes the student's message and the exercise
-(its hidden answer, `accept:` spellings, and for programming exercises its `tests:`); gives a
-:class:`Grade`: ``correct``, ``wrong`` (with the one candidate the message commits to), ``none``
-(the message commits to no answer: a question, a list of candidates, a remark) or ``error``
-(code that could not be run). The verdict is trusted state: it is written through the declared
-writers (``correct_answer``, ``wrong_answer``, ``new_wrong_answer`` events), never inferred by a
-model, and its facts go to the generator as facts to narrate (seed 2, §3.5; seed 1 passes code
-execution results to its generator the same way).
+(its hidden answer, `accept:` spellings, ``tolerance:`` and ``units:``, and for programming
+exercises its `tests:`); gives a :class:`Grade`: ``correct``, ``wrong`` (with the answer the
+message commits to, echoed as the learner wrote it), ``none`` (the message commits to no answer:
+a question, a negation, a list of candidates, a remark) or ``error`` (code that could not be
+run), with the reason. The verdict is trusted state: it is written through the declared writers
+(``correct_answer``, ``wrong_answer``, ``new_wrong_answer`` events), never inferred by a model,
+and its facts go to the generator as facts to narrate (seed 2, §3.5).
 
-Answer equivalence is the detector's own reading (`detect_answer.student_states_answer`: any
-spelling of a number, `accept:` spellings, one committed candidate), so "what the learner said"
-and "what the tutor may not say" can never disagree.
+What a message commits to is the answer reader's decision
+(`pedrag.runtime.learning.answer_reader`); this module adds the key: exact equivalence of
+numbers (a declared tolerance widens it), SymPy equivalence of expressions, typo-tolerant text,
+and code run against its tests in a subprocess (`pedrag.runtime.learning.code_runner`).
+`pedrag grade` calls :func:`grade` exactly as the tutor does.
 """
 
 from __future__ import annotations
@@ -20,48 +22,74 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from fractions import Fraction
+from typing import Any, Literal
 
-from pedrag.runtime.detect.answer import (
-    find_numbers,
-    in_working,
-    parse_number,
-    student_states_answer,
-    working_spans,
-)
 from pedrag.runtime.detect.detector import AnswerKey
+from pedrag.runtime.learning import answer_reader as reader
 from pedrag.runtime.learning.code_runner import RunResult, run_tests
 
 Verdict = Literal["correct", "wrong", "none", "error"]
 _FENCED = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _CODE_LINE = re.compile(r"^\s*(def |class |return\b|for |while |if |import |from |\w+\s*=)")
-_QUESTION = re.compile(r"\?\s*$")
-MAX_TEXT_CANDIDATE_WORDS = 4
-# Work shown beside an answer: an operation between numbers, or a reasoning cue. A bare guess
-# ("I think it's 3") shows none: counting those as attempts is what lets a learner game the
-# ceiling by guessing (Baker et al. 2004).
-_WORK = re.compile(
-    r"\d\s*[-+*/x×÷=]\s*\d|\b(because|since|so|then|first|next|therefore|means|times|plus|minus|"
-    r"divided|multipl\w*|add\w*|subtract\w*|carry|borrow|step)\b",
-    re.IGNORECASE,
+_LIST = re.compile(r"\b(?:or|either|one\s+of|any\s+of|and/or)\b|/", re.IGNORECASE)
+# Intents under which a short message is not an answer, whatever its words.
+NOT_ANSWERS = frozenset(
+    {"question", "solution_demand", "hostile", "injection", "exam_leak", "off_topic"}
 )
-
-
-def shows_work(message: str) -> bool:
-    """Whether a message shows how its answer was reached (not a bare guess)."""
-    return bool(_WORK.search(message)) or learner_code(message) is not None
 
 
 @dataclass(frozen=True)
 class Grade:
     verdict: Verdict
-    candidate: str | None = None  # the answer graded, normalised (a code hash for code)
+    candidate: str | None = None  # the answer graded, as the learner wrote it (a hash for code)
     facts: tuple[str, ...] = ()  # for the generation prompt, as facts to narrate
     run: RunResult | None = None
+    reason: str = ""  # why this verdict, for `pedrag grade` and the audit
+    tentative: bool = False  # "is it 56?": an attempt, graded as one
+    work: bool = False  # the message's working is checkable and consistent (`shows_work`)
 
     @property
     def graded(self) -> bool:
         return self.verdict in ("correct", "wrong")
+
+
+@dataclass(frozen=True)
+class GradingRules:
+    """An exercise's grading rules beside its key: a numeric ``tolerance``, the ``units`` an
+    answer may carry, and how many of its tests (the first ones) are public examples."""
+
+    tolerance: float | None = None
+    units: tuple[str, ...] = ()
+    public_tests: int = 0
+
+
+def grading_inputs(
+    exercise: Any,
+) -> tuple[AnswerKey, tuple[tuple[str, str], ...], GradingRules]:
+    """The key, tests (public examples first) and rules of a curriculum exercise (its model,
+    `pedrag.dsl.model.Exercise`): what the tutor and `pedrag grade` both grade against."""
+    key = AnswerKey(
+        answer=exercise.answer,
+        accept=tuple(exercise.accept),
+        solution=exercise.solution,
+        prompt=exercise.prompt,
+    )
+    tests = list(getattr(exercise, "tests", ()) or ())
+    ordered = [t for t in tests if getattr(t, "public", False)]
+    ordered += [t for t in tests if not getattr(t, "public", False)]
+    rules = GradingRules(
+        getattr(exercise, "tolerance", None),
+        tuple(getattr(exercise, "units", ()) or ()),
+        len(ordered) - sum(1 for t in tests if not getattr(t, "public", False)),
+    )
+    return key, tuple((t.call, t.expect) for t in ordered), rules
+
+
+def grade_exercise(message: str, exercise: Any, *, intent: str | None = None) -> Grade:
+    """The grade of ``message`` on a curriculum exercise, exactly as the tutor grades it."""
+    key, tests, rules = grading_inputs(exercise)
+    return grade(message, key, tests=tests, intent=intent, rules=rules)
 
 
 def learner_code(message: str) -> str | None:
@@ -84,26 +112,174 @@ def grade(
     tests: Sequence[tuple[str, str]] = (),
     context: str | None = None,
     intent: str | None = None,
+    rules: GradingRules | None = None,
+    tolerance: float | None = None,
+    units: Sequence[str] = (),
 ) -> Grade:
-    """The grade of one student message. Never raises; code that cannot run is ``error``."""
+    """The grade of one student message. Never raises; code that cannot run is ``error``.
+    ``rules`` (or ``tolerance`` and ``units`` alone): the exercise's grading rules; of
+    ``tests`` only the first ``rules.public_tests`` may be quoted to the learner."""
+    rules = rules or GradingRules(tolerance, tuple(units))
     if key is None:
-        return Grade("none")
+        return Grade("none", reason="no exercise to grade against")
     code = learner_code(message) if tests else None
     if code is not None:
-        return _grade_code(code, tests)
-    if student_states_answer(message, key, context=context):
-        return Grade(
-            "correct",
-            _normal(key.answer),
-            (f"the learner's answer is correct ({key.answer} or equivalent)",),
+        return _grade_code(code, tests, rules.public_tests)
+    said = message.strip().strip(".!").strip()
+    if _accepted_text(said, key):
+        # The whole message is the key or an `accept:` spelling, as written: no reading needed
+        # ("Neither the teacher nor the students were ready." is no negation).
+        return _correct(
+            said,
+            reader.Reading(said, "an accepted spelling"),
+            "an `accept:` spelling of the answer (the whole message)",
         )
-    candidate = _candidate(message, key, context=context, intent=intent)
-    if candidate is None:
-        return Grade("none")
-    return Grade("wrong", candidate, (f"the learner's answer {candidate!r} is not correct",))
+    if reader.read_number(key.answer) is not None:
+        result = _grade_number(message, key, context, rules.tolerance, rules.units)
+    elif _expression_key(key.answer):
+        result = _grade_expression(message, key)
+    else:
+        result = _grade_text(message, key)
+    if result.verdict == "wrong" and intent in NOT_ANSWERS:
+        return Grade("none", reason=f"not an answer (the message reads as {intent})")
+    return result
 
 
-def _grade_code(code: str, tests: Sequence[tuple[str, str]]) -> Grade:
+def _correct(answer: str, reading: reader.Reading, why: str) -> Grade:
+    return Grade(
+        "correct",
+        answer,
+        (f"the learner's answer {answer!r} is correct",),
+        reason=why,
+        tentative=reading.tentative,
+        work=consistent_work(reading),
+    )
+
+
+def _wrong(answer: str, reading: reader.Reading, why: str) -> Grade:
+    return Grade(
+        "wrong",
+        answer,
+        (f"the learner's answer {answer!r} is not correct",),
+        reason=why,
+        tentative=reading.tentative,
+        work=consistent_work(reading),
+    )
+
+
+def _grade_number(
+    message: str,
+    key: AnswerKey,
+    context: str | None,
+    tolerance: float | None,
+    units: tuple[str, ...],
+) -> Grade:
+    target = reader.read_number(key.answer)
+    assert target is not None
+    accepted = [target, *(v for v in map(reader.read_number, key.accept) if v is not None)]
+    given_text = reader.canonical("\n".join(p for p in (key.prompt, context) if p))
+    given = reader.numbers(given_text)
+    givens = [n.value for n in given if n.value not in accepted]
+    restated = [n.text.replace(" ", "") for n in given if n.value in accepted]
+    steps = [
+        n.value
+        for n in reader.numbers(reader.canonical(key.solution or ""))
+        if n.value not in accepted and n.value not in givens
+    ]
+    reading = reader.read_message(
+        message, kind="number", givens=givens, steps=steps, restated=restated
+    )
+    if not reading.committed or reading.value is None:
+        return Grade("none", reason=reading.reason, work=consistent_work(reading))
+    answer = reading.answer or ""
+    if units and reading.unit and not any(reader.same_text(reading.unit, unit) for unit in units):
+        return _wrong(
+            f"{answer} {reading.unit}",
+            reading,
+            f"unit {reading.unit!r} is not one of the exercise's units ({', '.join(units)})",
+        )
+    if any(equal_numbers(reading.value, value, tolerance) for value in accepted):
+        why = "equal to the answer" + (f" within {tolerance:g}" if tolerance else "")
+        return _correct(answer, reading, f"{reading.reason}, {why}")
+    return _wrong(answer, reading, f"{reading.reason}, not equal to the answer")
+
+
+def equal_numbers(value: Fraction, target: Fraction, tolerance: float | None) -> bool:
+    """Exact equality, or within the exercise's declared ``tolerance`` (absolute)."""
+    if tolerance is None:
+        return value == target
+    return abs(value - target) <= Fraction(str(tolerance))
+
+
+def _expression_key(answer: str) -> bool:
+    parsed = reader.parse_expression(answer)
+    return parsed is not None and bool(getattr(parsed, "free_symbols", None))
+
+
+def _grade_expression(message: str, key: AnswerKey) -> Grade:
+    """An algebraic answer ("2x + 6"): the last stated expression, equal to the key's under
+    SymPy's simplification."""
+    text = reader.canonical(message)
+    parts = [c for c in reader.clauses(text) if not reader.asks_about(c)]
+    parts = [c for c in parts if not reader.negated(c, c.end)]
+    if not parts:
+        return Grade("none", reason="a question about the term or a negated answer")
+    last = parts[-1].text.split("=")[-1]
+    said = reader._LEAD_IN.sub("", last.strip()).strip(" .!?")
+    expression = reader.parse_expression(said)
+    target = reader.parse_expression(key.answer)
+    reading = reader.Reading(said, "the last stated expression")
+    if expression is None or target is None:
+        return Grade("none", reason="no expression stated")
+    if any(_same_expression(expression, reader.parse_expression(a)) for a in key.accept) or (
+        _same_expression(expression, target)
+    ):
+        return _correct(said, reading, "equal to the answer (SymPy)")
+    return _wrong(said, reading, "not equal to the answer (SymPy)")
+
+
+def _same_expression(left: object, right: object) -> bool:
+    if left is None or right is None:
+        return False
+    from sympy import simplify
+
+    try:
+        return bool(simplify(left - right) == 0)  # type: ignore[operator]
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return False
+
+
+def _accepted_text(message: str, key: AnswerKey) -> bool:
+    """The whole message (trimmed) is one of the key's spellings (``accept:`` as written)."""
+    return any(
+        message.casefold() == spelling.strip().strip(".!").strip().casefold()
+        for spelling in (key.answer, *key.accept)
+    )
+
+
+def _grade_text(message: str, key: AnswerKey) -> Grade:
+    reading = reader.read_message(message, kind="text")
+    if not reading.committed or reading.answer is None:
+        return Grade("none", reason=reading.reason)
+    said = reading.answer
+    spellings = (key.answer, *key.accept)
+    if re.search(r"\d", said) and not any(re.search(r"\d", s) for s in spellings):
+        return Grade("none", reason="a number does not answer a text question")
+    if any(reader.same_text(said, spelling) for spelling in spellings):
+        return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
+    words = reader.text_words(said)
+    if any(reader.mentions_text(words, spelling) for spelling in spellings):
+        if _LIST.search(said):
+            return Grade("none", reason="a list of candidates", tentative=reading.tentative)
+        return _correct(said, reading, f"{reading.reason}, names the answer")
+    if len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS:
+        return Grade("none", reason="a remark, not a short answer")
+    if _LIST.search(said):
+        return Grade("none", reason="a list of candidates", tentative=reading.tentative)
+    return _wrong(said, reading, f"{reading.reason}, not the answer or an accepted spelling")
+
+
+def _grade_code(code: str, tests: Sequence[tuple[str, str]], public: int) -> Grade:
     result = run_tests(code, tests)
     digest = hashlib.sha256(" ".join(code.split()).encode("utf-8")).hexdigest()[:12]
     if result.error is not None:
@@ -112,50 +288,51 @@ def _grade_code(code: str, tests: Sequence[tuple[str, str]]) -> Grade:
             f"code:{digest}",
             (f"the learner's code could not be graded: {result.error}",),
             result,
+            reason="the code could not be run",
         )
-    facts = tuple(
-        f"test {o.call} {'passed' if o.passed else f'failed: got {o.got}, expected {o.expect}'}"
-        for o in result.outcomes
+    passed = sum(1 for o in result.outcomes if o.passed)
+    facts = [f"the learner's code passes {passed} of {len(result.outcomes)} tests"]
+    # Hidden tests are never quoted: only the public examples' calls and values are shown.
+    facts += [
+        f"example {o.call} {'passed' if o.passed else f'failed: got {o.got}, expected {o.expect}'}"
+        for o in result.outcomes[:public]
+    ]
+    return Grade(
+        "correct" if result.passed else "wrong",
+        f"code:{digest}",
+        tuple(facts),
+        result,
+        reason=f"{passed} of {len(result.outcomes)} tests pass",
+        work=True,  # code that runs is checkable working
     )
-    return Grade("correct" if result.passed else "wrong", f"code:{digest}", facts, result)
 
 
-def _candidate(
-    message: str, key: AnswerKey, *, context: str | None, intent: str | None
-) -> str | None:
-    """The one answer a message commits to, if any: for a numeric answer, the single number
-    that is not a given of the exercise (a list, a range or a question with several numbers
-    commits to none); for a text answer, a short statement the classifier calls an attempt."""
-    givens = [m.value for m in find_numbers("\n".join(p for p in (key.prompt, context) if p))]
-    answer = parse_number(key.answer)
-    if answer is not None:
-        # The values of the worked solution's own steps (7 x 4, 28, ...) are steps the learner
-        # is taking, not rival answers: "so 7 times 4 first?" or "that's 28" is not wrong.
-        givens += [m.value for m in find_numbers(key.solution or "") if m.value != answer.value]
-        workings = working_spans(message)
-        values = {
-            m.value
-            for m in find_numbers(message)
-            if m.value not in givens and not in_working(m, workings)
-        }
-        if len(values) != 1:
-            return None
-        value = values.pop()
-        return (
-            str(value.numerator)
-            if value.denominator == 1
-            else f"{value.numerator}/{value.denominator}"
-        )
-    words = message.split()
-    if (
-        intent == "attempt"
-        and 0 < len(words) <= MAX_TEXT_CANDIDATE_WORDS
-        and not _QUESTION.search(message)
-        and not any(ch.isdigit() for ch in message)  # numbers do not answer a text question
-    ):
-        return _normal(message)
-    return None
+def consistent_work(reading: reader.Reading) -> bool:
+    """Whether a message's working is checkable and consistent: at least one arithmetic step
+    that evaluates, and the committed answer follows from the steps (it is a step's result, or
+    two step results combined by one operation or written side by side). Cue words ("because",
+    "so") are not work: counting them lets a learner raise the ceiling by guessing (Baker et
+    al. 2004)."""
+    true_steps = [step for step, holds in reading.steps if holds]
+    if not true_steps:
+        return False
+    if reading.value is None:
+        return True  # working with no answer yet: a step, not a guess
+    results = [v for v in (reader.read_number(s.split("=")[-1]) for s in true_steps) if v]
+    value = reading.value
+    if value in results:
+        return True
+    for a in results:
+        for b in results:
+            combined = {a + b, a - b, a * b, *([a / b] if b else [])}
+            if value in combined or str(value) == f"{a}{b}":
+                return True
+    return False
 
 
-def _normal(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s./-]", " ", text.lower()).split())
+def shows_work(message: str, result: Grade | None = None) -> bool:
+    """Whether a message shows how its answer was reached: working that checks out, or code
+    that ran. A bare or pseudo-justified guess ("because 10") does not."""
+    if result is not None:
+        return result.work
+    return consistent_work(reader.read_message(message))

@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.kernel.sources import ADVERSARIAL_INTENTS
-from pedrag.runtime.learning.grader import Grade, grade, shows_work
+from pedrag.runtime.learning.exam import ExamRecord, ExamStep, exam_step
+from pedrag.runtime.learning.grader import Grade, GradingRules, grade, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
 
 WRONG_ANSWERS = "wrong_answers"  # state.extra key: distinct wrong candidates on this exercise
@@ -86,6 +87,18 @@ class CurriculumMap:
                     return exercise
         return None
 
+    def nothing_left(self, records: Mapping[str, GoalRecord]) -> str:
+        """Why `next_exercise` found nothing: every goal mastered, or the goals that are not
+        and cannot be (no exercise left, or locked behind one: `unreachable-goal`)."""
+        left = [g for g in self.goals if not self.mastered(records, g)]
+        if not left:
+            return "no open exercise left: every goal is mastered"
+        return (
+            f"no open exercise left, and {len(left)} goal(s) not mastered: {', '.join(left)} "
+            "(out of exercises, or locked behind such a goal; `pedrag check` reports them as "
+            "unreachable-goal)"
+        )
+
 
 @dataclass(frozen=True)
 class Assessment:
@@ -93,6 +106,7 @@ class Assessment:
     events: tuple[str, ...]
     record: GoalRecord | None  # the goal's record after this answer (None: no graded answer)
     wrong_answers: tuple[str, ...]
+    exam: ExamStep | None = None  # an exam's turn: its record and its templated reply
 
 
 def assess(
@@ -106,16 +120,90 @@ def assess(
     wrong_answers: Sequence[str],
     record: GoalRecord,
     tracing: Tracing,
+    rules: GradingRules | None = None,
+    exam_record: ExamRecord | None = None,
+    submissions: int = 1,
 ) -> Assessment:
-    """Grade one message and derive the turn's events and the goal's new record."""
+    """Grade one message and derive the turn's events and the goal's new record. On an exam
+    (`pedrag.runtime.learning.exam`), only the last of its ``submissions`` is scored: earlier
+    ones are recorded with no verdict, so nothing can tell the learner whether they were
+    right."""
+    if exam:
+        return _assess_exam(
+            message,
+            key=key,
+            tests=tests,
+            intent=intent,
+            wrong_answers=wrong_answers,
+            record=record,
+            tracing=tracing,
+            rules=rules,
+            exam_record=exam_record or ExamRecord(),
+            submissions=submissions,
+        )
     if key is None or solved:
         return Assessment(Grade("none"), (), None, tuple(wrong_answers))
-    if exam and intent in ADVERSARIAL_INTENTS:
+    result = grade(
+        message,
+        key,
+        tests=tests,
+        intent=intent if isinstance(intent, str) else None,
+        rules=rules,
+    )
+    return _scored(message, result, wrong_answers, record, tracing)
+
+
+def _assess_exam(
+    message: str,
+    *,
+    key: Any | None,
+    tests: Sequence[tuple[str, str]],
+    intent: Any,
+    wrong_answers: Sequence[str],
+    record: GoalRecord,
+    tracing: Tracing,
+    rules: GradingRules | None,
+    exam_record: ExamRecord,
+    submissions: int,
+) -> Assessment:
+    if exam_record.over or key is None:
+        step = exam_step(exam_record, "none", submissions)
+        return Assessment(Grade("none", reason="the exam is over"), (), None, (), step)
+    if intent in ADVERSARIAL_INTENTS:
         # seed 2, G4: an exam is never passed through an injection or a demand; not graded.
+        step = exam_step(exam_record, "none", submissions)
         return Assessment(
-            Grade("none", facts=("not graded: not an answer",)), (), None, tuple(wrong_answers)
+            Grade("none", facts=("not graded: not an answer",), reason="not an answer"),
+            (),
+            None,
+            tuple(wrong_answers),
+            step,
         )
-    result = grade(message, key, tests=tests, intent=intent if isinstance(intent, str) else None)
+    result = grade(
+        message, key, tests=tests, intent=intent if isinstance(intent, str) else None, rules=rules
+    )
+    step = exam_step(exam_record, result.verdict, submissions)
+    if not step.submitted:
+        return Assessment(result, (), None, tuple(wrong_answers), step)
+    if not step.final:
+        recorded = Grade(
+            "none",
+            result.candidate,
+            reason=f"exam submission {step.record.used} of {submissions} recorded, scored at "
+            "the end",
+        )
+        return Assessment(recorded, ("exam_submission",), None, tuple(wrong_answers), step)
+    return replace(_scored(message, result, wrong_answers, record, tracing), exam=step)
+
+
+def _scored(
+    message: str,
+    result: Grade,
+    wrong_answers: Sequence[str],
+    record: GoalRecord,
+    tracing: Tracing,
+) -> Assessment:
+    """The events and goal record of a graded message."""
     if result.verdict == "error":
         # Fails closed: code that could not run is neither right nor a new wrong answer.
         return Assessment(result, ("answer_graded", "grader_error"), None, tuple(wrong_answers))
@@ -126,7 +214,7 @@ def assess(
     remembered = tuple(wrong_answers)
     if not correct and result.candidate is not None and result.candidate not in remembered:
         events.append("new_wrong_answer")
-        if shows_work(message):
+        if shows_work(message, result):
             events.append("worked_wrong_answer")
         remembered = (*remembered, result.candidate)[-MAX_REMEMBERED_WRONG:]
     new = replace(

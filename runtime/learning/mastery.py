@@ -5,48 +5,17 @@ Runtime, between the grader and the policy core. Takes a goal's knowledge-tracin
 learner has mastered the goal, which the theory reads as its trusted ``mastery`` metric and the
 curriculum's ``mastery_threshold`` compares against to unlock the goals that require it.
 
-The update is standard BKT (Corbett & Anderson 1995, as OATutor uses it): condition on the
-answer (a slip makes a known goal answer wrong, a guess makes an unknown one answer right), then
-apply the chance of learning at this opportunity. Small and exact enough that a library would
-add weight without adding a feature (pyBKT fits parameters from data; pedrag takes them from
-the curriculum).
+The update rule itself is the kernel's (`pedrag.kernel.knowledge_tracing`), which the
+compiler's `unreachable-goal` check uses too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
+from pedrag.kernel.knowledge_tracing import Tracing, update
 
-@dataclass(frozen=True)
-class Tracing:
-    prior: float = 0.2
-    learn: float = 0.15
-    slip: float = 0.1
-    guess: float = 0.2
-
-    @classmethod
-    def of(cls, model: Any) -> Tracing:
-        if model is None:
-            return cls()
-        return cls(
-            float(model.prior),
-            float(model.learn),
-            float(model.slip),
-            float(model.guess),
-        )
-
-
-def update(known: float, correct: bool, tracing: Tracing) -> float:
-    """P(mastered) after one graded answer."""
-    if correct:
-        evidence = known * (1 - tracing.slip)
-        posterior = evidence / (evidence + (1 - known) * tracing.guess)
-    else:
-        evidence = known * tracing.slip
-        posterior = evidence / (evidence + (1 - known) * (1 - tracing.guess))
-    return posterior + (1 - posterior) * tracing.learn
+__all__ = ["Tracing", "unlocked", "update"]
 
 
 def unlocked(

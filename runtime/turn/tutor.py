@@ -47,6 +47,8 @@ from pedrag.runtime.detect.detector import (
     DetectorVerdict,
     code_mode_for_ceiling,
 )
+from pedrag.runtime.learning.exam import EXAM, ExamRecord
+from pedrag.runtime.learning.grader import GradingRules, grading_inputs
 from pedrag.runtime.learning.loop import (
     WRONG_ANSWERS,
     Assessment,
@@ -248,18 +250,14 @@ class ExerciseInfo:
         None  # hints, worked example, ... (`pedrag.runtime.learning.material`)
     )
     practises: tuple[str, ...] = ()  # further goals in scope (the first is `goal`)
+    rules: GradingRules = GradingRules()  # tolerance, units, public tests
+    submissions: int = 1  # an exam's graded submissions
 
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
         goal = goals.get(exercise.goal)
         topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
-        key = AnswerKey(
-            answer=exercise.answer,
-            accept=tuple(exercise.accept),
-            solution=exercise.solution,
-            prompt=exercise.prompt,
-        )
-        tests = tuple((test.call, test.expect) for test in getattr(exercise, "tests", ()))
+        key, tests, rules = grading_inputs(exercise)
         return cls(
             exercise.id,
             exercise.goal,
@@ -270,6 +268,8 @@ class ExerciseInfo:
             tests,
             Material.from_exercise(exercise),
             tuple(getattr(exercise, "practises", ()) or ()),
+            rules,
+            int(getattr(exercise, "submissions", 1) or 1),
         )
 
 
@@ -394,7 +394,7 @@ class Tutor:
         if exercise == "next":
             following = self._map().next_exercise(records, None) if self.curriculum else None
             if following is None:
-                raise ValueError("no open exercise left: every open goal is mastered")
+                raise ValueError(self._map().nothing_left(records))
             exercise = following.id
         info = self._exercise(exercise) if exercise else None
         if info is not None and learner is not None:
@@ -529,8 +529,8 @@ class Tutor:
         """After a correct graded answer: the grader's confirmation before the reply, and the
         next exercise after it (seed 2, §3.5: correctness is the grader's fact, never the
         model's claim). Each is checked against the hidden answers it could touch."""
-        if not prepared.solved_now:
-            return "", ""
+        if not prepared.solved_now or prepared.exam_reply is not None:
+            return "", ""  # an exam's result is its own templated reply
         grade = prepared.assessment.grade
         if grade.run is not None:
             before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
@@ -577,7 +577,9 @@ class Tutor:
         prepared = self._prepare(session, text)
         progress = _StreamProgress(
             mode="buffered"
-            if prepared.contract.judge_required or _over_ceiling(prepared)
+            if prepared.contract.judge_required
+            or _over_ceiling(prepared)
+            or prepared.exam_reply is not None
             else "streamed"
         )
         if progress.mode == "buffered":
@@ -804,6 +806,7 @@ class Tutor:
             said=said,
             goal_in_scope=goal_in_scope,
             grounding=grounding,
+            exam_reply=assessment.exam.reply if assessment.exam is not None else None,
         )
 
     def _has_materials(self, failures: list[dict[str, str]]) -> bool:
@@ -1073,6 +1076,11 @@ class Tutor:
         backend, contract = prepared.backend, prepared.contract
         failures = prepared.failures
         detector = self._detector(session, prepared)
+        if prepared.exam_reply is not None:
+            # seed 2, §3.5: an exam turn is answered from a template; no model writes to the
+            # learner while an exam is active (`pedrag.runtime.learning.exam`).
+            reply = prepared.exam_reply
+            return _Outcome(reply, _check(detector, reply, text), None, False, False, [])
         if _over_ceiling(prepared):
             # The theory has no action at or below this ceiling (a coverage gap the compiler
             # reports): nothing is generated for an action the contract does not allow.
@@ -1232,11 +1240,16 @@ class Tutor:
             wrong_answers=tuple(state.extra.get(WRONG_ANSWERS, ())),
             record=record or GoalRecord(0.0),
             tracing=tracing,
+            rules=info.rules if info is not None else None,
+            exam_record=ExamRecord.from_dict(state.extra.get(EXAM)),
+            submissions=info.submissions if info is not None else 1,
         )
         events = list(assessment.events)
         events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")
         extra = dict(state.extra)
         extra[WRONG_ANSWERS] = list(assessment.wrong_answers)
+        if assessment.exam is not None:
+            extra[EXAM] = assessment.exam.record.to_dict()
         mastery = None
         if assessment.record is not None and info is not None and record is not None:
             solved = assessment.grade.verdict == "correct"
@@ -1304,6 +1317,7 @@ class _Prepared:
     material: dict[str, str] = field(default_factory=dict)  # this turn's teaching material
     said: dict[str, Any] = field(default_factory=dict)  # what the tutor had said before it
     grounding: Grounding | None = None  # a grounded turn's retrieved passages
+    exam_reply: str | None = None  # an exam turn's templated reply: the actor is not called
 
 
 @dataclass

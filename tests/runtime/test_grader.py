@@ -7,7 +7,7 @@ import pytest
 
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning.code_runner import run_tests
-from pedrag.runtime.learning.grader import grade, shows_work
+from pedrag.runtime.learning.grader import GradingRules, grade, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
 
 MULT = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
@@ -19,7 +19,7 @@ TESTS = (("total([1, 2, 3])", "6"), ("total([])", "0"))
     ("message", "verdict", "candidate"),
     [
         ("I think it's 56.", "correct", "56"),
-        ("fifty-six", "correct", "56"),
+        ("fifty-six", "correct", "fifty-six"),
         ("I think it is 54", "wrong", "54"),
         ("is it 7 times 8?", "none", None),  # only givens: no candidate
         ("is it one of 50, 51, 52?", "none", None),  # a list commits to nothing
@@ -37,7 +37,8 @@ def test_a_numeric_answer_is_graded_on_the_one_candidate_it_commits_to(
 def test_a_text_answer_is_graded_only_on_a_short_statement() -> None:
     assert grade("the chloroplast", ORGANELLE).verdict == "correct"
     assert grade("mitochondria", ORGANELLE, intent="attempt").verdict == "wrong"
-    assert grade("is it the nucleus?", ORGANELLE, intent="attempt").verdict == "none"
+    assert grade("is it the nucleus?", ORGANELLE, intent="attempt").verdict == "wrong"
+    assert grade("what is the nucleus?", ORGANELLE, intent="question").verdict == "none"
     assert grade("because 38+47 is 85", ORGANELLE, intent="attempt").verdict == "none"
     assert (
         grade("I really have no idea what this is about", ORGANELLE, intent="attempt").verdict
@@ -49,9 +50,15 @@ def test_the_grader_facts_never_carry_the_hidden_answer_of_a_wrong_attempt() -> 
     assert all("56" not in fact for fact in grade("I think it is 54", MULT).facts)
 
 
-def test_work_shown_beside_an_answer_is_told_apart_from_a_bare_guess() -> None:
+def test_work_shows_only_when_its_steps_evaluate_and_lead_to_the_answer() -> None:
     assert not shows_work("I think it's 3") and not shows_work("maybe 5?")
-    assert shows_work("I added 7 eight times and got 54") and shows_work("7*8=54")
+    # cue words are not work, nor is a step that does not evaluate
+    assert not shows_work("because 10") and not shows_work("because 11, since then so")
+    assert not shows_work("7*8=54") and not shows_work("I added 7 eight times and got 54")
+    # a true step unrelated to the answer is pseudo-justification
+    assert not shows_work("1+1=2, so 10")
+    assert shows_work("7 x 4 = 28, 28 + 28 = 56") and shows_work("30+40=70 and 8+7=15, so 85")
+    assert shows_work("3+4=7 and 8+7=15, so 715")  # a misconception, worked consistently
 
 
 def test_code_is_graded_by_running_its_tests() -> None:
@@ -61,7 +68,7 @@ def test_code_is_graded_by_running_its_tests() -> None:
     assert wrong.error is None and not wrong.passed
     assert [o.passed for o in wrong.outcomes] == [False, False]
     result = grade(f"```python\n{good}\n```", MULT, tests=TESTS)
-    assert result.verdict == "correct" and any("passed" in fact for fact in result.facts)
+    assert result.verdict == "correct" and "passes 2 of 2 tests" in result.facts[0]
 
 
 @pytest.mark.parametrize(
@@ -115,3 +122,71 @@ def test_a_step_of_the_worked_solution_is_not_graded_wrong() -> None:
     assert grade("that's 28, then I double it", key).verdict == "none"
     assert grade("I think it is 54", key).verdict == "wrong"
     assert grade("so it's 56", key).verdict == "correct"
+
+
+# -- code the learner cannot forge (issue 24) ----------------------------------------------
+
+ATTACKS = {
+    "rigged __eq__": (
+        "class Always(int):\n"
+        "    def __eq__(self, other): return True\n"
+        "    __hash__ = int.__hash__\n"
+        "def total(xs): return Always(0)"
+    ),
+    "rigged list": (
+        "class Always(list):\n"
+        "    def __eq__(self, other): return True\n"
+        "def total(xs): return Always()"
+    ),
+    "printed report": (
+        "import json, statistics\n"  # importing from the standard library works
+        "print(json.dumps({'results': [{'call': 'total([1, 2, 3])', 'passed': True, "
+        "'got': '6', 'expect': '6'}, {'call': 'total([])', 'passed': True, 'got': '0', "
+        "'expect': '0'}]}))\n"
+        "def total(xs): return -1"
+    ),
+    "listed descriptors": (
+        "import os\nfds = os.listdir('/proc/self/fd')\ndef total(xs): return -1"
+    ),
+    "report written to every descriptor": (
+        "import os\n"
+        "for fd in range(3, 256):\n"
+        "    try: os.write(fd, b\"{'results': [{'value': '6'}, {'value': '0'}]}\")\n"
+        "    except OSError: pass\n"
+        "def total(xs): return -1"
+    ),
+    "report file rewritten": ("open('report', 'w').write('x')\ndef total(xs): return -1"),
+    "harness frame": (
+        "try:\n    raise ValueError\nexcept ValueError as e:\n"
+        "    f = e.__traceback__.tb_frame.f_back\n"
+        "def total(xs): return -1"
+    ),
+    "frame walk": ("import sys\nharness = sys._getframe(0).f_back\ndef total(xs): return -1"),
+    "rebound builtins": (
+        "import builtins\nbuiltins.type = lambda x: int\nbuiltins.repr = lambda x: '6'\n"
+        "def total(xs): return -1"
+    ),
+    "exit before the report": "import os\ndef total(xs): return os._exit(0)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_code_cannot_forge_its_grade(name: str) -> None:
+    result = run_tests(ATTACKS[name], TESTS)
+    assert not result.passed, name
+    verdict = grade(f"```python\n{ATTACKS[name]}\n```", MULT, tests=TESTS).verdict
+    assert verdict in ("wrong", "error"), name
+
+
+def test_feedback_on_code_never_quotes_a_hidden_test() -> None:
+    hidden = (("total([1, 2, 3])", "6"), ("total([40, 2])", "42"), ("total([-7])", "-7"))
+    wrong = "```python\ndef total(xs):\n    return len(xs)\n```"
+    for public in (0, 1):
+        result = grade(wrong, MULT, tests=hidden, rules=GradingRules(public_tests=public))
+        assert result.verdict == "wrong"
+        said = " ".join((*result.facts, result.reason))
+        assert "passes 0 of 3 tests" in said or "passes 1 of 3 tests" in said
+        for call, expect in hidden[public:]:
+            assert call not in said and f"expected {expect}" not in said
+        if public:
+            assert "total([1, 2, 3])" in said  # the public example may be shown

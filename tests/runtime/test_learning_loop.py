@@ -72,10 +72,26 @@ def test_guessing_never_raises_the_ceiling_above_h4() -> None:
 def test_worked_wrong_answers_count_as_attempts_once_each() -> None:
     tutor = _tutor()
     session = tutor.start("socratic", exercise="mult_7x8", seed=2)
-    tutor.turn(session, "I added 7 eight times and got 54")
-    tutor.turn(session, "I added 7 eight times and got 54")  # the same answer again
-    tutor.turn(session, "7 times 8, so 7 + 7 + ... = 58")
+    tutor.turn(session, "7 x 7 = 49 and 49 + 8 = 57")
+    tutor.turn(session, "7 x 7 = 49 and 49 + 8 = 57")  # the same answer again
+    tutor.turn(session, "6 x 8 = 48, 48 + 7 = 55")
     assert session.state.metrics["attempts"] == 2
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction", "srl", "constructivism"])
+def test_pseudo_justified_guesses_are_not_attempts(theory: str) -> None:
+    # issue 24: "because 10", "because 11", ... raised the socratic ceiling H4 -> H6.
+    # Guesses never lift the ceiling above H4 or the theory's own start (direct instruction
+    # starts at H5): only checkable work counts as an attempt.
+    tutor = _tutor()
+    start = tutor.turn(tutor.start(theory, exercise="mult_7x8", seed=2), "hello").ceiling
+    session = tutor.start(theory, exercise="mult_7x8", seed=2)
+    for guess in (10, 11, 12, 13, 14, 15):
+        result = tutor.turn(session, f"because {guess}")
+        assert result.ceiling <= max(4, start)
+    for message in ("7*8 = 54", "1 + 1 = 2, so 60", "since 7 and 8, so 61"):
+        assert tutor.turn(session, message).ceiling <= max(4, start)
+    assert session.state.metrics["attempts"] == 0
 
 
 def test_correct_code_is_graded_by_running_it() -> None:
@@ -165,9 +181,11 @@ def test_an_exam_passes_only_on_a_correct_graded_answer() -> None:
         result = tutor.turn(session, message)
         assert result.audit["grade"]["verdict"] == "none" and not session.state.solved
         assert result.ceiling == 0
-    assert tutor.turn(session, "8").audit["grade"]["verdict"] == "wrong"
-    passed = tutor.turn(session, "9")
+    first = tutor.turn(session, "8")  # submission 1 of 2: recorded, not scored
+    assert first.audit["grade"]["verdict"] == "none" and first.tutor.startswith("Answer recorded")
+    passed = tutor.turn(session, "9")  # the last submission is the score
     assert passed.audit["grade"]["verdict"] == "correct" and session.state.solved
+    assert passed.tutor == "The exam is over: your answer was correct. You passed."
     assert passed.audit["next_exercise"] is None  # an exam does not advance by itself
 
 
@@ -177,6 +195,8 @@ def test_a_code_exam_fails_closed_when_the_grader_cannot_run_the_code() -> None:
     result = tutor.turn(
         session, "```python\nimport socket\ndef count_evens(xs):\n    return 2\n```"
     )
-    assert result.audit["grade"]["verdict"] == "error" and not session.state.solved
+    # submission 1 of 2: code that cannot run is recorded, and would score as not passed
+    assert result.tutor.startswith("Answer recorded") and not session.state.solved
     good = "```python\ndef count_evens(xs):\n    return sum(1 for x in xs if x % 2 == 0)\n```"
     assert tutor.turn(session, good).audit["grade"]["verdict"] == "correct"
+    assert session.state.solved

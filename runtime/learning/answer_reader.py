@@ -1,0 +1,623 @@
+"""The answer reader: what a learner's message commits to, and whether it equals the key.
+
+Runtime stage 2 (the grader; the detector's candidate-list check is meant to call it too). Takes
+a message as plain text and, to grade, an exercise's key (answer, ``accept:`` spellings,
+``tolerance:``, ``units:``, the prompt's givens and the worked solution's steps); gives a
+:class:`Reading` — the one answer the message commits to (as the learner wrote it), whether it
+was tentative ("is it 56?"), or ``None`` and why it commits to nothing — and :func:`equivalent`,
+the equivalence a maths teacher accepts.
+
+Why one module: grading, the attempt rule and the detector's list check must read a message the
+same way, or a learner can be told "That's right: 54" for a number they never wrote. The rules:
+
+- the *final stated result* is the answer ("28 doubled is 56" -> 56; "2x = 8 so x = 4" -> 4):
+  operands of a step are not answers, a step's result is superseded by a later one;
+- a negated mention ("not 56", "I don't think it's 56") and a question about the term
+  ("what is a chloroplast?") commit to nothing; a tentative answer ("is it 56?") is graded;
+- two or more bare candidates — a list or a range, in any spelling the reader knows (digits,
+  words, Roman numerals, hex, scientific notation) — commit to nothing.
+
+Numbers are read after the message's number words are turned into digits by ``text2num`` (the
+library's ``alpha2digit``); fractions, decimals with a point or a comma, signs (including
+U+2212), percentages and scientific notation are read exactly as :class:`~fractions.Fraction`;
+expressions (``x = 4``, ``2(x+3)``) are compared with SymPy. Text answers are compared with
+``rapidfuzz`` at a length-dependent edit distance, plural and case folded.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from rapidfuzz.distance import Levenshtein
+from text_to_num import alpha2digit, text2num
+
+MAX_TEXT_ANSWER_WORDS = 5  # a longer message without the key is a remark, not an answer
+MAX_MESSAGE_CHARS = 4_000  # longer messages are read only up to here (a turn's text is capped)
+MAX_EXPRESSION_CHARS = 80
+MAX_EXPONENT = 64
+
+# -- the canonical text ------------------------------------------------------------------------
+
+_DASHES = str.maketrans(
+    {
+        "\u2212": "-",
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": " - ",
+        "\u00d7": "*",
+        "\u22c5": "*",
+        "\u00f7": "/",
+        "\u2044": "/",
+    }
+)
+_SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
+_SMALL_WORDS = {"zero": "0", "one": "1", "two": "2", "nought": "0", "nil": "0"}
+_PRONOUN_BEFORE = re.compile(
+    r"\b(?:the|this|that|which|each|every|any|no|some|another|last|next|other|right|wrong|"
+    r"little|new|only|first|second)\s+$",
+    re.IGNORECASE,
+)
+_PRONOUN_AFTER = re.compile(
+    r"^\s+(?:of|more|another|way|day|thing|by|is\s+(?:the|a|an))\b", re.IGNORECASE
+)
+_SMALL = re.compile(r"\b(zero|one|two|nought|nil)\b", re.IGNORECASE)
+_DENOMINATORS = {
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "quarter": 4,
+    "quarters": 4,
+    "fourth": 4,
+    "fourths": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "seventh": 7,
+    "sevenths": 7,
+    "eighth": 8,
+    "eighths": 8,
+    "ninth": 9,
+    "ninths": 9,
+    "tenth": 10,
+    "tenths": 10,
+    "hundredth": 100,
+    "hundredths": 100,
+}  # fractions in words: text2num reads "two thirds" as "two 3rds"
+_FRACTION_WORDS = re.compile(
+    r"\b(a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)[\s-]+("
+    + "|".join(sorted(_DENOMINATORS, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+_OPERATOR_WORDS = (
+    (re.compile(r"(?<=\d)\s+(?:plus|add(?:ed)?\s+to|and\s+add)\s+(?=-?\d)", re.I), " + "),
+    (re.compile(r"(?<=\d)\s+(?:minus|take\s+away|less)\s+(?=-?\d)", re.I), " - "),
+    (re.compile(r"(?<=\d)\s*(?:times|multiplied\s+by)\s*(?=-?\d)", re.I), " * "),
+    (re.compile(r"(?<=\d)(?<!\b0)\s*x\s*(?=-?\d)", re.I), " * "),  # 7x8, not 0x38
+    (re.compile(r"(?<=\d)\s+(?:divided\s+by|over)\s+(?=-?\d)", re.I), " / "),
+    (re.compile(r"(?<=\d)\s+doubled\b", re.I), " * 2"),
+    (re.compile(r"(?<=\d)\s+tripled\b", re.I), " * 3"),
+    (re.compile(r"(?<=\d)\s+halved\b", re.I), " / 2"),
+    (re.compile(r"(?<=\d)\s+squared\b", re.I), " ^ 2"),
+    (re.compile(r"(?<=\d)\s+cubed\b", re.I), " ^ 3"),
+    (re.compile(r"(?<=\d)\s*\*\*\s*(?=-?\d)"), " ^ "),
+    (re.compile(r"\b(?:minus|negative)\s+(?=\d)", re.I), "-"),
+    (re.compile(r"\b(?:equals|is\s+equal\s+to|makes|gives(?:\s+you)?|comes\s+to)\s+", re.I), "= "),
+    (re.compile(r"(?<=\d)\s+(?:is|are|=)\s+(?=-?\d)", re.I), " = "),
+    (re.compile(r"(?<=[a-z])\s+is\s+(?=-?\d)", re.I), " is "),
+    (re.compile(r"\s*\bper\s*cent\b", re.I), "%"),
+)
+
+
+def canonical(text: str) -> str:
+    """The message with number words as digits and operator words as symbols, so every reader
+    sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
+    text = unicodedata.normalize("NFKC", text[:MAX_MESSAGE_CHARS]).translate(_DASHES)
+    text = _SOFT_HYPHEN.sub("-", text)  # "fifty\u00adsix" is fifty-six
+    text = _INVISIBLE.sub("", text)  # "5\u200b6" is 56
+    text = _FRACTION_WORDS.sub(_fraction_word, text)
+    text = alpha2digit(text, "en")
+    text = _SMALL.sub(lambda m: _small_word(text, m), text)  # what alpha2digit leaves alone
+    for pattern, replacement in _OPERATOR_WORDS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _fraction_word(match: re.Match[str]) -> str:
+    numerator = match.group(1).lower()
+    if numerator in ("a", "an"):
+        top = 1
+    elif numerator.isdigit():
+        top = int(numerator)
+    else:
+        try:
+            top = int(text2num(numerator, "en"))
+        except ValueError:
+            return match.group(0)
+    return f"{top}/{_DENOMINATORS[match.group(2).lower()]}"
+
+
+def _small_word(text: str, match: re.Match[str]) -> str:
+    """ "one" is a number unless it is the pronoun ("this one", "one of them")."""
+    if _PRONOUN_BEFORE.search(text[: match.start()]) or _PRONOUN_AFTER.match(text[match.end() :]):
+        return match.group(0)
+    return _SMALL_WORDS[match.group(1).lower()]
+
+
+# -- numbers -----------------------------------------------------------------------------------
+
+_NUMBER = re.compile(
+    r"(?<![\w.,/])(?P<sign>-\s?)?(?:"
+    r"(?P<base>0[xX][0-9A-Fa-f]+|0[bB][01]+|0[oO][0-7]+)"
+    r"|(?P<frac>\d+\s?/\s?\d+)(?!\s?[.,]\d)"
+    r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)"
+    r"(?P<sci>\s?[eE][+-]?\d+|\s?[*]\s?10\s?\^\s?-?\d+)?"
+    r")(?P<percent>\s?%)?(?![\w]|[.,]\d)"
+)
+_ROMAN = re.compile(r"(?<![\w])[MDCLXVI]+(?![\w])")
+_ROMAN_VALID = re.compile(r"^M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
+_ROMAN_DIGITS = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+_ORDINAL_AFTER = re.compile(r"^(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+Spelling = Literal["decimal", "fraction", "percent", "scientific", "base", "roman"]
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number in the canonical text: its exact value, where it is, and how it was written."""
+
+    value: Fraction
+    start: int
+    end: int
+    text: str
+    spelling: Spelling = "decimal"
+
+
+def _value(match: re.Match[str]) -> tuple[Fraction, Spelling] | None:
+    sign = -1 if match.group("sign") else 1
+    spelling: Spelling
+    if match.group("base"):
+        return Fraction(sign * int(match.group("base"), 0)), "base"
+    if match.group("frac"):
+        top, bottom = (int(p) for p in match.group("frac").replace(" ", "").split("/"))
+        if bottom == 0:
+            return None
+        value, spelling = Fraction(top, bottom), "fraction"
+    else:
+        literal = match.group("num")
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", literal) and not literal.startswith("0,"):
+            literal = literal.replace(",", "")  # 1,000 is a thousand; 0,375 is a decimal comma
+        value, spelling = Fraction(literal.replace(",", ".")), "decimal"
+        sci = match.group("sci")
+        if sci:
+            exponent = int(re.split(r"[eE^]", sci.replace(" ", ""))[-1])
+            if abs(exponent) > MAX_EXPONENT:
+                return None
+            value, spelling = value * Fraction(10) ** exponent, "scientific"
+    if match.group("percent"):
+        value, spelling = value / 100, "percent"
+    return sign * value, spelling
+
+
+def numbers(text: str) -> tuple[Number, ...]:
+    """Every number in ``text`` (already canonical, see :func:`canonical`), in order. Roman
+    numerals count only in a run of two or more (a list such as "L LI LII"): a lone "I" or "C"
+    is a word."""
+    found: list[Number] = []
+    for match in _NUMBER.finditer(text):
+        if _ORDINAL_AFTER.match(text[match.end() :]):
+            continue
+        read = _value(match)
+        if read is not None:
+            found.append(
+                Number(read[0], match.start(), match.end(), match.group(0).strip(), read[1])
+            )
+    romans = [m for m in _ROMAN.finditer(text) if _ROMAN_VALID.match(m.group(0))]
+    if len(romans) >= 2:
+        found += [
+            Number(Fraction(_roman(m.group(0))), m.start(), m.end(), m.group(0), "roman")
+            for m in romans
+        ]
+    return tuple(sorted(found, key=lambda n: n.start))
+
+
+def _roman(numeral: str) -> int:
+    total = 0
+    for here, after in zip(numeral, [*numeral[1:], ""], strict=True):
+        value = _ROMAN_DIGITS[here]
+        total += -value if after and _ROMAN_DIGITS[after] > value else value
+    return total
+
+
+def read_number(text: str) -> Fraction | None:
+    """The value of a text that is one number and nothing else (a key such as "0.375", "-7",
+    "5/6", "37.5%", "x = 4"), else None."""
+    text = canonical(text).strip().rstrip(".")
+    text = re.sub(r"^[a-z]\s*=\s*", "", text, flags=re.IGNORECASE)
+    found = numbers(text)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(text):
+        return found[0].value
+    return None
+
+
+# -- clauses: negation, questions about the term, tentative answers ----------------------------
+
+_CLAUSE_END = re.compile(r"(?:\.(?!\d)|[;!?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|hardly|unlikely|doubt\w*|wrong)\b|n't\b|\bnot?\s+sure\b",
+    re.IGNORECASE,
+)
+_TENTATIVE_NEGATIVE = re.compile(
+    r"\b(?:is|was|would|should|could|does)n't\s+(?:it|that|the\s+answer)\b", re.IGNORECASE
+)
+_TERM_QUESTION = re.compile(
+    r"^\s*(?:so\s+|and\s+|but\s+|ok\w*,?\s+|um+,?\s+)?(?:what|what's|whats|why|how|where|which|"
+    r"who|when|does|do|did|can|define|explain|describe|tell\s+me|meaning\s+of)\b",
+    re.IGNORECASE,
+)
+_TENTATIVE = re.compile(
+    r"\?\s*$|\b(?:maybe|perhaps|probably|i\s+think|i\s+guess|might|could\s+it|is\s+it)\b",
+    re.IGNORECASE,
+)
+_CORRECTION = re.compile(
+    r"\b(?:actually|no\s+wait|wait|i\s+mean|sorry|correction|on\s+second\s+thought|"
+    r"scratch\s+that|instead)\b",
+    re.IGNORECASE,
+)
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
+    r"\d\s*(?:-|to|\.\.)\s*\d",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    start: int
+    end: int
+    text: str
+    question: bool  # ends with "?"
+
+
+def clauses(text: str) -> tuple[Clause, ...]:
+    out: list[Clause] = []
+    start = 0
+    for match in _CLAUSE_END.finditer(text):
+        out.append(Clause(start, match.start(), text[start : match.start()], "?" in match.group()))
+        start = match.end()
+    if start < len(text):
+        out.append(Clause(start, len(text), text[start:], False))
+    return tuple(c for c in out if c.text.strip())
+
+
+def _clause_at(parts: Sequence[Clause], position: int) -> Clause | None:
+    for clause in parts:
+        if clause.start <= position < max(clause.end, clause.start + 1):
+            return clause
+    return None
+
+
+def negated(clause: Clause, position: int) -> bool:
+    """A negation before ``position`` in its clause ("not 56", "I don't think it's 56"); a
+    negative question ("isn't it 56?") is tentative, not negated."""
+    before = clause.text[: position - clause.start]
+    if _TENTATIVE_NEGATIVE.search(before) and clause.question:
+        return False
+    return bool(_NEGATION.search(before))
+
+
+def asks_about(clause: Clause) -> bool:
+    """A question about the term ("what is a chloroplast?", "how do I get 56?")."""
+    return clause.question and bool(_TERM_QUESTION.match(clause.text))
+
+
+# -- what a message commits to -----------------------------------------------------------------
+
+Kind = Literal["number", "expression", "text"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a message commits to: ``answer`` as the learner wrote it (canonical spelling for
+    numbers), its ``value`` for a numeric key, or ``answer is None`` and ``reason`` why not."""
+
+    answer: str | None
+    reason: str
+    value: Fraction | None = None
+    tentative: bool = False
+    unit: str = ""
+    steps: tuple[tuple[str, bool], ...] = field(default=())  # (step as written, evaluates)
+
+    @property
+    def committed(self) -> bool:
+        return self.answer is not None
+
+
+_OPERATOR_BEFORE = re.compile(r"(?:[+*/^=]|(?<=[\d)])\s*-|\(|\bby)\s*$", re.IGNORECASE)
+_NEGATION_AFTER = re.compile(
+    r"^\s*(?:is|was|'s|would\s+be)?\s*(?:wrong|incorrect|not\b|isn't|wasn't|is\s+not)", re.I
+)
+_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^(]|-\s*[\d(])")
+_EQUALS_AFTER = re.compile(r"^\s*=")
+_EQUALS_BEFORE = re.compile(r"=\s*$")
+_RESULT_CUE = re.compile(
+    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be)\b|=|:)\s*(?:about\s+)?$",
+    re.IGNORECASE,
+)
+_UNIT_AFTER = re.compile(r"^\s*([a-zA-Z\u00b0\u00b5]+(?:\^?[23])?)")
+_STEP = re.compile(
+    r"(?P<lhs>[-(]*\s*-?\d[\d.,/]*(?:\s*[-+*/^()]\s*\(?\s*-?\d[\d.,/]*\)?\)?)+)\s*=\s*"
+    r"(?P<rhs>-?\d+(?:[.,/]\d+)*)(?![\d.,]*\s*[-+*/^]\s*\d)"
+)
+
+
+def working_steps(text: str) -> tuple[tuple[str, bool], ...]:
+    """Each arithmetic step ``a op b = c`` in the canonical text, and whether it evaluates
+    (checked with SymPy): the learner's working, checkable."""
+    out: list[tuple[str, bool]] = []
+    for match in _STEP.finditer(text):
+        lhs = evaluate(match.group("lhs"))
+        rhs = read_number(match.group("rhs"))
+        out.append((match.group(0).strip(), lhs is not None and rhs is not None and lhs == rhs))
+    return tuple(out)
+
+
+def evaluate(expression: str) -> Fraction | None:
+    """The exact value of an arithmetic expression of numbers (SymPy), else None."""
+    parsed = parse_expression(expression)
+    if parsed is None or not parsed.is_Rational:
+        return None
+    return Fraction(int(parsed.p), int(parsed.q))
+
+
+_EXPRESSION_CHARS = re.compile(r"^[0-9a-z+\-*/^(). ]+$")
+
+
+def parse_expression(text: str) -> Any | None:
+    """A SymPy expression for short arithmetic or algebra (single-letter variables only, no
+    names: the text is a learner's, so nothing but numbers, letters and operators reaches the
+    parser), or None when it is not one."""
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text.strip().lower())
+    text = re.sub(r"(?<=\d),(?=\d)", ".", text).rstrip(".")
+    if (
+        not text
+        or len(text) > MAX_EXPRESSION_CHARS
+        or not _EXPRESSION_CHARS.match(text)
+        or re.search(r"[a-z]{2,}", text)
+        or any(abs(int(e)) > MAX_EXPONENT for e in re.findall(r"\^\s*\(?\s*(-?\d+)", text))
+        or text.count("^") > 2
+    ):
+        return None
+    from sympy import Symbol  # imported on first use: SymPy is slow to import
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        implicit_multiplication_application,
+        parse_expr,
+        standard_transformations,
+    )
+
+    names = {letter: Symbol(letter) for letter in set(re.findall(r"[a-z]", text))}
+    try:
+        return parse_expr(
+            text,
+            local_dict=names,
+            global_dict={
+                "Integer": _sympy_name("Integer"),
+                "Float": _sympy_name("Float"),
+                "Rational": _sympy_name("Rational"),
+                "Symbol": Symbol,
+            },
+            transformations=(
+                *standard_transformations,
+                implicit_multiplication_application,
+                convert_xor,
+            ),
+            evaluate=True,
+        )
+    except (
+        SyntaxError,
+        TypeError,
+        ValueError,
+        ZeroDivisionError,
+        AttributeError,
+        NameError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+    ):
+        return None
+
+
+def _sympy_name(name: str) -> Any:
+    import sympy
+
+    return getattr(sympy, name)
+
+
+def read_message(
+    message: str,
+    *,
+    kind: Kind = "number",
+    givens: Sequence[Fraction] = (),
+    steps: Sequence[Fraction] = (),
+    restated: Sequence[str] = (),
+) -> Reading:
+    """What ``message`` commits to. ``kind`` is the key's (a number, an expression, a text);
+    ``givens`` are the prompt's numbers (an answer only when stated as the result), ``steps``
+    the worked solution's intermediate values (never an answer: "that's 28, then I double it"
+    is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
+    3/8 as a decimal": copying it out is no answer)."""
+    text = canonical(message)
+    worked = working_steps(text)
+    correction = None
+    for match in _CORRECTION.finditer(text):
+        correction = match
+    if correction is not None and text[correction.end() :].strip():
+        text = " " * correction.end() + text[correction.end() :]
+    if kind == "text":
+        return _read_text(message, text, worked)
+    parts = clauses(text)
+    candidates: list[tuple[Number, bool]] = []  # (number, is the result of a step)
+    asked = negations = 0
+    for number in numbers(text):
+        clause = _clause_at(parts, number.start)
+        if clause is None:
+            continue
+        if asks_about(clause):
+            asked += 1
+            continue
+        if negated(clause, number.start) or _NEGATION_AFTER.match(text[number.end : clause.end]):
+            negations += 1
+            continue
+        before, after = text[: number.start], text[number.end :]
+        if _OPERATOR_AFTER.match(after) and not _EQUALS_AFTER.match(after):
+            continue  # an operand ("28 * 2", "2x")
+        if _EQUALS_AFTER.match(after) and not _EQUALS_BEFORE.search(before):
+            continue  # the left side of a step
+        result = bool(_EQUALS_BEFORE.search(before))
+        if _OPERATOR_BEFORE.search(before) and not result:
+            continue
+        if number.text.replace(" ", "") in restated:
+            continue
+        if number.value in steps and not result:
+            continue
+        if number.value in givens and not (
+            result or _RESULT_CUE.search(before) or _alone(text, number)
+        ):
+            continue
+        candidates.append((number, result))
+    if not candidates:
+        reason = (
+            "a question about the term"
+            if asked
+            else "a negated answer"
+            if negations
+            else "no answer stated"
+        )
+        return Reading(None, reason, steps=worked)
+    bare = {n.value for n, result in candidates if not result}
+    if len(bare) >= 2 or len({n.value for n, _ in candidates}) >= 2 and _RANGE.search(text):
+        return Reading(None, "a list or range of candidates", steps=worked)
+    final = candidates[-1][0]
+    if final.spelling == "roman":
+        return Reading(None, "a list or range of candidates", steps=worked)
+    clause = _clause_at(parts, final.start)
+    tentative = clause is not None and (clause.question or bool(_TENTATIVE.search(clause.text)))
+    unit_match = _UNIT_AFTER.match(text[final.end :])
+    return Reading(
+        final.text,
+        "the final stated result",
+        final.value,
+        tentative,
+        unit_match.group(1) if unit_match else "",
+        worked,
+    )
+
+
+def _alone(text: str, number: Number) -> bool:
+    """The message is this number and nothing else (a unit and punctuation aside)."""
+    rest = text[: number.start] + text[number.end :]
+    return not rest.strip(" .!?") or bool(_UNIT_AFTER.fullmatch(rest.rstrip(" .!?")))
+
+
+# -- text answers ------------------------------------------------------------------------------
+
+_LEAD_IN = re.compile(
+    r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|yes|yeah)\b[\s,]*)*"
+    r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
+    r"my\s+answer\s+is|the\s+answer\s+is|answer\s*:|it'?s|it\s+is|is\s+it|could\s+it\s+be|"
+    r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
+    r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
+    re.IGNORECASE,
+)
+_CONVERSATION = re.compile(
+    r"^(?:hi|hello|hey|thanks?|thank\s+you|ok|okay|yes|yeah|yep|no|nope|sure|cool|great|"
+    r"nice|help|hint|hints?\s+please|please|i'?m\s+stuck|stuck|idk|dunno|i\s+don'?t\s+know|"
+    r"no\s+idea|next|continue|again|what|why|how|huh|lol|bye|good|fine|right|wait|hmm+|um+|"
+    r"uh+|oh|ah|go\s+on|got\s+it|i\s+see|makes\s+sense|"
+    r"(?:give|tell|show)\s+me.*|can\s+you.*|please\s+.*|i\s+(?:need|want)\s+.*)$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*|\d+")
+
+
+def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) -> Reading:
+    parts = [c for c in clauses(text) if c.text.strip()]
+    kept = [c for c in parts if not asks_about(c) and not negated(c, c.end)]
+    if not kept:
+        reason = (
+            "a question about the term"
+            if any(asks_about(c) for c in parts)
+            else ("a negated answer" if parts else "no answer stated")
+        )
+        return Reading(None, reason, steps=worked)
+    stated = " ".join(c.text.strip() for c in kept)
+    tentative = any(c.question for c in kept) or bool(_TENTATIVE.search(stated))
+    core = _LEAD_IN.sub("", stated.strip()).strip(" .!?,:;'\"")
+    if not core or _CONVERSATION.match(core):
+        return Reading(None, "no answer stated", steps=worked)
+    return Reading(core, "the stated answer", tentative=tentative, steps=worked)
+
+
+def _fold(text: str) -> list[str]:
+    """Words, case folded, accents removed, each in the singular."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    words = [w for w in _WORD.findall(plain) if w not in ("the", "a", "an")]
+    return [_singular(w) for w in words]
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def allowed_edits(length: int) -> int:
+    """Typos tolerated in a spelling of ``length`` characters: none in a short word (where one
+    letter makes another word), one up to 11, two beyond."""
+    return 0 if length <= 4 else 1 if length <= 11 else 2
+
+
+def same_text(said: str, spelling: str) -> bool:
+    """Whether ``said`` is ``spelling`` up to case, plural, articles and a few typos (the first
+    letter must match: a different first letter is usually a different word)."""
+    a, b = " ".join(_fold(said)), " ".join(_fold(spelling))
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    if a[0] != b[0]:
+        return False
+    limit = allowed_edits(len(b))
+    return Levenshtein.distance(a, b, score_cutoff=limit) <= limit
+
+
+def mentions_text(message_words: Sequence[str], spelling: str) -> bool:
+    """Whether the folded words of a message contain ``spelling`` (as a run of words)."""
+    target = _fold(spelling)
+    size = len(target)
+    if not size:
+        return False
+    return any(
+        same_text(" ".join(message_words[i : i + size]), " ".join(target))
+        for i in range(len(message_words) - size + 1)
+    )
+
+
+def text_words(text: str) -> list[str]:
+    return _fold(text)

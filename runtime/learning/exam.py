@@ -1,0 +1,75 @@
+"""Exams that fail closed (seed 2, §3.5): a declared number of submissions, no correctness
+feedback until the end, the pass from the grader's score, replies from templates only.
+
+Runtime stage 2 (after the grader) for an exercise marked ``exam: true``. Takes the exam's
+record (``state.extra[EXAM]``: submissions used, over or not, passed or not), the grade of this
+message and the exercise's declared ``submissions:``; gives the new record, whether this
+message was the last submission (so its verdict is written as the exam's score), and the reply:
+one of the templates below, never a model's text — the actor is not called while an exam is
+active, so no model output can confirm, hint at or grade an answer.
+
+A submission is a message the grader reads as an answer (``correct``, ``wrong``) or code it
+could not run (``error``: counted, and scored as not passed). The last submission is the score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+EXAM = "exam"  # state.extra key: the exam's record
+
+RECORDED = (
+    "Answer recorded (submission {used} of {allowed}). You may send a revised answer; the "
+    "result comes when the exam ends."
+)
+WAITING = (
+    "This is an exam, so I can't help with it or comment on answers. Send your answer when "
+    "you are ready ({left} of {allowed} submissions left)."
+)
+PASSED = "The exam is over: your answer was correct. You passed."
+FAILED = "The exam is over: your answer was not correct, so this exam is not passed."
+
+
+@dataclass(frozen=True)
+class ExamRecord:
+    used: int = 0
+    over: bool = False
+    passed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "over": self.over, "passed": self.passed}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ExamRecord:
+        if not data:
+            return cls()
+        return cls(int(data.get("used", 0)), bool(data.get("over")), bool(data.get("passed")))
+
+
+@dataclass(frozen=True)
+class ExamStep:
+    record: ExamRecord
+    submitted: bool  # this message was a submission
+    final: bool  # ... and the last one: its verdict is the exam's score
+    reply: str
+
+
+def exam_step(record: ExamRecord, verdict: str, allowed: int) -> ExamStep:
+    """The exam after one message graded ``verdict`` ("correct", "wrong", "error", "none")."""
+    if record.over:
+        return ExamStep(record, False, False, result_line(record))
+    if verdict not in ("correct", "wrong", "error"):
+        left = max(allowed - record.used, 0)
+        return ExamStep(record, False, False, WAITING.format(left=left, allowed=allowed))
+    used = record.used + 1
+    if used < allowed:
+        new = ExamRecord(used)
+        return ExamStep(new, True, False, RECORDED.format(used=used, allowed=allowed))
+    new = ExamRecord(used, over=True, passed=verdict == "correct")
+    return ExamStep(new, True, True, result_line(new))
+
+
+def result_line(record: ExamRecord) -> str:
+    return PASSED if record.passed else FAILED

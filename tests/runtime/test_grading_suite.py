@@ -1,0 +1,56 @@
+"""The grader on its labelled suite (tests/data/grading/messages.yaml, issue 24): every message
+gets the verdict a teacher gives it and commits to the answer the learner wrote; no message
+that is not a correct answer is graded correct."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pedrag.runtime.detect.detector import AnswerKey
+from pedrag.runtime.learning.grader import grade
+
+SUITE = yaml.safe_load(
+    (Path(__file__).parent.parent / "data" / "grading" / "messages.yaml").read_text("utf-8")
+)
+ROWS = [(exercise, *row) for exercise, rows in SUITE["messages"].items() for row in rows]
+
+
+def _grade(exercise: str, message: str) -> Any:
+    spec = SUITE["exercises"][exercise]
+    key = AnswerKey(
+        answer=spec["answer"],
+        accept=tuple(spec.get("accept", ())),
+        solution=spec.get("solution"),
+        prompt=spec["prompt"],
+    )
+    return grade(message, key, tolerance=spec.get("tolerance"), units=tuple(spec.get("units", ())))
+
+
+def test_the_suite_is_large_enough_and_covers_every_category() -> None:
+    assert len(ROWS) >= 200
+    categories = {row[4] for row in ROWS}
+    assert {
+        "numbers",
+        "words",
+        "fractions",
+        "expressions",
+        "worked",
+        "tentative",
+        "negations",
+        "questions",
+        "lists",
+        "typos",
+        "wrong_text",
+    } <= categories
+
+
+@pytest.mark.parametrize(("exercise", "message", "verdict", "committed", "category"), ROWS)
+def test_a_labelled_message_gets_its_verdict(
+    exercise: str, message: str, verdict: str, committed: str | None, category: str
+) -> None:
+    result = _grade(exercise, message)
+    assert (result.verdict, result.candidate) == (verdict, committed), result.reason
