@@ -76,7 +76,6 @@ from pedrag.runtime.service.schemas import (
     TheoryOut,
     TurnCreate,
     TurnOut,
-    Verdicts,
 )
 from pedrag.runtime.store.session_store import (
     AlreadyExists,
@@ -550,7 +549,8 @@ def _install_routes(app: FastAPI) -> None:
 
     @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
     async def post_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> TurnOut:
-        """One supervised turn; the reply is exactly what the student sees."""
+        """One supervised turn. The answer is the learner view: the reply and its rung, nothing
+        derived from hidden data; the instructor reads the whole record at `.../audit`."""
         tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
         _check_turn_index(session, body.turn)
         started = time.perf_counter()
@@ -564,39 +564,30 @@ def _install_routes(app: FastAPI) -> None:
         response_class=StreamingResponse,
         responses={
             200: {
-                "description": "Server-Sent Events: `piece` events ({text}) with the text the "
-                "stream guard released, then one `turn` event (the turn record, as POST "
-                ".../turns returns it) or one `error` event (a problem)",
+                "description": "Server-Sent Events, sent once the turn is committed: `piece` "
+                "events ({text}) with the text the stream guard released, then one `end` event "
+                "(the learner view of the turn, as POST .../turns returns it). A turn that "
+                "cannot commit answers with a problem instead and shows no text.",
                 "content": {"text/event-stream": {}},
             }
         },
     )
     async def stream_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> StreamingResponse:
-        """One supervised turn as Server-Sent Events, piece by released piece."""
+        """One supervised turn as Server-Sent Events. Only committed text is shown: the
+        pieces are held until the turn commits (a request that loses to another writer gets
+        its 409 and no piece), then sent in the order the guard released them."""
         tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
         _check_turn_index(session, body.turn)
-        request_id = REQUEST_ID.get()
+        started = time.perf_counter()
+        pieces = [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
+        result = session.results[-1]  # committed: the stream raised otherwise
+        metrics.record_turn("stream", time.perf_counter() - started, result.audit)
+        end = _turn_out(session_id, result).model_dump(mode="json")
 
         async def events() -> AsyncIterator[str]:
-            started = time.perf_counter()
-            try:
-                async for piece in AsyncTutor(tutor).stream(session, body.message):
-                    yield _sse("piece", {"text": piece})
-            except TurnConflict as error:
-                metrics.TURN_CONFLICTS.inc()
-                yield _sse("error", _problem_body(409, "turn-conflict", str(error), request_id))
-                return
-            except StoreError as error:
-                yield _sse("error", _problem_body(503, "store-unavailable", str(error), request_id))
-                return
-            except Exception:
-                log.exception("stream failed")
-                detail = "the server failed on this turn; see its log"
-                yield _sse("error", _problem_body(500, "internal-error", detail, request_id))
-                return
-            result = session.results[-1]
-            metrics.record_turn("stream", time.perf_counter() - started, result.audit)
-            yield _sse("turn", _turn_out(session_id, result).model_dump(mode="json"))
+            for piece in pieces:
+                yield _sse("piece", {"text": piece})
+            yield _sse("end", end)
 
         return StreamingResponse(
             events(),
@@ -682,34 +673,15 @@ def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
 
 
 def _turn_out(session_id: str, result: TurnResult) -> TurnOut:
-    audit = dict(result.audit)
+    """The learner view: built field by field from what the student saw, never from the
+    audit, so nothing the detector or the judge wrote about the hidden answer can reach it."""
     return TurnOut(
-        session_id=session_id,
-        turn=result.turn,
-        reply=result.tutor,
-        action=result.action,
-        rung=f"H{result.rung}",
-        ceiling=f"H{result.contract.ceiling}",
-        theory=result.theory,
-        contract=result.contract.to_dict(),
-        choice=dict(audit.get("choice") or {}),
-        verdicts=Verdicts(
-            detector=dict(result.detector),
-            judge=dict(result.judge) if result.judge is not None else None,
-        ),
-        fallback=result.fallback,
-        revised=result.revised,
-        failures=[dict(item) for item in result.failures],
-        audit=audit,
+        session_id=session_id, turn=result.turn, reply=result.tutor, rung=f"H{result.rung}"
     )
 
 
 def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
-def _problem_body(status: int, slug: str, detail: str, request_id: str) -> dict[str, Any]:
-    return json.loads(bytes(problem_response(status, slug, detail, request_id).body))
 
 
 def check_source(source: str, filename: str, *, semantic: bool = True) -> dict[str, Any]:

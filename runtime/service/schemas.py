@@ -102,26 +102,17 @@ class TurnCreate(_Body):
     )
 
 
-class Verdicts(BaseModel):
-    detector: dict[str, Any]
-    judge: dict[str, Any] | None
-
-
 class TurnOut(BaseModel):
+    """The learner view of a turn: what the student sees and nothing derived from hidden data
+    (no audit, no drafts, no detector or judge reasons, no contract). The instructor view is
+    the session's audit (``GET /v1/sessions/{id}/audit``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     session_id: str
-    turn: int
+    turn: int = Field(description="the committed turn's index")
     reply: str = Field(description="exactly what the student sees")
-    action: str
-    rung: str
-    ceiling: str
-    theory: str
-    contract: dict[str, Any]
-    choice: dict[str, Any] = Field(description="matched and eligible rules, the chosen one, why")
-    verdicts: Verdicts
-    fallback: bool
-    revised: bool
-    failures: list[dict[str, Any]]
-    audit: dict[str, Any]
+    rung: str = Field(description="the help rung of the reply, H0 (none) to H7 (full solution)")
 
 
 class AuditOut(BaseModel):

@@ -145,7 +145,7 @@ async def _converse(client: httpx.AsyncClient, auth: dict[str, str], turns: int)
             )
             assert response.status_code == 200
             last = response.text.strip().split("\n\n")[-1]
-            assert last.startswith("event: turn\n"), last
+            assert last.startswith("event: end\n"), last
             replies.append(json.loads(last.split("data: ", 1)[1])["reply"])
         else:
             response = await client.post(
@@ -207,10 +207,16 @@ def test_two_requests_posting_the_same_turn_one_wins_the_other_409(
             loser = next(answer for answer in answers if answer.status_code == 409)
             assert loser.headers["content-type"] == "application/problem+json"
             assert loser.json()["type"] == "urn:pedrag:problem:turn-conflict"
+            won = next(
+                who
+                for answer, who in zip(answers, ("ann", "bob"), strict=True)
+                if answer.status_code == 200
+            )
             winner = next(answer for answer in answers if answer.status_code == 200).json()
             audit = (await client_a.get(f"/v1/sessions/{session_id}/audit", headers=auth)).json()
             assert [record["turn"] for record in audit["records"]] == list(range(1, index + 1))
-            assert audit["records"][-1]["student"] == winner["audit"]["student"]
+            assert audit["records"][-1]["student"] == f"{won} says hello"
+            assert audit["records"][-1]["tutor"] == winner["reply"]
 
     async def main() -> None:
         # Two clients, two connections: the requests are spread over the workers.
