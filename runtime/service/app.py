@@ -43,6 +43,7 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -54,7 +55,7 @@ from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord
 from pedrag.runtime.llm.interface import LLMBackend
 from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 from pedrag.runtime.service import metrics
-from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
+from pedrag.runtime.service.auth import TenantContext, TutorCache, required_role, role
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
@@ -65,11 +66,15 @@ from pedrag.runtime.service.schemas import (
     ExerciseOut,
     Health,
     InstructorUpdate,
+    KeyCreate,
+    KeyIssued,
+    KeyOut,
     LearnerCreate,
     LearnerDeleted,
     LearnerGoal,
     LearnerOut,
     SessionCreate,
+    SessionDetail,
     SessionOut,
     SessionSummary,
     TheoriesOut,
@@ -104,7 +109,10 @@ REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request
 ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
-Tenant = Annotated[TenantContext, Depends(authenticate)]
+# The role a route needs is its dependency (auth.role): the one place that rule lives.
+Learner = Annotated[TenantContext, Depends(role("learner"))]
+Instructor = Annotated[TenantContext, Depends(role("instructor"))]
+Admin = Annotated[TenantContext, Depends(role("admin"))]
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 
 
@@ -189,14 +197,46 @@ def create_app(
         version=__version__,
         summary="A supervised LLM tutor that follows a checked pedagogical theory.",
         lifespan=lifespan,
-        responses={status: PROBLEM_SCHEMA for status in (401, 404, 409, 422, 429)},
+        responses={status: PROBLEM_SCHEMA for status in (401, 403, 404, 409, 422, 429)},
     )
     app.add_middleware(RequestContext)
     _install_errors(app)
     _install_routes(app)
+    _document_roles(app)
     playground = importlib.resources.files("pedrag.runtime.service").joinpath("playground")
     app.mount("/playground", StaticFiles(directory=str(playground), html=True), name="playground")
     return app
+
+
+def _route_role(dependant: Any) -> str | None:
+    for dependency in dependant.dependencies:
+        needed = required_role(dependency.call) or _route_role(dependency)
+        if needed is not None:
+            return needed
+    return None
+
+
+def _document_roles(app: FastAPI) -> None:
+    """Each operation of the OpenAPI document says the role it needs (``x-pedrag-role``),
+    read from the route's dependency, so the document cannot disagree with the check."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            for route in app.routes:
+                if not isinstance(route, APIRoute) or not route.include_in_schema:
+                    continue
+                needed = _route_role(route.dependant)
+                for method in route.methods or ():
+                    operation = schema["paths"][route.path_format].get(method.lower())
+                    if operation is not None and needed is not None:
+                        operation["x-pedrag-role"] = needed
+                        note = f"Needs a key of role `{needed}` or above."
+                        operation["description"] = f"{operation.get('description', '')}\n\n{note}"
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def _retention_loop(state: ServiceState) -> None:
@@ -354,7 +394,7 @@ def _install_routes(app: FastAPI) -> None:
     # -- theories ----------------------------------------------------------------------------
 
     @app.get("/v1/theories", response_model=TheoriesOut, tags=["theories"])
-    def list_theories(ctx: Tenant) -> TheoriesOut:
+    def list_theories(ctx: Learner) -> TheoriesOut:
         """The theories this service runs and the curricula's exercises (answers withheld)."""
         theories = ctx.tutors.theories
         out = []
@@ -398,7 +438,7 @@ def _install_routes(app: FastAPI) -> None:
     )
     async def check_theory(
         request: Request,
-        ctx: Tenant,
+        ctx: Instructor,
         filename: Annotated[str, Query(pattern=CHECK_FILENAME)] = "theory.yaml",
         semantic: bool = True,
     ) -> dict[str, Any]:
@@ -433,13 +473,13 @@ def _install_routes(app: FastAPI) -> None:
     # -- learners ----------------------------------------------------------------------------
 
     @app.post("/v1/learners", response_model=LearnerOut, status_code=201, tags=["learners"])
-    def create_learner(body: LearnerCreate, ctx: Tenant) -> LearnerOut:
+    def create_learner(body: LearnerCreate, ctx: Instructor) -> LearnerOut:
         learner_id = body.id or uuid.uuid4().hex
         ctx.store.create_learner(learner_id, body.meta)
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get("/v1/learners/{learner_id}", response_model=LearnerOut, tags=["learners"])
-    def get_learner(learner_id: str, ctx: Tenant) -> LearnerOut:
+    def get_learner(learner_id: str, ctx: Instructor) -> LearnerOut:
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get(
@@ -447,7 +487,7 @@ def _install_routes(app: FastAPI) -> None:
         response_model=list[SessionSummary],
         tags=["learners"],
     )
-    def learner_sessions(learner_id: str, ctx: Tenant) -> list[SessionSummary]:
+    def learner_sessions(learner_id: str, ctx: Instructor) -> list[SessionSummary]:
         ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
         return [
             SessionSummary(**item)
@@ -461,7 +501,7 @@ def _install_routes(app: FastAPI) -> None:
     )
     def learner_goals(
         learner_id: str,
-        ctx: Tenant,
+        ctx: Instructor,
         curriculum: Annotated[str | None, Query(description="default: the only one")] = None,
     ) -> list[LearnerGoal]:
         """The learner's mastery of each goal of a curriculum, in its order: what an
@@ -492,7 +532,7 @@ def _install_routes(app: FastAPI) -> None:
         return out
 
     @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
-    def delete_learner(learner_id: str, ctx: Tenant) -> LearnerDeleted:
+    def delete_learner(learner_id: str, ctx: Admin) -> LearnerDeleted:
         """Delete a learner and every session and audit record of theirs."""
         deleted = ctx.store.delete_learner(learner_id)
         log.info(
@@ -503,7 +543,7 @@ def _install_routes(app: FastAPI) -> None:
     # -- sessions ----------------------------------------------------------------------------
 
     @app.post("/v1/sessions", response_model=SessionOut, status_code=201, tags=["sessions"])
-    def create_session(body: SessionCreate, ctx: Tenant) -> SessionOut:
+    def create_session(body: SessionCreate, ctx: Learner) -> SessionOut:
         tutor = ctx.tutor(body.curriculum)
         if body.theory not in tutor.theories:
             known = ", ".join(tutor.theories.ids)
@@ -533,22 +573,30 @@ def _install_routes(app: FastAPI) -> None:
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
     def list_sessions(
-        ctx: Tenant, limit: Annotated[int, Query(ge=0, le=1000)] = 50
+        ctx: Instructor, limit: Annotated[int, Query(ge=0, le=1000)] = 50
     ) -> list[SessionSummary]:
         """This tenant's sessions, most recently updated first."""
         return [SessionSummary(**item) for item in ctx.store.list_sessions(limit)]
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
-    def get_session(session_id: str, ctx: Tenant) -> SessionOut:
+    def get_session(session_id: str, ctx: Learner) -> SessionOut:
+        """The session as its learner may see it."""
         tutor, session = _resume(ctx, session_id)
         return _session_out(tutor, session, session.state.turn)
 
-    @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["sessions"])
-    def get_audit(session_id: str, ctx: Tenant) -> AuditOut:
+    @app.get("/v1/sessions/{session_id}/state", response_model=SessionDetail, tags=["instructor"])
+    def get_session_state(session_id: str, ctx: Instructor) -> SessionDetail:
+        """The session with its metrics and the instructor toggles its theory offers."""
+        tutor, session = _resume(ctx, session_id)
+        return _session_detail(tutor, session, session.state.turn)
+
+    @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["instructor"])
+    def get_audit(session_id: str, ctx: Instructor) -> AuditOut:
+        """The instructor view of every turn: the whole audit record."""
         return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
 
     @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
-    async def post_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> TurnOut:
+    async def post_turn(session_id: str, body: TurnCreate, ctx: Learner) -> TurnOut:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
@@ -572,7 +620,7 @@ def _install_routes(app: FastAPI) -> None:
             }
         },
     )
-    async def stream_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> StreamingResponse:
+    async def stream_turn(session_id: str, body: TurnCreate, ctx: Learner) -> StreamingResponse:
         """One supervised turn as Server-Sent Events. Only committed text is shown: the
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
@@ -596,9 +644,9 @@ def _install_routes(app: FastAPI) -> None:
         )
 
     @app.post(
-        "/v1/sessions/{session_id}/instructor", response_model=SessionOut, tags=["instructor"]
+        "/v1/sessions/{session_id}/instructor", response_model=SessionDetail, tags=["instructor"]
     )
-    def instructor(session_id: str, body: InstructorUpdate, ctx: Tenant) -> SessionOut:
+    def instructor(session_id: str, body: InstructorUpdate, ctx: Instructor) -> SessionDetail:
         """Instructor toggles (trusted metrics): exam lockdown, explain mode, any toggle the
         theory declares with `writer: instructor`, and lifting a conduct restriction."""
         toggles = dict(body.metrics)
@@ -611,7 +659,34 @@ def _install_routes(app: FastAPI) -> None:
             tutor, session_id, InstructorChange(toggles, body.lift_conduct_restriction)
         )
         log.info("instructor change on session %s: %s", session_id, body.model_dump())
-        return _session_out(tutor, session, session.state.turn)
+        return _session_detail(tutor, session, session.state.turn)
+
+    # -- keys (admin) -------------------------------------------------------------------------
+
+    @app.get("/v1/keys", response_model=list[KeyOut], tags=["admin"])
+    def list_keys(ctx: Admin) -> list[KeyOut]:
+        """This tenant's API keys (their ids and roles, never the keys), revoked ones too."""
+        return [_key_out(item) for item in ctx.store.tenants.list_keys(ctx.tenant.id)]
+
+    @app.post("/v1/keys", response_model=KeyIssued, status_code=201, tags=["admin"])
+    def issue_key(body: KeyCreate, ctx: Admin) -> KeyIssued:
+        """A new API key of this tenant; the key is in this answer only (stored hashed)."""
+        directory = ctx.store.tenants
+        key = directory.issue_key(ctx.tenant.id, body.label, role=body.role)
+        issued = directory.key(key)
+        assert issued is not None
+        log.info("key %s (%s) issued by key %s", issued.id, issued.role, ctx.key_id)
+        return KeyIssued(**_key_out(issued).model_dump(), key=key)
+
+    @app.delete("/v1/keys/{key_id}", response_model=KeyOut, tags=["admin"])
+    def revoke_key(key_id: str, ctx: Admin) -> KeyOut:
+        """Revoke one of this tenant's keys; it is refused from the next request on."""
+        directory = ctx.store.tenants
+        if not directory.revoke_key(key_id, ctx.tenant.id):
+            raise Problem(404, "key-not-found", f"no key {key_id!r} in force")
+        found = next(item for item in directory.list_keys(ctx.tenant.id) if item.id == key_id)
+        log.info("key %s revoked by key %s", key_id, ctx.key_id)
+        return _key_out(found)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -656,7 +731,6 @@ def _check_turn_index(session: Session, turn: int | None) -> None:
 
 def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
     state = session.state
-    schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
     return SessionOut(
         id=session.id,
         theory=state.theory_id,
@@ -665,10 +739,28 @@ def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
         curriculum=session.meta.get("curriculum") or getattr(tutor.curriculum, "id", None),
         learner_id=session.meta.get("learner_id"),
         turns=turns,
+        solved=state.solved,
+    )
+
+
+def _session_detail(tutor: Tutor, session: Session, turns: int) -> SessionDetail:
+    state = session.state
+    schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
+    return SessionDetail(
+        **_session_out(tutor, session, turns).model_dump(),
         metrics=dict(state.metrics),
         instructor_toggles=list(instructor_metrics(schema)),
-        solved=state.solved,
         meta=dict(session.meta),
+    )
+
+
+def _key_out(item: Any) -> KeyOut:
+    return KeyOut(
+        id=item.id,
+        role=item.role,
+        label=item.label,
+        created_at=item.created_at,
+        revoked_at=item.revoked_at,
     )
 
 

@@ -7,7 +7,7 @@ service returns is described here so the schema at ``/openapi.json`` is the cont
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,17 +67,25 @@ class SessionCreate(_Body):
 
 
 class SessionOut(BaseModel):
+    """A session as its learner may see it: no metrics, no meta (the instructor's view is
+    :class:`SessionDetail`)."""
+
     id: str
     theory: str
     exercise: str | None
     curriculum: str | None
     learner_id: str | None
     turns: int = Field(description="committed turns; the next turn is turns + 1")
+    solved: bool
+
+
+class SessionDetail(SessionOut):
+    """A session as an instructor sees it: its metrics and the toggles its theory offers."""
+
     metrics: dict[str, Any]
     instructor_toggles: list[str] = Field(
         description="trusted metrics an instructor may set in this session's theory"
     )
-    solved: bool
     meta: dict[str, Any]
 
 
@@ -175,3 +183,26 @@ class CheckRequest(_Body):
 class Health(BaseModel):
     status: str
     detail: str = ""
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+
+class KeyCreate(_Body):
+    role: Literal["learner", "instructor", "admin"] = Field(
+        description="learner: sessions and turns; instructor: also toggles, audits, learner "
+        "records, checks; admin: also keys and deletion"
+    )
+    label: str = Field("", max_length=200, description="your note on what holds the key")
+
+
+class KeyOut(BaseModel):
+    id: str = Field(description="the key's name (not the key): DELETE /v1/keys/{id} revokes it")
+    role: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class KeyIssued(KeyOut):
+    key: str = Field(description="the API key itself, shown this once (stored hashed)")

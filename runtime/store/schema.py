@@ -19,7 +19,8 @@ Why these columns:
 - **Every row carries its tenant** (``tenant``; ``default`` for a single-deployment database),
   and the store adds ``tenant = ?`` to every statement it runs (see the store's docstring).
   ``pedrag_tenants`` and ``pedrag_api_keys`` are the directory the HTTP service authenticates
-  against: an API key is stored only as its SHA-256 digest.
+  against: an API key is stored only as its SHA-256 digest, with its role (``learner``,
+  ``instructor``, ``admin``) and, once revoked, when (``revoked_at``).
 - ``pedrag_learners`` are the people sessions belong to; deleting a learner deletes their
   sessions and audit records (the service's deletion endpoint).
 - ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
@@ -150,6 +151,9 @@ api_keys = Table(
     ),
     Column("label", String(200), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # learner, instructor or admin (the service's roles); keys from before roles are admin.
+    Column("role", String(16), nullable=False, server_default="admin"),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),  # None: in force
 )
 
 learners = Table(

@@ -45,6 +45,7 @@ Why it looks like this:
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import math
 import os
@@ -98,7 +99,9 @@ from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vecto
 from pedrag.runtime.turn.text import safe_text
 
 __all__ = [
+    "ROLES",
     "AlreadyExists",
+    "ApiKey",
     "DEFAULT_DB_PATH",
     "DEFAULT_TENANT",
     "ENV_DB",
@@ -983,8 +986,11 @@ class TenantDirectory:
                 rows = connection.execute(select(tenants).order_by(tenants.c.id)).all()
         return [_tenant(row) for row in rows]
 
-    def issue_key(self, tenant_id: str, label: str = "") -> str:
-        """A new API key for the tenant. The key itself is returned once and never stored."""
+    def issue_key(self, tenant_id: str, label: str = "", *, role: str = "learner") -> str:
+        """A new API key of ``role`` for the tenant (least privilege by default). The key
+        itself is returned once and never stored; :func:`key_id` names it afterwards."""
+        if role not in ROLES:
+            raise StoreError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
         key = API_KEY_PREFIX + secrets.token_urlsafe(32)
         store = self._store
         with store._errors(f"issue an API key for tenant {tenant_id!r}"):
@@ -1002,22 +1008,104 @@ class TenantDirectory:
                         tenant=tenant_id,
                         label=label[:200],
                         created_at=_utcnow(),
+                        role=role,
                     )
                 )
         return key
 
     def authenticate(self, key: str) -> Tenant | None:
-        """The tenant of an API key, or None for an unknown key."""
+        """The tenant of an API key in force, or None for an unknown or revoked key."""
+        found = self.key(key)
+        return found.tenant if found is not None and found.revoked_at is None else None
+
+    def key(self, key: str) -> ApiKey | None:
+        """The record of an API key (revoked or not), or None for an unknown key."""
         digest = hash_api_key(key)
         store = self._store
         with store._errors("check an API key"):
             with store._transaction(write=False) as connection:
                 row = connection.execute(
-                    select(tenants)
+                    select(tenants, *_KEY_COLUMNS)
                     .join(api_keys, api_keys.c.tenant == tenants.c.id)
                     .where(api_keys.c.key_hash == digest)
                 ).one_or_none()
-        return _tenant(row) if row is not None else None
+        return _api_key(row) if row is not None else None
+
+    def list_keys(self, tenant_id: str) -> builtins.list[ApiKey]:
+        """The tenant's keys (revoked ones too), oldest first; never the keys themselves."""
+        store = self._store
+        with store._errors(f"list the API keys of tenant {tenant_id!r}"):
+            with store._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(tenants, *_KEY_COLUMNS)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(tenants.c.id == tenant_id)
+                    .order_by(api_keys.c.created_at, api_keys.c.key_hash)
+                ).all()
+        return [_api_key(row) for row in rows]
+
+    def revoke_key(self, key_id: str, tenant_id: str | None = None) -> bool:
+        """Revoke the key named ``key_id`` (of ``tenant_id`` when given: another tenant's key
+        is as unknown as none); False if there is no such key in force. Takes effect on the
+        next request of every worker (keys are checked per request, never cached)."""
+        if not isinstance(key_id, str) or len(key_id) != KEY_ID_LENGTH:
+            return False
+        scope = [
+            func.substr(api_keys.c.key_hash, 1, KEY_ID_LENGTH) == key_id,
+            api_keys.c.revoked_at.is_(None),
+        ]
+        if tenant_id is not None:
+            scope.append(api_keys.c.tenant == tenant_id)
+        store = self._store
+        with store._errors(f"revoke API key {key_id!r}"):
+            with store._transaction(write=True) as connection:
+                revoked = connection.execute(
+                    update(api_keys).where(*scope).values(revoked_at=_utcnow())
+                ).rowcount
+        return bool(revoked)
+
+
+ROLES = ("learner", "instructor", "admin")
+"""The roles of API keys, each allowed everything the ones before it are (docs/service.md)."""
+
+KEY_ID_LENGTH = 12
+
+
+def key_id(key_hash: str) -> str:
+    """How a key is named once issued: the first hex digits of its digest (not a secret)."""
+    return key_hash[:KEY_ID_LENGTH]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key's record: never the key itself."""
+
+    id: str
+    tenant: Tenant
+    role: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+_KEY_COLUMNS = (
+    api_keys.c.key_hash,
+    api_keys.c.role,
+    api_keys.c.label,
+    api_keys.c.created_at.label("key_created_at"),
+    api_keys.c.revoked_at,
+)
+
+
+def _api_key(row: Any) -> ApiKey:
+    return ApiKey(
+        id=key_id(row.key_hash),
+        tenant=_tenant(row),
+        role=row.role,
+        label=row.label,
+        created_at=_as_utc(row.key_created_at),
+        revoked_at=None if row.revoked_at is None else _as_utc(row.revoked_at),
+    )
 
 
 def _tenant(row: Any) -> Tenant:

@@ -54,11 +54,17 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     db = str(tmp_path_factory.mktemp("views") / "db.sqlite")
     with SessionStore(db) as store:
         store.tenants.create("school")
-        key = store.tenants.issue_key("school")
+        learner = store.tenants.issue_key("school", role="learner")
+        instructor = store.tenants.issue_key("school", role="instructor")
     model = ScriptedModel()
     app = create_app(ServiceSettings(db=db), backend=model)
     with TestClient(app) as client:
-        yield {"client": client, "headers": {"Authorization": f"Bearer {key}"}, "model": model}
+        yield {
+            "client": client,
+            "headers": {"Authorization": f"Bearer {learner}"},
+            "instructor": {"Authorization": f"Bearer {instructor}"},
+            "model": model,
+        }
 
 
 def _session(service: dict[str, Any]) -> str:
@@ -105,7 +111,11 @@ def test_no_learner_response_carries_the_hidden_answer_the_model_drafted(
         assert view["turn"] == index and view["reply"]
     assert service["model"].actor_calls > calls_before  # the model did draft the answer
     # The instructor view keeps everything: the guard's work on every turn is in the audit.
-    records = client.get(f"/v1/sessions/{session_id}/audit", headers=service["headers"]).json()
+    assert (
+        client.get(f"/v1/sessions/{session_id}/audit", headers=service["headers"]).status_code
+        == 403
+    )
+    records = client.get(f"/v1/sessions/{session_id}/audit", headers=service["instructor"]).json()
     assert len(records["records"]) == len(MESSAGES)
     for record in records["records"]:
         blocked = any(draft.get("flagged") for draft in record["drafts"])

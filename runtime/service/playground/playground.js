@@ -57,6 +57,7 @@ async function startSession(event) {
       theory: $("theory").value, curriculum: curriculum || null, exercise: exercise || null,
     });
     turnsDone = session.turns;
+    session = await api("GET", "/v1/sessions/" + session.id + "/state");  // metrics, toggles
     $("session-id").textContent = "session " + session.id;
     $("session-id").dataset.sessionId = session.id;
     $("transcript").replaceChildren();
