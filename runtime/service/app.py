@@ -33,10 +33,10 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request, Response
@@ -103,6 +103,7 @@ from pedrag.runtime.turn.state import MetricSchema
 from pedrag.runtime.turn.tutor import Session, TurnResult, Tutor
 
 log = logging.getLogger("pedrag.service")
+T = TypeVar("T")
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request_id", default="-")
 
@@ -599,10 +600,12 @@ def _install_routes(app: FastAPI) -> None:
     async def post_turn(session_id: str, body: TurnCreate, ctx: Learner) -> TurnOut:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, body.turn)
         started = time.perf_counter()
-        result = await AsyncTutor(tutor).turn(session, body.message)
+
+        async def run(tutor: Tutor, session: Session) -> TurnResult:
+            return await AsyncTutor(tutor).turn(session, body.message)
+
+        result, _ = await _run_turn(ctx, session_id, body.turn, run)
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         return _turn_out(session_id, result)
 
@@ -624,10 +627,12 @@ def _install_routes(app: FastAPI) -> None:
         """One supervised turn as Server-Sent Events. Only committed text is shown: the
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, body.turn)
         started = time.perf_counter()
-        pieces = [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
+
+        async def run(tutor: Tutor, session: Session) -> list[str]:
+            return [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
+
+        pieces, session = await _run_turn(ctx, session_id, body.turn, run)
         result = session.results[-1]  # committed: the stream raised otherwise
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
         end = _turn_out(session_id, result).model_dump(mode="json")
@@ -714,6 +719,33 @@ def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
         return tutor, tutor.resume(session_id)
     except KeyError as error:
         raise Problem(409, "session-not-runnable", str(error.args[0])) from error
+
+
+TURN_ATTEMPTS = 3
+"""How often a turn runs when instructors' toggles keep landing while it runs."""
+
+
+async def _run_turn(
+    ctx: TenantContext,
+    session_id: str,
+    turn: int | None,
+    run: Callable[[Tutor, Session], Awaitable[T]],
+) -> tuple[T, Session]:
+    """Resume the session and run one turn on it (``run``). A toggle committed while the turn
+    ran makes its commit match nothing (the version the turn read is gone): the turn is run
+    again on the toggled state, so it obeys the toggle instead of undoing it. Another turn
+    committed meanwhile is a real conflict: 409, as is a toggle storm past the attempts."""
+    for attempt in range(1, TURN_ATTEMPTS + 1):
+        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
+        _check_turn_index(session, turn)
+        try:
+            return await run(tutor, session), session
+        except TurnConflict as error:
+            if not error.state_changed or attempt == TURN_ATTEMPTS:
+                raise
+            metrics.TURN_RERUNS.inc()
+            log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
+    raise AssertionError("unreachable")
 
 
 def _check_turn_index(session: Session, turn: int | None) -> None:

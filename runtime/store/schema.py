@@ -12,6 +12,9 @@ Why these columns:
 
 - ``pedrag_sessions.turns`` is the number of committed turns. ``save_turn`` advances it with a
   compare-and-set (``WHERE turns = n - 1``), which is what stops two writers interleaving.
+- ``pedrag_sessions.version`` goes up with every write of the state, a turn's or an
+  instructor's toggle: a turn commits only against the version it read, so a toggle that
+  landed meanwhile is never overwritten by a turn that started before it.
 - ``pedrag_audit_records`` is keyed by ``(session_id, turn_index)``, so even a writer that
   bypassed the compare-and-set could not record the same turn twice.
 - ``pedrag_spend`` is one running total per ``(tenant, scope)``, updated with a single atomic
@@ -84,6 +87,8 @@ sessions = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, index=True),
     Column("tenant", String(TENANT_ID_LENGTH), nullable=False, server_default=DEFAULT_TENANT),
     Column("learner_id", String(128), nullable=True),
+    # Up by one with every state write (a turn, a toggle): the compare-and-set they share.
+    Column("version", Integer, nullable=False, server_default="0"),
     Index("ix_pedrag_sessions_tenant_updated", "tenant", "updated_at"),
     Index("ix_pedrag_sessions_tenant_learner", "tenant", "learner_id"),
 )

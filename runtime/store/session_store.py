@@ -96,6 +96,7 @@ from pedrag.runtime.store.schema import (
     tenants,
 )
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
+from pedrag.runtime.store.stored import StoredSession
 from pedrag.runtime.turn.text import safe_text
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStore",
     "StoreError",
+    "StoredSession",
     "Tenant",
     "TenantDirectory",
     "TurnConflict",
@@ -281,13 +283,17 @@ class SessionStore:
         state: dict[str, Any],
         audit: dict[str, Any],
         learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
+        *,
+        version: int | None = None,
     ) -> None:
         """Commit turn ``turn_index`` (1-based): insert its audit record and replace the session
         state, in one transaction; ``learner`` — ``(learner id, {goal: {"mastery", "evidence",
         "solved"}})`` — writes the learner's goals the turn changed in the same transaction.
 
-        Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed, and
-        :class:`SessionNotFound` for an unknown id; in both cases, and on any other error,
+        Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed and,
+        when ``version`` is given (the one :meth:`read_session` gave), the state was not written
+        since (``state_changed``: an instructor's toggle landed while the turn ran); and
+        :class:`SessionNotFound` for an unknown id. In all these cases, and on any other error,
         nothing is written.
         """
         _require_session_id(session_id)
@@ -302,17 +308,18 @@ class SessionStore:
                 # The compare-and-set: only the writer that saw turns == n - 1 advances it. On
                 # PostgreSQL a concurrent writer blocks on the row lock, then re-checks the
                 # condition against the committed row and matches nothing.
-                advanced = connection.execute(
-                    _ADVANCE,
-                    {
-                        "b_id": session_id,
-                        "b_tenant": self._tenant,
-                        "b_before": turn_index - 1,
-                        "b_state": state,
-                        "b_turns": turn_index,
-                        "b_now": now,
-                    },
-                )
+                values = {
+                    "b_id": session_id,
+                    "b_tenant": self._tenant,
+                    "b_before": turn_index - 1,
+                    "b_state": state,
+                    "b_turns": turn_index,
+                    "b_now": now,
+                }
+                if version is None:
+                    advanced = connection.execute(_ADVANCE, values)
+                else:
+                    advanced = connection.execute(_ADVANCE_AT, {**values, "b_version": version})
                 if advanced.rowcount != 1:
                     self._raise_conflict(connection, session_id, turn_index)
                 # A record already stored for this turn (only possible if the tables were
@@ -345,7 +352,9 @@ class SessionStore:
         ).scalar_one_or_none()
         if committed is None:
             raise SessionNotFound(session_id)
-        raise TurnConflict(session_id, turn_index, committed)
+        raise TurnConflict(
+            session_id, turn_index, committed, state_changed=committed == turn_index - 1
+        )
 
     def _write_learner(
         self,
@@ -401,22 +410,29 @@ class SessionStore:
             for row in rows
         }
 
-    def set_state(self, session_id: str, turns: int, state: dict[str, Any]) -> None:
+    def set_state(
+        self, session_id: str, turns: int, state: dict[str, Any], *, version: int | None = None
+    ) -> None:
         """Replace the state of a session between turns (an instructor's toggle), without a
-        turn: a compare-and-set on ``turns`` as :meth:`save_turn`'s, so a toggle never
-        overwrites a turn committed meanwhile (:class:`TurnConflict`; nothing written)."""
+        turn: a compare-and-set on ``turns`` (and on ``version`` when given) as
+        :meth:`save_turn`'s, which bumps the version, so neither a turn committed meanwhile is
+        overwritten (:class:`TurnConflict`; nothing written) nor can a turn that read the state
+        before this write commit over it."""
         _require_session_id(session_id)
         _require_document(state, "state")
+        scope = [
+            sessions.c.id == session_id,
+            sessions.c.tenant == self._tenant,
+            sessions.c.turns == turns,
+        ]
+        if version is not None:
+            scope.append(sessions.c.version == version)
         with self._errors(f"update the state of session {session_id!r}"):
             with self._transaction(write=True) as connection:
                 changed = connection.execute(
                     update(sessions)
-                    .where(
-                        sessions.c.id == session_id,
-                        sessions.c.tenant == self._tenant,
-                        sessions.c.turns == turns,
-                    )
-                    .values(state=state, updated_at=_utcnow())
+                    .where(*scope)
+                    .values(state=state, updated_at=_utcnow(), version=sessions.c.version + 1)
                 )
                 if changed.rowcount != 1:
                     self._raise_conflict(connection, session_id, turns + 1)
@@ -424,16 +440,21 @@ class SessionStore:
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn
         ``turns + 1``."""
+        stored = self.read_session(session_id)
+        return stored.meta, stored.state, stored.turns
+
+    def read_session(self, session_id: str) -> StoredSession:
+        """The session as last written, with the version a turn or a toggle commits against."""
         with self._errors(f"load session {session_id!r}"):
             with self._transaction(write=False) as connection:
                 row = connection.execute(
-                    select(sessions.c.meta, sessions.c.state, sessions.c.turns).where(
-                        sessions.c.id == session_id, sessions.c.tenant == self._tenant
-                    )
+                    select(
+                        sessions.c.meta, sessions.c.state, sessions.c.turns, sessions.c.version
+                    ).where(sessions.c.id == session_id, sessions.c.tenant == self._tenant)
                 ).one_or_none()
         if row is None:
             raise SessionNotFound(session_id)
-        return dict(row.meta), dict(row.state), int(row.turns)
+        return StoredSession(dict(row.meta), dict(row.state), int(row.turns), int(row.version))
 
     def audit_records(self, session_id: str) -> list[dict[str, Any]]:
         """The session's audit records as saved, ordered by turn (the record of turn ``n`` is
@@ -803,8 +824,11 @@ _ADVANCE = (
         state=bindparam("b_state", type_=sessions.c.state.type),
         turns=bindparam("b_turns"),
         updated_at=bindparam("b_now", type_=sessions.c.updated_at.type),
+        version=sessions.c.version + 1,
     )
 )
+# The same, also against the version the turn read (a toggle since makes it match nothing).
+_ADVANCE_AT = _ADVANCE.where(sessions.c.version == bindparam("b_version"))
 _RECORD = insert(audit_records)
 
 
