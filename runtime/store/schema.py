@@ -24,8 +24,9 @@ Why these columns:
   ``pedrag_tenants`` and ``pedrag_api_keys`` are the directory the HTTP service authenticates
   against: an API key is stored only as its SHA-256 digest, with its role (``learner``,
   ``instructor``, ``admin``) and, once revoked, when (``revoked_at``).
-- ``pedrag_learners`` are the people sessions belong to; deleting a learner deletes their
-  sessions and audit records (the service's deletion endpoint).
+- ``pedrag_learners`` are the people sessions belong to, keyed by ``(tenant, id)`` so each
+  tenant has its own ids; deleting a learner deletes their sessions and audit records (the
+  service's deletion endpoint).
 - ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
   so a rate limit holds across every worker of a deployment.
 - ``pedrag_course_documents`` and ``pedrag_course_chunks`` are a course's indexed materials
@@ -164,8 +165,9 @@ api_keys = Table(
 learners = Table(
     "pedrag_learners",
     metadata,
+    # Keyed per tenant: one school's ids say nothing about another's (no 409 oracle).
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
     Column("id", String(128), primary_key=True),
-    Column("tenant", String(TENANT_ID_LENGTH), nullable=False, index=True),
     Column("meta", JSONDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )

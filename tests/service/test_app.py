@@ -424,3 +424,25 @@ def test_a_learners_goals_show_the_mastery_their_graded_answers_earned(
     assert missing.status_code == 404
     other = client.get(f"/v1/learners/{learner_id}/goals", headers=auth(service, "brief"))
     assert other.status_code == 404  # another tenant's learner
+
+
+def test_a_learner_id_of_another_tenant_answers_exactly_as_an_unknown_id(
+    service: dict[str, Any],
+) -> None:
+    client = service["client"]
+    mine = client.post(
+        "/v1/learners", json={"id": "bob", "meta": {"of": "alpha"}}, headers=auth(service)
+    )
+    unknown = client.get("/v1/learners/bob", headers=auth(service, "brief"))
+    never = client.get("/v1/learners/never-created", headers=auth(service, "brief"))
+    assert mine.status_code == 201 and unknown.status_code == never.status_code == 404
+    assert unknown.json()["detail"].replace("bob", "X") == never.json()["detail"].replace(
+        "never-created", "X"
+    )
+    theirs = client.post(
+        "/v1/learners", json={"id": "bob", "meta": {"of": "brief"}}, headers=auth(service, "brief")
+    )
+    assert theirs.status_code == 201  # not 409: nothing learnt about alpha's ids
+    assert client.get("/v1/learners/bob", headers=auth(service)).json()["meta"] == {"of": "alpha"}
+    again = client.post("/v1/learners", json={"id": "bob"}, headers=auth(service))
+    assert again.status_code == 409
