@@ -122,3 +122,34 @@ def test_no_learner_response_carries_the_hidden_answer_the_model_drafted(
         withheld = (record.get("stream") or {}).get("withheld")
         assert blocked or withheld or record["fallback"], record
         assert HIDDEN not in record["tutor"]
+
+
+def test_a_stream_that_loses_its_turn_shows_no_text(service: dict[str, Any]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = service["client"]
+    session_id = _session(service)
+    losers = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for index in range(1, 11):
+            posts = [
+                pool.submit(
+                    client.post,
+                    f"/v1/sessions/{session_id}/turns/stream",
+                    json={"message": f"{who}: how do I start?", "turn": index},
+                    headers=service["headers"],
+                )
+                for who in ("ann", "bob")
+            ]
+            answers = [post.result() for post in posts]
+            assert sorted(answer.status_code for answer in answers) == [200, 409]
+            for answer in answers:
+                if answer.status_code == 409:
+                    losers += 1
+                    assert answer.headers["content-type"] == "application/problem+json"
+                    assert "event: piece" not in answer.text and "reply" not in answer.text
+                else:
+                    assert answer.text.count("event: end") == 1
+    records = client.get(f"/v1/sessions/{session_id}/audit", headers=service["instructor"])
+    assert [record["turn"] for record in records.json()["records"]] == list(range(1, 11))
+    assert losers == 10
