@@ -40,6 +40,7 @@ from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi import Path as PathParam
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
@@ -59,6 +60,9 @@ from pedrag.runtime.service.auth import TenantContext, TutorCache, required_role
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
+    ID_PATTERN,
+    MAX_BODY_BYTES,
+    MAX_ID_CHARS,
     MAX_THEORY_BYTES,
     AuditOut,
     CheckRequest,
@@ -107,9 +111,14 @@ T = TypeVar("T")
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request_id", default="-")
 
+DATABASE_UNAVAILABLE = "the database is unavailable; retry the request later"
 ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
+# Ids in paths have the shape of ids the service hands out: anything else (a NUL, a lone
+# surrogate, 10 kB) is 422 before it reaches the database.
+PathId = Annotated[str, PathParam(pattern=ID_PATTERN)]
+KeyId = Annotated[str, PathParam(pattern=r"^[0-9a-f]{12}$")]
 # The role a route needs is its dependency (auth.role): the one place that rule lives.
 Learner = Annotated[TenantContext, Depends(role("learner"))]
 Instructor = Annotated[TenantContext, Depends(role("instructor"))]
@@ -277,18 +286,55 @@ class RequestContext:
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
+        started_response = False
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started_response
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                started_response = True
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    raise _BodyTooLarge
+            return message
+
         try:
-            await self.app(scope, receive, send_with_id)
+            declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise _BodyTooLarge
+            await self.app(scope, receive_within_limit, send_with_id)
+        except _BodyTooLarge:
+            if not started_response:
+                response = problem_response(
+                    413,
+                    "too-large",
+                    f"a request body is at most {MAX_BODY_BYTES} bytes",
+                    request_id,
+                )
+                await response(scope, receive, send_with_id)
+        except Exception:
+            # Here, not in Starlette's outermost handler: this one still knows the request id,
+            # so the 500 carries it in its header, its body and its log line.
+            log.exception("unhandled error")
+            if not started_response:
+                response = problem_response(
+                    500,
+                    "internal-error",
+                    "the server failed on this request; see its log",
+                    request_id,
+                )
+                await response(scope, receive, send_with_id)
         finally:
             metrics.REQUESTS.labels(status=str(status)).inc()
             log.info(
@@ -299,6 +345,10 @@ class RequestContext:
                 (time.perf_counter() - started) * 1000,
             )
             REQUEST_ID.reset(token)
+
+
+class _BodyTooLarge(Exception):
+    """A request body past MAX_BODY_BYTES: answered 413 by RequestContext."""
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -335,8 +385,9 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(StoreError)
     async def _store(_request: Request, error: StoreError) -> Response:
+        # The driver's text and the database URL stay in the log (with the request id).
         log.error("store: %s", error)
-        return problem_response(503, "store-unavailable", str(error), rid())
+        return problem_response(503, "store-unavailable", DATABASE_UNAVAILABLE, rid())
 
     @app.exception_handler(InstructorError)
     async def _instructor(_request: Request, error: InstructorError) -> Response:
@@ -383,7 +434,8 @@ def _install_routes(app: FastAPI) -> None:
         try:
             state.store.ping()
         except StoreError as error:
-            raise Problem(503, "not-ready", str(error)) from error
+            log.warning("not ready: %s", error)
+            raise Problem(503, "not-ready", "database unavailable") from error
         return Health(status="ready", detail=f"{len(state.theories.ids)} theories")
 
     @app.get("/metrics", tags=["operations"], response_class=Response)
@@ -480,7 +532,7 @@ def _install_routes(app: FastAPI) -> None:
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get("/v1/learners/{learner_id}", response_model=LearnerOut, tags=["learners"])
-    def get_learner(learner_id: str, ctx: Instructor) -> LearnerOut:
+    def get_learner(learner_id: PathId, ctx: Instructor) -> LearnerOut:
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get(
@@ -488,7 +540,7 @@ def _install_routes(app: FastAPI) -> None:
         response_model=list[SessionSummary],
         tags=["learners"],
     )
-    def learner_sessions(learner_id: str, ctx: Instructor) -> list[SessionSummary]:
+    def learner_sessions(learner_id: PathId, ctx: Instructor) -> list[SessionSummary]:
         ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
         return [
             SessionSummary(**item)
@@ -501,9 +553,11 @@ def _install_routes(app: FastAPI) -> None:
         tags=["learners"],
     )
     def learner_goals(
-        learner_id: str,
+        learner_id: PathId,
         ctx: Instructor,
-        curriculum: Annotated[str | None, Query(description="default: the only one")] = None,
+        curriculum: Annotated[
+            str | None, Query(max_length=MAX_ID_CHARS, description="default: the only one")
+        ] = None,
     ) -> list[LearnerGoal]:
         """The learner's mastery of each goal of a curriculum, in its order: what an
         instructor's dashboard shows, kept across sessions by the runtime's knowledge tracing."""
@@ -533,7 +587,7 @@ def _install_routes(app: FastAPI) -> None:
         return out
 
     @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
-    def delete_learner(learner_id: str, ctx: Admin) -> LearnerDeleted:
+    def delete_learner(learner_id: PathId, ctx: Admin) -> LearnerDeleted:
         """Delete a learner and every session and audit record of theirs."""
         deleted = ctx.store.delete_learner(learner_id)
         log.info(
@@ -580,24 +634,24 @@ def _install_routes(app: FastAPI) -> None:
         return [SessionSummary(**item) for item in ctx.store.list_sessions(limit)]
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
-    def get_session(session_id: str, ctx: Learner) -> SessionOut:
+    def get_session(session_id: PathId, ctx: Learner) -> SessionOut:
         """The session as its learner may see it."""
         tutor, session = _resume(ctx, session_id)
         return _session_out(tutor, session, session.state.turn)
 
     @app.get("/v1/sessions/{session_id}/state", response_model=SessionDetail, tags=["instructor"])
-    def get_session_state(session_id: str, ctx: Instructor) -> SessionDetail:
+    def get_session_state(session_id: PathId, ctx: Instructor) -> SessionDetail:
         """The session with its metrics and the instructor toggles its theory offers."""
         tutor, session = _resume(ctx, session_id)
         return _session_detail(tutor, session, session.state.turn)
 
     @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["instructor"])
-    def get_audit(session_id: str, ctx: Instructor) -> AuditOut:
+    def get_audit(session_id: PathId, ctx: Instructor) -> AuditOut:
         """The instructor view of every turn: the whole audit record."""
         return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
 
     @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
-    async def post_turn(session_id: str, body: TurnCreate, ctx: Learner) -> TurnOut:
+    async def post_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> TurnOut:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
@@ -623,7 +677,7 @@ def _install_routes(app: FastAPI) -> None:
             }
         },
     )
-    async def stream_turn(session_id: str, body: TurnCreate, ctx: Learner) -> StreamingResponse:
+    async def stream_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> StreamingResponse:
         """One supervised turn as Server-Sent Events. Only committed text is shown: the
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
@@ -651,7 +705,7 @@ def _install_routes(app: FastAPI) -> None:
     @app.post(
         "/v1/sessions/{session_id}/instructor", response_model=SessionDetail, tags=["instructor"]
     )
-    def instructor(session_id: str, body: InstructorUpdate, ctx: Instructor) -> SessionDetail:
+    def instructor(session_id: PathId, body: InstructorUpdate, ctx: Instructor) -> SessionDetail:
         """Instructor toggles (trusted metrics): exam lockdown, explain mode, any toggle the
         theory declares with `writer: instructor`, and lifting a conduct restriction."""
         toggles = dict(body.metrics)
@@ -684,7 +738,7 @@ def _install_routes(app: FastAPI) -> None:
         return KeyIssued(**_key_out(issued).model_dump(), key=key)
 
     @app.delete("/v1/keys/{key_id}", response_model=KeyOut, tags=["admin"])
-    def revoke_key(key_id: str, ctx: Admin) -> KeyOut:
+    def revoke_key(key_id: KeyId, ctx: Admin) -> KeyOut:
         """Revoke one of this tenant's keys; it is refused from the next request on."""
         directory = ctx.store.tenants
         if not directory.revoke_key(key_id, ctx.tenant.id):

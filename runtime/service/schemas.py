@@ -6,10 +6,11 @@ service returns is described here so the schema at ``/openapi.json`` is the cont
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_MESSAGE_CHARS = 8000
 MAX_THEORY_BYTES = 512_000
@@ -17,8 +18,51 @@ ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 CHECK_FILENAME = r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$"
 
 
+MAX_ID_CHARS = 128
+MAX_META_BYTES = 16_384
+MAX_DEPTH = 16
+MAX_TOGGLES = 64
+MAX_BODY_BYTES = MAX_THEORY_BYTES + 65_536
+"""The largest request body the service reads (a theory file and its JSON wrapping); more is
+413 before any handler runs."""
+
+
+def storable(value: Any, where: str = "body", depth: int = 0) -> None:
+    """Raise ValueError for text no database can store, before anything is written: U+0000
+    (PostgreSQL's text and JSONB refuse it) and lone surrogates (not Unicode: no UTF-8
+    encoding), in any string or key of a JSON value; and nesting past :data:`MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where} is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError(f"{where} contains U+0000, which cannot be stored")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"{where} contains a lone surrogate (U+{ord(value[error.start]):04X}), "
+                "which is not Unicode text"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            storable(key, f"{where} (a key)", depth + 1)
+            storable(item, f"{where}.{key}" if len(where) < 200 else where, depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            storable(item, f"{where}[{index}]" if len(where) < 200 else where, depth + 1)
+
+
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields, values of the wrong type (``"yes"`` for a bool) and
+    text that cannot be stored are 422, before any handler runs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        storable(data)
+        return data
 
 
 # -- learners ----------------------------------------------------------------------------------
@@ -28,7 +72,18 @@ class LearnerCreate(_Body):
     id: str | None = Field(
         None, pattern=ID_PATTERN, description="your id for the learner; generated when omitted"
     )
-    meta: dict[str, Any] = Field(default_factory=dict, description="your data (name, cohort)")
+    meta: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"your data (name, cohort): at most {MAX_META_BYTES} bytes as JSON",
+    )
+
+    @field_validator("meta")
+    @classmethod
+    def _meta_size(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+        if size > MAX_META_BYTES:
+            raise ValueError(f"meta is {size} bytes as JSON; at most {MAX_META_BYTES}")
+        return meta
 
 
 class LearnerOut(BaseModel):
@@ -59,9 +114,15 @@ class LearnerDeleted(BaseModel):
 
 
 class SessionCreate(_Body):
-    theory: str = Field("socratic", description="a theory id from GET /v1/theories")
-    curriculum: str | None = Field(None, description="a curriculum id; default: the only one")
-    exercise: str | None = Field(None, description="an exercise id of the curriculum")
+    theory: str = Field(
+        "socratic", max_length=MAX_ID_CHARS, description="a theory id from GET /v1/theories"
+    )
+    curriculum: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description="a curriculum id; default: the only one"
+    )
+    exercise: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description="an exercise id of the curriculum"
+    )
     learner_id: str | None = Field(None, pattern=ID_PATTERN, description="a learner of yours")
     seed: int | None = Field(None, ge=0, lt=2**31, description="selection seed (reproducible)")
 
@@ -135,7 +196,9 @@ class InstructorUpdate(_Body):
     exam_lockdown: bool | None = Field(None, description="shorthand for the `exam_active` toggle")
     explain_mode: bool | None = Field(None, description="shorthand for the `explain_mode` toggle")
     metrics: dict[str, bool] = Field(
-        default_factory=dict, description="any instructor toggle of the theory, by metric name"
+        default_factory=dict,
+        max_length=MAX_TOGGLES,
+        description="any instructor toggle of the theory, by metric name",
     )
     lift_conduct_restriction: bool = False
 
