@@ -19,7 +19,10 @@ as Server-Sent Events (only text the stream guard released), audit records, inst
 toggles, theory checking, Prometheus metrics and a playground page at /playground/.
 
 Requests carry a tenant's API key (`Authorization: Bearer KEY`). Create a tenant and its
-first key with `pedrag serve --add-tenant ID`; the key is printed once and stored hashed.
+first key (an admin key) with `pedrag serve --add-tenant ID`; the key is printed once and
+stored hashed. Keys have roles: `learner` (sessions and turns; what a student-facing app
+holds), `instructor` (also toggles, audits, learner records, checks), `admin` (also keys and
+deletion): `--issue-key ID --role learner`, `--list-keys ID`, `--revoke-key KEY_ID`.
 
 The database is PEDRAG_DB (or --db): SQLite by default, fine for one worker; use PostgreSQL
 (postgresql+psycopg://...) for --workers above 1. Every worker applies the schema migrations
@@ -32,6 +35,9 @@ exit status: 0 stopped cleanly, 2 usage problem (bad option, database or theory 
 EPILOG = """\
 examples:
   pedrag serve --add-tenant acme --name "Acme School" --requests-per-minute 600
+  pedrag serve --issue-key acme --role learner   a key for the student-facing app
+  pedrag serve --list-keys acme                  key ids, roles, revoked or not
+  pedrag serve --revoke-key 3f9a0c1d2e4b         refused from the next request on
   pedrag serve                                   one worker on 127.0.0.1:8000, SQLite
   PEDRAG_DB=postgresql+psycopg://tutor@db/pedrag pedrag serve --workers 4 --host 0.0.0.0
   pedrag serve --theories theories/ --port 9000  serve your own theory files
@@ -46,6 +52,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--db", help="database path or URL (default: $PEDRAG_DB, else SQLite)")
     parser.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=float(os.environ.get("PEDRAG_SERVE_WORKER_TIMEOUT", "") or 60),
+        metavar="SECONDS",
+        help="with --workers above 1: how long a worker may take to start or to answer the "
+        "supervisor's health check before it is replaced (default: 60, or "
+        "$PEDRAG_SERVE_WORKER_TIMEOUT; uvicorn's own 5 s kills busy workers on a loaded host)",
+    )
+    parser.add_argument(
         "--theories",
         action="append",
         metavar="PATH",
@@ -58,8 +73,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="log level (default: info); every line carries the request id",
     )
     admin = parser.add_argument_group("tenant administration (runs and exits)")
-    admin.add_argument("--add-tenant", metavar="ID", help="create a tenant and print its API key")
-    admin.add_argument("--issue-key", metavar="ID", help="print a new API key for a tenant")
+    admin.add_argument(
+        "--add-tenant", metavar="ID", help="create a tenant and print its first (admin) API key"
+    )
+    admin.add_argument(
+        "--issue-key", metavar="ID", help="print a new API key for a tenant (with --role)"
+    )
+    admin.add_argument(
+        "--role",
+        choices=("learner", "instructor", "admin"),
+        default="learner",
+        help="with --issue-key: the key's role (default: learner)",
+    )
+    admin.add_argument("--list-keys", metavar="ID", help="list a tenant's keys: id, role, state")
+    admin.add_argument(
+        "--revoke-key", metavar="KEY_ID", help="revoke a key (its id, from --list-keys)"
+    )
     admin.add_argument("--list-tenants", action="store_true", help="list tenants and settings")
     admin.add_argument("--name", help="with --add-tenant: display name")
     admin.add_argument(
@@ -116,6 +145,20 @@ def _admin(args: argparse.Namespace) -> int:
                         f"retention_days={tenant.retention_days}"
                     )
                 return 0
+            if args.list_keys:
+                keys = store.tenants.list_keys(args.list_keys)
+                if store.tenants.get(args.list_keys) is None:
+                    raise StoreError(f"no tenant with id {args.list_keys!r}")
+                for item in keys:
+                    state = "in force" if item.revoked_at is None else f"revoked {item.revoked_at}"
+                    print(f"{item.id}\t{item.role}\t{state}\t{item.label}")
+                return 0
+            if args.revoke_key:
+                if not store.tenants.revoke_key(args.revoke_key):
+                    raise StoreError(f"no key {args.revoke_key!r} in force (see --list-keys)")
+                print(f"key {args.revoke_key} revoked", file=sys.stderr)
+                return 0
+            role = args.role
             if args.add_tenant:
                 store.tenants.create(
                     args.add_tenant,
@@ -124,23 +167,27 @@ def _admin(args: argparse.Namespace) -> int:
                     max_usd=args.max_usd,
                     requests_per_minute=args.requests_per_minute,
                 )
+                role = "admin"  # the tenant's first key: it issues the others
             tenant_id = args.add_tenant or args.issue_key
-            key = store.tenants.issue_key(tenant_id, label="pedrag serve")
+            key = store.tenants.issue_key(tenant_id, label="pedrag serve", role=role)
     except StoreError as error:
         print(f"pedrag serve: {error}", file=sys.stderr)
         return 2
     print(key)
-    print(f"API key for tenant {tenant_id!r} (shown once; stored hashed)", file=sys.stderr)
+    print(f"{role} API key for tenant {tenant_id!r} (shown once; stored hashed)", file=sys.stderr)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     if args.db:
         os.environ["PEDRAG_DB"] = args.db
-    if args.add_tenant or args.issue_key or args.list_tenants:
+    if args.add_tenant or args.issue_key or args.list_tenants or args.list_keys or args.revoke_key:
         return _admin(args)
     if args.workers < 1:
         print("pedrag serve: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if not args.worker_timeout > 0:
+        print("pedrag serve: --worker-timeout must be above 0 seconds", file=sys.stderr)
         return 2
     if args.theories:
         os.environ["PEDRAG_SERVE_THEORIES"] = os.pathsep.join(
@@ -180,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
             log_config=_log_config(args.log_level),
             access_log=False,
             timeout_graceful_shutdown=10,
+            timeout_worker_healthcheck=args.worker_timeout,
         )
     finally:
         if metrics_dir is not None:

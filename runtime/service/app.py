@@ -33,16 +33,18 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi import Path as PathParam
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -54,10 +56,13 @@ from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord
 from pedrag.runtime.llm.interface import LLMBackend
 from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 from pedrag.runtime.service import metrics
-from pedrag.runtime.service.auth import TenantContext, TutorCache, authenticate
+from pedrag.runtime.service.auth import TenantContext, TutorCache, required_role, role
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
+    ID_PATTERN,
+    MAX_BODY_BYTES,
+    MAX_ID_CHARS,
     MAX_THEORY_BYTES,
     AuditOut,
     CheckRequest,
@@ -65,18 +70,21 @@ from pedrag.runtime.service.schemas import (
     ExerciseOut,
     Health,
     InstructorUpdate,
+    KeyCreate,
+    KeyIssued,
+    KeyOut,
     LearnerCreate,
     LearnerDeleted,
     LearnerGoal,
     LearnerOut,
     SessionCreate,
+    SessionDetail,
     SessionOut,
     SessionSummary,
     TheoriesOut,
     TheoryOut,
     TurnCreate,
     TurnOut,
-    Verdicts,
 )
 from pedrag.runtime.store.session_store import (
     AlreadyExists,
@@ -99,13 +107,22 @@ from pedrag.runtime.turn.state import MetricSchema
 from pedrag.runtime.turn.tutor import Session, TurnResult, Tutor
 
 log = logging.getLogger("pedrag.service")
+T = TypeVar("T")
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request_id", default="-")
 
+DATABASE_UNAVAILABLE = "the database is unavailable; retry the request later"
 ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
-Tenant = Annotated[TenantContext, Depends(authenticate)]
+# Ids in paths have the shape of ids the service hands out: anything else (a NUL, a lone
+# surrogate, 10 kB) is 422 before it reaches the database.
+PathId = Annotated[str, PathParam(pattern=ID_PATTERN)]
+KeyId = Annotated[str, PathParam(pattern=r"^[0-9a-f]{12}$")]
+# The role a route needs is its dependency (auth.role): the one place that rule lives.
+Learner = Annotated[TenantContext, Depends(role("learner"))]
+Instructor = Annotated[TenantContext, Depends(role("instructor"))]
+Admin = Annotated[TenantContext, Depends(role("admin"))]
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 
 
@@ -190,14 +207,46 @@ def create_app(
         version=__version__,
         summary="A supervised LLM tutor that follows a checked pedagogical theory.",
         lifespan=lifespan,
-        responses={status: PROBLEM_SCHEMA for status in (401, 404, 409, 422, 429)},
+        responses={status: PROBLEM_SCHEMA for status in (401, 403, 404, 409, 422, 429)},
     )
     app.add_middleware(RequestContext)
     _install_errors(app)
     _install_routes(app)
+    _document_roles(app)
     playground = importlib.resources.files("pedrag.runtime.service").joinpath("playground")
     app.mount("/playground", StaticFiles(directory=str(playground), html=True), name="playground")
     return app
+
+
+def _route_role(dependant: Any) -> str | None:
+    for dependency in dependant.dependencies:
+        needed = required_role(dependency.call) or _route_role(dependency)
+        if needed is not None:
+            return needed
+    return None
+
+
+def _document_roles(app: FastAPI) -> None:
+    """Each operation of the OpenAPI document says the role it needs (``x-pedrag-role``),
+    read from the route's dependency, so the document cannot disagree with the check."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            for route in app.routes:
+                if not isinstance(route, APIRoute) or not route.include_in_schema:
+                    continue
+                needed = _route_role(route.dependant)
+                for method in route.methods or ():
+                    operation = schema["paths"][route.path_format].get(method.lower())
+                    if operation is not None and needed is not None:
+                        operation["x-pedrag-role"] = needed
+                        note = f"Needs a key of role `{needed}` or above."
+                        operation["description"] = f"{operation.get('description', '')}\n\n{note}"
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 async def _retention_loop(state: ServiceState) -> None:
@@ -237,18 +286,55 @@ class RequestContext:
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
+        started_response = False
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started_response
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                started_response = True
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    raise _BodyTooLarge
+            return message
+
         try:
-            await self.app(scope, receive, send_with_id)
+            declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise _BodyTooLarge
+            await self.app(scope, receive_within_limit, send_with_id)
+        except _BodyTooLarge:
+            if not started_response:
+                response = problem_response(
+                    413,
+                    "too-large",
+                    f"a request body is at most {MAX_BODY_BYTES} bytes",
+                    request_id,
+                )
+                await response(scope, receive, send_with_id)
+        except Exception:
+            # Here, not in Starlette's outermost handler: this one still knows the request id,
+            # so the 500 carries it in its header, its body and its log line.
+            log.exception("unhandled error")
+            if not started_response:
+                response = problem_response(
+                    500,
+                    "internal-error",
+                    "the server failed on this request; see its log",
+                    request_id,
+                )
+                await response(scope, receive, send_with_id)
         finally:
             metrics.REQUESTS.labels(status=str(status)).inc()
             log.info(
@@ -259,6 +345,10 @@ class RequestContext:
                 (time.perf_counter() - started) * 1000,
             )
             REQUEST_ID.reset(token)
+
+
+class _BodyTooLarge(Exception):
+    """A request body past MAX_BODY_BYTES: answered 413 by RequestContext."""
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -295,8 +385,9 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(StoreError)
     async def _store(_request: Request, error: StoreError) -> Response:
+        # The driver's text and the database URL stay in the log (with the request id).
         log.error("store: %s", error)
-        return problem_response(503, "store-unavailable", str(error), rid())
+        return problem_response(503, "store-unavailable", DATABASE_UNAVAILABLE, rid())
 
     @app.exception_handler(InstructorError)
     async def _instructor(_request: Request, error: InstructorError) -> Response:
@@ -343,7 +434,8 @@ def _install_routes(app: FastAPI) -> None:
         try:
             state.store.ping()
         except StoreError as error:
-            raise Problem(503, "not-ready", str(error)) from error
+            log.warning("not ready: %s", error)
+            raise Problem(503, "not-ready", "database unavailable") from error
         return Health(status="ready", detail=f"{len(state.theories.ids)} theories")
 
     @app.get("/metrics", tags=["operations"], response_class=Response)
@@ -355,7 +447,7 @@ def _install_routes(app: FastAPI) -> None:
     # -- theories ----------------------------------------------------------------------------
 
     @app.get("/v1/theories", response_model=TheoriesOut, tags=["theories"])
-    def list_theories(ctx: Tenant) -> TheoriesOut:
+    def list_theories(ctx: Learner) -> TheoriesOut:
         """The theories this service runs and the curricula's exercises (answers withheld)."""
         theories = ctx.tutors.theories
         out = []
@@ -399,7 +491,7 @@ def _install_routes(app: FastAPI) -> None:
     )
     async def check_theory(
         request: Request,
-        ctx: Tenant,
+        ctx: Instructor,
         filename: Annotated[str, Query(pattern=CHECK_FILENAME)] = "theory.yaml",
         semantic: bool = True,
     ) -> dict[str, Any]:
@@ -434,13 +526,13 @@ def _install_routes(app: FastAPI) -> None:
     # -- learners ----------------------------------------------------------------------------
 
     @app.post("/v1/learners", response_model=LearnerOut, status_code=201, tags=["learners"])
-    def create_learner(body: LearnerCreate, ctx: Tenant) -> LearnerOut:
+    def create_learner(body: LearnerCreate, ctx: Instructor) -> LearnerOut:
         learner_id = body.id or uuid.uuid4().hex
         ctx.store.create_learner(learner_id, body.meta)
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get("/v1/learners/{learner_id}", response_model=LearnerOut, tags=["learners"])
-    def get_learner(learner_id: str, ctx: Tenant) -> LearnerOut:
+    def get_learner(learner_id: PathId, ctx: Instructor) -> LearnerOut:
         return LearnerOut(**ctx.store.load_learner(learner_id))
 
     @app.get(
@@ -448,7 +540,7 @@ def _install_routes(app: FastAPI) -> None:
         response_model=list[SessionSummary],
         tags=["learners"],
     )
-    def learner_sessions(learner_id: str, ctx: Tenant) -> list[SessionSummary]:
+    def learner_sessions(learner_id: PathId, ctx: Instructor) -> list[SessionSummary]:
         ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
         return [
             SessionSummary(**item)
@@ -461,9 +553,11 @@ def _install_routes(app: FastAPI) -> None:
         tags=["learners"],
     )
     def learner_goals(
-        learner_id: str,
-        ctx: Tenant,
-        curriculum: Annotated[str | None, Query(description="default: the only one")] = None,
+        learner_id: PathId,
+        ctx: Instructor,
+        curriculum: Annotated[
+            str | None, Query(max_length=MAX_ID_CHARS, description="default: the only one")
+        ] = None,
     ) -> list[LearnerGoal]:
         """The learner's mastery of each goal of a curriculum, in its order: what an
         instructor's dashboard shows, kept across sessions by the runtime's knowledge tracing."""
@@ -493,7 +587,7 @@ def _install_routes(app: FastAPI) -> None:
         return out
 
     @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
-    def delete_learner(learner_id: str, ctx: Tenant) -> LearnerDeleted:
+    def delete_learner(learner_id: PathId, ctx: Admin) -> LearnerDeleted:
         """Delete a learner and every session and audit record of theirs."""
         deleted = ctx.store.delete_learner(learner_id)
         log.info(
@@ -504,7 +598,7 @@ def _install_routes(app: FastAPI) -> None:
     # -- sessions ----------------------------------------------------------------------------
 
     @app.post("/v1/sessions", response_model=SessionOut, status_code=201, tags=["sessions"])
-    def create_session(body: SessionCreate, ctx: Tenant) -> SessionOut:
+    def create_session(body: SessionCreate, ctx: Learner) -> SessionOut:
         tutor = ctx.tutor(body.curriculum)
         if body.theory not in tutor.theories:
             known = ", ".join(tutor.theories.ids)
@@ -534,27 +628,38 @@ def _install_routes(app: FastAPI) -> None:
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
     def list_sessions(
-        ctx: Tenant, limit: Annotated[int, Query(ge=0, le=1000)] = 50
+        ctx: Instructor, limit: Annotated[int, Query(ge=0, le=1000)] = 50
     ) -> list[SessionSummary]:
         """This tenant's sessions, most recently updated first."""
         return [SessionSummary(**item) for item in ctx.store.list_sessions(limit)]
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
-    def get_session(session_id: str, ctx: Tenant) -> SessionOut:
+    def get_session(session_id: PathId, ctx: Learner) -> SessionOut:
+        """The session as its learner may see it."""
         tutor, session = _resume(ctx, session_id)
         return _session_out(tutor, session, session.state.turn)
 
-    @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["sessions"])
-    def get_audit(session_id: str, ctx: Tenant) -> AuditOut:
+    @app.get("/v1/sessions/{session_id}/state", response_model=SessionDetail, tags=["instructor"])
+    def get_session_state(session_id: PathId, ctx: Instructor) -> SessionDetail:
+        """The session with its metrics and the instructor toggles its theory offers."""
+        tutor, session = _resume(ctx, session_id)
+        return _session_detail(tutor, session, session.state.turn)
+
+    @app.get("/v1/sessions/{session_id}/audit", response_model=AuditOut, tags=["instructor"])
+    def get_audit(session_id: PathId, ctx: Instructor) -> AuditOut:
+        """The instructor view of every turn: the whole audit record."""
         return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
 
     @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
-    async def post_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> TurnOut:
-        """One supervised turn; the reply is exactly what the student sees."""
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, body.turn)
+    async def post_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> TurnOut:
+        """One supervised turn. The answer is the learner view: the reply and its rung, nothing
+        derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
-        result = await AsyncTutor(tutor).turn(session, body.message)
+
+        async def run(tutor: Tutor, session: Session) -> TurnResult:
+            return await AsyncTutor(tutor).turn(session, body.message)
+
+        result, _ = await _run_turn(ctx, session_id, body.turn, run)
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         return _turn_out(session_id, result)
 
@@ -564,39 +669,32 @@ def _install_routes(app: FastAPI) -> None:
         response_class=StreamingResponse,
         responses={
             200: {
-                "description": "Server-Sent Events: `piece` events ({text}) with the text the "
-                "stream guard released, then one `turn` event (the turn record, as POST "
-                ".../turns returns it) or one `error` event (a problem)",
+                "description": "Server-Sent Events, sent once the turn is committed: `piece` "
+                "events ({text}) with the text the stream guard released, then one `end` event "
+                "(the learner view of the turn, as POST .../turns returns it). A turn that "
+                "cannot commit answers with a problem instead and shows no text.",
                 "content": {"text/event-stream": {}},
             }
         },
     )
-    async def stream_turn(session_id: str, body: TurnCreate, ctx: Tenant) -> StreamingResponse:
-        """One supervised turn as Server-Sent Events, piece by released piece."""
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, body.turn)
-        request_id = REQUEST_ID.get()
+    async def stream_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> StreamingResponse:
+        """One supervised turn as Server-Sent Events. Only committed text is shown: the
+        pieces are held until the turn commits (a request that loses to another writer gets
+        its 409 and no piece), then sent in the order the guard released them."""
+        started = time.perf_counter()
+
+        async def run(tutor: Tutor, session: Session) -> list[str]:
+            return [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
+
+        pieces, session = await _run_turn(ctx, session_id, body.turn, run)
+        result = session.results[-1]  # committed: the stream raised otherwise
+        metrics.record_turn("stream", time.perf_counter() - started, result.audit)
+        end = _turn_out(session_id, result).model_dump(mode="json")
 
         async def events() -> AsyncIterator[str]:
-            started = time.perf_counter()
-            try:
-                async for piece in AsyncTutor(tutor).stream(session, body.message):
-                    yield _sse("piece", {"text": piece})
-            except TurnConflict as error:
-                metrics.TURN_CONFLICTS.inc()
-                yield _sse("error", _problem_body(409, "turn-conflict", str(error), request_id))
-                return
-            except StoreError as error:
-                yield _sse("error", _problem_body(503, "store-unavailable", str(error), request_id))
-                return
-            except Exception:
-                log.exception("stream failed")
-                detail = "the server failed on this turn; see its log"
-                yield _sse("error", _problem_body(500, "internal-error", detail, request_id))
-                return
-            result = session.results[-1]
-            metrics.record_turn("stream", time.perf_counter() - started, result.audit)
-            yield _sse("turn", _turn_out(session_id, result).model_dump(mode="json"))
+            for piece in pieces:
+                yield _sse("piece", {"text": piece})
+            yield _sse("end", end)
 
         return StreamingResponse(
             events(),
@@ -605,9 +703,9 @@ def _install_routes(app: FastAPI) -> None:
         )
 
     @app.post(
-        "/v1/sessions/{session_id}/instructor", response_model=SessionOut, tags=["instructor"]
+        "/v1/sessions/{session_id}/instructor", response_model=SessionDetail, tags=["instructor"]
     )
-    def instructor(session_id: str, body: InstructorUpdate, ctx: Tenant) -> SessionOut:
+    def instructor(session_id: PathId, body: InstructorUpdate, ctx: Instructor) -> SessionDetail:
         """Instructor toggles (trusted metrics): exam lockdown, explain mode, any toggle the
         theory declares with `writer: instructor`, and lifting a conduct restriction."""
         toggles = dict(body.metrics)
@@ -620,7 +718,34 @@ def _install_routes(app: FastAPI) -> None:
             tutor, session_id, InstructorChange(toggles, body.lift_conduct_restriction)
         )
         log.info("instructor change on session %s: %s", session_id, body.model_dump())
-        return _session_out(tutor, session, session.state.turn)
+        return _session_detail(tutor, session, session.state.turn)
+
+    # -- keys (admin) -------------------------------------------------------------------------
+
+    @app.get("/v1/keys", response_model=list[KeyOut], tags=["admin"])
+    def list_keys(ctx: Admin) -> list[KeyOut]:
+        """This tenant's API keys (their ids and roles, never the keys), revoked ones too."""
+        return [_key_out(item) for item in ctx.store.tenants.list_keys(ctx.tenant.id)]
+
+    @app.post("/v1/keys", response_model=KeyIssued, status_code=201, tags=["admin"])
+    def issue_key(body: KeyCreate, ctx: Admin) -> KeyIssued:
+        """A new API key of this tenant; the key is in this answer only (stored hashed)."""
+        directory = ctx.store.tenants
+        key = directory.issue_key(ctx.tenant.id, body.label, role=body.role)
+        issued = directory.key(key)
+        assert issued is not None
+        log.info("key %s (%s) issued by key %s", issued.id, issued.role, ctx.key_id)
+        return KeyIssued(**_key_out(issued).model_dump(), key=key)
+
+    @app.delete("/v1/keys/{key_id}", response_model=KeyOut, tags=["admin"])
+    def revoke_key(key_id: KeyId, ctx: Admin) -> KeyOut:
+        """Revoke one of this tenant's keys; it is refused from the next request on."""
+        directory = ctx.store.tenants
+        if not directory.revoke_key(key_id, ctx.tenant.id):
+            raise Problem(404, "key-not-found", f"no key {key_id!r} in force")
+        found = next(item for item in directory.list_keys(ctx.tenant.id) if item.id == key_id)
+        log.info("key %s revoked by key %s", key_id, ctx.key_id)
+        return _key_out(found)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -650,6 +775,33 @@ def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
         raise Problem(409, "session-not-runnable", str(error.args[0])) from error
 
 
+TURN_ATTEMPTS = 3
+"""How often a turn runs when instructors' toggles keep landing while it runs."""
+
+
+async def _run_turn(
+    ctx: TenantContext,
+    session_id: str,
+    turn: int | None,
+    run: Callable[[Tutor, Session], Awaitable[T]],
+) -> tuple[T, Session]:
+    """Resume the session and run one turn on it (``run``). A toggle committed while the turn
+    ran makes its commit match nothing (the version the turn read is gone): the turn is run
+    again on the toggled state, so it obeys the toggle instead of undoing it. Another turn
+    committed meanwhile is a real conflict: 409, as is a toggle storm past the attempts."""
+    for attempt in range(1, TURN_ATTEMPTS + 1):
+        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
+        _check_turn_index(session, turn)
+        try:
+            return await run(tutor, session), session
+        except TurnConflict as error:
+            if not error.state_changed or attempt == TURN_ATTEMPTS:
+                raise
+            metrics.TURN_RERUNS.inc()
+            log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
+    raise AssertionError("unreachable")
+
+
 def _check_turn_index(session: Session, turn: int | None) -> None:
     committed = session.state.turn
     if turn is not None and turn != committed + 1:
@@ -665,7 +817,6 @@ def _check_turn_index(session: Session, turn: int | None) -> None:
 
 def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
     state = session.state
-    schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
     return SessionOut(
         id=session.id,
         theory=state.theory_id,
@@ -674,42 +825,41 @@ def _session_out(tutor: Tutor, session: Session, turns: int) -> SessionOut:
         curriculum=session.meta.get("curriculum") or getattr(tutor.curriculum, "id", None),
         learner_id=session.meta.get("learner_id"),
         turns=turns,
+        solved=state.solved,
+    )
+
+
+def _session_detail(tutor: Tutor, session: Session, turns: int) -> SessionDetail:
+    state = session.state
+    schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
+    return SessionDetail(
+        **_session_out(tutor, session, turns).model_dump(),
         metrics=dict(state.metrics),
         instructor_toggles=list(instructor_metrics(schema)),
-        solved=state.solved,
         meta=dict(session.meta),
     )
 
 
+def _key_out(item: Any) -> KeyOut:
+    return KeyOut(
+        id=item.id,
+        role=item.role,
+        label=item.label,
+        created_at=item.created_at,
+        revoked_at=item.revoked_at,
+    )
+
+
 def _turn_out(session_id: str, result: TurnResult) -> TurnOut:
-    audit = dict(result.audit)
+    """The learner view: built field by field from what the student saw, never from the
+    audit, so nothing the detector or the judge wrote about the hidden answer can reach it."""
     return TurnOut(
-        session_id=session_id,
-        turn=result.turn,
-        reply=result.tutor,
-        action=result.action,
-        rung=f"H{result.rung}",
-        ceiling=f"H{result.contract.ceiling}",
-        theory=result.theory,
-        contract=result.contract.to_dict(),
-        choice=dict(audit.get("choice") or {}),
-        verdicts=Verdicts(
-            detector=dict(result.detector),
-            judge=dict(result.judge) if result.judge is not None else None,
-        ),
-        fallback=result.fallback,
-        revised=result.revised,
-        failures=[dict(item) for item in result.failures],
-        audit=audit,
+        session_id=session_id, turn=result.turn, reply=result.tutor, rung=f"H{result.rung}"
     )
 
 
 def _sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
-def _problem_body(status: int, slug: str, detail: str, request_id: str) -> dict[str, Any]:
-    return json.loads(bytes(problem_response(status, slug, detail, request_id).body))
 
 
 def check_source(source: str, filename: str, *, semantic: bool = True) -> dict[str, Any]:

@@ -1,7 +1,12 @@
 """API key -> tenant -> the tenant's store and tutors; per-tenant rate limits and budgets.
 
 A request names its key as ``Authorization: Bearer <key>`` (or ``X-API-Key``). The directory
-stores only the key's SHA-256 digest. Everything a handler touches afterwards comes from the
+stores only the key's SHA-256 digest, with its role. **Roles** are ordered, each allowed what
+the ones before it are: ``learner`` (sessions and turns; sees only what the student sees),
+``instructor`` (toggles, audits, learner records, theory checks), ``admin`` (keys, deletion).
+A route states the role it needs by its dependency (:func:`role`), the one place that rule
+lives: the OpenAPI document's ``x-pedrag-role`` is read from it, and a key of a lower role gets
+``403``. A revoked key is refused (``401``) on the next request of every worker. Everything a handler touches afterwards comes from the
 :class:`TenantContext`: a store bound to the tenant (``SessionStore.for_tenant``, so the store
 layer scopes every query) and tutors built on it, so a handler has no way to reach another
 tenant's rows. The tenant's ``max_usd`` is the deployment spending cap of its tutors
@@ -14,13 +19,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.service.problems import Problem
-from pedrag.runtime.store.session_store import SessionStore, Tenant
+from pedrag.runtime.store.session_store import ROLES, SessionStore, Tenant
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -32,6 +38,8 @@ class TenantContext:
     tenant: Tenant
     store: SessionStore
     tutors: TutorCache
+    role: str = "learner"
+    key_id: str = ""
 
     def tutor(self, curriculum: str | None = None) -> Tutor:
         return self.tutors.get(self.tenant, self.store, curriculum)
@@ -71,14 +79,19 @@ class TutorCache:
             return tutor
 
 
-def api_key(request: Request) -> str:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    key = request.headers.get("x-api-key", "").strip()
-    if key:
-        return key
+# Security schemes: OpenAPI (and so /docs and generated clients) learns how to send a key.
+# auto_error=False: a missing key is this module's 401 problem, not FastAPI's plain 403.
+_BEARER = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer pdg_...`")
+_HEADER = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="the same API key, as `X-API-Key`"
+)
+
+
+def api_key(bearer: HTTPAuthorizationCredentials | None, header: str | None) -> str:
+    if bearer is not None and bearer.credentials.strip():
+        return bearer.credentials.strip()
+    if header is not None and header.strip():
+        return header.strip()
     raise Problem(
         401,
         "missing-api-key",
@@ -87,18 +100,47 @@ def api_key(request: Request) -> str:
     )
 
 
-def authenticate(request: Request) -> TenantContext:
-    """The request's tenant context; 401 for a missing or unknown key, 429 over the rate."""
-    key = api_key(request)
+def role(required: str) -> Any:
+    """The dependency of a route that needs a key of role ``required`` or above: it gives the
+    request's :class:`TenantContext`."""
+    if required not in ROLES:
+        raise ValueError(f"unknown role {required!r}")
+
+    def authenticated(
+        request: Request,
+        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)],
+        header: Annotated[str | None, Security(_HEADER)],
+    ) -> TenantContext:
+        context = authenticate(request, api_key(bearer, header))
+        if ROLES.index(context.role) < ROLES.index(required):
+            raise Problem(
+                403,
+                "forbidden",
+                f"this route needs an {required} key or above; this key's role is {context.role}",
+            )
+        return context
+
+    authenticated.required_role = required  # type: ignore[attr-defined]
+    return authenticated
+
+
+def required_role(dependency: Any) -> str | None:
+    """The role a route dependency made by :func:`role` requires (None for any other)."""
+    return getattr(dependency, "required_role", None)
+
+
+def authenticate(request: Request, key: str) -> TenantContext:
+    """The key's tenant context; 401 for an unknown or revoked key, 429 over the rate."""
     service = request.app.state.service
-    tenant = service.store.tenants.authenticate(key)
-    if tenant is None:
+    found = service.store.tenants.key(key)
+    if found is None or found.revoked_at is not None:
         raise Problem(
             401,
-            "unknown-api-key",
-            "this API key is not known",
+            "unknown-api-key" if found is None else "revoked-api-key",
+            "this API key is not known" if found is None else "this API key was revoked",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    tenant = found.tenant
     store = service.store.for_tenant(tenant.id)
     if tenant.requests_per_minute is not None:
         now = time.time()
@@ -114,4 +156,4 @@ def authenticate(request: Request) -> TenantContext:
                 headers={"Retry-After": str(retry)},
             )
     request.state.tenant = tenant.id
-    return TenantContext(tenant, store, service.tutors)
+    return TenantContext(tenant, store, service.tutors, found.role, found.id)

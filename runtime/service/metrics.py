@@ -34,6 +34,9 @@ REVEALS_BLOCKED = Counter(
 TURN_CONFLICTS = Counter(
     "pedrag_turn_conflicts", "Turns refused because another request committed that turn first"
 )
+TURN_RERUNS = Counter(
+    "pedrag_turn_reruns", "Turns run again because an instructor's toggle landed while they ran"
+)
 REQUESTS = Counter("pedrag_http_requests", "HTTP requests answered", ["status"])
 
 

@@ -6,10 +6,11 @@ service returns is described here so the schema at ``/openapi.json`` is the cont
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MAX_MESSAGE_CHARS = 8000
 MAX_THEORY_BYTES = 512_000
@@ -17,8 +18,51 @@ ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 CHECK_FILENAME = r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$"
 
 
+MAX_ID_CHARS = 128
+MAX_META_BYTES = 16_384
+MAX_DEPTH = 16
+MAX_TOGGLES = 64
+MAX_BODY_BYTES = MAX_THEORY_BYTES + 65_536
+"""The largest request body the service reads (a theory file and its JSON wrapping); more is
+413 before any handler runs."""
+
+
+def storable(value: Any, where: str = "body", depth: int = 0) -> None:
+    """Raise ValueError for text no database can store, before anything is written: U+0000
+    (PostgreSQL's text and JSONB refuse it) and lone surrogates (not Unicode: no UTF-8
+    encoding), in any string or key of a JSON value; and nesting past :data:`MAX_DEPTH`."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where} is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError(f"{where} contains U+0000, which cannot be stored")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(
+                f"{where} contains a lone surrogate (U+{ord(value[error.start]):04X}), "
+                "which is not Unicode text"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            storable(key, f"{where} (a key)", depth + 1)
+            storable(item, f"{where}.{key}" if len(where) < 200 else where, depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            storable(item, f"{where}[{index}]" if len(where) < 200 else where, depth + 1)
+
+
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields, values of the wrong type (``"yes"`` for a bool) and
+    text that cannot be stored are 422, before any handler runs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        storable(data)
+        return data
 
 
 # -- learners ----------------------------------------------------------------------------------
@@ -28,7 +72,18 @@ class LearnerCreate(_Body):
     id: str | None = Field(
         None, pattern=ID_PATTERN, description="your id for the learner; generated when omitted"
     )
-    meta: dict[str, Any] = Field(default_factory=dict, description="your data (name, cohort)")
+    meta: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"your data (name, cohort): at most {MAX_META_BYTES} bytes as JSON",
+    )
+
+    @field_validator("meta")
+    @classmethod
+    def _meta_size(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+        if size > MAX_META_BYTES:
+            raise ValueError(f"meta is {size} bytes as JSON; at most {MAX_META_BYTES}")
+        return meta
 
 
 class LearnerOut(BaseModel):
@@ -59,25 +114,39 @@ class LearnerDeleted(BaseModel):
 
 
 class SessionCreate(_Body):
-    theory: str = Field("socratic", description="a theory id from GET /v1/theories")
-    curriculum: str | None = Field(None, description="a curriculum id; default: the only one")
-    exercise: str | None = Field(None, description="an exercise id of the curriculum")
+    theory: str = Field(
+        "socratic", max_length=MAX_ID_CHARS, description="a theory id from GET /v1/theories"
+    )
+    curriculum: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description="a curriculum id; default: the only one"
+    )
+    exercise: str | None = Field(
+        None, max_length=MAX_ID_CHARS, description="an exercise id of the curriculum"
+    )
     learner_id: str | None = Field(None, pattern=ID_PATTERN, description="a learner of yours")
     seed: int | None = Field(None, ge=0, lt=2**31, description="selection seed (reproducible)")
 
 
 class SessionOut(BaseModel):
+    """A session as its learner may see it: no metrics, no meta (the instructor's view is
+    :class:`SessionDetail`)."""
+
     id: str
     theory: str
     exercise: str | None
     curriculum: str | None
     learner_id: str | None
     turns: int = Field(description="committed turns; the next turn is turns + 1")
+    solved: bool
+
+
+class SessionDetail(SessionOut):
+    """A session as an instructor sees it: its metrics and the toggles its theory offers."""
+
     metrics: dict[str, Any]
     instructor_toggles: list[str] = Field(
         description="trusted metrics an instructor may set in this session's theory"
     )
-    solved: bool
     meta: dict[str, Any]
 
 
@@ -102,26 +171,17 @@ class TurnCreate(_Body):
     )
 
 
-class Verdicts(BaseModel):
-    detector: dict[str, Any]
-    judge: dict[str, Any] | None
-
-
 class TurnOut(BaseModel):
+    """The learner view of a turn: what the student sees and nothing derived from hidden data
+    (no audit, no drafts, no detector or judge reasons, no contract). The instructor view is
+    the session's audit (``GET /v1/sessions/{id}/audit``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     session_id: str
-    turn: int
+    turn: int = Field(description="the committed turn's index")
     reply: str = Field(description="exactly what the student sees")
-    action: str
-    rung: str
-    ceiling: str
-    theory: str
-    contract: dict[str, Any]
-    choice: dict[str, Any] = Field(description="matched and eligible rules, the chosen one, why")
-    verdicts: Verdicts
-    fallback: bool
-    revised: bool
-    failures: list[dict[str, Any]]
-    audit: dict[str, Any]
+    rung: str = Field(description="the help rung of the reply, H0 (none) to H7 (full solution)")
 
 
 class AuditOut(BaseModel):
@@ -136,7 +196,9 @@ class InstructorUpdate(_Body):
     exam_lockdown: bool | None = Field(None, description="shorthand for the `exam_active` toggle")
     explain_mode: bool | None = Field(None, description="shorthand for the `explain_mode` toggle")
     metrics: dict[str, bool] = Field(
-        default_factory=dict, description="any instructor toggle of the theory, by metric name"
+        default_factory=dict,
+        max_length=MAX_TOGGLES,
+        description="any instructor toggle of the theory, by metric name",
     )
     lift_conduct_restriction: bool = False
 
@@ -184,3 +246,26 @@ class CheckRequest(_Body):
 class Health(BaseModel):
     status: str
     detail: str = ""
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+
+class KeyCreate(_Body):
+    role: Literal["learner", "instructor", "admin"] = Field(
+        description="learner: sessions and turns; instructor: also toggles, audits, learner "
+        "records, checks; admin: also keys and deletion"
+    )
+    label: str = Field("", max_length=200, description="your note on what holds the key")
+
+
+class KeyOut(BaseModel):
+    id: str = Field(description="the key's name (not the key): DELETE /v1/keys/{id} revokes it")
+    role: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class KeyIssued(KeyOut):
+    key: str = Field(description="the API key itself, shown this once (stored hashed)")

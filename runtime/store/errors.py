@@ -38,16 +38,33 @@ class TurnConflict(StoreError):
     """``save_turn`` was given a turn index other than committed turns + 1; nothing was written.
 
     Usually another writer committed this turn first: reload the session and decide again.
+    ``state_changed``: no turn was committed meanwhile, but the state was written (an
+    instructor's toggle) after this writer read it; re-reading and re-running is safe.
     """
 
-    def __init__(self, session_id: str, turn_index: int, committed_turns: int) -> None:
-        super().__init__(
-            f"session {session_id!r}: cannot save turn {turn_index}, "
-            f"{committed_turns} turn(s) are committed (expected turn {committed_turns + 1})"
-        )
+    def __init__(
+        self,
+        session_id: str,
+        turn_index: int,
+        committed_turns: int,
+        *,
+        state_changed: bool = False,
+    ) -> None:
+        if state_changed:
+            message = (
+                f"session {session_id!r}: cannot save turn {turn_index}, the session changed "
+                "(an instructor's toggle) after the turn read it"
+            )
+        else:
+            message = (
+                f"session {session_id!r}: cannot save turn {turn_index}, "
+                f"{committed_turns} turn(s) are committed (expected turn {committed_turns + 1})"
+            )
+        super().__init__(message)
         self.session_id = session_id
         self.turn_index = turn_index
         self.committed_turns = committed_turns
+        self.state_changed = state_changed
 
 
 __all__ = ["AlreadyExists", "LearnerNotFound", "SessionNotFound", "StoreError", "TurnConflict"]

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
+from pedrag.runtime.store.stored import StoredSession
 
 __all__ = ["MemoryStore", "SessionNotFound", "StoreError", "TurnConflict"]
 
@@ -53,6 +54,7 @@ class MemoryStore:
                 "meta": meta,
                 "state": state,
                 "turns": 0,
+                "version": 0,
                 "audit": [],
                 "created_at": now,
                 "updated_at": now,
@@ -65,6 +67,8 @@ class MemoryStore:
         state: dict[str, Any],
         audit: dict[str, Any],
         learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
+        *,
+        version: int | None = None,
     ) -> None:
         state, audit = _copy(state, "state"), _copy(audit, "audit")
         goals = _copy(dict(learner[1]), "learner") if learner is not None else None
@@ -74,7 +78,14 @@ class MemoryStore:
                 raise SessionNotFound(session_id)
             if session["turns"] != turn_index - 1:
                 raise TurnConflict(session_id, turn_index, session["turns"])
-            session.update(state=state, turns=turn_index, updated_at=datetime.now(UTC))
+            if version is not None and session["version"] != version:
+                raise TurnConflict(session_id, turn_index, session["turns"], state_changed=True)
+            session.update(
+                state=state,
+                turns=turn_index,
+                version=session["version"] + 1,
+                updated_at=datetime.now(UTC),
+            )
             session["audit"].append(audit)
             if learner is not None and goals is not None:
                 self._learners.setdefault(learner[0], {}).update(goals)
@@ -84,14 +95,35 @@ class MemoryStore:
             return _copy(self._learners.get(learner_id, {}), "learner")  # type: ignore[no-any-return]
 
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
+        stored = self.read_session(session_id)
+        return stored.meta, stored.state, stored.turns
+
+    def read_session(self, session_id: str) -> StoredSession:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
                 raise SessionNotFound(session_id)
-            return (
+            return StoredSession(
                 _copy(session["meta"], "meta"),
                 _copy(session["state"], "state"),
                 session["turns"],
+                session["version"],
+            )
+
+    def set_state(
+        self, session_id: str, turns: int, state: dict[str, Any], *, version: int | None = None
+    ) -> None:
+        state = _copy(state, "state")
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                raise SessionNotFound(session_id)
+            if session["turns"] != turns or (version is not None and session["version"] != version):
+                raise TurnConflict(
+                    session_id, turns + 1, session["turns"], state_changed=session["turns"] == turns
+                )
+            session.update(
+                state=state, version=session["version"] + 1, updated_at=datetime.now(UTC)
             )
 
     def audit_records(self, session_id: str) -> list[dict[str, Any]]:

@@ -12,6 +12,9 @@ Why these columns:
 
 - ``pedrag_sessions.turns`` is the number of committed turns. ``save_turn`` advances it with a
   compare-and-set (``WHERE turns = n - 1``), which is what stops two writers interleaving.
+- ``pedrag_sessions.version`` goes up with every write of the state, a turn's or an
+  instructor's toggle: a turn commits only against the version it read, so a toggle that
+  landed meanwhile is never overwritten by a turn that started before it.
 - ``pedrag_audit_records`` is keyed by ``(session_id, turn_index)``, so even a writer that
   bypassed the compare-and-set could not record the same turn twice.
 - ``pedrag_spend`` is one running total per ``(tenant, scope)``, updated with a single atomic
@@ -19,9 +22,11 @@ Why these columns:
 - **Every row carries its tenant** (``tenant``; ``default`` for a single-deployment database),
   and the store adds ``tenant = ?`` to every statement it runs (see the store's docstring).
   ``pedrag_tenants`` and ``pedrag_api_keys`` are the directory the HTTP service authenticates
-  against: an API key is stored only as its SHA-256 digest.
-- ``pedrag_learners`` are the people sessions belong to; deleting a learner deletes their
-  sessions and audit records (the service's deletion endpoint).
+  against: an API key is stored only as its SHA-256 digest, with its role (``learner``,
+  ``instructor``, ``admin``) and, once revoked, when (``revoked_at``).
+- ``pedrag_learners`` are the people sessions belong to, keyed by ``(tenant, id)`` so each
+  tenant has its own ids; deleting a learner deletes their sessions and audit records (the
+  service's deletion endpoint).
 - ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
   so a rate limit holds across every worker of a deployment.
 - ``pedrag_course_documents`` and ``pedrag_course_chunks`` are a course's indexed materials
@@ -83,6 +88,8 @@ sessions = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False, index=True),
     Column("tenant", String(TENANT_ID_LENGTH), nullable=False, server_default=DEFAULT_TENANT),
     Column("learner_id", String(128), nullable=True),
+    # Up by one with every state write (a turn, a toggle): the compare-and-set they share.
+    Column("version", Integer, nullable=False, server_default="0"),
     Index("ix_pedrag_sessions_tenant_updated", "tenant", "updated_at"),
     Index("ix_pedrag_sessions_tenant_learner", "tenant", "learner_id"),
 )
@@ -150,13 +157,17 @@ api_keys = Table(
     ),
     Column("label", String(200), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # learner, instructor or admin (the service's roles); keys from before roles are admin.
+    Column("role", String(16), nullable=False, server_default="admin"),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),  # None: in force
 )
 
 learners = Table(
     "pedrag_learners",
     metadata,
+    # Keyed per tenant: one school's ids say nothing about another's (no 409 oracle).
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
     Column("id", String(128), primary_key=True),
-    Column("tenant", String(TENANT_ID_LENGTH), nullable=False, index=True),
     Column("meta", JSONDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -45,6 +45,7 @@ Why it looks like this:
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import math
 import os
@@ -95,10 +96,13 @@ from pedrag.runtime.store.schema import (
     tenants,
 )
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
+from pedrag.runtime.store.stored import StoredSession
 from pedrag.runtime.turn.text import safe_text
 
 __all__ = [
+    "ROLES",
     "AlreadyExists",
+    "ApiKey",
     "DEFAULT_DB_PATH",
     "DEFAULT_TENANT",
     "ENV_DB",
@@ -107,6 +111,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStore",
     "StoreError",
+    "StoredSession",
     "Tenant",
     "TenantDirectory",
     "TurnConflict",
@@ -278,13 +283,17 @@ class SessionStore:
         state: dict[str, Any],
         audit: dict[str, Any],
         learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
+        *,
+        version: int | None = None,
     ) -> None:
         """Commit turn ``turn_index`` (1-based): insert its audit record and replace the session
         state, in one transaction; ``learner`` — ``(learner id, {goal: {"mastery", "evidence",
         "solved"}})`` — writes the learner's goals the turn changed in the same transaction.
 
-        Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed, and
-        :class:`SessionNotFound` for an unknown id; in both cases, and on any other error,
+        Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed and,
+        when ``version`` is given (the one :meth:`read_session` gave), the state was not written
+        since (``state_changed``: an instructor's toggle landed while the turn ran); and
+        :class:`SessionNotFound` for an unknown id. In all these cases, and on any other error,
         nothing is written.
         """
         _require_session_id(session_id)
@@ -299,17 +308,18 @@ class SessionStore:
                 # The compare-and-set: only the writer that saw turns == n - 1 advances it. On
                 # PostgreSQL a concurrent writer blocks on the row lock, then re-checks the
                 # condition against the committed row and matches nothing.
-                advanced = connection.execute(
-                    _ADVANCE,
-                    {
-                        "b_id": session_id,
-                        "b_tenant": self._tenant,
-                        "b_before": turn_index - 1,
-                        "b_state": state,
-                        "b_turns": turn_index,
-                        "b_now": now,
-                    },
-                )
+                values = {
+                    "b_id": session_id,
+                    "b_tenant": self._tenant,
+                    "b_before": turn_index - 1,
+                    "b_state": state,
+                    "b_turns": turn_index,
+                    "b_now": now,
+                }
+                if version is None:
+                    advanced = connection.execute(_ADVANCE, values)
+                else:
+                    advanced = connection.execute(_ADVANCE_AT, {**values, "b_version": version})
                 if advanced.rowcount != 1:
                     self._raise_conflict(connection, session_id, turn_index)
                 # A record already stored for this turn (only possible if the tables were
@@ -342,7 +352,9 @@ class SessionStore:
         ).scalar_one_or_none()
         if committed is None:
             raise SessionNotFound(session_id)
-        raise TurnConflict(session_id, turn_index, committed)
+        raise TurnConflict(
+            session_id, turn_index, committed, state_changed=committed == turn_index - 1
+        )
 
     def _write_learner(
         self,
@@ -398,22 +410,29 @@ class SessionStore:
             for row in rows
         }
 
-    def set_state(self, session_id: str, turns: int, state: dict[str, Any]) -> None:
+    def set_state(
+        self, session_id: str, turns: int, state: dict[str, Any], *, version: int | None = None
+    ) -> None:
         """Replace the state of a session between turns (an instructor's toggle), without a
-        turn: a compare-and-set on ``turns`` as :meth:`save_turn`'s, so a toggle never
-        overwrites a turn committed meanwhile (:class:`TurnConflict`; nothing written)."""
+        turn: a compare-and-set on ``turns`` (and on ``version`` when given) as
+        :meth:`save_turn`'s, which bumps the version, so neither a turn committed meanwhile is
+        overwritten (:class:`TurnConflict`; nothing written) nor can a turn that read the state
+        before this write commit over it."""
         _require_session_id(session_id)
         _require_document(state, "state")
+        scope = [
+            sessions.c.id == session_id,
+            sessions.c.tenant == self._tenant,
+            sessions.c.turns == turns,
+        ]
+        if version is not None:
+            scope.append(sessions.c.version == version)
         with self._errors(f"update the state of session {session_id!r}"):
             with self._transaction(write=True) as connection:
                 changed = connection.execute(
                     update(sessions)
-                    .where(
-                        sessions.c.id == session_id,
-                        sessions.c.tenant == self._tenant,
-                        sessions.c.turns == turns,
-                    )
-                    .values(state=state, updated_at=_utcnow())
+                    .where(*scope)
+                    .values(state=state, updated_at=_utcnow(), version=sessions.c.version + 1)
                 )
                 if changed.rowcount != 1:
                     self._raise_conflict(connection, session_id, turns + 1)
@@ -421,16 +440,21 @@ class SessionStore:
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn
         ``turns + 1``."""
+        stored = self.read_session(session_id)
+        return stored.meta, stored.state, stored.turns
+
+    def read_session(self, session_id: str) -> StoredSession:
+        """The session as last written, with the version a turn or a toggle commits against."""
         with self._errors(f"load session {session_id!r}"):
             with self._transaction(write=False) as connection:
                 row = connection.execute(
-                    select(sessions.c.meta, sessions.c.state, sessions.c.turns).where(
-                        sessions.c.id == session_id, sessions.c.tenant == self._tenant
-                    )
+                    select(
+                        sessions.c.meta, sessions.c.state, sessions.c.turns, sessions.c.version
+                    ).where(sessions.c.id == session_id, sessions.c.tenant == self._tenant)
                 ).one_or_none()
         if row is None:
             raise SessionNotFound(session_id)
-        return dict(row.meta), dict(row.state), int(row.turns)
+        return StoredSession(dict(row.meta), dict(row.state), int(row.turns), int(row.version))
 
     def audit_records(self, session_id: str) -> list[dict[str, Any]]:
         """The session's audit records as saved, ordered by turn (the record of turn ``n`` is
@@ -800,8 +824,11 @@ _ADVANCE = (
         state=bindparam("b_state", type_=sessions.c.state.type),
         turns=bindparam("b_turns"),
         updated_at=bindparam("b_now", type_=sessions.c.updated_at.type),
+        version=sessions.c.version + 1,
     )
 )
+# The same, also against the version the turn read (a toggle since makes it match nothing).
+_ADVANCE_AT = _ADVANCE.where(sessions.c.version == bindparam("b_version"))
 _RECORD = insert(audit_records)
 
 
@@ -983,8 +1010,11 @@ class TenantDirectory:
                 rows = connection.execute(select(tenants).order_by(tenants.c.id)).all()
         return [_tenant(row) for row in rows]
 
-    def issue_key(self, tenant_id: str, label: str = "") -> str:
-        """A new API key for the tenant. The key itself is returned once and never stored."""
+    def issue_key(self, tenant_id: str, label: str = "", *, role: str = "learner") -> str:
+        """A new API key of ``role`` for the tenant (least privilege by default). The key
+        itself is returned once and never stored; :func:`key_id` names it afterwards."""
+        if role not in ROLES:
+            raise StoreError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
         key = API_KEY_PREFIX + secrets.token_urlsafe(32)
         store = self._store
         with store._errors(f"issue an API key for tenant {tenant_id!r}"):
@@ -1002,22 +1032,104 @@ class TenantDirectory:
                         tenant=tenant_id,
                         label=label[:200],
                         created_at=_utcnow(),
+                        role=role,
                     )
                 )
         return key
 
     def authenticate(self, key: str) -> Tenant | None:
-        """The tenant of an API key, or None for an unknown key."""
+        """The tenant of an API key in force, or None for an unknown or revoked key."""
+        found = self.key(key)
+        return found.tenant if found is not None and found.revoked_at is None else None
+
+    def key(self, key: str) -> ApiKey | None:
+        """The record of an API key (revoked or not), or None for an unknown key."""
         digest = hash_api_key(key)
         store = self._store
         with store._errors("check an API key"):
             with store._transaction(write=False) as connection:
                 row = connection.execute(
-                    select(tenants)
+                    select(tenants, *_KEY_COLUMNS)
                     .join(api_keys, api_keys.c.tenant == tenants.c.id)
                     .where(api_keys.c.key_hash == digest)
                 ).one_or_none()
-        return _tenant(row) if row is not None else None
+        return _api_key(row) if row is not None else None
+
+    def list_keys(self, tenant_id: str) -> builtins.list[ApiKey]:
+        """The tenant's keys (revoked ones too), oldest first; never the keys themselves."""
+        store = self._store
+        with store._errors(f"list the API keys of tenant {tenant_id!r}"):
+            with store._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(tenants, *_KEY_COLUMNS)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(tenants.c.id == tenant_id)
+                    .order_by(api_keys.c.created_at, api_keys.c.key_hash)
+                ).all()
+        return [_api_key(row) for row in rows]
+
+    def revoke_key(self, key_id: str, tenant_id: str | None = None) -> bool:
+        """Revoke the key named ``key_id`` (of ``tenant_id`` when given: another tenant's key
+        is as unknown as none); False if there is no such key in force. Takes effect on the
+        next request of every worker (keys are checked per request, never cached)."""
+        if not isinstance(key_id, str) or len(key_id) != KEY_ID_LENGTH:
+            return False
+        scope = [
+            func.substr(api_keys.c.key_hash, 1, KEY_ID_LENGTH) == key_id,
+            api_keys.c.revoked_at.is_(None),
+        ]
+        if tenant_id is not None:
+            scope.append(api_keys.c.tenant == tenant_id)
+        store = self._store
+        with store._errors(f"revoke API key {key_id!r}"):
+            with store._transaction(write=True) as connection:
+                revoked = connection.execute(
+                    update(api_keys).where(*scope).values(revoked_at=_utcnow())
+                ).rowcount
+        return bool(revoked)
+
+
+ROLES = ("learner", "instructor", "admin")
+"""The roles of API keys, each allowed everything the ones before it are (docs/service.md)."""
+
+KEY_ID_LENGTH = 12
+
+
+def key_id(key_hash: str) -> str:
+    """How a key is named once issued: the first hex digits of its digest (not a secret)."""
+    return key_hash[:KEY_ID_LENGTH]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key's record: never the key itself."""
+
+    id: str
+    tenant: Tenant
+    role: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+_KEY_COLUMNS = (
+    api_keys.c.key_hash,
+    api_keys.c.role,
+    api_keys.c.label,
+    api_keys.c.created_at.label("key_created_at"),
+    api_keys.c.revoked_at,
+)
+
+
+def _api_key(row: Any) -> ApiKey:
+    return ApiKey(
+        id=key_id(row.key_hash),
+        tenant=_tenant(row),
+        role=row.role,
+        label=row.label,
+        created_at=_as_utc(row.key_created_at),
+        revoked_at=None if row.revoked_at is None else _as_utc(row.revoked_at),
+    )
 
 
 def _tenant(row: Any) -> Tenant:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
 from pedrag.kernel.errors import PedragError
+from pedrag.runtime.store.errors import TurnConflict
 from pedrag.runtime.turn.state import EXAM_LOCK, MetricSchema, SetMetrics, StateWriter
 from pedrag.runtime.turn.trusted_writer import CALM_TURNS, HOSTILE_TURNS
 
@@ -61,11 +62,30 @@ def instructor_metrics(schema: MetricSchema) -> tuple[str, ...]:
     )
 
 
+TOGGLE_ATTEMPTS = 8
+"""How often a toggle is re-applied when a turn commits between its read and its write."""
+
+
 def apply_change(tutor: Any, session_id: str, change: InstructorChange) -> Any:
     """Apply ``change`` to the stored session and commit it; returns the resumed session.
 
+    A turn committed between the read and the write makes the write match nothing; the change
+    is then applied again to the new state (a toggle sets values, so applying it again is
+    the same change), up to :data:`TOGGLE_ATTEMPTS` times.
+
     Raises :class:`InstructorError` for a metric the theory does not let an instructor set or
-    a refused change, and the store's errors (``SessionNotFound``, ``TurnConflict``)."""
+    a refused change, and the store's errors (``SessionNotFound``, ``TurnConflict`` after the
+    last attempt)."""
+    for attempt in range(1, TOGGLE_ATTEMPTS + 1):
+        try:
+            return _apply_once(tutor, session_id, change)
+        except TurnConflict:
+            if attempt == TOGGLE_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _apply_once(tutor: Any, session_id: str, change: InstructorChange) -> Any:
     session = tutor.resume(session_id)
     state = session.state
     schema = MetricSchema.from_theory(tutor.theories[state.theory_id].policy)
@@ -99,6 +119,10 @@ def apply_change(tutor: Any, session_id: str, change: InstructorChange) -> Any:
     new = writer.apply(state, SetMetrics("trusted", updates)) if updates else state
     if extra != dict(new.extra):
         new = replace(new, extra=extra)
-    tutor.store.set_state(session_id, state.turn, new.to_dict())
+    if session.version is None:
+        tutor.store.set_state(session_id, state.turn, new.to_dict())
+    else:
+        tutor.store.set_state(session_id, state.turn, new.to_dict(), version=session.version)
+        session.version += 1
     session.state = new
     return session

@@ -282,6 +282,9 @@ class Session:
     meta: dict[str, Any] = field(default_factory=dict)
     results: list[TurnResult] = field(default_factory=list)
     learner: str | None = None  # a learner id: goal records persist across sessions
+    # The stored version the state was read at (None: the store keeps none): the turn commits
+    # only against it, so a toggle written meanwhile is never overwritten (docs/service.md).
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -451,7 +454,12 @@ class Tutor:
 
         Raises ``SessionNotFound`` for an unknown id, and ``KeyError`` when this tutor has not
         loaded the session's current theory or its exercise's curriculum."""
-        meta, state_dict, _ = self.store.load_session(session_id)
+        version = None
+        if hasattr(self.store, "read_session"):
+            stored = self.store.read_session(session_id)
+            meta, state_dict, version = stored.meta, stored.state, stored.version
+        else:
+            meta, state_dict, _ = self.store.load_session(session_id)
         state = SessionState.from_dict(state_dict)
         if state.theory_id not in self.theories:
             raise KeyError(
@@ -460,7 +468,15 @@ class Tutor:
             )
         info = self._exercise(state.exercise_id) if state.exercise_id else None
         learner = meta.get("learner") or meta.get("learner_id")
-        return Session(session_id, state, int(meta.get("seed", 0)), info, meta, learner=learner)
+        return Session(
+            session_id,
+            state,
+            int(meta.get("seed", 0)),
+            info,
+            meta,
+            learner=learner,
+            version=version,
+        )
 
     def _learner_records(self, learner: str | None) -> dict[str, GoalRecord]:
         if learner is None:
@@ -1031,10 +1047,10 @@ class Tutor:
             goal_record = new.extra.get(GOAL_RECORDS, {}).get(info.goal)
             learner = (session.learner, {info.goal: goal_record}) if goal_record else None
         try:
-            if learner is not None:
-                self.store.save_turn(session.id, new.turn, new.to_dict(), record, learner=learner)
-            else:
-                self.store.save_turn(session.id, new.turn, new.to_dict(), record)
+            given: dict[str, Any] = {} if learner is None else {"learner": learner}
+            if session.version is not None:
+                given["version"] = session.version
+            self.store.save_turn(session.id, new.turn, new.to_dict(), record, **given)
         except StoreError:
             # The model calls were made and paid for even though the turn is not committed
             # (another writer won the turn, the database failed): count them against the
@@ -1044,6 +1060,8 @@ class Tutor:
             raise
         self._add_deployment_spend(backend.cost_usd)
         session.state = new  # only now: the store has committed the turn
+        if session.version is not None:
+            session.version += 1
         if p.following is not None:
             session.exercise = p.following
         result = TurnResult(

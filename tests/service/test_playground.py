@@ -32,7 +32,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     db = str(folder / "db.sqlite")
     with SessionStore(db) as store:
         store.tenants.create("designers")
-        key = store.tenants.issue_key("designers")
+        key = store.tenants.issue_key("designers", role="instructor")
     profile = tempfile.mkdtemp(prefix="pedrag-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

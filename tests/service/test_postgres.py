@@ -41,7 +41,7 @@ def server(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
         keys = {}
         for tenant in ("alpha", "beta"):
             store.tenants.create(tenant)
-            keys[tenant] = store.tenants.issue_key(tenant)
+            keys[tenant] = store.tenants.issue_key(tenant, role="admin")
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with running_server(pg_url, workers=4, log=log) as base:
         yield {"base": base, "keys": keys, "log": log}
@@ -145,7 +145,7 @@ async def _converse(client: httpx.AsyncClient, auth: dict[str, str], turns: int)
             )
             assert response.status_code == 200
             last = response.text.strip().split("\n\n")[-1]
-            assert last.startswith("event: turn\n"), last
+            assert last.startswith("event: end\n"), last
             replies.append(json.loads(last.split("data: ", 1)[1])["reply"])
         else:
             response = await client.post(
@@ -207,10 +207,16 @@ def test_two_requests_posting_the_same_turn_one_wins_the_other_409(
             loser = next(answer for answer in answers if answer.status_code == 409)
             assert loser.headers["content-type"] == "application/problem+json"
             assert loser.json()["type"] == "urn:pedrag:problem:turn-conflict"
+            won = next(
+                who
+                for answer, who in zip(answers, ("ann", "bob"), strict=True)
+                if answer.status_code == 200
+            )
             winner = next(answer for answer in answers if answer.status_code == 200).json()
             audit = (await client_a.get(f"/v1/sessions/{session_id}/audit", headers=auth)).json()
             assert [record["turn"] for record in audit["records"]] == list(range(1, index + 1))
-            assert audit["records"][-1]["student"] == winner["audit"]["student"]
+            assert audit["records"][-1]["student"] == f"{won} says hello"
+            assert audit["records"][-1]["tutor"] == winner["reply"]
 
     async def main() -> None:
         # Two clients, two connections: the requests are spread over the workers.
@@ -234,6 +240,7 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
         session_id = session.json()["id"]
         assert b.post(f"/v1/sessions/{session_id}/turns", json={"message": "hi"}).status_code == 200
 
+        b_key_id = b.post("/v1/keys", json={"role": "learner"}).json()["id"]
         turn = {"message": "let me in"}
         attempts = {
             ("get", "/v1/learners/{learner_id}"): lambda: a.get(f"/v1/learners/{learner}"),
@@ -245,6 +252,10 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
             ),
             ("delete", "/v1/learners/{learner_id}"): lambda: a.delete(f"/v1/learners/{learner}"),
             ("get", "/v1/sessions/{session_id}"): lambda: a.get(f"/v1/sessions/{session_id}"),
+            ("get", "/v1/sessions/{session_id}/state"): lambda: a.get(
+                f"/v1/sessions/{session_id}/state"
+            ),
+            ("delete", "/v1/keys/{key_id}"): lambda: a.delete(f"/v1/keys/{b_key_id}"),
             ("get", "/v1/sessions/{session_id}/audit"): lambda: a.get(
                 f"/v1/sessions/{session_id}/audit"
             ),
@@ -277,5 +288,8 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
         assert session_id not in {item["id"] for item in a.get("/v1/sessions").json()}
         # ... and nothing of B's changed.
         assert b.get(f"/v1/sessions/{session_id}").json()["turns"] == 1
-        assert b.get(f"/v1/sessions/{session_id}").json()["metrics"]["explain_mode"] is False
+        assert b.get(f"/v1/sessions/{session_id}/state").json()["metrics"]["explain_mode"] is False
+        assert b_key_id in {
+            item["id"] for item in b.get("/v1/keys").json() if not item["revoked_at"]
+        }
         assert b.get(f"/v1/learners/{learner}").json()["sessions"] == 1

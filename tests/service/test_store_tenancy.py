@@ -157,3 +157,37 @@ def test_a_database_from_before_migrations_is_upgraded_keeping_its_sessions(
         sqlite_dbapi().connect(path).execute("SELECT version_num FROM alembic_version").fetchall()
     )
     assert version == [(HEAD,)]
+
+
+def test_learner_ids_are_per_tenant_so_no_id_of_another_tenant_is_revealed(
+    store: SessionStore,
+) -> None:
+    a, b = store.for_tenant("a"), store.for_tenant("b")
+    a.create_learner("bob", {"school": "a"})
+    b.create_learner("bob", {"school": "b"})  # no 409: b learns nothing about a's ids
+    assert a.load_learner("bob")["meta"] == {"school": "a"}
+    assert b.load_learner("bob")["meta"] == {"school": "b"}
+    a.create_session("s-a", {"learner_id": "bob"}, {})
+    assert a.delete_learner("bob") == 1
+    assert b.load_learner("bob")["meta"] == {"school": "b"}  # b's bob untouched
+    with pytest.raises(LearnerNotFound):
+        a.load_learner("bob")
+
+
+def test_learners_of_revision_0007_are_kept_when_ids_become_per_tenant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pedrag.runtime.store import migrate
+
+    path = str(tmp_path / "0007.sqlite")
+    monkeypatch.setattr(migrate, "HEAD", "0007")
+    with SessionStore(path) as old:
+        old.for_tenant("a").create_learner("ana", {"n": 1})
+        old.for_tenant("b").create_learner("bea", {"n": 2})
+    monkeypatch.setattr(migrate, "HEAD", HEAD)
+    with SessionStore(path) as new:
+        assert new.for_tenant("a").load_learner("ana")["meta"] == {"n": 1}
+        assert new.for_tenant("b").load_learner("bea")["meta"] == {"n": 2}
+        new.for_tenant("b").create_learner("ana")
+    version = sqlite_dbapi().connect(path).execute("SELECT version_num FROM alembic_version")
+    assert version.fetchall() == [(HEAD,)]

@@ -57,6 +57,7 @@ async function startSession(event) {
       theory: $("theory").value, curriculum: curriculum || null, exercise: exercise || null,
     });
     turnsDone = session.turns;
+    session = await api("GET", "/v1/sessions/" + session.id + "/state");  // metrics, toggles
     $("session-id").textContent = "session " + session.id;
     $("session-id").dataset.sessionId = session.id;
     $("transcript").replaceChildren();
@@ -113,10 +114,13 @@ async function sendTurn(event) {
         const name = (block.match(/^event: (.*)$/m) || [])[1];
         const data = JSON.parse((block.match(/^data: (.*)$/m) || [])[1] || "null");
         if (name === "piece") { reply.textContent += data.text; }
-        else if (name === "turn") { turnsDone = data.turn; showTrace(data); }
+        else if (name === "end") { turnsDone = data.turn; }
         else if (name === "error") { throw new Error(data.detail); }
       }
     }
+    // The stream is the learner view; the trace is the instructor view (the audit).
+    const audit = await api("GET", "/v1/sessions/" + session.id + "/audit");
+    showTrace(audit.records[turnsDone - 1]);
     setStatus("turn " + turnsDone + " committed");
   } catch (error) {
     reply.classList.add("error");
@@ -125,18 +129,18 @@ async function sendTurn(event) {
   } finally { $("send").disabled = false; }
 }
 
-function showTrace(turn) {
+function showTrace(turn) {  // one audit record
   const choice = turn.choice || {};
   const contract = turn.contract || {};
-  const verdict = turn.verdicts.detector;
-  const judge = turn.verdicts.judge;
+  const verdict = turn.detector;
+  const judge = turn.judge;
   const rows = [
     ["contract", "ceiling " + contract.ceiling + " (start " + contract.start + ")" +
       (contract.exam_lockdown ? ", exam lockdown" : "") + (contract.judge_required ? ", judge required" : "") +
       (contract.risks && contract.risks.length ? ", risks: " + contract.risks.join(", ") : "")],
     ["matched rules", (choice.matched || []).join(", ") || "none"],
     ["eligible rules", (choice.eligible || []).join(", ") || "none"],
-    ["action", turn.action + " (" + turn.rung + ")" + (choice.rule ? " by rule " + choice.rule : "")],
+    ["action", choice.action + " (" + choice.rung + ")" + (choice.rule ? " by rule " + choice.rule : "")],
     ["why", choice.reason || ""],
     ["detector", verdict.flagged ? "flagged: " + verdict.reason : "clear"],
     ["judge", judge ? judge.verdict + (judge.reason ? ": " + judge.reason : "") : "not required"],

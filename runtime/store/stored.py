@@ -1,0 +1,27 @@
+"""What a store gives back for a session: its documents, turn count and version.
+
+Runtime stage: persistence, stdlib only (the in-memory store and the tutor use it without
+loading SQLAlchemy). Takes nothing; gives :class:`StoredSession`.
+
+Why the version is here: a turn and an instructor's toggle both write a session's state, and
+each commits only against the version it read (``pedrag_sessions.version``), so a turn that
+started before a toggle can never write the old state back over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """A session as last written (``SessionStore.read_session``)."""
+
+    meta: dict[str, Any]
+    state: dict[str, Any]
+    turns: int  # committed turns; the next turn is turns + 1
+    version: int  # up by one with every state write: a turn or a toggle
+
+
+__all__ = ["StoredSession"]
