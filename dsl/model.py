@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pedrag.kernel.ceiling import DEFAULT_START
+from pedrag.kernel.misconceptions import SignalError, Signals, check_pattern
 from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.sources import COURSE_ID_PATTERN
 
@@ -263,6 +264,7 @@ class Goal(_Strict):
     topic: Identifier
     description: str | None = None
     requires: list[Identifier] = Field(default_factory=list)
+    concept: str | None = None
     mastery_threshold: Probability = 0.8
     knowledge_tracing: KnowledgeTracing = Field(default_factory=KnowledgeTracing)
 
@@ -315,6 +317,43 @@ class ParallelItem(_Strict):
     _normalise_answer = field_validator("answer", mode="before")(_answer_text)
 
 
+class Misconception(_Strict):
+    """A common misconception: its correction as the learner is told it, and the wrong answers
+    or message patterns that signal it. A bare string is the text alone (no signals)."""
+
+    text: str
+    answers: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_text(cls, value: Any) -> Any:
+        return {"text": value} if isinstance(value, str) else value
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answer_texts(cls, value: Any) -> Any:
+        return [_answer_text(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        try:
+            return [check_pattern(pattern) for pattern in value]
+        except SignalError as error:
+            raise ValueError(str(error)) from None
+
+    @property
+    def signals(self) -> Signals:
+        return Signals(tuple(self.answers), tuple(self.patterns))
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        # The loader takes a bare string as the text alone; so does the editors' schema.
+        mapping = handler(core_schema)
+        return {"anyOf": [{"type": "string"}, mapping]}
+
+
 class Exercise(_Strict):
     id: Identifier
     goal: Identifier
@@ -345,9 +384,10 @@ class Exercise(_Strict):
     tests: list[CodeTest] = Field(default_factory=list)
     practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
+    restatement: str | None = None
     worked_example: WorkedExample | None = None
     parallel: ParallelItem | None = None
-    misconceptions: list[str] = Field(default_factory=list)
+    misconceptions: list[Misconception] = Field(default_factory=list)
     outline: str | None = None
 
     _normalise_answer = field_validator("answer", mode="before")(_answer_text)

@@ -107,8 +107,9 @@ def _schema(model: type[Theory] | type[Curriculum], title: str) -> dict[str, Any
     schema["title"] = title
     _describe(schema["properties"], model.__name__)
     for name, definition in schema.get("$defs", {}).items():
-        if "properties" in definition:
-            _describe(definition["properties"], name)
+        for shape in [definition, *definition.get("anyOf", ())]:  # a model or a bare string
+            if "properties" in shape:
+                _describe(shape["properties"], name)
     definitions = schema.get("$defs", {})
     if "Metric" in definitions:
         _metric_conditions(definitions["Metric"])

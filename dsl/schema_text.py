@@ -133,6 +133,7 @@ KEYS: dict[str, dict[str, str]] = {
         "topic": "the topic, e.g. `arithmetic`",
         "description": "free text about the goal",
         "requires": "prerequisites (goal ids); must form a DAG",
+        "concept": "a short explanation of the goal's concept, answering concept questions at H2",
         "mastery_threshold": "the mastery at which the goal counts as mastered, 0..1 (default 0.8)",
         "knowledge_tracing": "Bayesian Knowledge Tracing parameters of the goal's mastery estimate",
     },
@@ -160,11 +161,20 @@ KEYS: dict[str, dict[str, str]] = {
             "further goals the exercise practises; with several goals in scope the most "
             "permissive mastery band sets the ceiling"
         ),
-        "hints": "per-step hints, given in order; none may state the answer",
+        "hints": "the ordered hint pathway, one step per hint, given in order; none may state the answer",
+        "restatement": "the question in other, plainer words (H1), for a learner who does not understand it",
         "worked_example": "a parallel problem worked step by step (shown at H5); must not state the answer",
         "parallel": "a similar item with its own answer, to practise on",
-        "misconceptions": "common misconceptions, each with its correction; none may state the answer",
+        "misconceptions": (
+            "common misconceptions, each with its correction and the wrong answers or patterns "
+            "that signal it; none may state the answer"
+        ),
         "outline": "a partly finished solution with blanks (shown at H6); must not state the answer",
+    },
+    "Misconception": {
+        "text": "the misconception named and corrected, as the learner is told it (H2)",
+        "answers": "wrong answers that signal it (whole words or numbers, case ignored)",
+        "patterns": "regular expressions over the learner's message that signal it (case ignored)",
     },
     "WorkedExample": {
         "problem": "the parallel problem (not the exercise itself)",

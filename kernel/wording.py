@@ -12,6 +12,8 @@ TEMPLATE_PLACEHOLDERS = ("topic",)
 MATERIAL_PLACEHOLDERS = (
     "topic",
     "prompt",
+    "restatement",
+    "concept",
     "hint",
     "example",
     "parallel",
@@ -19,4 +21,5 @@ MATERIAL_PLACEHOLDERS = (
     "outline",
     "solution",
     "solved",
+    "diagnosis",
 )

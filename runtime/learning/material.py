@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 
 if TYPE_CHECKING:
@@ -48,20 +49,38 @@ class Material:
     misconceptions: tuple[str, ...] = ()
     outline: str = ""
     solution: str = ""
+    restatement: str = ""  # the question in other words (H1)
+    concept: str = ""  # the goal's concept explanation (H2)
+    signals: tuple[Signals, ...] = ()  # what signals each misconception, in the same order
 
     @classmethod
-    def from_exercise(cls, exercise: Any) -> Material:
+    def from_exercise(cls, exercise: Any, goal: Any = None) -> Material:
+        """The exercise's material; ``goal`` (its curriculum goal) gives the concept."""
         worked = getattr(exercise, "worked_example", None)
         parallel = getattr(exercise, "parallel", None)
+        misconceptions = tuple(getattr(exercise, "misconceptions", ()) or ())
         return cls(
             prompt=exercise.prompt,
             hints=tuple(getattr(exercise, "hints", ()) or ()),
             example=_worked_text(worked) if worked is not None else "",
             parallel=parallel.prompt if parallel is not None else "",
-            misconceptions=tuple(getattr(exercise, "misconceptions", ()) or ()),
+            misconceptions=tuple(_text(item) for item in misconceptions),
             outline=getattr(exercise, "outline", None) or "",
             solution=exercise.solution or "",
+            restatement=getattr(exercise, "restatement", None) or "",
+            concept=(getattr(goal, "concept", None) or "") if goal is not None else "",
+            signals=tuple(getattr(item, "signals", Signals()) for item in misconceptions),
         )
+
+    def diagnose(self, message: str) -> str:
+        """The misconception the learner's message signals (its text), or ""."""
+        index = first_signalled(self.signals, message) if message else None
+        return self.misconceptions[index] if index is not None else ""
+
+
+def _text(item: Any) -> str:
+    """A misconception's text (a curriculum model's, or a bare string)."""
+    return item if isinstance(item, str) else str(item.text)
 
 
 def _worked_text(worked: Any) -> str:
@@ -87,23 +106,36 @@ def turn_material(
     rung: int,
     explain: bool,
     solved: str = "",
+    ceiling: int | None = None,
+    message: str = "",
 ) -> dict[str, str]:
     """The material this turn may use, by placeholder name.
 
-    Content comes in the order the hint ladder allows it: hints from H3 (the next one not yet
-    given, walking the curriculum's order; the last stays available once all are given),
-    misconceptions from H2, the worked example and the parallel item from H5, the outline from
-    H6, the solution only in explain mode. ``solved`` is the prompt of an exercise the learner's
-    records say they solved (for "you solved a similar problem" — said only when true)."""
+    Content comes in the order the hint ladder allows it: the restatement from H1, the goal's
+    concept and misconceptions from H2, hints from H3 (the next one not yet given, walking the
+    curriculum's order; the last stays available once all are given), the worked example and
+    the parallel item from H5, the outline from H6, the solution only in explain mode.
+    ``solved`` is the prompt of an exercise the learner's records say they solved (for "you
+    solved a similar problem" — said only when true). ``message`` (the learner's, when not
+    graded correct) is diagnosed first: a misconception it signals is this turn's
+    ``diagnosis`` whenever the ``ceiling`` (default: ``rung``) allows H2, whatever the action
+    (issue 27: diagnosis before probing)."""
     out: dict[str, str] = {}
     if material is None:
         return out
     out["prompt"] = material.prompt
     if solved:
         out["solved"] = solved
+    if rung >= 1 and material.restatement:
+        out["restatement"] = material.restatement
+    if rung >= 2 and material.concept:
+        out["concept"] = material.concept
+    diagnosis = material.diagnose(message)
+    if diagnosis and (rung if ceiling is None else ceiling) >= 2:
+        out["diagnosis"] = diagnosis
     if rung >= 2 and material.misconceptions:
         index = int(said.get("misconceptions", 0)) % len(material.misconceptions)
-        out["misconception"] = material.misconceptions[index]
+        out["misconception"] = diagnosis or material.misconceptions[index]
     if rung >= 3 and material.hints:
         given = int(said.get("hints", 0))
         out["hint"] = material.hints[min(given, len(material.hints) - 1)]
@@ -122,6 +154,8 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     """Whether the placeholder ``name`` would give the learner something not yet given."""
     if material is None:
         return False
+    if name == "diagnosis":
+        return True  # a misconception the learner's message signals this turn
     if name == "hint":
         return int(said.get("hints", 0)) < len(material.hints)
     if name in ("example", "parallel", "outline", "misconception"):
@@ -175,8 +209,12 @@ def exercise_start(said: Mapping[str, Any]) -> dict[str, Any]:
 # -- the material check ------------------------------------------------------------------------
 
 
-def _pieces(exercise: Any) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
-    """(path inside the exercise, what it is, text) for every piece shown to a learner."""
+def _pieces(exercise: Any, concept: str = "") -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """(path inside the exercise, what it is, text) for every piece shown to a learner;
+    ``concept`` (its goal's concept explanation, shown at H2 on this exercise) has the path
+    ``("concept",)``."""
+    if concept:
+        yield ("concept",), "the concept of its goal", concept
     for index, hint in enumerate(getattr(exercise, "hints", ()) or ()):
         yield ("hints", index), f"hint {index + 1}", hint
     worked = getattr(exercise, "worked_example", None)
@@ -188,15 +226,19 @@ def _pieces(exercise: Any) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
     if parallel is not None:
         yield ("parallel", "prompt"), "the parallel item", parallel.prompt
         yield ("parallel", "answer"), "the parallel item's answer", parallel.answer
-    for index, text in enumerate(getattr(exercise, "misconceptions", ()) or ()):
-        yield ("misconceptions", index), f"misconception {index + 1}", text
+    for index, item in enumerate(getattr(exercise, "misconceptions", ()) or ()):
+        yield ("misconceptions", index, "text"), f"misconception {index + 1}", _text(item)
     outline = getattr(exercise, "outline", None)
     if outline:
         yield ("outline",), "the outline", outline
+    restatement = getattr(exercise, "restatement", None)
+    if restatement:
+        yield ("restatement",), "the restatement", restatement
 
 
-def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
-    """(path inside the exercise, message) for each piece of material that states the answer."""
+def material_findings(exercise: Any, concept: str = "") -> list[tuple[tuple[str | int, ...], str]]:
+    """(path inside the exercise, message) for each piece of material that states the answer
+    (``concept``: the goal's concept explanation, which the exercise shows too)."""
     from pedrag.runtime.detect.detector import AnswerKey, CodeMode, Detector
 
     key = AnswerKey(
@@ -207,7 +249,7 @@ def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
     )
     detector = Detector(code_mode=CodeMode.OPEN, answer=key)
     found: list[tuple[tuple[str | int, ...], str]] = []
-    for path, what, text in _pieces(exercise):
+    for path, what, text in _pieces(exercise, concept):
         verdict = detector.check(text)
         if verdict.flagged:
             found.append(
@@ -219,7 +261,7 @@ def material_findings(exercise: Any) -> list[tuple[tuple[str | int, ...], str]]:
     return found
 
 
-def material_key(exercise: Any) -> str:
+def material_key(exercise: Any, concept: str = "") -> str:
     """What an exercise's material findings depend on, as text: its id (it is in the
     messages), its answer key and every piece of its material."""
     return repr(
@@ -229,7 +271,7 @@ def material_key(exercise: Any) -> str:
             tuple(exercise.accept),
             exercise.solution,
             exercise.prompt,
-            tuple(_pieces(exercise)),
+            tuple(_pieces(exercise, concept)),
         )
     )
 
@@ -246,11 +288,19 @@ def material_diagnostics(loaded: Any, memo: Memo | None = None) -> list[Diagnost
     if curriculum is None:
         return []
     out: list[Diagnostic] = []
+    goals = {goal.id: (index, goal) for index, goal in enumerate(curriculum.model.goals)}
     for index, exercise in enumerate(curriculum.model.exercises):
-        key = material_key(exercise) if memo is not None else ""
-        found = remembered(memo, key, functools.partial(material_findings, exercise))
+        goal_index, goal = goals.get(exercise.goal, (-1, None))
+        concept = (getattr(goal, "concept", None) or "") if goal is not None else ""
+        key = material_key(exercise, concept) if memo is not None else ""
+        found = remembered(memo, key, functools.partial(material_findings, exercise, concept))
         for path, message in found:
-            span = positions.span(("exercises", index, *path)) if positions is not None else None
+            where: tuple[str | int, ...] = (
+                ("goals", goal_index, "concept")
+                if path == ("concept",)
+                else ("exercises", index, *path)
+            )
+            span = positions.span(where) if positions is not None else None
             out.append(
                 error(
                     CHECK,

@@ -266,7 +266,7 @@ class ExerciseInfo:
             key,
             bool(exercise.exam),
             tests,
-            Material.from_exercise(exercise),
+            Material.from_exercise(exercise, goal),
             tuple(getattr(exercise, "practises", ()) or ()),
             rules,
             int(getattr(exercise, "submissions", 1) or 1),
@@ -794,6 +794,8 @@ class Tutor:
             rung=choice.rung,
             explain=explains_now(contract, policy_input),
             solved=self._solved_elsewhere(state, info),
+            ceiling=contract.ceiling,
+            message="" if solved_now else text,  # diagnosed before probing (issue 27)
         )
         if not materials and GROUNDED_TAG in action.tags:
             materials = self._has_materials(failures)

@@ -252,9 +252,9 @@ def test_material_findings_come_back_from_the_check_cache_until_the_material_cha
     calls: list[str] = []
     real = material.material_findings
 
-    def counting(exercise: Any) -> Any:
+    def counting(exercise: Any, concept: str = "") -> Any:
         calls.append(exercise.id)
-        return real(exercise)
+        return real(exercise, concept)
 
     monkeypatch.setattr(material, "material_findings", counting)
     cache = CheckCache(tmp_path / "cache")
