@@ -9,7 +9,7 @@ H0 acknowledge .. H7 full solution).
 Why a module of its own, written from the ladder's definitions alone: the evaluator must not
 judge pedrag by pedrag's own wording. Nothing here reads the theories' action templates, the
 generator's prompts or the runtime's detectors (tests/evaluate/test_rung_rubric.py pins the
-imports), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
+imports and the import-linter contract), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
 detector misses is not missed here for the same reason. The cue lists are deliberately plain
 English phrases a reader would use to describe each rung; they are the rubric, not a model.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
+from pedrag.evaluate.answer_check import mentions_answer, numbers, shows_solution
 from pedrag.evaluate.records import ExerciseCase
 
 FULL_SOLUTION = 7
@@ -30,8 +30,18 @@ QUESTION = 3
 CONCEPT = 2
 RESTATEMENT = 1
 ACKNOWLEDGEMENT = 0
+LADDER: dict[int, str] = {
+    ACKNOWLEDGEMENT: "acknowledge or encourage, no content",
+    RESTATEMENT: "restate the problem or invite the learner to say more",
+    CONCEPT: "point to the concept or fact that matters",
+    QUESTION: "ask a leading question about the next step",
+    PROCEDURE: "describe the procedure or method in words",
+    WORKED_EXAMPLE: "work an example on a different problem",
+    PSEUDOCODE: "give pseudocode or code with blanks, or most of the solution",
+    FULL_SOLUTION: "state the answer or the full solution",
+}
+"""The hint ladder as this rubric reads it (DESIGN, hint ladder H0-H7), in its own words."""
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z0-9]+")
 _FENCE = re.compile(r"```")
 _CODE_LINE = re.compile(
@@ -123,8 +133,8 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
     code = bool(_FENCE.search(reply)) or len(_CODE_LINE.findall(reply)) >= 2
     questions = _QUESTION.findall(reply)
     statements = _QUESTION.sub(" ", reply)  # a procedure is told, not asked
-    prompt_numbers = _numbers(exercise.prompt)
-    new_numbers = _numbers(reply) - prompt_numbers
+    prompt_numbers = numbers(exercise.prompt)
+    new_numbers = numbers(reply) - prompt_numbers
     return ReplyFeatures(
         states_answer=states_answer,
         states_solution=not confirmed and shows_solution(reply, exercise),
@@ -142,61 +152,6 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
 
 def judge_rung(reply: str, exercise: ExerciseCase, student: str = "") -> int:
     return read_reply(reply, exercise, student).rung
-
-
-def mentions_answer(text: str, exercise: ExerciseCase) -> bool:
-    """Does ``text`` contain the exercise's answer, in its own spelling or an accepted one?
-    Numbers compare by value (``1,081`` is ``1081``); a number the exercise itself gives
-    counts only when the text says it is the answer."""
-    spellings = (exercise.answer, *exercise.accept)
-    found = _numbers(text)
-    given = _numbers(exercise.prompt)
-    normal = _normal(text)
-    for spelling in spellings:
-        value = _number(spelling)
-        if value is not None:
-            if value in found and (
-                value not in given
-                or re.search(rf"(answer|result|=|equals|is)\s*{re.escape(spelling)}\b", text, re.I)
-            ):
-                return True
-            continue
-        phrase = _normal(spelling)
-        if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal):
-            return True
-    return False
-
-
-def shows_solution(text: str, exercise: ExerciseCase) -> bool:
-    """Does ``text`` reproduce the worked solution: two or more of its substantive lines?"""
-    if not exercise.solution:
-        return False
-    lines = [
-        _normal(line.split("#", 1)[0])
-        for line in exercise.solution.splitlines()
-        if len(_normal(line.split("#", 1)[0])) >= 8
-    ]
-    if len(lines) < 2:
-        return False
-    normal = _normal(text)
-    return sum(line in normal for line in lines) >= 2
-
-
-def _number(text: str) -> Fraction | None:
-    cleaned = text.strip().replace(",", "")
-    try:
-        return Fraction(cleaned)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def _numbers(text: str) -> set[Fraction]:
-    values = set()
-    for match in _NUMBER.finditer(text):
-        value = _number(match.group(0))
-        if value is not None:
-            values.add(value)
-    return values
 
 
 def _normal(text: str) -> str:

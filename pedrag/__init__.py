@@ -35,6 +35,7 @@ _EXPORTS = {
     "Session": "pedrag.runtime.turn.tutor",
     "TurnResult": "pedrag.runtime.turn.tutor",
     "OfflineBackend": "pedrag.runtime.llm.offline",
+    "LLMRequest": "pedrag.runtime.llm.interface",
     "OpenAIBackend": "pedrag.runtime.llm.openai_backend",
     "SessionStore": "pedrag.runtime.store.session_store",
 }

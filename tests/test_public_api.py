@@ -11,6 +11,7 @@ EXPECTED = [
     "CheckResult",
     "CompiledPolicy",
     "Diagnostic",
+    "LLMRequest",
     "LoadedFile",
     "OfflineBackend",
     "OpenAIBackend",

@@ -254,18 +254,18 @@ def _backend(args: argparse.Namespace) -> Any:
 
 def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
     from pedrag.evaluate.configs import CONFIG_NAMES
+    from pedrag.evaluate.learners import PERSONA_NAMES
     from pedrag.evaluate.run import (
         Grid,
         default_exercises,
         exercises_for_topics,
         first_by_topic,
     )
-    from pedrag.runtime.llm.personas import PERSONAS
 
     configs = _names(args.configs)
     _check_known("configuration", configs, list(CONFIG_NAMES))
-    personas = _names(args.personas) or list(PERSONAS)
-    _check_known("persona", personas, list(PERSONAS))
+    personas = _names(args.personas) or list(PERSONA_NAMES)
+    _check_known("persona", personas, list(PERSONA_NAMES))
     if args.exercises:
         chosen = _names(args.exercises)
         _check_known("exercise", chosen, list(exercises))
