@@ -117,6 +117,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-exam-probe", action="store_true", help="skip the exam sessions (G4 not measured)"
     )
+    parser.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also run the grid under three settings of each learner-model assumption "
+        "(teaches, answer_reception, persistence) and report the sensitivity table "
+        "(six more runs of the grid)",
+    )
+    parser.add_argument(
+        "--mrbench",
+        metavar="FILE",
+        help="MRBench's dev.json (shared/data/mrbench/): report the rubric's precision, recall "
+        "and F1 against its human labels",
+    )
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="print the figures as Markdown tables (what docs/evaluation.md shows) instead of "
+        "the full report",
+    )
     parser.add_argument("--offline", action="store_true", help="force the offline backend")
     parser.add_argument(
         "--endpoint",
@@ -393,7 +412,27 @@ def run(args: argparse.Namespace) -> int:
             student_max_tokens=args.max_tokens or 120,
         )
     checked = ["pedrag"] if args.gates else []
-    report = build_report(result, transcripts=args.transcripts, gate_configs=checked)
+    rows: list[Any] = []
+    if args.sensitivity:
+        from pedrag.evaluate.sensitivity import sensitivity
+
+        rows = sensitivity(grid, theories, curriculum, default_sessions=result.sessions)
+    agreement: list[Any] = []
+    if args.mrbench:
+        from pedrag.evaluate.mrbench import MRBenchError, rubric_agreement
+
+        try:
+            agreement = rubric_agreement(args.mrbench)
+        except MRBenchError as error:
+            print(f"pedrag evaluate: {error}", file=sys.stderr)
+            return 2
+    report = build_report(
+        result,
+        transcripts=args.transcripts,
+        gate_configs=checked,
+        sensitivity=rows,
+        agreement=agreement,
+    )
     if backend is not None:
         _warn_about_model_failures(result.sessions)
     all_failed = watch.finish()
@@ -402,7 +441,11 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             print(f"pedrag evaluate: {problem}", file=sys.stderr)
             return 1
-    if args.format == "json":
+    if args.figures:
+        from pedrag.evaluate.report import figures_markdown
+
+        print(figures_markdown(report), end="")
+    elif args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         render_text(report, Console(highlight=False, width=max(120, Console().width)))
