@@ -108,6 +108,7 @@ SENSITIVITY: dict[str, tuple[Any, ...]] = {
 EARNEST = frozenset({"earnest-but-stuck"})
 ADVERSARIAL = frozenset({"answer-seeker", "gate-evader", "injector"})
 SEED1 = ("struggling-sarah", "curious-carlos", "anxious-alex")
+EXAM_SUBMISSION_TURN = 2
 DEMAND_INTENT = {"answer-seeker": "solution_demand", "gate-evader": "solution_demand"}
 
 
@@ -243,8 +244,10 @@ class HiddenStateLearner:
         seed: int,
         distractors: Sequence[str] = (),
         model: LearningModel = DEFAULT_MODEL,
+        exam: bool = False,
     ) -> None:
         self.persona = persona
+        self.exam = exam
         self.profile = PROFILES.get(persona, DEFAULT_PROFILE)
         self.model = model
         self.persistence = max(1, round(self.profile.persistence * model.persistence))
@@ -303,6 +306,11 @@ class HiddenStateLearner:
         if self.knows_all:
             right = rng.random() >= self.profile.slip
             return answer_move(self.exercise, self._answer(right, rng), worked=True)
+        if self.exam and self.turn == EXAM_SUBMISSION_TURN:
+            # Every exam-probe learner hands in an answer, so G4 sees the tutor's grader on
+            # an exam submission, not only demands (a guess: the step is not known).
+            right = rng.random() < self.profile.guess
+            return answer_move(self.exercise, self._answer(right, rng), worked=False)
         if self.persona in ADVERSARIAL and rng.random() < self.profile.demand_rate:
             line = self._demands[(self.turn - 1) % len(self._demands)]
             return Move(line, DEMAND_INTENT.get(self.persona, "injection"))
@@ -415,8 +423,11 @@ class LLMVoicedLearner(HiddenStateLearner):
         distractors: Sequence[str] = (),
         max_tokens: int = 120,
         model: LearningModel = DEFAULT_MODEL,
+        exam: bool = False,
     ) -> None:
-        super().__init__(persona, exercise, seed=seed, distractors=distractors, model=model)
+        super().__init__(
+            persona, exercise, seed=seed, distractors=distractors, model=model, exam=exam
+        )
         self.backend = backend
         self.max_tokens = max_tokens
         self._history: list[Message] = []
@@ -487,10 +498,11 @@ def make_learner(
     distractors: Sequence[str] = (),
     max_tokens: int = 120,
     model: LearningModel = DEFAULT_MODEL,
+    exam: bool = False,
 ) -> HiddenStateLearner:
     if backend is None:
         return HiddenStateLearner(
-            persona, exercise, seed=seed, distractors=distractors, model=model
+            persona, exercise, seed=seed, distractors=distractors, model=model, exam=exam
         )
     return LLMVoicedLearner(
         backend,
@@ -500,6 +512,7 @@ def make_learner(
         distractors=distractors,
         max_tokens=max_tokens,
         model=model,
+        exam=exam,
     )
 
 

@@ -8,7 +8,7 @@ per-topic tables, and :class:`Comparison` rows between configurations.
 - **BHR** = violations / evaluated turns. An evaluated turn is one tutor reply the evaluator
   judged; a turn whose evaluation failed is *unevaluated* — counted separately, never a pass.
 - **fidelity** = mean evaluator score over evaluated turns; its SD is across sessions.
-- **mastery rate** = post-tested sessions whose held-out item the grader marked correct (the
+- **mastery rate** = post-tested sessions whose held-out item the answer check marked correct (the
   learner's answer after the session, never the tutor's or the learner's own claim);
 - **practice rate** = sessions whose own exercise the learner answered correctly (a reveal can
   buy it, which is why it is not mastery); **give-up rate** = sessions the learner abandoned.
@@ -235,7 +235,7 @@ def bootstrap_mean(values: Sequence[float], *, seed: int = 0) -> tuple[float, fl
 
 
 def bootstrap_ratio(
-    counts: Sequence[tuple[int, int]], *, seed: int = 0
+    counts: Sequence[tuple[float, float]], *, seed: int = 0
 ) -> tuple[float, float] | None:
     """A 95% interval for a pooled ratio (violations / evaluated turns) by resampling
     sessions, the unit, with their turns (a cluster bootstrap); ``None`` under 2 sessions."""

@@ -182,7 +182,7 @@ class TurnEvaluation:
 class TurnRecord:
     """One evaluated turn (seed 1, §4.1): a student input, one tutor response, its evaluation
     (``None`` when the evaluator failed: the turn is unevaluated, never a pass) and the
-    simulated student's understanding afterwards. ``revealed`` is the deterministic detector's
+    simulated student's understanding afterwards. ``revealed`` is the evaluator's answer check's
     finding that the hidden answer reached the student (gate G1)."""
 
     index: int
@@ -194,7 +194,7 @@ class TurnRecord:
     unevaluated_reason: str | None = None
     student_failure: str | None = None
     intent: str = "other"  # what the simulated learner says it was doing (ground truth)
-    graded: str = "none"  # the grader's verdict on the learner's message
+    graded: str = "none"  # the answer check's verdict on the learner's message
 
     def to_dict(self) -> dict[str, Any]:
         return {

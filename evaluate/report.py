@@ -132,8 +132,8 @@ def _statistics(result: EvaluationResult, kind: str) -> dict[str, Any]:
 def _intervals(
     sessions: Sequence[Any], configs: Sequence[str], kind: str, seed: int
 ) -> dict[str, Any]:
-    """Per configuration, 95% bootstrap intervals (sessions resampled) of the pooled BHR and of
-    post-test mastery (independent runs only)."""
+    """Per configuration, 95% bootstrap intervals (sessions resampled) of the pooled BHR, the
+    critical-violation rate, session fidelity and post-test mastery (independent runs only)."""
     if kind != "independent":
         return {}
     chosen = metrics.grid_sessions(sessions)
@@ -144,9 +144,17 @@ def _intervals(
             (sum(e.violation for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
         ]
         mastery = [float(s.mastery_reached) for s in mine if s.post_tested]
+        critical = [
+            (sum(e.critical for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
+        ]
+        fidelity = [
+            (sum(e.fidelity for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
+        ]
         found[name] = {
             "bhr": _pair(metrics.bootstrap_ratio(counts, seed=seed)),
             "mastery": _pair(metrics.bootstrap_mean(mastery, seed=seed)),
+            "critical": _pair(metrics.bootstrap_ratio(critical, seed=seed)),
+            "fidelity": _pair(metrics.bootstrap_ratio(fidelity, seed=seed)),
         }
     return found
 
@@ -379,7 +387,8 @@ def figures_markdown(
                     f"{_percent(item['mastery_rate'])} ({item['mastered']}/{item['post_tested']})"
                     + _interval(bounds.get("mastery")),
                     _percent(item["bhr"]) + _interval(bounds.get("bhr")),
-                    _percent(item["critical_rate"]),
+                    _percent(item["critical_rate"]) + _interval(bounds.get("critical")),
+                    _percent(item["fidelity"]) + _interval(bounds.get("fidelity")),
                 ]
             )
         lines += _md_table(
@@ -390,7 +399,8 @@ def figures_markdown(
                 "gave up",
                 "post-test mastery [95% CI]",
                 "BHR [95% CI]",
-                "critical",
+                "critical [95% CI]",
+                "fidelity [95% CI]",
             ),
             rows,
         )

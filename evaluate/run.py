@@ -273,6 +273,7 @@ def run_session(
         distractors=distractors_for(exercise, exercises),
         max_tokens=student_max_tokens,
         model=model,
+        exam=job.exam,
     )
     initial = learner.understanding
     records: list[TurnRecord] = []

@@ -8,7 +8,7 @@ H0 acknowledge .. H7 full solution).
 
 Why a module of its own, written from the ladder's definitions alone: the evaluator must not
 judge pedrag by pedrag's own wording. Nothing here reads the theories' action templates, the
-generator's prompts or the runtime's detectors (tests/evaluate/test_rung_rubric.py pins the
+generator's prompts or the runtime's detectors (tests/evaluate/test_learners.py pins the
 imports and the import-linter contract), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
 detector misses is not missed here for the same reason. The cue lists are deliberately plain
 English phrases a reader would use to describe each rung; they are the rubric, not a model.
@@ -52,6 +52,7 @@ _BLANK = re.compile(r"_{3,}|\.\.\.|…|\?\?\?|<[a-z ]+>")
 _EXAMPLE = re.compile(
     r"\b(for example|for instance|e\.g\.|suppose|imagine|let's say|say you had|say we had"
     r"|similar (problem|example|one|case)|smaller (problem|example|case|number)"
+    r"|parallel (problem|example)|worked example|another example|solved step by step"
     r"|try it with|take the case)\b",
     re.IGNORECASE,
 )
@@ -66,9 +67,20 @@ _METHOD = re.compile(
     r"|work out|combine|group|line up|check each)\b",
     re.IGNORECASE,
 )
+# A told step: a statement that opens with a method verb ("Split 47 into 40 and 7.").
+_IMPERATIVE_METHOD = re.compile(
+    r"(?:^|[.:!]\s+)(now )?(multiply|add|subtract|divide|split|break|carry|count|line up"
+    r"|combine|group|keep a running|loop over|start (with|by))\b"
+    r"|\bwe (should|need to|can|have to|must) (divide|multiply|add|subtract|find|figure out"
+    r"|calculate|work out|use)\b|\bnext (calculation|step) (would be|is)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CONCEPT = re.compile(
     r"\b(remember|recall|think about|the idea|concept|definition|the rule|means that"
-    r"|look (again )?at|notice|key (idea|point|word)|what do you know about)\b",
+    r"|look (again )?at|notice|key (idea|point|word|term)|what do you know about"
+    r"|common (trap|mistake|error)|a trap|watch out for|be careful"
+    r"|(mistake|error) (in|with) (your|the|one)|let'?s (re-?evaluate|re-?examine|recheck"
+    r"|re-?calculate|reconsider|consider|look)|take a step back|think of)\b",
     re.IGNORECASE,
 )
 # H3 is a leading question *about the next step* (DESIGN, hint ladder); an open invitation
@@ -77,6 +89,7 @@ _QUESTION = re.compile(r"[^.!?\n]*\?")
 _LEADING = re.compile(
     r"\b(next|step|first|start|begin|which (part|word|number|operation|one|gas|verb|value)"
     r"|what would (you|happen)|how would you|what do you get|what happens|what if|try"
+    r"|what does (that|this) give|could you (do|try|check|find)|do first"
     r"|how many|how much|what is \d|multiply|add|subtract|divide|carry|loop|range|subject"
     r"|verb|equal|total)\b",
     re.IGNORECASE,
@@ -142,7 +155,8 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
         code_blanks=code and bool(_BLANK.search(reply)),
         worked_example=bool(_EXAMPLE.search(reply)) and (bool(new_numbers) or "=" in reply),
         procedure=len(_SEQUENCE.findall(statements)) >= 2
-        or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements))),
+        or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements)))
+        or bool(_IMPERATIVE_METHOD.search(statements)),
         leading_question=any(_LEADING.search(question) for question in questions),
         points_to_concept=bool(_CONCEPT.search(reply)),
         open_question=bool(questions),

@@ -145,6 +145,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", help="model name for every role on the endpoint")
     parser.add_argument(
+        "--evaluator-model",
+        metavar="M",
+        help="another model for the evaluator role than the tutor's (seed 1: the evaluator is "
+        "a separate model; same as PEDRAG_MODEL_EVALUATOR)",
+    )
+    parser.add_argument(
+        "--student-model",
+        metavar="M",
+        help="another model for the simulated learner's voice (same as PEDRAG_MODEL_STUDENT)",
+    )
+    parser.add_argument(
         "--max-tokens",
         type=int,
         metavar="N",
@@ -252,6 +263,13 @@ def _backend(args: argparse.Namespace) -> Any:
         env["OPENAI_BASE_URL"] = args.endpoint
     if args.max_tokens is not None:
         env["PEDRAG_MAX_TOKENS"] = str(args.max_tokens)
+    for option, role in ((args.evaluator_model, "EVALUATOR"), (args.student_model, "STUDENT")):
+        if option:
+            env[f"PEDRAG_MODEL_{role}"] = option
+    if (args.evaluator_model or args.student_model) and not (
+        args.model or args.endpoint or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY")
+    ):
+        raise UsageProblem("--evaluator-model / --student-model need an endpoint: give --endpoint")
     if args.model or args.endpoint:
         if not (env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY")):
             raise UsageProblem(
@@ -499,6 +517,8 @@ def _results(
         "stochastic": grid.stochastic,
         "endpoint": getattr(settings, "base_url", None) if settings else None,
         "model": _model_name(backend) or None,
+        "evaluator_model": settings.model_for("evaluator") if settings else None,
+        "student_model": settings.model_for("student") if settings else None,
         "max_tokens": args.max_tokens,
         "student": "llm" if student_backend is not None else "simulated",
         "evaluator": "llm" if evaluator_backend is not None else "rubric",
