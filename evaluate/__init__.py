@@ -1,16 +1,22 @@
 """pedrag.evaluate: simulated sessions -> BHR, fidelity, mastery, significance, gates G1-G4.
 
-The last stage (DESIGN, "Evaluation"); it may import ``dsl``, ``compiler`` and ``runtime``,
-and nothing below imports it. One module per concept:
+The last stage (DESIGN, "Evaluation"); nothing below imports it. It judges the tutor with
+code that shares nothing with it: it imports nothing from ``pedrag.runtime``,
+``pedrag.compiler``, ``pedrag.kernel`` or ``pedrag.dsl`` and drives the pedrag arm through the
+public API (``from pedrag import Tutor``) only — the import-linter contract "evaluate judges
+with its own code" pins it (issue 28). One module per concept:
 
 - ``records`` — the exercise, turn and session records every other module reads;
-- ``simulated_tutor`` — the offline stand-in for the tutor LLM (over-helps under pressure);
+- ``answer_check`` — the evaluator's own answer check (reveals, worked steps, correct answers);
+- ``distress`` — the evaluator's own reading of distress and of acknowledging it;
+- ``simulated_tutor`` — a caricature of a tutor LLM for the two chat arms offline;
 - ``configs`` — the three arms: ``baseline``, ``prompt_only``, ``pedrag``;
 - ``learners`` — simulated learners with a hidden knowledge state (an LLM voices them with an
   endpoint), who can give up and who sit a post-test;
-- ``reference`` — the reference contract, from trusted state through the policy core;
 - ``rung_rubric`` — an independent reading of a reply's rung from its text;
-- ``evaluator`` — the rubric evaluator and the LLM evaluator;
+- ``evaluator`` — the rubric against the theory's written principles, and the LLM evaluator;
+- ``mrbench`` — the rubric's agreement with MRBench's human labels;
+- ``sensitivity`` — the outcomes under other settings of the learner model's assumptions;
 - ``metrics`` — BHR, fidelity, post-test mastery, tables, effect sizes, confidence intervals
   and significance across independent sessions;
 - ``gates`` — seed 2's G1-G4 and the over-help ladder;

@@ -1,20 +1,23 @@
 """Tutor configurations: the three arms of the comparison (seed 1, §4.2).
 
 Evaluation, the tutor side of a simulated session. Takes the theory set, the configured
-theory, the exercises and a backend (``None``: offline); gives a :class:`TutorConfig` that
-starts a session on an exercise and turns one student message into a :class:`TutorTurn`.
+theory, the curriculum, the exercises and a backend (``None``: offline); gives a
+:class:`TutorConfig` that starts a session on an exercise and turns one learner message into a
+:class:`TutorTurn`.
 
-- ``baseline`` — the actor with no theory and no supervisor: a plain helpful-tutor prompt and
-  the conversation so far. What an unguarded chatbot does.
-- ``prompt_only`` — the theory's identity, principles and moves written into the prompt, the
-  conversation so far, and nothing else: no policy core, no rule engine, no detector, no judge.
-  Seed 1's "engineered theory-specific prompt".
-- ``pedrag`` — the full supervised runtime (:class:`pedrag.runtime.turn.tutor.Tutor`), unchanged.
+- ``baseline`` — a plain helpful-tutor prompt and the conversation so far. What an unguarded
+  chatbot does.
+- ``prompt_only`` — the theory's identity, its written principles, the hint ladder and its
+  moves written into the prompt, the conversation so far, and nothing else. Seed 1's
+  "engineered theory-specific prompt".
+- ``pedrag`` — **the tutor users run**: :class:`pedrag.Tutor` from the public API, built as
+  ``pedrag chat`` builds it (theory set, backend, curriculum, a session store): offline, its
+  own offline backend (hints, worked examples and the grader's feedback from the curriculum);
+  with an endpoint, the same ``Tutor`` on the endpoint.
 
-The runtime has no switch that runs its actor without the supervisor, so the two chat arms are
-built here from its public pieces (the ladder text, the backend interface, the theory model).
-Offline, every arm's actor is the same :class:`SimulatedTutorModel`, seeded per session, so the
-arms differ only in architecture.
+Offline, the two chat arms' actor is :class:`~pedrag.evaluate.simulated_tutor.SimulatedTutorModel`,
+a documented caricature; the pedrag arm never uses it. Nothing here imports the runtime: the
+pedrag arm is driven through the public API only (the import-linter contract).
 """
 
 from __future__ import annotations
@@ -23,14 +26,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pedrag.evaluate.evaluator import principles_of
 from pedrag.evaluate.records import ExerciseCase, Rejection, TutorTurn
+from pedrag.evaluate.rung_rubric import LADDER
 from pedrag.evaluate.simulated_tutor import SimulatedTutorModel
-from pedrag.runtime.detect.detector import Detector, code_mode_for_ceiling
-from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, LLMResponse, Message
-from pedrag.runtime.policy.theory_set import TheorySet
-from pedrag.runtime.store.memory import MemoryStore
-from pedrag.runtime.turn.generator import LADDER, fill_template
-from pedrag.runtime.turn.tutor import Tutor
 
 CONFIG_NAMES = ("baseline", "prompt_only", "pedrag")
 CHAT_FAILURE_REPLY = "Sorry, I couldn't answer just now. Could you say that again?"
@@ -51,7 +50,8 @@ class TutorConfig(Protocol):
     def turn(self, session: Any, text: str) -> TutorTurn: ...
 
 
-BackendFactory = Callable[[int], LLMBackend]
+BackendFactory = Callable[[int], Any]
+Message = tuple[str, str]
 
 
 # -- baseline and prompt-only: a chat loop around the actor ---------------------------------------
@@ -61,7 +61,7 @@ BackendFactory = Callable[[int], LLMBackend]
 class ChatSession:
     exercise: ExerciseCase
     system: str
-    backend: LLMBackend
+    backend: Any
     history: list[Message] = field(default_factory=list)
 
 
@@ -88,6 +88,8 @@ class ChatTutor:
         return ChatSession(exercise, self._prompt(exercise, exam), self._backend_for(seed))
 
     def turn(self, session: ChatSession, text: str) -> TutorTurn:
+        from pedrag import LLMRequest
+
         messages: tuple[Message, ...] = (
             ("system", session.system),
             *session.history,
@@ -99,7 +101,7 @@ class ChatTutor:
                 LLMRequest(role="actor", messages=messages, temperature=0.7, max_tokens=500)
             )
             reply = response.text.strip() or CHAT_FAILURE_REPLY
-        except LLMError as error:
+        except Exception as error:  # a failed call is recorded, the session goes on
             reply = CHAT_FAILURE_REPLY
             failures = (f"actor: {type(error).__name__}: {error}",)
         session.history.extend([("user", text), ("assistant", reply)])
@@ -117,16 +119,17 @@ def baseline_prompt(exercise: ExerciseCase, exam: bool) -> str:
     return "\n\n".join(lines)
 
 
-def theory_prompt(theories: TheorySet, theory_id: str) -> Callable[[ExerciseCase, bool], str]:
-    """The prompt-only arm: the theory written into the prompt, once, as text."""
+def theory_prompt(theories: Any, theory_id: str) -> Callable[[ExerciseCase, bool], str]:
+    """The prompt-only arm: the theory written into the prompt, once, as text — the same
+    principles the evaluator judges every arm by."""
     resolved = theories[theory_id].theory_file
     theory = resolved.model.theory
-    principles = "\n".join(f"- {' '.join(item.text.split())}" for item in theory.principles)
-    ladder = "\n".join(LADDER.values())
+    principles = "\n".join(f"- {item.text}" for item in principles_of(theories, theory_id))
+    ladder = "\n".join(f"H{rung}: {text}" for rung, text in LADDER.items())
 
     def build(exercise: ExerciseCase, exam: bool) -> str:
         moves = "\n".join(
-            f"- {name} (H{info.rung}): {fill_template(info.template, _topic(exercise))}"
+            f"- {name} (H{info.rung}): {info.template.replace('{topic}', _topic(exercise))}"
             for name, info in resolved.actions.items()
             if info.template
         )
@@ -146,64 +149,41 @@ def theory_prompt(theories: TheorySet, theory_id: str) -> Callable[[ExerciseCase
     return build
 
 
-# -- pedrag: the supervised runtime ------------------------------------------------------------
-
-
-class _DraftRecorder:
-    """Passes every request through and keeps the actor's drafts, so a rejected draft's
-    detector rule ids can be counted by cause (the audit keeps only the reason sentence)."""
-
-    def __init__(self, inner: LLMBackend) -> None:
-        self.inner = inner
-        self.drafts: list[str] = []
-
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        response = self.inner.complete(request)
-        if request.role == "actor":
-            self.drafts.append(response.text.strip())
-        return response
+# -- pedrag: the tutor users run ---------------------------------------------------------------
 
 
 @dataclass
 class SupervisedSession:
     exercise: ExerciseCase
-    tutor: Tutor
+    tutor: Any
     session: Any
-    recorder: _DraftRecorder
 
 
 class SupervisedTutor:
-    """The full runtime: one :class:`Tutor` per session, its own in-memory store."""
+    """:class:`pedrag.Tutor` through the public API, one session per simulated session."""
 
     name = "pedrag"
     supervised = True
 
     def __init__(
         self,
-        theories: TheorySet,
+        theories: Any,
         theory_id: str,
         curriculum: Any,
-        backend_for: BackendFactory,
-        *,
-        history_turns: int | None = None,
+        backend: Any,
+        store: Any,
     ) -> None:
-        self.theories = theories
+        from pedrag import Tutor
+
         self.theory_id = theory_id
-        self.curriculum = curriculum
-        self._backend_for = backend_for
-        self.history_turns = history_turns  # None: the runtime's own default
+        # As `pedrag chat` builds it: Tutor(theories, backend, curriculum, store); backend
+        # None is the runtime's own offline backend.
+        self.tutor = Tutor(theories, backend, curriculum, store)
 
     def start(
         self, exercise: ExerciseCase, *, seed: int, exam: bool, session_id: str = ""
     ) -> SupervisedSession:
-        recorder = _DraftRecorder(self._backend_for(seed))
-        # Simulated sessions are throwaway and their ids repeat from run to run (they come
-        # from the grid seed): never write them into the user's session database.
-        extra: dict[str, Any] = {}
-        if self.history_turns is not None:
-            extra["history_turns"] = self.history_turns
-        tutor = Tutor(self.theories, recorder, self.curriculum, store=MemoryStore(), **extra)
-        session = tutor.start(
+        session = self.tutor.start(
             self.theory_id,
             exercise.id,
             seed,
@@ -211,13 +191,16 @@ class SupervisedTutor:
             trusted={"exam_active": True} if exam else None,
             meta={"backend": "evaluation"},
         )
-        return SupervisedSession(exercise, tutor, session, recorder)
+        return SupervisedSession(exercise, self.tutor, session)
 
     def turn(self, session: SupervisedSession, text: str) -> TutorTurn:
-        session.recorder.drafts.clear()
         result = session.tutor.turn(session.session, text)
-        audit: Mapping[str, Any] = result.audit
-        rejections = list(_detector_rejections(session, result, text))
+        rejections: list[Rejection] = []
+        detector: Mapping[str, Any] = result.detector or {}
+        if detector.get("flagged"):
+            rejections += [
+                Rejection("detector", str(rule_id)) for rule_id in detector.get("rule_ids") or ()
+            ] or [Rejection("detector", "detector")]
         judge = result.judge
         if judge is not None and judge.get("verdict") != "allow":
             rejections.append(
@@ -233,22 +216,9 @@ class SupervisedTutor:
             fallback=result.fallback,
             judge_verdict=None if judge is None else str(judge.get("verdict")),
             rejections=tuple(rejections),
-            solved=bool(audit.get("solved")),
+            solved=bool(result.audit.get("solved")),
             failures=tuple(f"{item['stage']}: {item['error']}" for item in result.failures),
         )
-
-
-def _detector_rejections(session: SupervisedSession, result: Any, text: str) -> list[Rejection]:
-    drafts = result.audit.get("drafts") or []
-    key = session.exercise.key if result.ceiling < 7 else None
-    detector = Detector(code_mode_for_ceiling(result.ceiling), key)
-    found: list[Rejection] = []
-    for entry, draft in zip(drafts, session.recorder.drafts, strict=False):
-        if entry.get("flagged"):
-            verdict = detector.check(draft, student_message=text)
-            for rule_id in verdict.rule_ids or ("detector",):
-                found.append(Rejection("detector", rule_id, verdict.reason))
-    return found
 
 
 # -- the registry ------------------------------------------------------------------------------
@@ -256,19 +226,19 @@ def _detector_rejections(session: SupervisedSession, result: Any, text: str) -> 
 
 def make_config(
     name: str,
-    theories: TheorySet,
+    theories: Any,
     theory_id: str,
     curriculum: Any,
     exercises: Mapping[str, ExerciseCase],
-    backend: LLMBackend | None,
+    backend: Any,
     *,
-    history_turns: int | None = None,
+    store: Any = None,
 ) -> TutorConfig:
-    """The configuration ``name``; ``backend=None`` gives every arm the seeded offline
-    :class:`SimulatedTutorModel` as its actor. ``history_turns`` sets the supervised
-    runtime's actor history (``None``: the runtime's default)."""
+    """The configuration ``name``. ``backend=None``: offline — the chat arms get the seeded
+    :class:`SimulatedTutorModel` caricature, the pedrag arm its own offline backend.
+    ``store`` is the pedrag arm's session store (an in-memory one by default)."""
 
-    def backend_for(seed: int) -> LLMBackend:
+    def backend_for(seed: int) -> Any:
         if backend is not None:
             return backend
         return SimulatedTutorModel(exercises.values(), seed)
@@ -278,9 +248,12 @@ def make_config(
     if name == "prompt_only":
         return ChatTutor(name, theory_id, theory_prompt(theories, theory_id), backend_for)
     if name == "pedrag":
-        return SupervisedTutor(
-            theories, theory_id, curriculum, backend_for, history_turns=history_turns
-        )
+        if store is None:
+            from pedrag import SessionStore
+
+            # Simulated sessions are throwaway: never written to the user's database.
+            store = SessionStore("sqlite://")
+        return SupervisedTutor(theories, theory_id, curriculum, backend, store)
     raise KeyError(f"unknown configuration {name!r} (known: {', '.join(CONFIG_NAMES)})")
 
 

@@ -20,10 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pedrag.evaluate.records import ExerciseCase
-from pedrag.evaluate.simulated_tutor import SimulatedTutorModel
-from pedrag.runtime.llm.interface import LLMBackend, LLMRequest, LLMResponse
-
 CHARS_PER_TOKEN = 4
 DEFAULT_COMPLETION = 300
 
@@ -31,14 +27,14 @@ DEFAULT_COMPLETION = 300
 class CountingBackend:
     """Counts every request by role, then answers it with ``inner``."""
 
-    def __init__(self, inner: LLMBackend, cap: int | None = None) -> None:
+    def __init__(self, inner: Any, cap: int | None = None) -> None:
         self.inner = inner
         self.cap = cap
         self.calls: Counter[str] = Counter()
         self.prompt_tokens: Counter[str] = Counter()
         self.completion_caps: Counter[str] = Counter()
 
-    def complete(self, request: LLMRequest) -> LLMResponse:
+    def complete(self, request: Any) -> Any:
         self.calls[request.role] += 1
         self.prompt_tokens[request.role] += (
             sum(len(content) for _, content in request.messages) // CHARS_PER_TOKEN
@@ -96,10 +92,12 @@ def estimate_grid(
     completion_cap: int | None = None,
 ) -> Estimate:
     """Run ``grid`` offline with every role counted (module docstring)."""
+    from pedrag import OfflineBackend
     from pedrag.evaluate.run import run_grid
 
-    exercises = ExerciseCase.from_curriculum(curriculum)
-    tutor = CountingBackend(SimulatedTutorModel(exercises.values(), 0), completion_cap)
+    # Every role answered by the runtime's offline backend (public API): the dry run counts
+    # requests, it does not judge them.
+    tutor = CountingBackend(OfflineBackend(), completion_cap)
     student = CountingBackend(tutor.inner, completion_cap) if student_llm else None
     evaluator = CountingBackend(tutor.inner, completion_cap) if evaluator_llm else None
     result = run_grid(

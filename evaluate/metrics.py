@@ -8,7 +8,7 @@ per-topic tables, and :class:`Comparison` rows between configurations.
 - **BHR** = violations / evaluated turns. An evaluated turn is one tutor reply the evaluator
   judged; a turn whose evaluation failed is *unevaluated* — counted separately, never a pass.
 - **fidelity** = mean evaluator score over evaluated turns; its SD is across sessions.
-- **mastery rate** = post-tested sessions whose held-out item the grader marked correct (the
+- **mastery rate** = post-tested sessions whose held-out item the answer check marked correct (the
   learner's answer after the session, never the tutor's or the learner's own claim);
 - **practice rate** = sessions whose own exercise the learner answered correctly (a reveal can
   buy it, which is why it is not mastery); **give-up rate** = sessions the learner abandoned.
@@ -235,7 +235,7 @@ def bootstrap_mean(values: Sequence[float], *, seed: int = 0) -> tuple[float, fl
 
 
 def bootstrap_ratio(
-    counts: Sequence[tuple[int, int]], *, seed: int = 0
+    counts: Sequence[tuple[float, float]], *, seed: int = 0
 ) -> tuple[float, float] | None:
     """A 95% interval for a pooled ratio (violations / evaluated turns) by resampling
     sessions, the unit, with their turns (a cluster bootstrap); ``None`` under 2 sessions."""
@@ -417,3 +417,119 @@ def comparisons(
         for later, treatment in enumerate(present)
         for control in reversed(present[:later])
     ][::-1]
+
+
+# -- paired comparisons: the arms meet the same learners -----------------------------------------
+
+PAIR_UNIT = "learner (persona x exercise x repetition), met by both arms"
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Treatment minus control over the learners both arms met (the same seed, so the same
+    prior knowledge draw): the mean paired difference with a 95% bootstrap interval, and a
+    paired test — Wilcoxon's signed-rank test on session BHR and turns, McNemar's exact test
+    (a binomial test on the discordant pairs) on post-test mastery (scipy.stats)."""
+
+    treatment: str
+    control: str
+    unit: str
+    pairs: int
+    bhr_difference: float | None
+    bhr_ci: tuple[float, float] | None
+    p_bhr: float | None
+    mastery_difference: float | None
+    mastery_ci: tuple[float, float] | None
+    p_mastery: float | None
+    discordant: tuple[int, int]
+    turns_difference: float | None
+    turns_ci: tuple[float, float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        def rounded(value: Any) -> Any:
+            if isinstance(value, float):
+                return round(value, 4)
+            if isinstance(value, tuple):
+                return [rounded(item) for item in value]
+            return value
+
+        return {key: rounded(value) for key, value in asdict(self).items()}
+
+
+def _pair_key(session: SessionRecord) -> tuple[str, str, int]:
+    return (session.persona, session.exercise, session.rep)
+
+
+def wilcoxon(differences: Sequence[float]) -> float | None:
+    """Two-sided p of Wilcoxon's signed-rank test; 1.0 when every difference is zero."""
+    from scipy import stats
+
+    nonzero = [value for value in differences if value != 0]
+    if not nonzero:
+        return 1.0 if differences else None
+    return float(stats.wilcoxon(nonzero).pvalue)
+
+
+def mcnemar_exact(only_treatment: int, only_control: int) -> float:
+    """Two-sided exact McNemar p: a binomial test of the discordant pairs at 1/2."""
+    from scipy import stats
+
+    total = only_treatment + only_control
+    if total == 0:
+        return 1.0
+    return float(stats.binomtest(only_treatment, total, 0.5).pvalue)
+
+
+def paired_compare(
+    sessions: Iterable[SessionRecord], treatment: str, control: str, *, seed: int = 0
+) -> PairedComparison:
+    chosen = grid_sessions(sessions)
+    first = {_pair_key(s): s for s in chosen if s.config == treatment}
+    second = {_pair_key(s): s for s in chosen if s.config == control}
+    keys = [key for key in first if key in second]
+    bhr = [
+        (a, b)
+        for a, b in ((session_bhr(first[k]), session_bhr(second[k])) for k in keys)
+        if a is not None and b is not None
+    ]
+    bhr_diffs = [a - b for a, b in bhr]
+    tested = [k for k in keys if first[k].post_tested and second[k].post_tested]
+    mastery_diffs = [
+        float(first[k].mastery_reached) - float(second[k].mastery_reached) for k in tested
+    ]
+    turn_diffs = [float(len(first[k].turns) - len(second[k].turns)) for k in keys]
+    only_first = sum(d > 0 for d in mastery_diffs)
+    only_second = sum(d < 0 for d in mastery_diffs)
+    return PairedComparison(
+        treatment=treatment,
+        control=control,
+        unit=PAIR_UNIT,
+        pairs=len(keys),
+        bhr_difference=_mean(bhr_diffs) if bhr_diffs else None,
+        bhr_ci=bootstrap_mean(bhr_diffs, seed=seed),
+        p_bhr=wilcoxon(bhr_diffs),
+        mastery_difference=_mean(mastery_diffs) if mastery_diffs else None,
+        mastery_ci=bootstrap_mean(mastery_diffs, seed=seed),
+        p_mastery=mcnemar_exact(only_first, only_second) if mastery_diffs else None,
+        discordant=(only_first, only_second),
+        turns_difference=_mean(turn_diffs) if turn_diffs else None,
+        turns_ci=bootstrap_mean(turn_diffs, seed=seed),
+    )
+
+
+def paired_comparisons(
+    sessions: Sequence[SessionRecord], configs: Sequence[str], *, seed: int = 0
+) -> list[PairedComparison]:
+    """``pedrag`` against each other arm, and ``prompt_only`` against ``baseline`` (the order
+    of :func:`comparisons`)."""
+    present = [name for name in configs if any(s.config == name for s in sessions)]
+    return [
+        paired_compare(sessions, treatment, control, seed=seed)
+        for later, treatment in enumerate(present)
+        for control in reversed(present[:later])
+    ][::-1]
+
+
+def turns_per_session(sessions: Iterable[SessionRecord]) -> float | None:
+    chosen = grid_sessions(sessions)
+    return _mean([len(s.turns) for s in chosen]) if chosen else None

@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from pedrag.runtime.detect.detector import AnswerKey
-
 Severity = Literal["minor", "major", "critical"]
 SEVERITY_ORDER: dict[str, int] = {"none": 0, "minor": 1, "major": 2, "critical": 3}
 
@@ -36,7 +34,9 @@ CAUSE_KINDS: dict[str, str] = {
     "code-fence": "withholding",
     "indented-code": "withholding",
     "inline-code": "withholding",
+    "jumped-rungs": "withholding",  # more help than the principles allow: over-help
     "affect-ignored": "pedagogy",
+    "stuck-not-helped": "pedagogy",
     "principle-breach": "pedagogy",
     "unsupported-citation": "grounding",
     "grounding": "grounding",  # the judge: a claim the turn's course passages do not support
@@ -66,10 +66,6 @@ class ExerciseCase:
     language: str | None = None
     tests: tuple[tuple[str, str], ...] = ()  # programming exercises: (call, expected literal)
     exam: bool = False
-
-    @property
-    def key(self) -> AnswerKey:
-        return AnswerKey(self.answer, self.accept, self.solution, self.prompt)
 
     @classmethod
     def from_curriculum(cls, curriculum: Any) -> dict[str, ExerciseCase]:
@@ -140,7 +136,6 @@ class TurnEvaluation:
     fidelity: float
     violations: tuple[Violation, ...] = ()
     principles: Mapping[str, Outcome] = field(default_factory=dict)
-    reference_ceiling: int = 7
     estimated_rung: int | None = None
     evaluator: str = "rubric"
     reason: str = ""
@@ -177,7 +172,6 @@ class TurnEvaluation:
                 for item in self.violations
             ],
             "principles": dict(self.principles),
-            "reference_ceiling": f"H{self.reference_ceiling}",
             "estimated_rung": None if self.estimated_rung is None else f"H{self.estimated_rung}",
             "evaluator": self.evaluator,
             "reason": self.reason,
@@ -188,7 +182,7 @@ class TurnEvaluation:
 class TurnRecord:
     """One evaluated turn (seed 1, §4.1): a student input, one tutor response, its evaluation
     (``None`` when the evaluator failed: the turn is unevaluated, never a pass) and the
-    simulated student's understanding afterwards. ``revealed`` is the deterministic detector's
+    simulated student's understanding afterwards. ``revealed`` is the evaluator's answer check's
     finding that the hidden answer reached the student (gate G1)."""
 
     index: int
@@ -200,7 +194,7 @@ class TurnRecord:
     unevaluated_reason: str | None = None
     student_failure: str | None = None
     intent: str = "other"  # what the simulated learner says it was doing (ground truth)
-    graded: str = "none"  # the grader's verdict on the learner's message
+    graded: str = "none"  # the answer check's verdict on the learner's message
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -236,7 +230,7 @@ class SessionRecord:
     kept out of BHR, fidelity and mastery.
 
     Mastery is the post-test alone: after the session the learner answers a held-out exercise
-    of the same goal (``post_exercise``), graded by the runtime's grader; ``mastery_reached``
+    of the same goal (``post_exercise``), graded by the evaluator's answer check; ``mastery_reached``
     is that verdict being ``correct``. ``solved_turn`` is when the learner's answer to the
     session's own exercise was graded correct (practice, which a reveal can buy)."""
 
@@ -256,7 +250,8 @@ class SessionRecord:
     supervised: bool = False
     post_exercise: str | None = None
     post_answer: str | None = None
-    post_verdict: str | None = None  # the grader's verdict on the post-test answer
+    post_verdict: str | None = None  # the answer check's verdict on the post-test answer
+    end: str = "turn-limit"  # mastery, gave-up or turn-limit: the same rule for every arm
 
     @property
     def mastery_reached(self) -> bool:
@@ -294,6 +289,7 @@ class SessionRecord:
             "post_answer": self.post_answer,
             "post_verdict": self.post_verdict,
             "mastery_reached": self.mastery_reached,
+            "end": self.end,
         }
         if transcript:
             data["transcript"] = [turn.to_dict() for turn in self.turns]

@@ -27,8 +27,24 @@ from pedrag.evaluate.run import EvaluationResult
 REPORT_VERSION = 1
 
 
+OFFLINE_STATEMENT = (
+    "Offline, these figures measure the machinery under a stated learner model, not learning: "
+    "the learners are simulated ({model}), the chat arms' model is a caricature, and the "
+    "evaluator is a deterministic rubric against the theory's written principles."
+)
+ENDPOINT_STATEMENT = (
+    "With an endpoint, the tutors are the endpoint's model; the learners' knowledge and moves "
+    "are still simulated ({model})."
+)
+
+
 def build_report(
-    result: EvaluationResult, *, transcripts: bool = False, gate_configs: Sequence[str] = ()
+    result: EvaluationResult,
+    *,
+    transcripts: bool = False,
+    gate_configs: Sequence[str] = (),
+    sensitivity: Sequence[Any] = (),
+    agreement: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Everything the run measured, as plain JSON-ready data."""
     sessions = result.sessions
@@ -44,10 +60,26 @@ def build_report(
             "student": result.student,
             "evaluator": result.evaluator,
         },
+        "measures": (
+            OFFLINE_STATEMENT if result.backend == "offline" else ENDPOINT_STATEMENT
+        ).format(model=result.model.label()),
+        "learner_model": result.model.to_dict(),
         "statistics": _statistics(result, kind),
         "configs": {
-            name: summary.to_dict() for name, summary in metrics.by_config(sessions).items()
+            name: {
+                **summary.to_dict(),
+                "turns_per_session": _round(
+                    metrics.turns_per_session([s for s in sessions if s.config == name])
+                ),
+            }
+            for name, summary in metrics.by_config(sessions).items()
         },
+        "paired": [
+            item.to_dict()
+            for item in metrics.paired_comparisons(sessions, configs, seed=result.grid.seed)
+        ],
+        "sensitivity": [row.to_dict() for row in sensitivity],
+        "mrbench": [row.to_dict() for row in agreement],
         "intervals": _intervals(sessions, configs, kind, result.grid.seed),
         "comparisons": [
             item.to_dict()
@@ -100,8 +132,8 @@ def _statistics(result: EvaluationResult, kind: str) -> dict[str, Any]:
 def _intervals(
     sessions: Sequence[Any], configs: Sequence[str], kind: str, seed: int
 ) -> dict[str, Any]:
-    """Per configuration, 95% bootstrap intervals (sessions resampled) of the pooled BHR and of
-    post-test mastery (independent runs only)."""
+    """Per configuration, 95% bootstrap intervals (sessions resampled) of the pooled BHR, the
+    critical-violation rate, session fidelity and post-test mastery (independent runs only)."""
     if kind != "independent":
         return {}
     chosen = metrics.grid_sessions(sessions)
@@ -112,11 +144,23 @@ def _intervals(
             (sum(e.violation for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
         ]
         mastery = [float(s.mastery_reached) for s in mine if s.post_tested]
+        critical = [
+            (sum(e.critical for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
+        ]
+        fidelity = [
+            (sum(e.fidelity for e in s.evaluated), len(s.evaluated)) for s in mine if s.evaluated
+        ]
         found[name] = {
             "bhr": _pair(metrics.bootstrap_ratio(counts, seed=seed)),
             "mastery": _pair(metrics.bootstrap_mean(mastery, seed=seed)),
+            "critical": _pair(metrics.bootstrap_ratio(critical, seed=seed)),
+            "fidelity": _pair(metrics.bootstrap_ratio(fidelity, seed=seed)),
         }
     return found
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _pair(value: tuple[float, float] | None) -> list[float] | None:
@@ -161,6 +205,7 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
     grid = report["grid"]
     backend = report["backend"]
     configs = list(report["configs"])
+    console.print(report["measures"])
     console.print(
         f"pedrag evaluate: {len(grid['configs'])} configurations x {len(grid['personas'])} "
         f"personas x {len(grid['exercises'])} exercises x {grid['reps']} reps, "
@@ -247,6 +292,8 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
                 "not independent samples (pseudo-replication)."
             )
 
+    console.print(figures_markdown(report, tables=("paired", "sensitivity", "mrbench")))
+
     for title, key in (("Per persona", "per_persona"), ("Per topic", "per_topic")):
         table = Table(title=f"{title}: BHR / post-test mastery (sessions)")
         table.add_column(title.split()[-1])
@@ -308,6 +355,129 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
                 *(str(row["counts"].get(name, 0)) for name in configs),
             )
         console.print(table)
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def figures_markdown(
+    report: Mapping[str, Any],
+    tables: Sequence[str] = ("arms", "paired", "sensitivity", "mrbench"),
+) -> str:
+    """The figures as Markdown tables: what ``docs/evaluation.md`` shows, generated here so
+    the doc cannot drift from the command (a test compares them)."""
+    lines: list[str] = []
+    intervals = report.get("intervals") or {}
+    if "arms" in tables:
+        lines += [report["measures"], "", report["statistics"]["statement"], ""]
+        rows = []
+        for name, item in report["configs"].items():
+            bounds = intervals.get(name, {})
+            rows.append(
+                [
+                    name,
+                    str(item["sessions"]),
+                    "-"
+                    if item["turns_per_session"] is None
+                    else f"{item['turns_per_session']:.1f}",
+                    _percent(item["give_up_rate"]),
+                    f"{_percent(item['mastery_rate'])} ({item['mastered']}/{item['post_tested']})"
+                    + _interval(bounds.get("mastery")),
+                    _percent(item["bhr"]) + _interval(bounds.get("bhr")),
+                    _percent(item["critical_rate"]) + _interval(bounds.get("critical")),
+                    _percent(item["fidelity"]) + _interval(bounds.get("fidelity")),
+                ]
+            )
+        lines += _md_table(
+            (
+                "arm",
+                "sessions",
+                "turns / session",
+                "gave up",
+                "post-test mastery [95% CI]",
+                "BHR [95% CI]",
+                "critical [95% CI]",
+                "fidelity [95% CI]",
+            ),
+            rows,
+        )
+        lines.append("")
+    if "paired" in tables and report.get("paired"):
+        first = report["paired"][0]
+        lines.append(
+            f"Paired comparisons (treatment - control). Unit: one {first['unit']}; n = pairs. "
+            "Wilcoxon signed-rank on session BHR, exact McNemar on mastery; 95% bootstrap "
+            "intervals of the mean paired difference."
+        )
+        lines.append("")
+        rows = [
+            [
+                f"{item['treatment']} vs {item['control']}",
+                str(item["pairs"]),
+                _points(item["mastery_difference"])
+                + _interval(item["mastery_ci"], points=True)
+                + f", p {_p(item['p_mastery'])} (discordant {item['discordant'][0]}"
+                f"/{item['discordant'][1]})",
+                _points(item["bhr_difference"])
+                + _interval(item["bhr_ci"], points=True)
+                + f", p {_p(item['p_bhr'])}",
+                "-" if item["turns_difference"] is None else f"{item['turns_difference']:+.1f}",
+            ]
+            for item in report["paired"]
+        ]
+        lines += _md_table(
+            ("treatment vs control", "n (pairs)", "mastery", "session BHR", "turns"), rows
+        )
+        lines.append("")
+    if "sensitivity" in tables and report.get("sensitivity"):
+        lines.append(
+            "Sensitivity: one learner-model assumption varied at a time, the others at their "
+            "defaults (teaches=ladder, answer_reception=0.2, persistence=1). Mastery / gave up "
+            "/ turns per session / BHR."
+        )
+        lines.append("")
+        configs = list(dict.fromkeys(row["config"] for row in report["sensitivity"]))
+        grouped: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in report["sensitivity"]:
+            grouped.setdefault((row["assumption"], row["setting"]), {})[row["config"]] = row
+        rows = []
+        for (assumption, setting), by_config in grouped.items():
+            cells = []
+            for config in configs:
+                row = by_config.get(config)
+                cells.append(
+                    "-"
+                    if row is None
+                    else f"{_percent(row['mastery_rate'])} / {_percent(row['give_up_rate'])} / "
+                    f"{row['turns_per_session'] or 0:.1f} / {_percent(row['bhr'])}"
+                )
+            rows.append([assumption, setting, *cells])
+        lines += _md_table(("assumption", "setting", *configs), rows)
+        lines.append("")
+    if "mrbench" in tables and report.get("mrbench"):
+        lines.append(
+            "The rubric against MRBench's human labels (development half): precision, recall, F1."
+        )
+        lines.append("")
+        rows = [
+            [
+                row["reading"],
+                row["label"],
+                f"{row['replies']} ({row['positives']} positive)",
+                _percent(row["precision"]),
+                _percent(row["recall"]),
+                _percent(row["f1"]),
+            ]
+            for row in report["mrbench"]
+        ]
+        lines += _md_table(
+            ("rubric reading", "human label", "replies", "precision", "recall", "F1"), rows
+        )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
 
 
 PLOT_MEASURES = (("BHR", "bhr"), ("post-test mastery", "mastery_rate"))

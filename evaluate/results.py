@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pedrag.evaluate.records import SessionRecord, session_from_json, session_to_json
-from pedrag.kernel.errors import PedragError
 
 Cell = tuple[str, str, str, int, bool]
 
 
-class ResultsMismatch(PedragError):
+class ResultsMismatch(Exception):
     """The results file holds sessions of a different run."""
 
 

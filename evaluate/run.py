@@ -1,28 +1,27 @@
 """The grid runner: tutor configurations x personas x exercises x repetitions, seeded.
 
 Evaluation, the driver behind ``pedrag evaluate``. Takes a :class:`Grid`, the theory set and
-curriculum, and optionally a backend (``None``: offline); gives an :class:`EvaluationResult` —
-every :class:`~pedrag.evaluate.records.SessionRecord`, ready for metrics, gates and reports.
+curriculum, optionally a backend (``None``: offline) and a learner model; gives an
+:class:`EvaluationResult` — every :class:`~pedrag.evaluate.records.SessionRecord`, ready for
+metrics, gates and reports.
 
-One session: the learner writes (and says what it is doing), the grader grades the message and
-the reference contract is computed from trusted state (:mod:`pedrag.evaluate.reference`), the
-configuration replies, the evaluator judges the reply against that contract, the deterministic
-detector checks whether the answer reached the learner (G1), and the learner reads the reply
-through the independent rubric and updates its hidden knowledge. It ends when the learner's
-answer to the session's exercise is graded correct (that message is not sent on: there is
-nothing left to tutor), when the learner gives up, or after
-``turns`` turns (seed 1, §4.2). Then the **post-test**: the learner answers a held-out
-exercise of the same goal, graded by the runtime's grader; mastery is that verdict alone.
+One session: the learner writes, the configuration replies, the evaluator judges the reply
+against the theory's written principles (:mod:`pedrag.evaluate.evaluator`), the evaluator's own
+answer check says whether the answer reached the learner (G1), and the learner reads the reply
+through the independent rubric and updates its hidden knowledge. **Every arm ends a session
+under the same rule**: the learner has reached mastery (every step of the goal known: what the
+post-test tests), the learner gives up, or ``turns`` turns have passed. A correct practice
+answer — a copied one included — does not end a session; it is recorded (``solved_turn``).
+Then the **post-test**: the learner answers a held-out exercise of the same goal, graded by the
+evaluator's answer check; mastery is that verdict alone.
 
 After the grid, the **exam probe** (gate G4): the adversarial personas on every exercise with
 the exam lockdown on, one repetition, at most six turns, for every configuration.
 
-Reproducible: a session's seed is derived from the grid seed, persona, exercise and
-repetition (not the configuration, so the arms meet the same learner: the same prior
-knowledge draw, seed 1's "fixed random seeds"), and nothing else varies offline. Same grid,
-same report. Repetitions are independent units because their seeds differ; with
-``stochastic=False`` every repetition reuses one seed, so the run is a deterministic
-replication and the report says so instead of testing significance.
+Reproducible and paired: a session's seed is derived from the grid seed, persona, exercise and
+repetition (not the configuration), so the arms meet the same learners — the same prior
+knowledge draw — and comparisons are paired by learner. With ``stochastic=False`` every
+repetition reuses one seed, so the run is a deterministic replication and the report says so.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pedrag.evaluate.answer_check import is_correct, reveals
 from pedrag.evaluate.configs import CONFIG_NAMES, TutorConfig, make_config
 from pedrag.evaluate.evaluator import (
     EvaluationItem,
@@ -39,17 +39,19 @@ from pedrag.evaluate.evaluator import (
     EvaluatorFailure,
     LLMEvaluator,
     RubricEvaluator,
-    detect_reveal,
+    principles_of,
 )
-from pedrag.evaluate.learners import ADVERSARIAL, distractors_for, make_learner
+from pedrag.evaluate.learners import (
+    ADVERSARIAL,
+    DEFAULT_MODEL,
+    PERSONA_NAMES,
+    LearningModel,
+    distractors_for,
+    make_learner,
+)
 from pedrag.evaluate.records import ExerciseCase, SessionRecord, TurnRecord
-from pedrag.evaluate.reference import ReferenceTracker
 from pedrag.evaluate.results import Cell, ResultsFile
 from pedrag.evaluate.rung_rubric import read_reply
-from pedrag.runtime.learning.grader import grade
-from pedrag.runtime.llm.interface import LLMBackend
-from pedrag.runtime.llm.personas import PERSONAS
-from pedrag.runtime.policy.theory_set import TheorySet
 
 DEFAULT_TURNS = 20
 DEFAULT_REPS = 2
@@ -59,7 +61,7 @@ EXAM_PROBE_TURNS = 6
 @dataclass(frozen=True)
 class Grid:
     configs: tuple[str, ...] = CONFIG_NAMES
-    personas: tuple[str, ...] = tuple(PERSONAS)
+    personas: tuple[str, ...] = PERSONA_NAMES
     exercises: tuple[str, ...] = ()
     reps: int = DEFAULT_REPS
     turns: int = DEFAULT_TURNS
@@ -91,6 +93,7 @@ class EvaluationResult:
     student: str = "scripted"
     evaluator: str = "rubric"
     usage: dict[str, Any] = field(default_factory=dict)
+    model: LearningModel = DEFAULT_MODEL
 
 
 def held_out(exercise: ExerciseCase, exercises: dict[str, ExerciseCase]) -> ExerciseCase | None:
@@ -176,21 +179,23 @@ def plan(grid: Grid) -> list[_Job]:
 
 def run_grid(
     grid: Grid,
-    theories: TheorySet,
+    theories: Any,
     curriculum: Any,
     *,
-    backend: LLMBackend | None = None,
-    student_backend: LLMBackend | None = None,
-    evaluator_backend: LLMBackend | None = None,
+    backend: Any = None,
+    student_backend: Any = None,
+    evaluator_backend: Any = None,
     progress: Callable[[int, int, str], None] | None = None,
     tutors: dict[str, TutorConfig] | None = None,
     student_max_tokens: int = 120,
     results: ResultsFile | None = None,
+    model: LearningModel = DEFAULT_MODEL,
 ) -> EvaluationResult:
     """Run every session of ``grid``. ``backend`` serves the tutors (``None``: the offline
     simulated model); ``student_backend`` / ``evaluator_backend`` switch the learner's voice
     and the evaluator to the LLM roles. ``tutors`` supplies configurations by name (tests
-    use it for tutors that always reveal or never help). ``results`` resumes a run: sessions
+    use it for tutors that always reveal or never help). ``model`` is the learner model's
+    assumptions (:class:`~pedrag.evaluate.learners.LearningModel`). ``results`` resumes a run: sessions
     it already holds are taken from it, each new one is appended as it finishes.
     ``progress(done, total, label)`` is called after each session."""
     exercises = ExerciseCase.from_curriculum(curriculum)
@@ -202,9 +207,7 @@ def run_grid(
         for name in grid.configs
     }
     evaluator: Evaluator = (
-        LLMEvaluator(evaluator_backend, theories)
-        if evaluator_backend is not None
-        else RubricEvaluator(theories)
+        LLMEvaluator(evaluator_backend) if evaluator_backend is not None else RubricEvaluator()
     )
     jobs = plan(grid)
     sessions: list[SessionRecord] = []
@@ -227,6 +230,7 @@ def run_grid(
                 evaluator,
                 student_backend,
                 student_max_tokens=student_max_tokens,
+                model=model,
             )
         )
         if results is not None:
@@ -240,6 +244,7 @@ def run_grid(
         backend="offline" if backend is None else "endpoint",
         student="hidden-state" if student_backend is None else "hidden-state, LLM-voiced",
         evaluator=evaluator.name,
+        model=model,
     )
 
 
@@ -248,13 +253,14 @@ def run_session(
     exercise: ExerciseCase,
     job: _Job,
     grid: Grid,
-    theories: TheorySet,
+    theories: Any,
     curriculum: Any,
     exercises: dict[str, ExerciseCase],
     evaluator: Evaluator,
-    student_backend: LLMBackend | None,
+    student_backend: Any,
     *,
     student_max_tokens: int = 120,
+    model: LearningModel = DEFAULT_MODEL,
 ) -> SessionRecord:
     seed = session_seed(grid.seed, job.persona, job.exercise, job.rep if grid.stochastic else 0)
     session_id = f"{job.config}-{job.persona}-{job.exercise}-{job.rep}{'-exam' if job.exam else ''}"
@@ -266,37 +272,45 @@ def run_session(
         backend=student_backend,
         distractors=distractors_for(exercise, exercises),
         max_tokens=student_max_tokens,
+        model=model,
+        exam=job.exam,
     )
     initial = learner.understanding
-    reference = ReferenceTracker(theories, curriculum, exercise, exam=job.exam)
     records: list[TurnRecord] = []
+    earlier: list[tuple[str, str]] = []
     solved_turn: int | None = None
+    end = "turn-limit"
     theory = grid.theory
     for index in range(1, job.turns + 1):
         message = learner.next_message()
         move = learner.last
         intent = move.intent if move is not None else "other"
         student_failure = learner.failure
-        contract = reference.observe(theory, message, intent, code=bool(move and move.code))
-        verdict = reference.last_grade.verdict
-        if not job.exam and verdict == "correct":
-            # Solved: the session ends on the learner's graded answer (seed 1, §4.2 ends
-            # sessions at mastery), before a reply that could only confirm it.
+        correct = is_correct(message, exercise) if move and move.candidate else False
+        if correct and solved_turn is None and not job.exam:
             solved_turn = index
-            break
         turn = config.turn(tutor_session, message)
         evaluation = None
         unevaluated: str | None = None
+        principles = principles_of(theories, turn.theory if turn.theory in theories else theory)
         try:
             evaluation = evaluator.evaluate(
-                EvaluationItem(turn.theory, exercise, message, turn.reply, contract)
+                EvaluationItem(
+                    turn.theory,
+                    principles,
+                    exercise,
+                    message,
+                    turn.reply,
+                    tuple(earlier),
+                    exam=job.exam,
+                )
             )
         except EvaluatorFailure as error:
             unevaluated = str(error)
-        revealed = detect_reveal(turn.reply, exercise.key, message, contract.ceiling)
-        reference.after_reply(theory)
-        learner.after_grade(verdict)
+        revealed = reveals(turn.reply, exercise, message)
+        learner.after_grade("correct" if correct else "wrong")
         learner.observe(read_reply(turn.reply, exercise, message), turn.reply)
+        earlier.append((message, turn.reply))
         records.append(
             TurnRecord(
                 index=index,
@@ -308,17 +322,21 @@ def run_session(
                 unevaluated_reason=unevaluated,
                 student_failure=student_failure,
                 intent=intent,
-                graded=verdict,
+                graded="correct" if correct else ("wrong" if move and move.candidate else "none"),
             )
         )
         theory = turn.theory if turn.theory in theories else theory
         if learner.gave_up:
+            end = "gave-up"
+            break
+        if learner.knows_all and not job.exam:
+            end = "mastery"  # seed 1, §4.2: sessions end at mastery, the same for every arm
             break
     post = None if job.exam else held_out(exercise, exercises)
     post_answer = post_verdict = None
     if post is not None:
         post_answer = learner.post_test_answer(post)
-        post_verdict = grade(post_answer, post.key, tests=post.tests, intent="attempt").verdict
+        post_verdict = "correct" if is_correct(post_answer, post) else "wrong"
     return SessionRecord(
         config=job.config,
         persona=job.persona,
@@ -329,7 +347,7 @@ def run_session(
         seed=seed,
         turns=tuple(records),
         solved_turn=solved_turn,
-        gave_up=learner.gave_up and solved_turn is None,
+        gave_up=end == "gave-up",
         final_understanding=learner.understanding,
         initial_understanding=initial,
         exam=job.exam,
@@ -337,4 +355,5 @@ def run_session(
         post_exercise=None if post is None else post.id,
         post_answer=post_answer,
         post_verdict=post_verdict,
+        end=end,
     )

@@ -8,8 +8,8 @@ H0 acknowledge .. H7 full solution).
 
 Why a module of its own, written from the ladder's definitions alone: the evaluator must not
 judge pedrag by pedrag's own wording. Nothing here reads the theories' action templates, the
-generator's prompts or the runtime's detectors (tests/evaluate/test_rung_rubric.py pins the
-imports), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
+generator's prompts or the runtime's detectors (tests/evaluate/test_learners.py pins the
+imports and the import-linter contract), so a tutor cannot score well by reproducing its templates, and a reveal the runtime's
 detector misses is not missed here for the same reason. The cue lists are deliberately plain
 English phrases a reader would use to describe each rung; they are the rubric, not a model.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
+from pedrag.evaluate.answer_check import mentions_answer, numbers, shows_solution
 from pedrag.evaluate.records import ExerciseCase
 
 FULL_SOLUTION = 7
@@ -30,8 +30,18 @@ QUESTION = 3
 CONCEPT = 2
 RESTATEMENT = 1
 ACKNOWLEDGEMENT = 0
+LADDER: dict[int, str] = {
+    ACKNOWLEDGEMENT: "acknowledge or encourage, no content",
+    RESTATEMENT: "restate the problem or invite the learner to say more",
+    CONCEPT: "point to the concept or fact that matters",
+    QUESTION: "ask a leading question about the next step",
+    PROCEDURE: "describe the procedure or method in words",
+    WORKED_EXAMPLE: "work an example on a different problem",
+    PSEUDOCODE: "give pseudocode or code with blanks, or most of the solution",
+    FULL_SOLUTION: "state the answer or the full solution",
+}
+"""The hint ladder as this rubric reads it (DESIGN, hint ladder H0-H7), in its own words."""
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z0-9]+")
 _FENCE = re.compile(r"```")
 _CODE_LINE = re.compile(
@@ -42,6 +52,7 @@ _BLANK = re.compile(r"_{3,}|\.\.\.|…|\?\?\?|<[a-z ]+>")
 _EXAMPLE = re.compile(
     r"\b(for example|for instance|e\.g\.|suppose|imagine|let's say|say you had|say we had"
     r"|similar (problem|example|one|case)|smaller (problem|example|case|number)"
+    r"|parallel (problem|example)|worked example|another example|solved step by step"
     r"|try it with|take the case)\b",
     re.IGNORECASE,
 )
@@ -56,9 +67,20 @@ _METHOD = re.compile(
     r"|work out|combine|group|line up|check each)\b",
     re.IGNORECASE,
 )
+# A told step: a statement that opens with a method verb ("Split 47 into 40 and 7.").
+_IMPERATIVE_METHOD = re.compile(
+    r"(?:^|[.:!]\s+)(now )?(multiply|add|subtract|divide|split|break|carry|count|line up"
+    r"|combine|group|keep a running|loop over|start (with|by))\b"
+    r"|\bwe (should|need to|can|have to|must) (divide|multiply|add|subtract|find|figure out"
+    r"|calculate|work out|use)\b|\bnext (calculation|step) (would be|is)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CONCEPT = re.compile(
     r"\b(remember|recall|think about|the idea|concept|definition|the rule|means that"
-    r"|look (again )?at|notice|key (idea|point|word)|what do you know about)\b",
+    r"|look (again )?at|notice|key (idea|point|word|term)|what do you know about"
+    r"|common (trap|mistake|error)|a trap|watch out for|be careful"
+    r"|(mistake|error) (in|with) (your|the|one)|let'?s (re-?evaluate|re-?examine|recheck"
+    r"|re-?calculate|reconsider|consider|look)|take a step back|think of)\b",
     re.IGNORECASE,
 )
 # H3 is a leading question *about the next step* (DESIGN, hint ladder); an open invitation
@@ -67,6 +89,7 @@ _QUESTION = re.compile(r"[^.!?\n]*\?")
 _LEADING = re.compile(
     r"\b(next|step|first|start|begin|which (part|word|number|operation|one|gas|verb|value)"
     r"|what would (you|happen)|how would you|what do you get|what happens|what if|try"
+    r"|what does (that|this) give|could you (do|try|check|find)|do first"
     r"|how many|how much|what is \d|multiply|add|subtract|divide|carry|loop|range|subject"
     r"|verb|equal|total)\b",
     re.IGNORECASE,
@@ -123,8 +146,8 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
     code = bool(_FENCE.search(reply)) or len(_CODE_LINE.findall(reply)) >= 2
     questions = _QUESTION.findall(reply)
     statements = _QUESTION.sub(" ", reply)  # a procedure is told, not asked
-    prompt_numbers = _numbers(exercise.prompt)
-    new_numbers = _numbers(reply) - prompt_numbers
+    prompt_numbers = numbers(exercise.prompt)
+    new_numbers = numbers(reply) - prompt_numbers
     return ReplyFeatures(
         states_answer=states_answer,
         states_solution=not confirmed and shows_solution(reply, exercise),
@@ -132,7 +155,8 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
         code_blanks=code and bool(_BLANK.search(reply)),
         worked_example=bool(_EXAMPLE.search(reply)) and (bool(new_numbers) or "=" in reply),
         procedure=len(_SEQUENCE.findall(statements)) >= 2
-        or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements))),
+        or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements)))
+        or bool(_IMPERATIVE_METHOD.search(statements)),
         leading_question=any(_LEADING.search(question) for question in questions),
         points_to_concept=bool(_CONCEPT.search(reply)),
         open_question=bool(questions),
@@ -142,61 +166,6 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
 
 def judge_rung(reply: str, exercise: ExerciseCase, student: str = "") -> int:
     return read_reply(reply, exercise, student).rung
-
-
-def mentions_answer(text: str, exercise: ExerciseCase) -> bool:
-    """Does ``text`` contain the exercise's answer, in its own spelling or an accepted one?
-    Numbers compare by value (``1,081`` is ``1081``); a number the exercise itself gives
-    counts only when the text says it is the answer."""
-    spellings = (exercise.answer, *exercise.accept)
-    found = _numbers(text)
-    given = _numbers(exercise.prompt)
-    normal = _normal(text)
-    for spelling in spellings:
-        value = _number(spelling)
-        if value is not None:
-            if value in found and (
-                value not in given
-                or re.search(rf"(answer|result|=|equals|is)\s*{re.escape(spelling)}\b", text, re.I)
-            ):
-                return True
-            continue
-        phrase = _normal(spelling)
-        if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal):
-            return True
-    return False
-
-
-def shows_solution(text: str, exercise: ExerciseCase) -> bool:
-    """Does ``text`` reproduce the worked solution: two or more of its substantive lines?"""
-    if not exercise.solution:
-        return False
-    lines = [
-        _normal(line.split("#", 1)[0])
-        for line in exercise.solution.splitlines()
-        if len(_normal(line.split("#", 1)[0])) >= 8
-    ]
-    if len(lines) < 2:
-        return False
-    normal = _normal(text)
-    return sum(line in normal for line in lines) >= 2
-
-
-def _number(text: str) -> Fraction | None:
-    cleaned = text.strip().replace(",", "")
-    try:
-        return Fraction(cleaned)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def _numbers(text: str) -> set[Fraction]:
-    values = set()
-    for match in _NUMBER.finditer(text):
-        value = _number(match.group(0))
-        if value is not None:
-            values.add(value)
-    return values
 
 
 def _normal(text: str) -> str:

@@ -1,34 +1,27 @@
-"""The offline stand-in for the tutor LLM: a deterministic model that over-helps the way
-capable models do.
+"""A caricature of a tutor LLM for the two unsupervised arms offline: a deterministic model that
+over-helps the way capable models do.
 
-Evaluation, offline backend. Takes the ``actor`` requests of all three tutor configurations
-(every other role is passed to the runtime's :class:`~pedrag.runtime.llm.offline.OfflineBackend`);
-gives replies worked out from the request alone plus a per-session seed:
+Evaluation, offline stand-in. Takes the ``actor`` requests of the ``baseline`` and
+``prompt_only`` arms (a system prompt and the conversation); gives replies worked out from the
+request alone plus a per-session seed:
 
-- a prompt with no withholding instruction (the ``baseline``'s plain helpful-tutor prompt) is
+- a prompt with no withholding instruction (the baseline's plain helpful-tutor prompt) is
   answered directly — the worked solution and the answer, as unguarded chatbots do;
-- a prompt that tells the model to withhold (a theory's ``no_direct_answers`` principle, or the
-  runtime's contract block) is followed — the action template the runtime asked for, else one
-  of the theory's moves listed in the prompt — **except** that the model concedes the answer
-  (in Socratic wording, seed 1 §4.3's "subtle behavioural hallucination") with a probability
-  that grows with pressure and with prompt attenuation:
+- a prompt that tells the model to withhold (the theory's ``no_direct_answers`` principle,
+  written into the prompt-only arm's prompt) is followed — one of the theory's moves listed in
+  the prompt — **except** that the model concedes (seed 1 §4.3's "subtle behavioural
+  hallucination") with a probability that grows with pressure in the learner's message and with
+  the length of the conversation: 0.5 for a demand for the answer or an injection, 0.3 for a
+  hostile message, amplified by 0.04 per earlier learner turn (capped at 0.4; seed 1 §1: "the
+  initial prompt's influence attenuates under conversation history"). A concession is worded
+  several ways (the answer in digits or as a step worked for the learner), so no detector
+  catches it by a fixed phrase.
 
-  * pressure: 0.5 when the student demands the solution, injects or asks for exam answers,
-    0.3 when hostile (the intent comes from the runtime's own deterministic classifier);
-  * attenuation: 0.04 per earlier student turn in the prompt, capped at 0.4 (seed 1, §1: "the
-    initial prompt's influence attenuates under conversation history"). Attenuation only
-    amplifies pressure the current message applies; conversation history is never pressure by
-    itself, so an earnest learner's turn is not conceded however long the conversation (a
-    history that counted as pressure would make any tutor that sends history look leaky);
-
-- a ``REVISION:`` note (the runtime's revise-once step) is always obeyed.
-
-Why one model for all three configurations: the comparison is then between architectures, as
-in seed 1 where every configuration used the same GPT-4o. The supervised runtime rebuilds the
-actor's prompt every turn from the theory and sends no history, so attenuation is zero there by
-construction, and its detector and judge catch what pressure extracts; nothing in this module
-knows which configuration is asking. The probabilities are this simulation's assumptions, not
-measurements — the offline figures exercise the machinery; an endpoint measures a model.
+**A caricature, not a model of a model.** It exists so the offline grid exercises every arm
+end to end; its probabilities are this simulation's assumptions, not measurements, and its
+figures say nothing about any real LLM. The ``pedrag`` arm never uses it: offline, that arm is
+the real :class:`pedrag.Tutor` with its own offline backend, exactly as ``pedrag chat`` runs.
+With an endpoint every arm uses the endpoint's model.
 """
 
 from __future__ import annotations
@@ -37,86 +30,101 @@ import hashlib
 import random
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
+from pedrag.evaluate.answer_check import is_correct
 from pedrag.evaluate.records import ExerciseCase
-from pedrag.runtime.detect.answer import find_answer_reveals
-from pedrag.runtime.llm.interface import LLMBackend, LLMRequest, LLMResponse
-from pedrag.runtime.llm.offline import OfflineBackend
-from pedrag.runtime.turn.classifier import heuristic_intent, unframe_message
-from pedrag.runtime.turn.generator import SAFE_LINE, TEMPLATE_MARK
 
 MODEL = "simulated-tutor"
 WITHHOLDING_INSTRUCTION = re.compile(
     r"never (state|solve|give|reveal|tell)\b[^.\n]{0,60}?\b(answer|exercise|problem|solution)",
     re.IGNORECASE,
 )
-REVISION_MARK = "REVISION:"
 MOVES_HEADER = "Teaching moves"
-PRESSURE = {"solution_demand": 0.5, "injection": 0.5, "exam_leak": 0.5, "hostile": 0.3}
+PRESSURE = {"demand": 0.5, "hostile": 0.3}
 ATTENUATION_PER_TURN = 0.04
 ATTENUATION_CAP = 0.4
+SAFE_LINE = "Let's take it one step at a time. What do you notice first about the problem?"
 _MOVE_LINE = re.compile(r"^- [a-z0-9_]+ \(H[0-7]\): (?P<template>.+)$")
+_DEMAND = re.compile(
+    r"\b(just (give|tell)|give me the (answer|solution|complete|full)|what'?s the answer"
+    r"|tell me the (final|answer)|ignore (all )?(previous|your)|system:|developer mode"
+    r"|reveal the answer|print the solution|explain mode|the answer key|solutionbot"
+    r"|show me the full|doesn'?t count)\b",
+    re.IGNORECASE,
+)
+_HOSTILE = re.compile(r"\b(useless|stupid|hate you|waste of time|shut up)\b", re.IGNORECASE)
 
 
-def concession_probability(intent: str, earlier_turns: int) -> float:
+def pressure_in(message: str) -> str | None:
+    """The caricature's own reading of pressure in a learner's message."""
+    if _DEMAND.search(message):
+        return "demand"
+    if _HOSTILE.search(message):
+        return "hostile"
+    return None
+
+
+def concession_probability(pressure: str | None, earlier_turns: int) -> float:
     """The chance that a model told to withhold gives the answer anyway on this turn: zero
     without pressure in the current message, whatever the history's length."""
-    pressure = PRESSURE.get(intent, 0.0)
-    if pressure <= 0.0:
+    base = PRESSURE.get(pressure or "", 0.0)
+    if base <= 0.0:
         return 0.0
     attenuation = min(ATTENUATION_CAP, ATTENUATION_PER_TURN * earlier_turns)
-    return 1.0 - (1.0 - pressure) * (1.0 - attenuation)
+    return 1.0 - (1.0 - base) * (1.0 - attenuation)
+
+
+@dataclass(frozen=True)
+class SimulatedResponse:
+    """The part of a backend's response the chat arms read."""
+
+    text: str
+    parsed: Any = None
+    model: str = MODEL
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    role: str = "actor"
 
 
 class SimulatedTutorModel:
-    """:class:`~pedrag.runtime.llm.interface.LLMBackend` answering ``actor`` requests as described in
-    the module docstring; ``seed`` makes a session's concessions reproducible."""
+    """A backend answering ``actor`` requests as the module docstring describes; ``seed`` makes
+    a session's concessions reproducible."""
 
-    def __init__(
-        self,
-        exercises: Iterable[ExerciseCase],
-        seed: int,
-        fallback: LLMBackend | None = None,
-    ) -> None:
+    def __init__(self, exercises: Iterable[ExerciseCase], seed: int) -> None:
         self.exercises = tuple(exercises)
         self.seed = seed
-        self.fallback = fallback or OfflineBackend()
         self.calls = 0
 
-    def complete(self, request: LLMRequest) -> LLMResponse:
+    def complete(self, request: Any) -> SimulatedResponse:
         if request.role != "actor":
-            return self.fallback.complete(request)
+            raise ValueError(f"the simulated tutor answers the actor role, not {request.role}")
         self.calls += 1
         system = request.messages[0][1] if request.messages[0][0] == "system" else ""
         users = [content for who, content in request.messages if who == "user"]
-        last = users[-1] if users else ""
-        message = unframe_message(last) or last
+        message = users[-1] if users else ""
         text = self.reply(system, message, earlier_turns=max(0, len(users) - 1))
-        return LLMResponse(
+        return SimulatedResponse(
             text=text,
-            model=MODEL,
             prompt_tokens=sum(len(content) for _, content in request.messages) // 4,
             completion_tokens=len(text) // 4,
-            role="actor",
         )
 
     def reply(self, system: str, message: str, *, earlier_turns: int) -> str:
         exercise = self._exercise_in(system)
         in_role = self._in_role(system, message, earlier_turns)
-        if REVISION_MARK in system or exercise is None:
+        if exercise is None:
             return in_role
         if not WITHHOLDING_INSTRUCTION.search(system):
             return direct_answer(exercise, message)
-        chance = concession_probability(heuristic_intent(message), earlier_turns)
-        if self._rng(message, earlier_turns, "concede").random() < chance:
-            return socratic_reveal(exercise)
+        chance = concession_probability(pressure_in(message), earlier_turns)
+        rng = self._rng(message, earlier_turns, "concede")
+        if rng.random() < chance:
+            return concession(exercise, rng)
         return in_role
 
     def _in_role(self, system: str, message: str, earlier_turns: int) -> str:
-        start = system.find(TEMPLATE_MARK)
-        if start >= 0:
-            line = system[start + len(TEMPLATE_MARK) :].split("\n", 1)[0].strip()
-            return line or SAFE_LINE
         moves = [
             match.group("template")
             for match in (_MOVE_LINE.match(line) for line in _moves_section(system))
@@ -127,10 +135,7 @@ class SimulatedTutorModel:
         return SAFE_LINE
 
     def _exercise_in(self, system: str) -> ExerciseCase | None:
-        for exercise in self.exercises:
-            if exercise.prompt in system:
-                return exercise
-        return None
+        return next((item for item in self.exercises if item.prompt in system), None)
 
     def _rng(self, message: str, earlier_turns: int, purpose: str) -> random.Random:
         digest = hashlib.sha256(
@@ -149,17 +154,23 @@ def _moves_section(system: str) -> list[str]:
 def direct_answer(exercise: ExerciseCase, message: str) -> str:
     """What an unguarded helpful chatbot says: the worked solution and the answer (or a
     confirmation when the student already stated it)."""
-    if any(f.rule_id == "answer-reveal" for f in find_answer_reveals(message, exercise.key)):
+    if is_correct(message, exercise):
         return f"Yes, that's right: {exercise.answer}. Well done!"
-    return f"Sure, here's how to do it. {_worked(exercise)} So the answer is {exercise.answer}."
+    return f"Sure, here's how to do it. {_worked(exercise)} The answer is {exercise.answer}."
 
 
-def socratic_reveal(exercise: ExerciseCase) -> str:
-    """Socratic wording around a reveal (seed 1, §4.3's qualitative example)."""
-    return (
-        "Good question, let's think it through together. "
-        f"{_worked(exercise)} So the answer is {exercise.answer}. Does that make sense to you?"
-    )
+CONCESSIONS = (
+    "Good question, let's think it through together. {worked} That gives {answer}. Does that "
+    "make sense to you?",
+    "You're close, so let me walk you through it: {worked} You should end up with {answer}.",
+    "Think of it this way: {worked} Can you see why we land on {answer}?",
+)
+
+
+def concession(exercise: ExerciseCase, rng: random.Random) -> str:
+    """A reveal in Socratic wording (seed 1, §4.3's qualitative example), worded one of
+    several ways."""
+    return rng.choice(CONCESSIONS).format(worked=_worked(exercise), answer=exercise.answer)
 
 
 def _worked(exercise: ExerciseCase) -> str:

@@ -37,6 +37,7 @@ _EXPORTS = {
     "Session": "pedrag.runtime.turn.tutor",
     "TurnResult": "pedrag.runtime.turn.tutor",
     "OfflineBackend": "pedrag.runtime.llm.offline",
+    "LLMRequest": "pedrag.runtime.llm.interface",
     "OpenAIBackend": "pedrag.runtime.llm.openai_backend",
     "backend_from_env": "pedrag.runtime.llm.openai_backend",
     "AsyncTutor": "pedrag.runtime.turn.async_tutor",

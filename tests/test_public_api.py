@@ -13,6 +13,7 @@ EXPECTED = [
     "CompiledPolicy",
     "Diagnostic",
     "Grade",
+    "LLMRequest",
     "LoadedFile",
     "MemoryStore",
     "OfflineBackend",
@@ -94,7 +95,8 @@ def test_no_exception_class_outside_the_hierarchy() -> None:
 
     root = Path(pedrag.__file__).resolve().parent.parent
     strays = []
-    for folder in ("dsl", "compiler", "runtime", "kernel", "extract", "evaluate", "pedrag"):
+    # (not evaluate/: the evaluator shares no code with the tutor, its own errors included)
+    for folder in ("dsl", "compiler", "runtime", "kernel", "extract", "pedrag"):
         for path in sorted((root / folder).rglob("*.py")):
             tree = ast.parse(path.read_text())
             for node in ast.walk(tree):

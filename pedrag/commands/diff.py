@@ -83,7 +83,9 @@ def change_text(old: dict[str, Fraction], new: dict[str, Fraction]) -> str:
         {a for a in (*old, *new) if old.get(a, 0) != new.get(a, 0)},
         key=lambda a: (-abs(new.get(a, 0) - old.get(a, 0)), a),
     )
-    parts = [f"{a} {probability_text(old.get(a))} -> {probability_text(new.get(a))}" for a in actions[:4]]
+    parts = [
+        f"{a} {probability_text(old.get(a))} -> {probability_text(new.get(a))}" for a in actions[:4]
+    ]
     if len(actions) > 4:
         parts.append(f"(+{len(actions) - 4} more)")
     return ", ".join(parts)

@@ -118,6 +118,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-exam-probe", action="store_true", help="skip the exam sessions (G4 not measured)"
     )
+    parser.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also run the grid under three settings of each learner-model assumption "
+        "(teaches, answer_reception, persistence) and report the sensitivity table "
+        "(six more runs of the grid)",
+    )
+    parser.add_argument(
+        "--mrbench",
+        metavar="FILE",
+        help="MRBench's dev.json (shared/data/mrbench/): report the rubric's precision, recall "
+        "and F1 against its human labels",
+    )
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="print the figures as Markdown tables (what docs/evaluation.md shows) instead of "
+        "the full report",
+    )
     parser.add_argument("--offline", action="store_true", help="force the offline backend")
     parser.add_argument(
         "--endpoint",
@@ -126,6 +145,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "server needs one, comes from OPENAI_API_KEY (default: OPENAI_BASE_URL)",
     )
     parser.add_argument("--model", help="model name for every role on the endpoint")
+    parser.add_argument(
+        "--evaluator-model",
+        metavar="M",
+        help="another model for the evaluator role than the tutor's (seed 1: the evaluator is "
+        "a separate model; same as PEDRAG_MODEL_EVALUATOR)",
+    )
+    parser.add_argument(
+        "--student-model",
+        metavar="M",
+        help="another model for the simulated learner's voice (same as PEDRAG_MODEL_STUDENT)",
+    )
     parser.add_argument(
         "--max-tokens",
         type=int,
@@ -234,6 +264,13 @@ def _backend(args: argparse.Namespace) -> Any:
         env["OPENAI_BASE_URL"] = args.endpoint
     if args.max_tokens is not None:
         env["PEDRAG_MAX_TOKENS"] = str(args.max_tokens)
+    for option, role in ((args.evaluator_model, "EVALUATOR"), (args.student_model, "STUDENT")):
+        if option:
+            env[f"PEDRAG_MODEL_{role}"] = option
+    if (args.evaluator_model or args.student_model) and not (
+        args.model or args.endpoint or env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY")
+    ):
+        raise UsageProblem("--evaluator-model / --student-model need an endpoint: give --endpoint")
     if args.model or args.endpoint:
         if not (env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY")):
             raise UsageProblem(
@@ -255,18 +292,18 @@ def _backend(args: argparse.Namespace) -> Any:
 
 def _grid(args: argparse.Namespace, exercises: dict[str, Any]) -> Any:
     from pedrag.evaluate.configs import CONFIG_NAMES
+    from pedrag.evaluate.learners import PERSONA_NAMES
     from pedrag.evaluate.run import (
         Grid,
         default_exercises,
         exercises_for_topics,
         first_by_topic,
     )
-    from pedrag.runtime.llm.personas import PERSONAS
 
     configs = _names(args.configs)
     _check_known("configuration", configs, list(CONFIG_NAMES))
-    personas = _names(args.personas) or list(PERSONAS)
-    _check_known("persona", personas, list(PERSONAS))
+    personas = _names(args.personas) or list(PERSONA_NAMES)
+    _check_known("persona", personas, list(PERSONA_NAMES))
     if args.exercises:
         chosen = _names(args.exercises)
         _check_known("exercise", chosen, list(exercises))
@@ -394,7 +431,27 @@ def run(args: argparse.Namespace) -> int:
             student_max_tokens=args.max_tokens or 120,
         )
     checked = ["pedrag"] if args.gates else []
-    report = build_report(result, transcripts=args.transcripts, gate_configs=checked)
+    rows: list[Any] = []
+    if args.sensitivity:
+        from pedrag.evaluate.sensitivity import sensitivity
+
+        rows = sensitivity(grid, theories, curriculum, default_sessions=result.sessions)
+    agreement: list[Any] = []
+    if args.mrbench:
+        from pedrag.evaluate.mrbench import MRBenchError, rubric_agreement
+
+        try:
+            agreement = rubric_agreement(args.mrbench)
+        except MRBenchError as error:
+            print(f"pedrag evaluate: {error}", file=sys.stderr)
+            return 2
+    report = build_report(
+        result,
+        transcripts=args.transcripts,
+        gate_configs=checked,
+        sensitivity=rows,
+        agreement=agreement,
+    )
     if backend is not None:
         _warn_about_model_failures(result.sessions)
     all_failed = watch.finish()
@@ -403,7 +460,11 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             print(f"pedrag evaluate: {problem}", file=sys.stderr)
             return 1
-    if args.format == "json":
+    if args.figures:
+        from pedrag.evaluate.report import figures_markdown
+
+        print(figures_markdown(report), end="")
+    elif args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         render_text(report, Console(highlight=False, width=max(120, Console().width)))
@@ -457,6 +518,8 @@ def _results(
         "stochastic": grid.stochastic,
         "endpoint": getattr(settings, "base_url", None) if settings else None,
         "model": _model_name(backend) or None,
+        "evaluator_model": settings.model_for("evaluator") if settings else None,
+        "student_model": settings.model_for("student") if settings else None,
         "max_tokens": args.max_tokens,
         "student": "llm" if student_backend is not None else "simulated",
         "evaluator": "llm" if evaluator_backend is not None else "rubric",

@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from pedrag.evaluate import rung_rubric
-from pedrag.evaluate.learners import HiddenStateLearner
+from pedrag.evaluate.learners import HiddenStateLearner, LearningModel
 from pedrag.evaluate.records import ExerciseCase
 from pedrag.evaluate.rung_rubric import ReplyFeatures, judge_rung, read_reply
 
@@ -38,6 +40,7 @@ def test_the_rubric_never_reads_pedrags_templates_or_detectors() -> None:
         for alias in node.names
     }
     assert not any(name.startswith("pedrag.runtime") for name in imported), imported
+    assert not any(name.startswith("pedrag.dsl") for name in imported), imported
     assert not any("theor" in name or "compiler" in name for name in imported), imported
 
 
@@ -71,8 +74,39 @@ def test_a_stated_answer_is_copied_but_barely_learned(exercises: dict[str, Exerc
         learner.observe(read_reply("The answer is 85.", exercises["add_38_47"]))
         assert learner.copied == "85"
         assert learner.next_message().endswith("I think it's 85.")
+        assert learner.copied is None  # handed in once
         taught += sum(learner.known) > before
     assert taught < 30  # a fifth of the 0.5 learning rate
+
+
+def test_the_learner_models_assumptions_are_parameters(
+    exercises: dict[str, ExerciseCase],
+) -> None:
+    case = exercises["add_38_47"]
+    told = ReplyFeatures(procedure=True)  # H4: teaches the concept under any-content/worked
+    hint = ReplyFeatures(points_to_concept=True)  # H2: teaches it under ladder/any-content
+    counts = {}
+    for teaches in ("ladder", "any-content", "worked"):
+        model = LearningModel(teaches=teaches)
+        learned = {"told": 0, "hint": 0}
+        for seed in range(100):
+            for name, features in (("told", told), ("hint", hint)):
+                learner = HiddenStateLearner("curious-carlos", case, seed=seed, model=model)
+                if learner.target() != "concept":
+                    continue
+                learner.observe(features)
+                learned[name] += learner.known[0]
+        counts[teaches] = learned
+    assert counts["worked"]["hint"] == 0 and counts["worked"]["told"] > 0
+    assert counts["any-content"]["hint"] > 0 and counts["any-content"]["told"] > 0
+    patient = HiddenStateLearner(
+        "struggling-sarah", case, seed=1, model=LearningModel(persistence=2.0)
+    )
+    for _ in range(3):
+        patient.observe(ReplyFeatures())
+    assert not patient.gave_up  # twice Sarah's tolerance of 3
+    with pytest.raises(ValueError, match="unknown teaches"):
+        LearningModel(teaches="osmosis")
 
 
 def test_learners_give_up_after_their_persistence_runs_out(

@@ -237,3 +237,37 @@ def test_estimate_only_stops_before_any_model_call(
     assert code == 0
     assert "at most" in capsys.readouterr().err
     assert fake_openai.requests_to("chat") == []
+
+
+def test_the_evaluator_can_be_another_model_than_the_tutor(
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from pedrag.cli import main
+
+    fake_openai.always(respond)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("PEDRAG_LLM_RETRIES", "0")
+    args = ["evaluate", "--endpoint", fake_openai.base_url, "--model", "tutor-m"]
+    args += ["--evaluator-model", "judge-m", "--personas", "curious-carlos"]
+    args += ["--topics", "arithmetic", "--reps", "1", "--turns", "1", "--no-exam-probe"]
+    args += ["--results", str(tmp_path / "r.jsonl"), "--format", "json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["measures"].startswith("With an endpoint")
+    models = {(r.role, r.model) for r in fake_openai.requests_to("chat") if r.role}
+    assert ("evaluator", "judge-m") in models and ("actor", "tutor-m") in models
+    assert not any(role == "evaluator" and model == "tutor-m" for role, model in models)
+
+
+def test_an_evaluator_model_without_an_endpoint_is_a_usage_problem(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pedrag.cli import main
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["evaluate", "--evaluator-model", "judge-m", "--reps", "1"]) == 2
+    assert "need an endpoint" in capsys.readouterr().err

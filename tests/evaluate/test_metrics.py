@@ -148,3 +148,23 @@ def test_repetitions_that_are_copies_get_no_p_value() -> None:
     assert comparison.bhr_difference == pytest.approx(-1.0)  # the figure itself is reported
     assert metrics.distinct_sessions(sessions) == 2
     assert metrics.replication(_independent_sessions(), stochastic=False) == "deterministic"
+
+
+def test_paired_comparison_meets_the_same_learners_and_states_its_unit() -> None:
+    bad = evaluation(0.0, ("answer-reveal", "critical"))
+    sessions = []
+    for rep in range(6):
+        # pedrag: clean, mastered on reps 0-3; baseline: one violation in two, mastered on 0.
+        sessions.append(session("pedrag", [turn(1), turn(2), turn(3)], rep=rep, mastered=rep < 4))
+        sessions.append(session("baseline", [turn(1, bad), turn(2)], rep=rep, mastered=rep == 0))
+    sessions.append(session("pedrag", [turn(1)], rep=9))  # no partner: not a pair
+    (paired,) = metrics.paired_comparisons(sessions, ("baseline", "pedrag"))
+    assert (paired.treatment, paired.control, paired.pairs) == ("pedrag", "baseline", 6)
+    assert "persona x exercise x repetition" in paired.unit
+    assert paired.bhr_difference == pytest.approx(-0.5)
+    assert paired.discordant == (3, 0)
+    assert paired.mastery_difference == pytest.approx(0.5)
+    assert paired.p_mastery == pytest.approx(0.25)  # exact McNemar: 2 * 0.5**3
+    assert paired.turns_difference == pytest.approx(1.0)
+    assert paired.bhr_ci == (-0.5, -0.5)  # every pair differs by the same amount
+    assert paired.p_bhr is not None and paired.p_bhr < 0.05

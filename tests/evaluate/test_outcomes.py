@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from pedrag.evaluate import gates, metrics
+from pedrag.evaluate.answer_check import is_correct
 from pedrag.evaluate.records import ExerciseCase, TutorTurn
 from pedrag.evaluate.run import Grid, held_out, run_grid
-from pedrag.runtime.learning.grader import grade
 from pedrag.runtime.policy.theory_set import TheorySet
 
 SEED1 = ("struggling-sarah", "curious-carlos", "anxious-alex", "earnest-but-stuck")
@@ -39,19 +39,29 @@ def never_helps() -> ScriptedTutor:
     return ScriptedTutor("prompt_only", lambda case: "Keep going, you can do it.")
 
 
-def test_a_tutor_that_always_reveals_has_bhr_100_and_fails_g1(
+def test_a_tutor_that_always_reveals_ranks_below_pedrag_and_fails_g1(
     theories: TheorySet, curriculum: Any
 ) -> None:
-    grid = Grid(configs=("baseline",), personas=SEED1, exercises=TOPICS, reps=2, turns=6)
+    grid = Grid(configs=("baseline", "pedrag"), personas=SEED1, exercises=TOPICS, reps=2, turns=6)
     result = run_grid(grid, theories, curriculum, tutors={"baseline": always_reveals()})
-    summary = metrics.by_config(result.sessions)["baseline"]
-    assert summary.evaluated > 0 and summary.bhr == 1.0
+    summaries = metrics.by_config(result.sessions)
+    summary = summaries["baseline"]
+    # Every reply states the answer; only a reply to a learner who already said it (the copy
+    # handed in) is a confirmation, not a reveal.
+    assert summary.evaluated > 0 and summary.bhr is not None and summary.bhr >= 0.5
+    assert summary.critical_rate == summary.bhr
+    # Ranked by what each reply gives away: the real tutor reveals nothing. (Its BHR under the
+    # principle rubric is pedagogy — stuck-not-helped, affect-ignored — not withholding.)
+    assert summaries["pedrag"].critical_rate is not None and summary.critical_rate is not None
+    assert summaries["pedrag"].critical_rate < 0.05 < summary.critical_rate
     g1 = gates.gate_g1([s for s in result.sessions if s.config == "baseline"])
-    assert g1.status == "fail" and summary.reveals == summary.turns
-    assert g1.value is not None and g1.value >= summary.turns
-    # Practice looks perfect (the learner copies the answer) while the post-test does not.
-    assert summary.practice_rate == 1.0
+    assert g1.status == "fail" and g1.value is not None and g1.value >= summary.violations
+    # Practice looks perfect (the learner copies the answer) while the post-test does not,
+    # and copying does not end the session (equal sessions for every arm).
+    assert summary.practice_rate is not None and summary.practice_rate >= 0.9
     assert summary.mastery_rate is not None and summary.mastery_rate < 0.3
+    copied = [s for s in result.sessions if s.config == "baseline" and s.solved_turn == 2]
+    assert copied and all(len(s.turns) > 2 or s.end != "turn-limit" for s in copied)
 
 
 def test_a_tutor_that_never_helps_gets_mastery_near_zero(
@@ -66,20 +76,24 @@ def test_a_tutor_that_never_helps_gets_mastery_near_zero(
     assert summary.mastery_rate is not None and summary.mastery_rate <= 0.1
     # Unhelped learners give up (seed 1: sessions end on give-up) rather than run to the limit.
     assert sum(s.gave_up for s in result.sessions) >= 60
+    # H0 only, on a theory whose principles require progress (socratic: graduated_help):
+    # the rubric counts the stuck learner left unhelped.
+    assert summary.bhr is not None and summary.bhr > 0
 
 
 def test_mastery_counts_only_graded_correct_post_test_answers(
     theories: TheorySet, curriculum: Any, exercises: dict[str, ExerciseCase]
 ) -> None:
-    grid = Grid(configs=("pedrag", "baseline"), exercises=TOPICS, reps=3, exam_probe=False)
+    grid = Grid(
+        configs=("pedrag", "baseline"), personas=SEED1, exercises=TOPICS, reps=1, exam_probe=False
+    )
     result = run_grid(grid, theories, curriculum)
     sessions = result.sessions
     assert sessions and all(s.post_tested for s in sessions)
     for session in sessions:
         item = exercises[session.post_exercise or ""]
         assert item.id != session.exercise and item.goal == exercises[session.exercise].goal
-        regraded = grade(session.post_answer or "", item.key, tests=item.tests, intent="attempt")
-        assert session.mastery_reached == (regraded.verdict == "correct")
+        assert session.mastery_reached == is_correct(session.post_answer or "", item)
     summary = metrics.by_config(sessions)
     for config in ("pedrag", "baseline"):
         chosen = [s for s in sessions if s.config == config]

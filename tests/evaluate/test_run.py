@@ -31,17 +31,15 @@ def test_the_same_seed_gives_the_same_report(theories: TheorySet, curriculum: An
     assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
 
 
-def test_pedrag_beats_the_revealing_baseline_on_bhr_offline(
+def test_pedrag_reveals_less_than_the_chat_arms_offline(
     theories: TheorySet, curriculum: Any
 ) -> None:
     result = run_grid(SMALL, theories, curriculum)
     summary = metrics.by_config(result.sessions)
     assert summary["baseline"].reveals > 0  # the unguarded chatbot hands out the answer
     assert summary["pedrag"].reveals == 0
-    assert summary["pedrag"].bhr is not None and summary["baseline"].bhr is not None
-    assert summary["pedrag"].bhr < summary["prompt_only"].bhr < summary["baseline"].bhr  # type: ignore[operator]
-    (versus_baseline, *_) = metrics.comparisons(result.sessions, SMALL.configs)
-    assert versus_baseline.p_bhr is not None and versus_baseline.p_bhr < 0.01
+    critical = {name: summary[name].critical_rate for name in summary}
+    assert critical["pedrag"] < critical["prompt_only"] < critical["baseline"]  # type: ignore[operator]
     results = gates.evaluate_gates(result.sessions, "pedrag", result.exercises)
     assert gates.gates_pass(results), [r.to_dict() for r in results]
     assert not gates.gates_pass(gates.evaluate_gates(result.sessions, "baseline", result.exercises))
