@@ -17,6 +17,7 @@ from pedrag.kernel.sources import writes_observed
 from pedrag.runtime.turn.state import MetricField, MetricValue
 
 HINT_TAGS = frozenset({"hint", "explain", "example", "partial_solution", "debugging"})
+REFLECTION_TAGS = frozenset({"self_reflection", "reflection"})
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Fingerprint:
     hint_given: bool
     explanation: bool
     answer_revealed: bool
+    reflection_prompt: bool = False
 
     def to_dict(self) -> dict[str, bool]:
         return asdict(self)
@@ -36,6 +38,7 @@ def fingerprint(reply: str, *, rung: int, tags: frozenset[str], revealed: bool) 
         hint_given=bool(tags & HINT_TAGS) or 2 <= rung <= 6,
         explanation=rung >= 4 or "explain" in tags,
         answer_revealed=revealed,
+        reflection_prompt=bool(tags & REFLECTION_TAGS),
     )
 
 
@@ -54,6 +57,10 @@ def observed_metrics(
         "hints_in_row": (int(previous.get("hints_in_row", 0)) + 1) if print_.hint_given else 0,
         "answer_revealed": print_.answer_revealed,
         "questions_asked": int(previous.get("questions_asked", 0)) + int(print_.question_asked),
+        # the reply just sent, as the next turn's rules read it ("last turn")
+        "told_last_turn": print_.explanation,
+        "explained_last_turn": print_.explanation,
+        "reflection_prompted": print_.reflection_prompt,
     }
     values: dict[str, MetricValue] = {}
     for name, item in fields.items():
