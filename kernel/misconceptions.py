@@ -16,8 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pedrag.kernel.errors import PedragError
 
-class SignalError(ValueError):
+
+class SignalError(PedragError, ValueError):
     """A pattern that is not a valid regular expression."""
 
 

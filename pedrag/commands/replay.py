@@ -35,6 +35,7 @@ from typing import Any
 
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.diff import probability_text
+from pedrag.kernel.errors import PedragError
 
 NAME = "replay"
 ORDER = 33
@@ -115,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class ReplayError(Exception):
+class ReplayError(PedragError):
     """A usage problem: reported on stderr, exit 2."""
 
 

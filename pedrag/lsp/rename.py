@@ -21,13 +21,14 @@ from typing import Any
 from pedrag.dsl import ast
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import YamlError, load_yaml
+from pedrag.kernel.errors import PedragError
 
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 CONDITION_KEYS = frozenset({"when", "never", "always", "compute"})
 SECTIONS = {"metric": "metrics", "action": "actions"}
 
 
-class RenameError(Exception):
+class RenameError(PedragError):
     """A rename that cannot be made (a bad or taken name); the message says why."""
 
 
