@@ -52,7 +52,7 @@ class Expression:
 
 
 _OPERATOR = re.compile(
-    r"^\s*\(?\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|"
+    r"^\s*,?\s*\(?\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|"
     r"added\s+to|take\s+away|less|and\s+then\s+add|then\s+add|then\s+subtract)\s*\(?\s*$",
     re.IGNORECASE,
 )
@@ -129,6 +129,22 @@ def evaluate_chain(operands: Sequence[Fraction], operators: Sequence[str]) -> Fr
     return terms[0] + sum(sign * term for sign, term in zip(signs, terms[1:], strict=True))
 
 
+def _continued(
+    text: str, value: Fraction, start: int, numbers: Sequence[_Number], position: int
+) -> Iterator[Expression]:
+    """A word operation continued by an operator: "triple 18, plus 2"."""
+    if position + 1 >= len(numbers):
+        return
+    following = numbers[position + 1]
+    operator = _OPERATOR.match(text[numbers[position].end : following.start])
+    if operator is not None and _small(following.value):
+        result = evaluate_chain((value, following.value), (operator.group(1),))
+        if _small(result):
+            assert result is not None
+            operands = (numbers[position].value, following.value)
+            yield Expression(result, start, following.end, operands)
+
+
 def _small(value: Fraction | None) -> bool:
     return value is not None and abs(value) <= MAX_MAGNITUDE
 
@@ -167,6 +183,7 @@ def expressions(text: str, numbers: Sequence[_Number]) -> Iterator[Expression]:
             if result is not None:
                 start = number.start - len(before) + match.start()
                 yield Expression(result, start, number.end, (number.value,))
+                yield from _continued(text, result, start, numbers, position)
         suffix = _SUFFIX_OPERATIONS.match(text, number.end)
         if suffix is not None:
             word = suffix.group(1).lower()

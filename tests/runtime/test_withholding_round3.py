@@ -146,3 +146,10 @@ def test_code_in_any_language_is_flagged_at_a_no_code_ceiling(reply: str) -> Non
 )
 def test_prose_and_maths_are_not_code(reply: str) -> None:
     assert not detect(reply, code_mode="strict").flagged
+
+
+@pytest.mark.parametrize(
+    "reply", ["Triple 18, plus 2.", "Half of 100, plus 6.", "Sixty minus four."]
+)
+def test_word_operations_continued_by_an_operator_are_evaluated(reply: str) -> None:
+    assert detect(reply, answer=NUMBER).flagged
