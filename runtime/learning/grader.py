@@ -272,7 +272,11 @@ def _grade_text(message: str, key: AnswerKey) -> Grade:
         if _LIST.search(said):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         return _correct(said, reading, f"{reading.reason}, names the answer")
-    if len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS:
+    if (
+        len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS
+        or reading.reason != "the stated answer"
+        or reader.is_remark(said)
+    ):
         return Grade("none", reason="a remark, not a short answer")
     if _LIST.search(said):
         return Grade("none", reason="a list of candidates", tentative=reading.tentative)

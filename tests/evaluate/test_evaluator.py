@@ -112,11 +112,12 @@ def test_the_reference_contract_counts_graded_attempts_like_the_runtime(
     theories: TheorySet, exercises: dict[str, ExerciseCase]
 ) -> None:
     tracker = ReferenceTracker(theories, curriculum(), exercises["mult_7x8"])
+    # Working that checks out (issue 24: cue words and untrue steps are not attempts).
     answers = [
-        "7 + 7 = 14, so I think it's 54",
-        "I added 8 seven times and got 55",
-        "7 times 8, so 57",
-        "8 + 8 = 16 then 16 x 3 = 48, so 58",
+        "7 x 7 = 49 and 49 + 5 = 54",
+        "8 x 7 = 56, 56 - 1 = 55",
+        "7 x 4 = 28, 28 + 29 = 57",
+        "8 + 8 = 16 then 16 x 3 = 48, 48 + 10 = 58",
     ]
     ceilings = [tracker.observe("socratic", text, "attempt").ceiling for text in answers]
     # seed 2's ladder: repeated genuine attempts at low mastery unlock pseudocode (H6).
