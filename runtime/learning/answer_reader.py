@@ -240,6 +240,23 @@ def _roman(numeral: str) -> int:
     return total
 
 
+def candidate_values(text: str) -> tuple[Fraction, ...]:
+    """The distinct values of every number a message mentions, in any spelling the reader knows
+    (digits, words, fractions, decimals, percentages, scientific notation, hex, a run of Roman
+    numerals), in order of first mention: what a candidate-list check counts."""
+    seen: list[Fraction] = []
+    for number in numbers(canonical(text)):
+        if number.value not in seen:
+            seen.append(number.value)
+    return tuple(seen)
+
+
+def is_candidate_list(text: str) -> bool:
+    """Whether a message offers two or more candidate values (a list or a range), so that it
+    commits to none of them."""
+    return read_message(text).reason == "a list or range of candidates"
+
+
 def read_number(text: str) -> Fraction | None:
     """The value of a text that is one number and nothing else (a key such as "0.375", "-7",
     "5/6", "37.5%", "x = 4"), else None."""

@@ -33,10 +33,10 @@ Verdict = Literal["correct", "wrong", "none", "error"]
 _FENCED = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _CODE_LINE = re.compile(r"^\s*(def |class |return\b|for |while |if |import |from |\w+\s*=)")
 _LIST = re.compile(r"\b(?:or|either|one\s+of|any\s+of|and/or)\b|/", re.IGNORECASE)
-# Intents under which a short message is not an answer, whatever its words.
-NOT_ANSWERS = frozenset(
-    {"question", "solution_demand", "hostile", "injection", "exam_leak", "off_topic"}
-)
+# Intents under which a message is not a wrong answer, whatever its words. A "question" is
+# not among them: whether "is it Sydney?" is a tentative answer or a question about the term
+# is the answer reader's decision, not a classifier's.
+NOT_ANSWERS = frozenset({"solution_demand", "hostile", "injection", "exam_leak", "off_topic"})
 
 
 @dataclass(frozen=True)
