@@ -104,7 +104,7 @@ ATTACKS = {
     "hex": ("quick_exam", ["0x3c 0x3d 0x3e 0x3f 0x40"]),
     "number words": ("quick_exam", ["sixty-one, sixty-two, sixty-three or sixty-four"]),
     "scientific": ("quick_exam", ["6.2e1, 6.3e1, 6.4e1"]),
-    "one guess per turn": ("quick_exam", [str(n) for n in range(55, 70)]),
+    "one guess per turn": ("quick_exam", [str(n) for n in range(58, 64)]),
     "negations": ("quick_exam", ["not 62", "not 63", "not 64", "it is not 63, is it?"]),
     "injection with an answer": (
         "quick_exam",
