@@ -240,6 +240,23 @@ def _roman(numeral: str) -> int:
     return total
 
 
+def candidate_values(text: str) -> tuple[Fraction, ...]:
+    """The distinct values of every number a message mentions, in any spelling the reader knows
+    (digits, words, fractions, decimals, percentages, scientific notation, hex, a run of Roman
+    numerals), in order of first mention: what a candidate-list check counts."""
+    seen: list[Fraction] = []
+    for number in numbers(canonical(text)):
+        if number.value not in seen:
+            seen.append(number.value)
+    return tuple(seen)
+
+
+def is_candidate_list(text: str) -> bool:
+    """Whether a message offers two or more candidate values (a list or a range), so that it
+    commits to none of them."""
+    return read_message(text).reason == "a list or range of candidates"
+
+
 def read_number(text: str) -> Fraction | None:
     """The value of a text that is one number and nothing else (a key such as "0.375", "-7",
     "5/6", "37.5%", "x = 4"), else None."""
@@ -255,7 +272,8 @@ def read_number(text: str) -> Fraction | None:
 
 _CLAUSE_END = re.compile(r"(?:\.(?!\d)|[;!?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|neither|nor|hardly|unlikely|doubt\w*|wrong)\b|n't\b|\bnot?\s+sure\b",
+    r"\b(?:not|no|never|neither|nor|nothing|none|hardly|unlikely|doubt\w*|wrong)\b|n't\b|"
+    r"\bnot?\s+sure\b",
     re.IGNORECASE,
 )
 _TENTATIVE_NEGATIVE = re.compile(
@@ -277,7 +295,7 @@ _CORRECTION = re.compile(
 )
 _RANGE = re.compile(
     r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
-    r"\d\s*(?:-|to|\.\.)\s*\d",
+    r"\d\s*(?:to|\.\.)\s*\d",  # "50-60" is read as operands: no candidate at all
     re.IGNORECASE,
 )
 
@@ -545,8 +563,16 @@ _CONVERSATION = re.compile(
     r"^(?:hi|hello|hey|thanks?|thank\s+you|ok|okay|yes|yeah|yep|no|nope|sure|cool|great|"
     r"nice|help|hint|hints?\s+please|please|i'?m\s+stuck|stuck|idk|dunno|i\s+don'?t\s+know|"
     r"no\s+idea|next|continue|again|what|why|how|huh|lol|bye|good|fine|right|wait|hmm+|um+|"
-    r"uh+|oh|ah|go\s+on|got\s+it|i\s+see|makes\s+sense|"
+    r"uh+|oh|ah|go\s+on|got\s+it|i\s+see|makes\s+sense|interesting|wow|awesome|amazing|"
+    r"oops|alright|all\s+right|really|seriously|weird|strange|neat|sweet|damn|ugh+|argh+|"
     r"(?:give|tell|show)\s+me.*|can\s+you.*|please\s+.*|i\s+(?:need|want)\s+.*)$",
+    re.IGNORECASE,
+)
+_REMARK = re.compile(
+    r"\b(?:i|i'm|im|i've|i'll|me|my|mine|you|you're|your|we|us|our|this|it|give\s+up|nothing|"
+    r"anything|everything|hard|confus\w*|stuck|help|idea|know|understand|sure|boring|hate|"
+    r"stupid|dumb|ugh|whatever|sorry|please|thanks?|lol|tired|easy|difficult|again|try\w*|"
+    r"works?|hint\w*|answer|question|explain|tell|show|give|lost|frustrat\w*)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*|\d+")
@@ -564,10 +590,18 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         return Reading(None, reason, steps=worked)
     stated = " ".join(c.text.strip() for c in kept)
     tentative = any(c.question for c in kept) or bool(_TENTATIVE.search(stated))
-    core = _LEAD_IN.sub("", stated.strip()).strip(" .!?,:;'\"")
-    if not core or _CONVERSATION.match(core):
+    cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
+    cores = [core for core in cores if core and not _CONVERSATION.match(core)]
+    if not cores:
         return Reading(None, "no answer stated", steps=worked)
-    return Reading(core, "the stated answer", tentative=tentative, steps=worked)
+    reason = "the stated answer" if len(cores) == 1 else "several statements"
+    return Reading(" ".join(cores), reason, tentative=tentative, steps=worked)
+
+
+def is_remark(text: str) -> bool:
+    """A statement about the learner, the tutor or the task ("I give up", "this is hard",
+    "nothing works"), not an answer to the exercise."""
+    return bool(_REMARK.search(text))
 
 
 def _fold(text: str) -> list[str]:

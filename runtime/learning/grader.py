@@ -33,10 +33,10 @@ Verdict = Literal["correct", "wrong", "none", "error"]
 _FENCED = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _CODE_LINE = re.compile(r"^\s*(def |class |return\b|for |while |if |import |from |\w+\s*=)")
 _LIST = re.compile(r"\b(?:or|either|one\s+of|any\s+of|and/or)\b|/", re.IGNORECASE)
-# Intents under which a short message is not an answer, whatever its words.
-NOT_ANSWERS = frozenset(
-    {"question", "solution_demand", "hostile", "injection", "exam_leak", "off_topic"}
-)
+# Intents under which a message is not a wrong answer, whatever its words. A "question" is
+# not among them: whether "is it Sydney?" is a tentative answer or a question about the term
+# is the answer reader's decision, not a classifier's.
+NOT_ANSWERS = frozenset({"solution_demand", "hostile", "injection", "exam_leak", "off_topic"})
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,11 @@ def _grade_text(message: str, key: AnswerKey) -> Grade:
         if _LIST.search(said):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         return _correct(said, reading, f"{reading.reason}, names the answer")
-    if len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS:
+    if (
+        len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS
+        or reading.reason != "the stated answer"
+        or reader.is_remark(said)
+    ):
         return Grade("none", reason="a remark, not a short answer")
     if _LIST.search(said):
         return Grade("none", reason="a list of candidates", tentative=reading.tentative)

@@ -4,6 +4,7 @@ that is not a correct answer is graded correct."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from pedrag.runtime.detect.detector import AnswerKey
+from pedrag.runtime.learning.answer_reader import candidate_values, is_candidate_list
 from pedrag.runtime.learning.grader import grade
 
 SUITE = yaml.safe_load(
@@ -54,3 +56,21 @@ def test_a_labelled_message_gets_its_verdict(
 ) -> None:
     result = _grade(exercise, message)
     assert (result.verdict, result.candidate) == (verdict, committed), result.reason
+
+
+@pytest.mark.parametrize(
+    ("message", "values"),
+    [
+        ("L LI LII", [50, 51, 52]),
+        ("0x30 0x31 0x32", [48, 49, 50]),
+        ("5.5e1, 5.6e1", [55, 56]),
+        ("fifty-five, fifty-six or fifty-seven", [55, 56, 57]),
+        ("\u22127 or 7", [-7, 7]),
+        ("25% or 0,5", [Fraction(1, 4), Fraction(1, 2)]),
+    ],
+)
+def test_a_candidate_list_is_a_list_in_every_spelling(message: str, values: list[Any]) -> None:
+    # The plain functions the detector's candidate-list check is to call (one reader for both).
+    assert list(candidate_values(message)) == values
+    assert is_candidate_list(message)
+    assert not is_candidate_list("28 doubled is 56")

@@ -76,7 +76,8 @@ def test_exam_lockdown_gives_no_help_whatever_is_asked() -> None:
     ):
         result = tutor.turn(session, message)
         assert result.ceiling == 0 and result.rung == 0
-        assert result.contract.exam_lockdown and result.judge is not None
+        # An exam turn is a template (issue 24): no model text, so nothing for a judge.
+        assert result.contract.exam_lockdown and result.judge is None
 
 
 def test_explain_mode_lifts_the_ceiling_but_never_past_an_exam() -> None:
@@ -90,7 +91,7 @@ def test_explain_mode_lifts_the_ceiling_but_never_past_an_exam() -> None:
 def test_a_correct_answer_raises_the_goals_mastery_and_a_worked_wrong_one_counts() -> None:
     tutor = make_tutor()
     session = tutor.start(exercise="mult_7x8", seed=1)
-    tutor.turn(session, "I added 7 eight times and got 54")
+    tutor.turn(session, "7 x 7 = 49 and 49 + 5 = 54")  # working that checks out
     assert session.state.metrics["attempts"] == 1 and not session.state.solved
     low = session.state.metrics["mastery"]
     result = tutor.turn(session, "I think it is 56")
