@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 MAX_CANDIDATES = 16
 """Guards tried per finding (two solver questions each, mostly answered without z3)."""
 
+MAX_GUARDED = 100
+"""Findings per check and theory that get a guard searched for. A generated 1,000-rule theory
+under priority selection has 33,049 conflicts; the first ones get their guard and the check's
+time stays bounded (the rest say so in their help)."""
+
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
