@@ -135,8 +135,13 @@ def _first_proved(
     """The first candidate that makes the rule's eligibility disjoint from `against` and
     leaves the rule eligible somewhere, as the solver proves it."""
     eligible = analysis.eligible[rule.id]
+    from pedrag.compiler.encode import TranslationError
+
     for candidate in candidates:
-        node = analysis.translator.condition(candidate)
+        try:
+            node = analysis.translator.condition(candidate)
+        except TranslationError:  # a comparison the encoding has no term for: not offered
+            continue
         if not analysis.decide([eligible, node, against], witness=False).unsat:
             continue
         if not analysis.decide([eligible, node], witness=False).sat:

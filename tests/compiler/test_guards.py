@@ -132,3 +132,25 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
         original
     )
     assert "added `frustration < 0.5` to rule `push`" in capsys.readouterr().err
+
+
+def test_guards_of_a_generated_theory_each_remove_their_finding() -> None:
+    """Beyond the fixtures: the first guards proposed for a generated 40-rule theory under
+    priority selection (ties conflict), each applied alone, remove that finding and add no
+    error; the check re-run is the real one, not the solver question the guard was proved by."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from theory_gen import generate
+
+    text = generate(40, 3, "priority")
+    path = "generated.yaml"
+    guarded = [d for d in _findings(text, path, "conflict") if "guard" in d.data][:3]
+    assert len(guarded) == 3
+    before = _errors(text, path)
+    for finding in guarded:
+        edited = guard_edit(text, path, finding.data["guard"])
+        assert edited is not None
+        after = _errors(edited, path)
+        assert ("conflict", finding.items) not in after
+        assert after < before, after - before
