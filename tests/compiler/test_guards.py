@@ -124,6 +124,8 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
     path.write_text(original, "utf-8")
     assert main(["check", str(path), "--fix", "--no-cache"]) == 1
     assert path.read_text("utf-8") == original
+    assert main(["check", str(path), "--diff", "--no-cache"]) == 1
+    assert "fixes are unsafe (a guard changes where a rule applies)" in capsys.readouterr().err
     assert main(["check", str(path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
     fixed = path.read_text("utf-8")
     assert 'when: "confidence >= 0.5 and frustration < 0.5"' in fixed
