@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
-from pedrag.compiler.guards import Guard, separating_guard
+from pedrag.compiler.guards import MAX_GUARDED, Guard, separating_guard
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
 
@@ -45,9 +45,15 @@ INFO = CheckInfo(
 
 
 def _help(
-    analysis: Analysis, first: RuleInfo, second: RuleInfo, why: str, state: Any
+    analysis: Analysis, first: RuleInfo, second: RuleInfo, why: str, state: Any, search: bool
 ) -> tuple[str, Guard | None]:
     """The finding's own fix: a proved guard, else which rule to drop or priority to change."""
+    if not search:
+        return (
+            f"no guard searched past the first {MAX_GUARDED} conflicts of this theory: add a "
+            "comparison to one rule that the other rule's states fail, or change a priority",
+            None,
+        )
     guard = separating_guard(analysis, first, second, state)
     other = first.id if guard is not None and guard.rule == second.id else second.id
     if guard is not None:
@@ -71,7 +77,7 @@ def _help(
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
-    for finding in analysis.conflicts():
+    for number, finding in enumerate(analysis.conflicts()):
         first, second = finding.rules
         items = (rule_item(second), rule_item(first))
         if finding.outcome.unknown:
@@ -91,7 +97,14 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 f"they have equal priority {first.priority} under priority selection and choose "
                 f"different actions (`{first.action}`, `{second.action}`)"
             )
-        help, guard = _help(analysis, first, second, finding.extra["why"], finding.outcome.state)
+        help, guard = _help(
+            analysis,
+            first,
+            second,
+            finding.extra["why"],
+            finding.outcome.state,
+            number < MAX_GUARDED,
+        )
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.compiler import formula as F
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
-from pedrag.compiler.guards import excluding_guard
+from pedrag.compiler.guards import MAX_GUARDED, excluding_guard
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.kernel.ceiling import rung_name
 
@@ -53,7 +53,7 @@ def _state(witness: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
-    for finding in analysis.invariant_violations():
+    for number, finding in enumerate(analysis.invariant_violations()):
         rule = finding.rules[0]
         invariant = finding.extra["invariant"]
         action = analysis.theory.actions[rule.action]
@@ -76,8 +76,18 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         related = related or [invariant.condition.span]
         witness["action"] = f"{action.name} ({rung_name(action.rung)})"
         verb = "never allows" if invariant.kind == "never" else "requires"
-        guard = excluding_guard(analysis, rule, invariant, action, finding.outcome.state)
-        if guard is not None:
+        guard = (
+            excluding_guard(analysis, rule, invariant, action, finding.outcome.state)
+            if number < MAX_GUARDED
+            else None
+        )
+        if number >= MAX_GUARDED:
+            help = (
+                f"no guard searched past the first {MAX_GUARDED} violations of this theory: "
+                "exclude the witness state from the rule's condition, or add a ceiling step "
+                "that lowers the ceiling there"
+            )
+        elif guard is not None:
             help = (
                 f'add `{guard.text}` to rule `{rule.id}` (when: "{guard.when}"); proved: it '
                 f"then never chooses `{action.name}` where `{invariant.id}` is broken, and "

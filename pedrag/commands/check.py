@@ -394,6 +394,11 @@ def _why_no_fix(loaded: LoadedFile, result: CheckResult, finder: ConfigFinder) -
             "it has front-end errors (syntax, names, types), and fixes are computed only for a "
             "file that loads"
         )
+    elif any("guard" in d.data for d in failing):
+        reason = (
+            "its findings' fixes are unsafe (a guard changes where a rule applies); "
+            "--unsafe-fixes shows them"
+        )
     else:
         reason = "none of its findings has an automatic fix"
     checks = ", ".join(sorted({d.check for d in failing}))

@@ -6,8 +6,8 @@ and below, as `pedrag check FOLDER` finds them, with the editor's unsaved text w
 open); gives the offsets to replace in each document that declares the name.
 
 Only places that name the item change: its declaration key, words of conditions (`when`,
-`never`, `always`, `compute`, monitors), and for an action `then:`, `conflicts:` and the
-`adaptation:` tables. Descriptions, templates and comments that happen to contain the word
+`never`, `always`, `compute`, monitors), and for an action `then:`, `conflicts:`, the
+`adaptation:` tables and writers' `action:<name>` events. Descriptions, templates and comments that happen to contain the word
 are left alone. Theories of a set share the learner's state, so a metric renamed in one is
 renamed in every theory of the set that declares it.
 """
@@ -26,6 +26,14 @@ from pedrag.kernel.errors import PedragError
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 CONDITION_KEYS = frozenset({"when", "never", "always", "compute"})
 SECTIONS = {"metric": "metrics", "action": "actions"}
+
+
+def conventional_metrics() -> frozenset[str]:
+    """Metric names the kernel reads by name: default writers and runtime ceiling steps."""
+    from pedrag.kernel.ceiling import RUNTIME_STEPS
+    from pedrag.kernel.sources import DEFAULT_WRITERS
+
+    return frozenset(DEFAULT_WRITERS) | frozenset(step.metric for step in RUNTIME_STEPS)
 
 
 class RenameError(PedragError):
@@ -57,13 +65,20 @@ def _is_action_reference(path: tuple[Any, ...]) -> bool:
     return False
 
 
-def declares(text: str, path: str, kind: str, name: str) -> bool:
+def _declared(text: str, path: str, kind: str, name: str) -> Any:
+    """The declaration of `name` in the document (its mapping, or True), None if absent."""
     try:
         data, _ = load_yaml(SourceText(path, text))
     except YamlError:
-        return False
+        return None
     table = data.get(SECTIONS[kind]) if isinstance(data, dict) else None
-    return isinstance(table, dict) and name in table
+    if not isinstance(table, dict) or name not in table:
+        return None
+    return table[name] if table[name] is not None else True
+
+
+def declares(text: str, path: str, kind: str, name: str) -> bool:
+    return _declared(text, path, kind, name) is not None
 
 
 def occurrences(text: str, path: str, kind: str, name: str) -> list[Replacement]:
@@ -86,6 +101,10 @@ def occurrences(text: str, path: str, kind: str, name: str) -> list[Replacement]
         written = text[start:end]
         if _is_condition(value_path):
             found.update((start + m.start(), start + m.end()) for m in word.finditer(written))
+        elif kind == "action" and value_path[:1] == ("metrics",) and "writer" in value_path:
+            # A writer names its runtime events `action:<name>`.
+            event = re.compile(rf"(?<=action:){re.escape(name)}(?!\w)")
+            found.update((start + m.start(), start + m.end()) for m in event.finditer(written))
         elif kind == "action" and _is_action_reference(value_path):
             inner = written.strip()
             if inner.strip("'\"") == name:
@@ -107,6 +126,18 @@ def rename(
     if new_name in ast.RESERVED:
         raise RenameError(f"`{new_name}` is a reserved word")
     declaring = {p: t for p, t in documents.items() if declares(t, p, kind, name)}
+    trusted = any(
+        isinstance(found, dict) and found.get("source") == "trusted"
+        for found in (_declared(t, p, kind, name) for p, t in declaring.items())
+    )
+    if kind == "metric" and trusted:  # the kernel reads trusted metrics by name
+        for word in (name, new_name):
+            if word in conventional_metrics():
+                raise RenameError(
+                    f"`{word}` is a metric name the runtime gives a meaning to (its default "
+                    "writer or a runtime ceiling step, such as the exam lockdown): renaming "
+                    f"{'it' if word == name else 'a metric to it'} would change what the theory does"
+                )
     for path, text in declaring.items():
         for other in SECTIONS:
             if declares(text, path, other, new_name):

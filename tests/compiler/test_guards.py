@@ -124,6 +124,8 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
     path.write_text(original, "utf-8")
     assert main(["check", str(path), "--fix", "--no-cache"]) == 1
     assert path.read_text("utf-8") == original
+    assert main(["check", str(path), "--diff", "--no-cache"]) == 1
+    assert "fixes are unsafe (a guard changes where a rule applies)" in capsys.readouterr().err
     assert main(["check", str(path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
     fixed = path.read_text("utf-8")
     assert 'when: "confidence >= 0.5 and frustration < 0.5"' in fixed
@@ -132,3 +134,25 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
         original
     )
     assert "added `frustration < 0.5` to rule `push`" in capsys.readouterr().err
+
+
+def test_guards_of_a_generated_theory_each_remove_their_finding() -> None:
+    """Beyond the fixtures: the first guards proposed for a generated 40-rule theory under
+    priority selection (ties conflict), each applied alone, remove that finding and add no
+    error; the check re-run is the real one, not the solver question the guard was proved by."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from theory_gen import generate
+
+    text = generate(40, 3, "priority")
+    path = "generated.yaml"
+    guarded = [d for d in _findings(text, path, "conflict") if "guard" in d.data][:3]
+    assert len(guarded) == 3
+    before = _errors(text, path)
+    for finding in guarded:
+        edited = guard_edit(text, path, finding.data["guard"])
+        assert edited is not None
+        after = _errors(edited, path)
+        assert ("conflict", finding.items) not in after
+        assert after < before, after - before
