@@ -36,6 +36,8 @@ from typing import Any, Literal
 from rapidfuzz.distance import Levenshtein
 from text_to_num import alpha2digit, text2num
 
+from pedrag.runtime.detect.canonical import canonical_text
+
 MAX_TEXT_ANSWER_WORDS = 5  # a longer message without the key is a remark, not an answer
 MAX_MESSAGE_CHARS = 4_000  # longer messages are read only up to here (a turn's text is capped)
 MAX_EXPRESSION_CHARS = 80
@@ -58,7 +60,6 @@ _DASHES = str.maketrans(
     }
 )
 _SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 _SMALL_WORDS = {"zero": "0", "one": "1", "two": "2", "nought": "0", "nil": "0"}
 _PRONOUN_BEFORE = re.compile(
     r"\b(?:the|this|that|which|each|every|any|no|some|another|last|next|other|right|wrong|"
@@ -124,7 +125,10 @@ def canonical(text: str) -> str:
     sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
     text = unicodedata.normalize("NFKC", text[:MAX_MESSAGE_CHARS]).translate(_DASHES)
     text = _SOFT_HYPHEN.sub("-", text)  # "fifty\u00adsix" is fifty-six
-    text = _INVISIBLE.sub("", text)  # "5\u200b6" is 56
+    # then the one canonical view the detector reads too (digits of every script, invisible
+    # and bidi characters, confusables, HTML entities, LaTeX): grader and detector see the same
+    # text, so they cannot disagree about which number a message holds
+    text = canonical_text(text)
     text = _FRACTION_WORDS.sub(_fraction_word, text)
     text = alpha2digit(text, "en")
     text = _SMALL.sub(lambda m: _small_word(text, m), text)  # what alpha2digit leaves alone
