@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
 
 LIMIT = 12
+GROWTH_GRID = 64  # pieces a wide variable of a linear atom is cut into while a box grows
 
 
 def enum_condition(var: str, values: Sequence[Any], part: Container[Any]) -> str:
@@ -189,13 +190,19 @@ class _Grower:
         for var in variables:
             domain = self.domains[var]
             if var in self.linear and not self._small(var):
+                # Cut at the witness and on an even grid: the binary search below then widens
+                # the box a grid step at a time (cut at the witness alone, a wide variable
+                # could only stay a point or take the whole rest of its range).
                 value = Fraction(witness[var])
-                self.cells[var] = cells(domain, {*self.cuts.get(var, set()), value})
+                step = (domain.high - domain.low) / GROWTH_GRID
+                grid = {domain.low + k * step for k in range(1, GROWTH_GRID)}
+                self.cells[var] = cells(domain, {*self.cuts.get(var, set()), value, *grid})
             if domain.kind in ("bool", "enum"):
                 box[var] = frozenset([witness[var]])
             else:
                 index = self.index_of(var, witness[var])
                 box[var] = (index, index)
+        self._grow_together(box, variables)
         for var in variables:
             domain = self.domains[var]
             if domain.kind in ("bool", "enum"):
@@ -222,6 +229,31 @@ class _Grower:
                     low = mid + 1
             box[var] = (high, last)
         return box
+
+    def _grow_together(self, box: dict[str, Any], variables: list[str]) -> None:
+        """Widen the wide variables of linear atoms in turn, each end by a step that doubles
+        while the box stays clear and halves when it does not, so a box under
+        `a - b + 2 * c > 990` is as wide in `a` as in `c` and not a sliver along one of them
+        (grown one variable after the other, the first takes all the room)."""
+        wide = [v for v in variables if v in self.linear and not self._small(v)]
+        if len(wide) < 2:
+            return
+        steps = {(var, end): 1 for var in wide for end in (1, -1)}
+        while steps:
+            for var, end in list(steps):
+                step = steps[(var, end)]
+                first, last = box[var]
+                top = len(self.cells[var]) - 1
+                trial = (first, min(top, last + step)) if end > 0 else (max(0, first - step), last)
+                if trial == (first, last):
+                    del steps[(var, end)]
+                elif self.clear({**box, var: trial}):
+                    box[var] = trial
+                    steps[(var, end)] = step * 2
+                elif step > 1:
+                    steps[(var, end)] = step // 2
+                else:
+                    del steps[(var, end)]
 
     def share(self, box: dict[str, Any]) -> float:
         total = 1.0
@@ -305,4 +337,18 @@ def gap_regions(analysis: Analysis, limit: int = LIMIT) -> list[Region]:
         blocks.append(F.not_(node))
         boxes.append(box)
     regions.sort(key=lambda r: (-r.share, r.condition))
-    return regions
+    return _without_nested(analysis, regions)
+
+
+def _without_nested(analysis: Analysis, regions: list[Region]) -> list[Region]:
+    """The regions less those inside a larger one (a later box grown over an earlier one,
+    possible where boxes are grown on linear atoms): each is listed once, largest first."""
+    kept: list[Region] = []
+    for region in regions:
+        inside = any(
+            analysis.decide([region.node, F.not_(larger.node)], witness=False).unsat
+            for larger in kept
+        )
+        if not inside:
+            kept.append(region)
+    return kept

@@ -26,7 +26,7 @@ from pedrag.compiler.reports.json_report import format_json
 from pedrag.dsl.parser import _parser
 from tests.compiler.test_check_cache import RULES, _theory
 
-FLIPS = 6  # single-bit flips per file (seeded positions)
+FLIPS = 4  # single-bit flips per file (seeded positions)
 
 
 def _report(path: Path, cache: CheckCache) -> str:

@@ -18,7 +18,7 @@ from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.reports.json_report import format_json
 
-SEQUENCES = int(os.environ.get("PEDRAG_CACHE_SEQUENCES", "16"))
+SEQUENCES = int(os.environ.get("PEDRAG_CACHE_SEQUENCES", "8"))
 EDITS = 3
 ATOMS = [
     "a - b > C",
