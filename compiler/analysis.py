@@ -44,7 +44,8 @@ from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
-from pedrag.kernel.ceiling import apply_steps, rung_name
+from pedrag.kernel.ceiling import apply_steps
+from pedrag.kernel.rungs import rung_name
 
 TIMEOUT_MS = 10_000
 SEARCH_BUDGET = 2_000

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
 from pedrag.dsl.spans import Span
-from pedrag.kernel.ceiling import rung_name
+from pedrag.kernel.rungs import rung_name
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis, Outcome

@@ -46,8 +46,8 @@ from pedrag.compiler.formula import Node
 from pedrag.dsl.ir import ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.kernel import selection as kernel_selection
-from pedrag.kernel.ceiling import rung_name
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.rungs import rung_name
 
 TIME_BUDGET_S = 60.0
 FALLBACK = "(fallback selector)"

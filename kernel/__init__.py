@@ -8,6 +8,7 @@ the runtime all call it, so a proof about a theory is a proof about the turn the
 - ``sources`` — metric sources, the trust rule, and who writes each metric;
 - ``selection`` — eligibility under a ceiling, weighted and priority selection;
 - ``canonical`` — canonical JSON and the policy hash;
+- ``rungs`` — the hint ladder: rung names, parsing, the ladder's text, whether code is allowed;
 - ``errors`` — `PedragError`, the root of every exception pedrag raises on purpose.
 """
 

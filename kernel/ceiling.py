@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pedrag.kernel.rungs import NO_CODE_MAX_RUNG, RUNGS, rung_name  # noqa: F401 - re-exported
-
 Effect = Literal["at_most", "at_least", "set"]
 EFFECTS: tuple[Effect, ...] = ("at_most", "at_least", "set")
 DEFAULT_START = 4  # a theory without `ceiling:` starts low (the `missing-ceiling` finding)

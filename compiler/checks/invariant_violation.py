@@ -16,7 +16,7 @@ from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.compiler.guards import MAX_GUARDED, excluding_guard
 from pedrag.dsl.diagnostics import Diagnostic, Severity
-from pedrag.kernel.ceiling import rung_name
+from pedrag.kernel.rungs import rung_name
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis

@@ -36,6 +36,7 @@ from typing import Any
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.diff import probability_text
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.rungs import rung_name
 
 NAME = "replay"
 ORDER = 33
@@ -132,7 +133,7 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "ceiling": f"H{self.ceiling}",
+            "ceiling": rung_name(self.ceiling),
             "eligible": list(self.eligible),
             "choice": {a: round(p, 6) for a, p in sorted(self.choice.items())},
             "fallback_selector": self.fallback,

@@ -20,9 +20,10 @@ composition in :func:`detect` imports the passes when it runs rather than at mod
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from pedrag.kernel.rungs import FULL_SOLUTION, allows_code, parse_rung
 
 
 class CodeMode(StrEnum):
@@ -132,26 +133,16 @@ MAX_REPLY_CHARS = 16_000
 read, so a hostile or runaway reply costs constant time and ends in the template. A tutor reply
 is a few hundred words (the actor's ``max_tokens`` is 400)."""
 
-_RUNG = re.compile(r"^\s*[Hh]?([0-7])\s*$")
-NO_CODE_RUNGS = frozenset(range(5))
 """DESIGN, hint ladder: H0-H4 allow no code."""
 
 
 def code_mode_for_ceiling(ceiling: str | int) -> CodeMode:
     """The code mode a help ceiling implies: ``strict`` at H0-H4, ``lenient`` at H5-H6 (no
     complete function: H6 is pseudocode with blanks), ``open`` at H7."""
-    if isinstance(ceiling, int):
-        rung = ceiling
-    else:
-        match = _RUNG.match(ceiling)
-        if match is None:
-            raise ValueError(f"not a rung: {ceiling!r} (expected H0..H7)")
-        rung = int(match.group(1))
-    if not 0 <= rung <= 7:
-        raise ValueError(f"not a rung: {ceiling!r} (expected H0..H7)")
-    if rung in NO_CODE_RUNGS:
+    rung = parse_rung(ceiling)
+    if not allows_code(rung):
         return CodeMode.STRICT
-    return CodeMode.OPEN if rung == 7 else CodeMode.LENIENT
+    return CodeMode.OPEN if rung == FULL_SOLUTION else CodeMode.LENIENT
 
 
 @dataclass(frozen=True)

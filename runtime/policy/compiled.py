@@ -28,7 +28,8 @@ from typing import Any
 
 from pedrag.kernel import selection as kernel_selection
 from pedrag.kernel.canonical import canonical_json, content_hash
-from pedrag.kernel.ceiling import EFFECTS, RUNGS, StepApplied, apply_steps
+from pedrag.kernel.ceiling import EFFECTS, StepApplied, apply_steps
+from pedrag.kernel.rungs import RUNGS
 from pedrag.kernel.selection import eligible_under
 from pedrag.kernel.sources import CEILING_SOURCES, Writer
 from pedrag.runtime.policy import codegen

@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from pedrag.kernel.ceiling import NO_CODE_MAX_RUNG
-from pedrag.kernel.rungs import rung_name
+from pedrag.kernel.rungs import allows_code, rung_name
 from pedrag.kernel.sources import (
     ADVERSARIAL_INTENTS,
     CODE_ATTEMPT_METRIC,
@@ -93,7 +92,7 @@ class Contract:
 
     @property
     def code_allowed(self) -> bool:
-        return self.ceiling > NO_CODE_MAX_RUNG
+        return allows_code(self.ceiling)
 
     @property
     def set_by(self) -> str:
@@ -162,7 +161,7 @@ def compute_contract(
         risks.append("exam_lockdown")
     if intent in ADVERSARIAL_INTENTS:
         risks.append(f"adversarial_intent:{intent}")
-    if values.get(CODE_ATTEMPT_METRIC) is True and rung <= NO_CODE_MAX_RUNG:
+    if values.get(CODE_ATTEMPT_METRIC) is True and not allows_code(rung):
         risks.append("code_adjacent_no_code_ceiling")
     grounded = _may_ground(materials, exam, rung) and values.get(CONCEPT_QUESTION_METRIC) is True
     if grounded:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pedrag.kernel.rungs import parse_rung
 from pedrag.runtime.course.grounding import unsupported_claim
 from pedrag.runtime.detect.answer import find_numbers
 from pedrag.runtime.detect.canonical import canonical_text
@@ -98,7 +99,7 @@ def rule_based_verdict(
     passages: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, str]:
     """The rubric as patterns, over the contract's dict form (what the offline judge sees)."""
-    ceiling = int(str(contract["ceiling"]).lstrip("H"))
+    ceiling = parse_rung(contract["ceiling"])
     if contract.get("exam_lockdown") and _CONTENT_SIGNS.search(draft):
         return {
             "verdict": "block",

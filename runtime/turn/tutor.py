@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.ceiling import most_permissive, runtime_step
+from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.sources import (
     CONCEPT_QUESTION_METRIC,
     EXPLAIN_MODE_METRIC,
@@ -315,8 +316,8 @@ class TurnResult:
             "student": self.student,
             "tutor": self.tutor,
             "action": self.action,
-            "rung": f"H{self.rung}",
-            "ceiling": f"H{self.contract.ceiling}",
+            "rung": rung_name(self.rung),
+            "ceiling": rung_name(self.contract.ceiling),
             "theory": self.theory,
             # Verdicts and rule ids only: a finding's text or the judge's reason may quote the
             # hidden answer; they stay in the audit record, for the instructor.
