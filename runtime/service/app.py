@@ -462,6 +462,9 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, error: StarletteHTTPException) -> Response:
+        if error.status_code == 400:  # FastAPI's body that is not UTF-8 JSON: a client error
+            detail = "the body is not JSON in UTF-8"
+            return problem_response(422, "invalid-request", detail, rid(), errors=[])
         slug = "not-found" if error.status_code == 404 else f"http-{error.status_code}"
         return problem_response(error.status_code, slug, str(error.detail), rid())
 
