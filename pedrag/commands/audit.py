@@ -27,6 +27,13 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", nargs="?", help="session id")
     parser.add_argument("--list", action="store_true", help="list recent sessions")
+    parser.add_argument(
+        "--tenant",
+        default="default",
+        metavar="ID",
+        help="the tenant whose sessions to reach (a `pedrag serve` tenant; default: default, "
+        "the CLI's own sessions)",
+    )
     add_db_option(parser)
     add_format_option(parser)
 
@@ -36,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from pedrag.runtime.turn.audit import format_trace
 
     try:
-        store = SessionStore(args.db)
+        store = SessionStore(args.db, tenant=args.tenant)
     except StoreError as error:
         print(f"pedrag audit: {error}", file=sys.stderr)
         return 2

@@ -48,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="load theories from DIR instead of the shipped set (the session's theory must be there)",
     )
+    parser.add_argument(
+        "--tenant",
+        default="default",
+        metavar="ID",
+        help="the tenant whose sessions to reach (a `pedrag serve` tenant; default: default, "
+        "the CLI's own sessions)",
+    )
     add_db_option(parser)
     add_format_option(parser)
 
@@ -86,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             if args.theories
             else TheorySet.shipped()
         )
-        store = SessionStore(args.db)
+        store = SessionStore(args.db, tenant=args.tenant)
     except (TheoryLoadError, StoreError, OSError) as error:
         print(f"pedrag instructor: {error}", file=sys.stderr)
         return 2

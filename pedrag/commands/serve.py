@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--worker-timeout",
         type=float,
-        default=float(os.environ.get("PEDRAG_SERVE_WORKER_TIMEOUT", "") or 60),
+        default=None,
         metavar="SECONDS",
         help="with --workers above 1: how long a worker may take to start or to answer the "
         "supervisor's health check before it is replaced (default: 60, or "
@@ -186,6 +186,16 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print("pedrag serve: --workers must be at least 1", file=sys.stderr)
         return 2
+    if args.worker_timeout is None:
+        raw = os.environ.get("PEDRAG_SERVE_WORKER_TIMEOUT", "").strip()
+        try:
+            args.worker_timeout = float(raw) if raw else 60.0
+        except ValueError:
+            print(
+                f"pedrag serve: PEDRAG_SERVE_WORKER_TIMEOUT is not seconds: {raw!r}",
+                file=sys.stderr,
+            )
+            return 2
     if not args.worker_timeout > 0:
         print("pedrag serve: --worker-timeout must be above 0 seconds", file=sys.stderr)
         return 2

@@ -92,6 +92,7 @@ from pedrag.runtime.store.session_store import (
     SessionNotFound,
     SessionStore,
     StoreError,
+    StoreUnavailable,
     TurnConflict,
 )
 from pedrag.runtime.turn.async_tutor import AsyncTutor
@@ -114,6 +115,7 @@ REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("pedrag_request
 DATABASE_UNAVAILABLE = "the database is unavailable; retry the request later"
 ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
+ENV_START_RETRY = "PEDRAG_SERVE_START_RETRY_SECONDS"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
 # Ids in paths have the shape of ids the service hands out: anything else (a NUL, a lone
 # surrogate, 10 kB) is 422 before it reaches the database.
@@ -141,15 +143,19 @@ class ServiceSettings:
     db: str | None = None  # PEDRAG_DB: path or URL; None -> ./.pedrag/sessions.db
     theories: tuple[str, ...] = ()  # PEDRAG_SERVE_THEORIES (os.pathsep); () -> shipped
     retention_interval_seconds: float = 3600.0  # how often expired sessions are purged
+    # PEDRAG_SERVE_START_RETRY_SECONDS: how long a starting worker waits for the database.
+    start_retry_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> ServiceSettings:
         raw = env.get(ENV_THEORIES, "").strip()
         interval = env.get(ENV_RETENTION_INTERVAL, "").strip()
+        start_retry = env.get(ENV_START_RETRY, "").strip()
         return cls(
             db=env.get("PEDRAG_DB", "").strip() or None,
             theories=tuple(part for part in raw.split(os.pathsep) if part) if raw else (),
             retention_interval_seconds=float(interval) if interval else 3600.0,
+            start_retry_seconds=float(start_retry) if start_retry else 60.0,
         )
 
 
@@ -176,9 +182,44 @@ def load_service(
 
         backend = backend_from_env()
     theories = TheorySet.from_paths(settings.theories) if settings.theories else TheorySet.shipped()
-    store = SessionStore(settings.db)
+    store = open_store(settings)
     tutors = TutorCache(theories, backend, Budget.from_env())
     return ServiceState(settings, store, theories, tutors)
+
+
+def open_store(settings: ServiceSettings) -> SessionStore:
+    """Open (and migrate) the store; a database that cannot be reached yet (a PostgreSQL
+    restart, a deployment starting before its database) is tried again with backoff for
+    ``start_retry_seconds``, each attempt logged, instead of failing the worker's start-up
+    (which makes uvicorn stop the whole service)."""
+    from tenacity import (
+        RetryCallState,
+        Retrying,
+        retry_if_exception_type,
+        stop_after_delay,
+        wait_exponential,
+        wait_random,
+    )
+
+    def waiting(state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "database unavailable at start-up (attempt %d, %.0f s so far): %s",
+            state.attempt_number,
+            state.seconds_since_start,
+            error,
+        )
+
+    for attempt in Retrying(
+        retry=retry_if_exception_type(StoreUnavailable),
+        stop=stop_after_delay(settings.start_retry_seconds),
+        wait=wait_exponential(multiplier=0.2, max=5.0) + wait_random(0, 0.2),
+        before_sleep=waiting,
+        reraise=True,
+    ):
+        with attempt:
+            return SessionStore(settings.db)
+    raise AssertionError("unreachable")  # Retrying either returns or re-raises
 
 
 def create_app(
@@ -270,6 +311,20 @@ def _purge_expired(state: ServiceState) -> None:
 # -- request ids, access log ---------------------------------------------------------------
 
 
+# The playground's page: its own script and styles only, talking to this origin only, never
+# inside a frame (clickjacking), no referrer carrying a session id elsewhere.
+PLAYGROUND_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        b"img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
+
+
 class RequestContext:
     """Pure ASGI middleware (streaming-safe): request id in, out, and in the logs."""
 
@@ -295,6 +350,8 @@ class RequestContext:
                 started_response = True
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode("latin-1")))
+                if str(scope.get("path", "")).startswith("/playground"):
+                    headers.extend(PLAYGROUND_HEADERS)
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -387,7 +444,9 @@ def _install_errors(app: FastAPI) -> None:
     async def _store(_request: Request, error: StoreError) -> Response:
         # The driver's text and the database URL stay in the log (with the request id).
         log.error("store: %s", error)
-        return problem_response(503, "store-unavailable", DATABASE_UNAVAILABLE, rid())
+        return problem_response(
+            503, "store-unavailable", DATABASE_UNAVAILABLE, rid(), {"Retry-After": "2"}
+        )
 
     @app.exception_handler(InstructorError)
     async def _instructor(_request: Request, error: InstructorError) -> Response:
@@ -403,6 +462,9 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, error: StarletteHTTPException) -> Response:
+        if error.status_code == 400:  # FastAPI's body that is not UTF-8 JSON: a client error
+            detail = "the body is not JSON in UTF-8"
+            return problem_response(422, "invalid-request", detail, rid(), errors=[])
         slug = "not-found" if error.status_code == 404 else f"http-{error.status_code}"
         return problem_response(error.status_code, slug, str(error.detail), rid())
 

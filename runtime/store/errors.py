@@ -14,6 +14,12 @@ class StoreError(PedragError):
     stored. The base of every error this module raises."""
 
 
+class StoreUnavailable(StoreError):
+    """The database could not be reached, or the connection was lost mid-statement (a restart,
+    a network cut). Nothing of the failed call was committed unless the connection broke
+    during its commit; retrying later may succeed."""
+
+
 class SessionNotFound(StoreError):
     """No session with this id exists."""
 
@@ -67,4 +73,11 @@ class TurnConflict(StoreError):
         self.state_changed = state_changed
 
 
-__all__ = ["AlreadyExists", "LearnerNotFound", "SessionNotFound", "StoreError", "TurnConflict"]
+__all__ = [
+    "AlreadyExists",
+    "LearnerNotFound",
+    "SessionNotFound",
+    "StoreError",
+    "StoreUnavailable",
+    "TurnConflict",
+]

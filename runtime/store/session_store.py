@@ -73,7 +73,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import StaticPool
 
 from pedrag.runtime.store.errors import (
@@ -81,6 +88,7 @@ from pedrag.runtime.store.errors import (
     LearnerNotFound,
     SessionNotFound,
     StoreError,
+    StoreUnavailable,
     TurnConflict,
 )
 from pedrag.runtime.store.schema import (
@@ -111,6 +119,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStore",
     "StoreError",
+    "StoreUnavailable",
     "StoredSession",
     "Tenant",
     "TenantDirectory",
@@ -133,6 +142,12 @@ DEFAULT_DB_PATH = Path(".pedrag") / "sessions.db"
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long an SQLite writer waits for another writer's lock before giving up. A turn
 transaction takes milliseconds, so waiting this long means something is stuck."""
+
+ENV_RETRY = "PEDRAG_DB_RETRY_SECONDS"
+DEFAULT_RETRY_SECONDS = 10.0
+"""How long a PostgreSQL store keeps trying to get a connection (a server restarting, a
+network cut) before a call fails with :class:`StoreUnavailable`: exponential backoff with
+jitter from 50 ms to 1 s between attempts. ``PEDRAG_DB_RETRY_SECONDS=0`` fails at once."""
 
 _SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 # Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
@@ -181,6 +196,7 @@ class SessionStore:
                 f"{' or '.join(_SUPPORTED_DIALECTS)}"
             )
         self._closed = False
+        self._retry_seconds = resolve_retry_seconds()
         with self._errors("open the session database"):
             self._engine = _create_engine(self._url, self.synchronous)
         try:
@@ -226,6 +242,7 @@ class SessionStore:
         bound._owns_engine = False
         bound._closed = False
         bound._parent = self
+        bound._retry_seconds = self._retry_seconds
         return bound
 
     @property
@@ -715,20 +732,67 @@ class SessionStore:
         exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring)."""
         if self._closed or (self._parent is not None and self._parent._closed):
             raise StoreError("the session store is closed")
-        with self._engine.connect() as connection:
+        with self._connect() as connection:
             if write:
                 connection.execution_options(**{_WRITE_TRANSACTION: True})
             with connection.begin():
                 yield connection
 
+    def _connect(self) -> Connection:
+        """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
+        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (the pool's pre-ping replaces a
+        connection a restart broke). Only getting the connection is retried, never a statement:
+        whether a write whose connection broke mid-commit was committed is not knowable here."""
+        if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
+            return self._engine.connect()
+        # Lazy: only a PostgreSQL store needs it, and the CLI's start-up time counts.
+        from tenacity import (
+            Retrying,
+            retry_if_exception,
+            stop_after_delay,
+            wait_exponential,
+            wait_random,
+        )
+
+        for attempt in Retrying(
+            retry=retry_if_exception(_connection_lost),
+            stop=stop_after_delay(self._retry_seconds),
+            wait=wait_exponential(multiplier=0.05, max=1.0) + wait_random(0, 0.05),
+            reraise=True,
+        ):
+            with attempt:
+                return self._engine.connect()
+        raise AssertionError("unreachable")  # Retrying either returns or re-raises
+
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
-        """Turn SQLAlchemy and driver exceptions into :class:`StoreError`."""
+        """Turn SQLAlchemy and driver exceptions into :class:`StoreError` (a lost or refused
+        connection: :class:`StoreUnavailable`). The message names the database (password
+        hidden) for the operator's log; the service never shows it to a client."""
         try:
             yield
         except SQLAlchemyError as error:
             cause = getattr(error, "orig", None) or error
-            raise StoreError(f"could not {action} in {self.url}: {cause}") from error
+            kind = StoreUnavailable if _connection_lost(error) else StoreError
+            raise kind(f"could not {action} in {self.url}: {cause}") from error
+
+
+def _connection_lost(error: BaseException) -> bool:
+    """A refused or broken connection (worth retrying later), not a statement's own error."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    return isinstance(error, OperationalError | InterfaceError)
+
+
+def resolve_retry_seconds() -> float:
+    raw = os.environ.get(ENV_RETRY, "").strip()
+    try:
+        seconds = float(raw) if raw else DEFAULT_RETRY_SECONDS
+    except ValueError:
+        raise StoreError(f"{ENV_RETRY} must be a number of seconds, got {raw!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise StoreError(f"{ENV_RETRY} must be >= 0 seconds, got {raw!r}")
+    return seconds
 
 
 def resolve_synchronous(value: str | None = None) -> str:

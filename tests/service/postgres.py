@@ -14,6 +14,7 @@ import glob
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -63,6 +64,95 @@ def free_port() -> int:
 def running_postgres(bin_dir: Path | None = None) -> Iterator[str]:
     """Start a fresh server (the system's, or the one in ``bin_dir``); yields an SQLAlchemy
     URL of its empty ``pedrag`` database."""
+    with postgres_server(bin_dir) as server:
+        yield server.url
+
+
+class PostgresServer:
+    """A throwaway server that a test may stop and start again (same data, same port)."""
+
+    def __init__(self, bin_dir: Path, root: Path, as_user: list[str]) -> None:
+        self.bin_dir, self.root, self.as_user = bin_dir, root, as_user
+        self.port = free_port()
+        self.log = root / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"postgresql+psycopg://pedrag@127.0.0.1:{self.port}/pedrag"
+
+    def start(self) -> None:
+        with open(self.log, "ab") as log_file:
+            self.process = subprocess.Popen(
+                [
+                    *self.as_user,
+                    str(self.bin_dir / "postgres"),
+                    "-D",
+                    str(self.root / "data"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.root),
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "max_connections=300",
+                    "-c",
+                    "shared_buffers=32MB",
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+
+    def psql(self, database: str, command: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [
+                *self.as_user,
+                str(self.bin_dir / "psql"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "pedrag",
+                "-d",
+                database,
+                "-c",
+                command,
+            ],
+            capture_output=True,
+        )
+
+    def wait_ready(self, database: str = "pedrag", timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while self.psql(database, "SELECT 1").returncode != 0:
+            assert self.process is not None
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"postgres did not start:\n{self.log.read_text(errors='replace')}"
+                )
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """A fast shutdown (SIGINT): every connection is cut, as in a restart or failover."""
+        if self.process is not None and self.process.poll() is None:
+            # To the postmaster itself (its pid is in postmaster.pid): `runuser` in between
+            # does not pass SIGINT on.
+            pid_file = self.root / "data" / "postmaster.pid"
+            try:
+                os.kill(int(pid_file.read_text().split()[0]), signal.SIGINT)
+            except (OSError, ValueError, IndexError):
+                self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+@contextmanager
+def postgres_server(bin_dir: Path | None = None) -> Iterator[PostgresServer]:
+    """Start a fresh server with an empty ``pedrag`` database; yields it (stoppable)."""
     bin_dir = bin_dir or postgres_bin()
     assert bin_dir is not None, SKIP_REASON
     as_user: list[str] = []
@@ -74,9 +164,7 @@ def running_postgres(bin_dir: Path | None = None) -> Iterator[str]:
         as_user = ["runuser", "-u", "postgres", "--"]
         os.chmod(root, 0o755)
         shutil.chown(root, "postgres", "postgres")
-    port = free_port()
-    log = root / "server.log"
-    process: subprocess.Popen[bytes] | None = None
+    server = PostgresServer(bin_dir, root, as_user)
     try:
         subprocess.run(
             [
@@ -95,60 +183,12 @@ def running_postgres(bin_dir: Path | None = None) -> Iterator[str]:
             check=True,
             capture_output=True,
         )
-        with open(log, "wb") as log_file:
-            process = subprocess.Popen(
-                [
-                    *as_user,
-                    str(bin_dir / "postgres"),
-                    "-D",
-                    str(data),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(port),
-                    "-k",
-                    str(root),
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "max_connections=300",
-                    "-c",
-                    "shared_buffers=32MB",
-                ],
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 60
-        while True:
-            ready = subprocess.run(
-                [
-                    *as_user,
-                    str(bin_dir / "psql"),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(port),
-                    "-U",
-                    "pedrag",
-                    "-d",
-                    "postgres",
-                    "-c",
-                    "CREATE DATABASE pedrag",
-                ],
-                capture_output=True,
-            )
-            if ready.returncode == 0:
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"postgres did not start:\n{log.read_text(errors='replace')}")
-            time.sleep(0.2)
-        yield f"postgresql+psycopg://pedrag@127.0.0.1:{port}/pedrag"
+        server.start()
+        server.wait_ready("postgres")
+        created = server.psql("postgres", "CREATE DATABASE pedrag")
+        if created.returncode != 0:
+            raise RuntimeError(f"could not create the database: {created.stderr!r}")
+        yield server
     finally:
-        if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)

@@ -17,10 +17,18 @@ from tests.service.postgres import free_port
 
 
 @contextmanager
-def running_server(db: str, *, workers: int, log: Path) -> Iterator[str]:
-    """``pedrag serve --workers N`` on 127.0.0.1 (offline backend); yields its base URL."""
+def running_server(
+    db: str,
+    *,
+    workers: int,
+    log: Path,
+    env: dict[str, str] | None = None,
+    started: list[subprocess.Popen[bytes]] | None = None,
+) -> Iterator[str]:
+    """``pedrag serve --workers N`` on 127.0.0.1 (offline backend); yields its base URL.
+    ``env`` adds variables; the server process is appended to ``started`` when given."""
     port = free_port()
-    env = {**os.environ, "PEDRAG_LLM": "offline", "PEDRAG_DB": db}
+    env = {**os.environ, "PEDRAG_LLM": "offline", "PEDRAG_DB": db, **(env or {})}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     with open(log, "wb") as log_file:
         process = subprocess.Popen(
@@ -41,6 +49,8 @@ def running_server(db: str, *, workers: int, log: Path) -> Iterator[str]:
             env=env,
             start_new_session=True,
         )
+    if started is not None:
+        started.append(process)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180

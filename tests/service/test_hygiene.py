@@ -53,6 +53,7 @@ def test_text_that_cannot_be_stored_is_422_and_nothing_is_written(
     ):
         assert _raw(service, "/v1/learners", body).status_code == 422
     assert client.get("/v1/learners/ana", headers=headers).status_code == 404  # not written
+    assert _raw(service, "/v1/learners", b"\xc6\xa9N\xff").status_code == 422  # not UTF-8
     for path in ("/v1/sessions/a%00b", "/v1/learners/%ED%A0%80", f"/v1/sessions/{'x' * 200}"):
         assert client.get(path, headers=headers).status_code == 422, path
 

@@ -52,7 +52,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         try:
             driver.set_page_load_timeout(60)
-            yield {"driver": driver, "base": base, "key": key}
+            yield {"driver": driver, "base": base, "key": key, "folder": folder}
         finally:
             driver.quit()
             shutil.rmtree(profile, ignore_errors=True)
@@ -107,6 +107,25 @@ def test_three_turns_in_the_playground_show_their_trace(page: dict[str, Any]) ->
         assert fields["contract"].startswith(f"ceiling {record['contract']['ceiling']}")
         assert fields["detector"] == "clear"
         assert fields["why"] == choice["reason"]
+    # For a person to look at: the chat, the trace and its ceiling explanation.
+    driver.set_window_size(1400, 1000)
+    shot = page["folder"] / "playground-three-turns.png"
+    assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    print(f"playground screenshot: {shot}")
+    for trace in traces:
+        labels = [dt.text for dt in trace.find_elements(By.TAG_NAME, "dt")]
+        assert {"ceiling set by", "step trace", "classified", "grade"} <= set(labels)
+    students = driver.find_elements(By.CSS_SELECTOR, "#transcript li.student")
+    assert [li.text.split(":")[0] for li in students] == [f"student (turn {i})" for i in (1, 2, 3)]
+    # The key stays in the page's memory: nothing in localStorage or sessionStorage.
+    stored = driver.execute_script(
+        "return Object.keys(localStorage).concat(Object.keys(sessionStorage))"
+    )
+    assert stored == []
+    page_headers = httpx.get(f"{page['base']}/playground/").headers
+    assert "frame-ancestors 'none'" in page_headers["content-security-policy"]
+    assert "script-src 'self'" in page_headers["content-security-policy"]
+    assert page_headers["x-frame-options"] == "DENY"
     replies = driver.find_elements(By.CSS_SELECTOR, "#transcript li.tutor")
     assert [reply.text for reply in replies] == [record["tutor"] for record in audit]
     assert all("56" not in reply.text for reply in replies)

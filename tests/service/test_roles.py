@@ -183,3 +183,44 @@ def test_pedrag_serve_issues_lists_and_revokes_keys_by_role(tmp_path: Any) -> No
     assert _cli("--db", db, "--list-keys", "nobody")[0] == 2
     with pytest.raises(SystemExit):
         _cli("--db", db, "--issue-key", "acme", "--role", "root")
+
+
+def test_pedrag_audit_and_instructor_reach_a_tenants_service_sessions(
+    service: dict[str, Any],
+) -> None:
+    import json as json_module
+
+    client = service["client"]
+    session_id = client.post(
+        "/v1/sessions", json={"theory": "socratic"}, headers=_as(service, "learner")
+    ).json()["id"]
+    client.post(
+        f"/v1/sessions/{session_id}/turns", json={"message": "hi"}, headers=_as(service, "learner")
+    )
+    code, _, err = _cli_command("audit", session_id, "--db", service["db"])
+    assert code == 1 and "no session" in err  # not the default tenant's
+    code, out, _ = _cli_command(
+        "audit", session_id, "--db", service["db"], "--tenant", "school", "--format", "json"
+    )
+    assert code == 0 and session_id in out
+    code, _, err = _cli_command(
+        "instructor",
+        session_id,
+        "--db",
+        service["db"],
+        "--tenant",
+        "school",
+        "--set",
+        "explain_mode=on",
+    )
+    assert code == 0, err
+    state = client.get(f"/v1/sessions/{session_id}/state", headers=_as(service, "instructor"))
+    assert state.json()["metrics"]["explain_mode"] is True
+    assert json_module.loads(out) is not None
+
+
+def _cli_command(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli_main(list(args))
+    return code, out.getvalue(), err.getvalue()

@@ -84,6 +84,12 @@ def test_a_toggle_racing_a_turn_is_never_lost(service: dict[str, Any]) -> None:
             state = client.get(f"{base}/state", headers=service["instructor"]).json()
             if toggle_status == 200 and state["metrics"]["explain_mode"] is not wanted:
                 lost.append(race)
+    reruns = [
+        line.split()[-1]
+        for line in client.get("/metrics").text.splitlines()
+        if line.startswith("pedrag_turn_reruns_total ")
+    ]
+    print(f"toggle races: {dict(outcomes)}; turns re-run: {reruns}; lost toggles: {len(lost)}")
     assert lost == [], (lost, outcomes)
     assert outcomes["turn 200, toggle 200"] >= RACES * 0.9, outcomes
 

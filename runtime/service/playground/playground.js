@@ -34,7 +34,6 @@ let loadedFor = null;  // the key the theory list was loaded with
 async function loadTheories() {
   if (key() === loadedFor) { return; }  // a second change event for the same key
   loadedFor = key();
-  localStorage.setItem("pedrag-api-key", key());
   try {
     const data = await api("GET", "/v1/theories");
     $("theory").replaceChildren(...data.theories.map((t) => el("option", { value: t.id }, t.name + " (" + t.id + ")")));
@@ -78,6 +77,8 @@ async function instructor(change) {
   try {
     session = await api("POST", "/v1/sessions/" + session.id + "/instructor", change);
     syncToggles();
+    $("transcript").append(el("li", { class: "toggle" }, "[instructor after turn " + turnsDone + ": " +
+      Object.entries(change).map(([k, v]) => k + "=" + v).join(", ") + "]"));
     setStatus("instructor change applied");
   } catch (error) { setStatus(error.message, true); syncToggles(); }
 }
@@ -89,7 +90,8 @@ async function sendTurn(event) {
   if (!message || !session) { return; }
   $("message").value = "";
   $("send").disabled = true;
-  $("transcript").append(el("li", { class: "student" }, message));
+  $("transcript").append(el("li", { class: "student", "data-turn": String(turnsDone + 1) },
+    "student (turn " + (turnsDone + 1) + "): " + message));
   const reply = el("li", { class: "tutor", "data-turn": String(turnsDone + 1) });
   $("transcript").append(reply);
   try {
@@ -138,6 +140,11 @@ function showTrace(turn) {  // one audit record
     ["contract", "ceiling " + contract.ceiling + " (start " + contract.start + ")" +
       (contract.exam_lockdown ? ", exam lockdown" : "") + (contract.judge_required ? ", judge required" : "") +
       (contract.risks && contract.risks.length ? ", risks: " + contract.risks.join(", ") : "")],
+    ["ceiling set by", contract.set_by || ""],
+    ["step trace", (contract.step_trace || []).map((s) => s.step + ": " + s.before + " -> " + s.after +
+      (s.effect ? " (" + s.effect + ")" : "")).join("; ") || "none"],
+    ["classified", Object.entries(turn.classified || {}).map(([k, v]) => k + "=" + v).join(", ") || "none"],
+    ["grade", turn.grade ? (turn.grade.verdict || JSON.stringify(turn.grade)) : "not graded"],
     ["matched rules", (choice.matched || []).join(", ") || "none"],
     ["eligible rules", (choice.eligible || []).join(", ") || "none"],
     ["action", choice.action + " (" + choice.rung + ")" + (choice.rule ? " by rule " + choice.rule : "")],
@@ -151,7 +158,7 @@ function showTrace(turn) {  // one audit record
     list.append(el("dt", {}, name), el("dd", { "data-field": name }, value));
   }
   const box = el("div", { class: "turn-trace", "data-turn": String(turn.turn) },
-    el("h3", {}, "Turn " + turn.turn), list);
+    el("h3", {}, "Turn " + turn.turn + " (tutor: " + choice.action + ")"), list);
   $("trace").prepend(box);
 }
 
@@ -172,7 +179,8 @@ async function checkTheory() {
   }
 }
 
-$("api-key").value = localStorage.getItem("pedrag-api-key") || "";
+// The key lives in this page's memory only (the input field): never in localStorage, where
+// any script of this origin could read it long after the tab is closed.
 $("api-key").addEventListener("change", loadTheories);
 $("session-form").addEventListener("submit", startSession);
 $("turn-form").addEventListener("submit", sendTurn);
