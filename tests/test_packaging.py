@@ -94,3 +94,32 @@ def test_the_wheel_ships_grammar_and_theories_and_checks_them_from_outside_the_t
     assert result.returncode == 0, result.stderr
     files, errors = map(int, result.stdout.split())
     assert files >= 2 and errors == 0
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """setuptools gets an explicit package list (the stage folders are reached through
+    symlinks); a package folder missing from it is silently left out of the wheel."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = set()
+    for init in (root / "pedrag").glob("**/__init__.py"):
+        if "__pycache__" not in init.parts:
+            found.add(".".join(init.parent.relative_to(root).parts))
+    for stage in (
+        "compiler",
+        "dsl",
+        "evaluate",
+        "extract",
+        "grammar",
+        "kernel",
+        "runtime",
+        "theories",
+    ):
+        for init in (root / stage).glob("**/__init__.py"):
+            if "__pycache__" not in init.parts:
+                found.add(".".join(("pedrag", *init.parent.relative_to(root).parts)))
+    assert found == listed, (sorted(found - listed), sorted(listed - found))

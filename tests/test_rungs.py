@@ -49,3 +49,31 @@ def test_eligibility_is_rung_at_or_below_the_ceiling() -> None:
         for rung in range(RUNGS)
         for ceiling in range(RUNGS)
     )
+
+
+def test_rungs_are_spelled_and_compared_only_in_the_kernel() -> None:
+    """No module formats a rung by hand (`f"H{...}"`) or strips the `H` to parse one: the
+    kernel's rung module is the one place, and `kernel.selection.eligible_under` the one
+    comparison with a ceiling (evaluate/ is exempt on purpose: the evaluator
+    shares no code with the tutor)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    by_hand = re.compile(r"""f["']H\{|\.lstrip\(["']H["']\)|\brung\s*<=\s*ceiling\b""")
+    offenders = []
+    for folder in ("dsl", "compiler", "runtime", "kernel", "extract", "pedrag"):
+        for path in sorted((root / folder).glob("**/*.py")):
+            if path.parent.name == "kernel" and path.name in ("rungs.py", "selection.py"):
+                continue  # the rung module, and eligibility (`eligible_under`) itself
+            if (
+                folder == "pedrag"
+                and path.parent.name != "pedrag"
+                and "commands" not in path.parts
+                and "lsp" not in path.parts
+            ):
+                continue  # the stage symlinks are walked under their own names
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if by_hand.search(line) and not line.lstrip().startswith(("#", '"""')):
+                    offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert not offenders, offenders

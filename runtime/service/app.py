@@ -52,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pedrag import __version__
 from pedrag.kernel.ceiling import runtime_step
+from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord
 from pedrag.runtime.llm.interface import LLMBackend
 from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
@@ -916,7 +917,7 @@ def _turn_out(session_id: str, result: TurnResult) -> TurnOut:
     """The learner view: built field by field from what the student saw, never from the
     audit, so nothing the detector or the judge wrote about the hidden answer can reach it."""
     return TurnOut(
-        session_id=session_id, turn=result.turn, reply=result.tutor, rung=f"H{result.rung}"
+        session_id=session_id, turn=result.turn, reply=result.tutor, rung=rung_name(result.rung)
     )
 
 
