@@ -119,7 +119,7 @@ from pedrag.runtime.turn.state import (
     new_state,
 )
 from pedrag.runtime.turn.streaming import MAX_STREAM_SECONDS, StreamGuard
-from pedrag.runtime.turn.text import clean_text, redact_credentials
+from pedrag.runtime.turn.text import as_written, clean_text, redact_credentials
 from pedrag.runtime.turn.trusted_writer import action_event, trusted_updates
 
 if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens a SQL store
@@ -253,6 +253,7 @@ class ExerciseInfo:
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
         goal = goals.get(exercise.goal)
         topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
+        topic = getattr(goal, "topic_name", None) or topic  # as the learner reads it
         key = AnswerKey(
             answer=exercise.answer,
             accept=tuple(exercise.accept),
@@ -535,7 +536,7 @@ class Tutor:
         if grade.run is not None:
             before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
         else:
-            before = f"That's right: {grade.candidate} is correct."
+            before = f"That's right: {as_written(grade.candidate or '', text)} is correct."
         detector = self._detector(session, prepared)
         if _check(detector, before, text).flagged:
             before = "That's right."
@@ -1359,8 +1360,9 @@ def _safe_failure(item: Mapping[str, str]) -> dict[str, str]:
 
 def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
     """The fail-closed replies in order: the action's template, its wordings that need no
-    teaching material, the neutral line; any identical to the previous reply goes last, so
-    failing closed does not make the tutor repeat itself."""
+    teaching material, the neutral line; any said before in the session goes after the rest,
+    and one identical to the previous reply last, so failing closed does not make the tutor
+    repeat itself."""
     action = prepared.action
     plain = [
         fill_template(text, topic)
@@ -1369,7 +1371,10 @@ def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
     ]
     lines = list(dict.fromkeys([template_reply(action, topic), *plain, SAFE_LINE]))
     previous = str(prepared.said.get("last_fp", ""))
-    return sorted(lines, key=lambda line: fingerprint_of(line) == previous)
+    said = set(prepared.said.get("recent", ()))  # issue 27: no reply twice in a session
+    return sorted(
+        lines, key=lambda line: (fingerprint_of(line) == previous, fingerprint_of(line) in said)
+    )
 
 
 def _explains(prepared: _Prepared) -> bool:
