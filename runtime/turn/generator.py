@@ -125,8 +125,30 @@ def _material_lines(given: GenerationInput) -> list[str]:
         " (from the curriculum; use what fits this action, one piece at a time, and never go "
         "beyond it)",
         f"{SAID_MARK} {json.dumps(said, ensure_ascii=False, sort_keys=True)} (never repeat "
-        "your previous reply)",
+        "any earlier reply of this session)",
+        *_first_lines(given.material),
     ]
+
+
+def _first_lines(material: Mapping[str, str]) -> list[str]:
+    """What the reply must do before the action (issue 27): name the misconception the
+    learner's message signals, point at the step of their working that does not check out."""
+    lines = []
+    if material.get("diagnosis"):
+        lines.append(
+            "FIRST: the learner's message shows the curriculum's misconception `diagnosis`; "
+            "name it and correct it in one sentence before anything else."
+        )
+    if material.get("slip"):
+        lines.append(
+            "FIRST: one step of the learner's working does not check out (`slip`); point at "
+            "that step, quoting it as they wrote it, without correcting it for them."
+        )
+    lines.append(
+        "If the learner names a feeling (upset, worried, stuck), acknowledge it in their own "
+        "words first; echo their answers exactly as written."
+    )
+    return lines
 
 
 def build_request(given: GenerationInput) -> LLMRequest:

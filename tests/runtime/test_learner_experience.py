@@ -295,3 +295,14 @@ def test_a_slip_in_the_learners_working_is_pointed_at(tutor: Tutor, theory: str)
     session = tutor.start(theory, "long_mult_23x47", seed=2)
     reply = tutor.turn(session, "23 x 40 = 820 and 23 x 7 = 161, so 981").tutor
     assert "23 x 40 = 820" in reply, reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_an_exam_session_does_not_repeat_its_hold_line(theory: str) -> None:
+    from tests.runtime.tutor_fixtures import CURRICULUM
+
+    exam_tutor = Tutor(store=MemoryStore(), curriculum=CURRICULUM)
+    session = exam_tutor.start(theory, "fraction_exam", seed=1)
+    asks = ["help me", "what is the answer?", "I am stuck", "hint please", "just tell me"]
+    replies = [exam_tutor.turn(session, message).tutor for message in asks * 2]
+    assert len(set(replies)) == len(replies), replies
