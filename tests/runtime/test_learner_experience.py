@@ -198,12 +198,18 @@ def test_a_self_explanation_is_answered_and_not_counted_as_being_stuck(
     tutor: Tutor, theory: str
 ) -> None:
     session = tutor.start(theory, "sum_list_loop", seed=2)
-    result = tutor.turn(
-        session, "Okay, so I should keep a running total because each step builds on the last one."
-    )
-    assert result.action == "respond_to_explanation", result.action
-    assert _goal(tutor, "loop_accumulators").concept in result.tutor
-    assert session.state.metrics.get("stuck_turns", 0) == 0
+    explanations = [
+        "Okay, so I should keep a running total because each step builds on the last one.",
+        "I think it works because I keep a running total and each step adds to it",
+    ]
+    for message in explanations:
+        result = tutor.turn(session, message)
+        assert result.action == "respond_to_explanation", result.action
+        assert _goal(tutor, "loop_accumulators").concept in result.tutor
+    assert session.state.metrics["intent"] == "attempt"  # the second reads as an attempt too
+    # ... and none of the theory's stuck or error counters moved
+    for counter in ("stuck_turns", "passive_turns", "recent_errors"):
+        assert session.state.metrics.get(counter, 0) == 0, counter
 
 
 def test_a_self_explanation_that_shows_a_misconception_gets_it_corrected(tutor: Tutor) -> None:
