@@ -126,12 +126,12 @@ def main() -> None:
         if args.theory == "all"
         else [args.theory]
     )
-    reports = [measure(theory, args.turns) for theory in theories]
     if args.format == "json":
+        reports = [measure(theory, args.turns) for theory in theories]
         print(json.dumps(reports if len(reports) > 1 else reports[0], indent=2))
         return
-    for report in reports:
-        _print(report)
+    for theory in theories:
+        _print(measure(theory, args.turns))  # each theory as soon as it is measured
 
 
 def _print(report: dict[str, Any]) -> None:
