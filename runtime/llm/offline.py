@@ -39,6 +39,7 @@ from pedrag.runtime.turn.classifier import heuristic_classification, unframe_mes
 from pedrag.runtime.turn.generator import (
     GRADER_FACTS_MARK,
     MATERIAL_MARK,
+    REVISION_MARK,
     SAFE_LINE,
     SAID_MARK,
     TEMPLATE_MARK,
@@ -78,6 +79,16 @@ _RESTATE = (
     "{wording} Remember, the question asks: {prompt}",
     "One more look at the question: {prompt} {wording}",
 )
+# ... and, when a restatement of the question cannot be said (its prompt holds the answer's
+# value, so the detector refuses it), the wording with a few words around it.
+_AROUND = (
+    "Let's keep going. {wording}",
+    "{wording} Take your time with it.",
+    "Another angle: {wording}",
+    "{wording} There's no rush.",
+    "Let's stay with it. {wording}",
+    "{wording} You're closer than it feels.",
+)
 # Prefaces the offline actor puts before the action's wording, each rotated by the session's
 # reply count so that none of them becomes a stock sentence (issue 27).
 _FEELING_PREFACES = (
@@ -85,6 +96,10 @@ _FEELING_PREFACES = (
     "I hear you: feeling {feeling} makes sense when something won't click.",
     "Thanks for telling me you're {feeling}. We'll take it one small step at a time.",
     "It's alright to be {feeling}; you haven't done anything wrong by getting stuck.",
+    "Feeling {feeling} is part of learning something new, and it passes.",
+    "I'm glad you told me you're {feeling}. Let's make the next bit smaller.",
+    "Being {feeling} right now is understandable; we'll go at your pace.",
+    "Okay, you're {feeling}. That's fine, and we'll work through it together.",
 )
 _SLIP_PREFACES = (
     "Check this step of your working: {slip}.",
@@ -132,15 +147,20 @@ def _sentence(text: str) -> str:
 
 
 def fill_wording(
-    wordings: list[str], material: dict[str, Any], said: dict[str, Any], prefix: str = ""
+    wordings: list[str],
+    material: dict[str, Any],
+    said: dict[str, Any],
+    prefix: str = "",
+    revising: bool = False,
 ) -> str:
     """The reply: ``prefix`` and a wording of the action filled from the turn's material.
 
     Wordings whose placeholders this turn's material cannot fill are dropped; those that give
     something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
     come first; each group is rotated by the session's reply count. The first whose reply was
-    not said before in the session wins, then the same wordings restating the question; else
-    the first that differs from the previous reply.
+    not said before in the session wins, then the same wordings restating the question, then
+    with a few words around them; else the first that differs from the previous reply.
+    ``revising`` (the draft was refused): no reply that restates the question.
     """
     values = {str(k): str(v) for k, v in material.items() if v}
     if values.get("diagnosis"):
@@ -169,7 +189,11 @@ def fill_wording(
         for text in ordered
         if prompt and prompt not in text
     ]
-    replies = [f"{prefix} {text}" if prefix else text for text in [*ordered, *restated]]
+    around = [frame.replace("{wording}", text) for frame in _AROUND for text in ordered]
+    candidates = [*ordered, *restated, *around]
+    if revising and prompt:
+        candidates = [text for text in candidates if prompt not in text] or candidates
+    replies = [f"{prefix} {text}" if prefix else text for text in candidates]
     for text in replies:
         if fingerprint(text) not in recent and fingerprint(text) != last:
             return text
@@ -292,7 +316,8 @@ class OfflineBackend:
         diagnosis = prefaces(material, said, "")  # the misconception, after the grader's fact
         first = prefaces({}, said, message) if feeling else ""
         prefix = " ".join(part for part in (first, grader, diagnosis) if part)
-        reply = fill_wording([str(w) for w in wordings], material, said, prefix)
+        revising = REVISION_MARK in system
+        reply = fill_wording([str(w) for w in wordings], material, said, prefix, revising)
         return reply or " ".join(part for part in (prefix, line or SAFE_LINE) if part)
 
     @staticmethod

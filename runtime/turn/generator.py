@@ -38,6 +38,7 @@ WORDINGS_MARK = "WORDINGS:"  # the template and its variants, as JSON
 MATERIAL_MARK = "TEACHING MATERIAL:"  # this turn's material from the curriculum, as JSON
 GRADER_FACTS_MARK = "Grader facts"  # the block of what the grader established, one fact a line
 SAID_MARK = "ALREADY SAID:"  # what the tutor said before in this session, as JSON
+REVISION_MARK = "REVISION:"  # a refused draft is written again
 SAFE_LINE = "Let's keep working on this together. What would you try as the next step?"
 
 
@@ -187,7 +188,7 @@ def build_request(given: GenerationInput) -> LLMRequest:
     )
     if given.revision_note:
         system += (
-            "\n\nREVISION: your previous draft broke the contract: "
+            f"\n\n{REVISION_MARK} your previous draft broke the contract: "
             f"{given.revision_note} Write it again without doing that."
         )
     return LLMRequest(
