@@ -81,7 +81,7 @@ _RESTATE = (
 )
 # ... and, when a restatement of the question cannot be said (its prompt holds the answer's
 # value, so the detector refuses it), the wording with a few words around it.
-_AROUND = (
+AROUND = (
     "Let's keep going. {wording}",
     "{wording} Take your time with it.",
     "Another angle: {wording}",
@@ -189,7 +189,7 @@ def fill_wording(
         for text in ordered
         if prompt and prompt not in text
     ]
-    around = [frame.replace("{wording}", text) for frame in _AROUND for text in ordered]
+    around = [frame.replace("{wording}", text) for frame in AROUND for text in ordered]
     candidates = [*ordered, *restated, *around]
     if revising and prompt:
         candidates = [text for text in candidates if prompt not in text] or candidates

@@ -75,7 +75,7 @@ from pedrag.runtime.llm.interface import (
     LLMUnavailable,
     open_stream,
 )
-from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.offline import AROUND, OfflineBackend
 from pedrag.runtime.policy.policy_core import (
     Contract,
     PolicyInput,
@@ -1369,7 +1369,10 @@ def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
         for text in getattr(action, "variants", ())
         if not set(placeholders(text)) - {"topic"}
     ]
-    lines = list(dict.fromkeys([template_reply(action, topic), *plain, SAFE_LINE]))
+    base = [template_reply(action, topic), *plain, SAFE_LINE]
+    # the same lines with a few content-free words around them, for a long session
+    around = [frame.replace("{wording}", line) for frame in AROUND for line in base]
+    lines = list(dict.fromkeys([*base, *around]))
     previous = str(prepared.said.get("last_fp", ""))
     said = set(prepared.said.get("recent", ()))  # issue 27: no reply twice in a session
     return sorted(
