@@ -108,7 +108,8 @@ CONCEPT_INTENTS = ("question", "other")
 
 # What the learner asks of the tutor (`pedrag.kernel.sources.REQUEST_METRIC`): the question in
 # other words ("I don't understand the question"), help that is not the answer ("can you help
-# me?", "I'm stuck", "a hint please"), their own reasoning ("... because ..."), an apology.
+# me?", "I'm stuck", "a hint please"), a concept question (the grounding signal above), their
+# own reasoning ("... because ..."), an apology.
 # An apology for how the learner spoke, not the anxious "sorry, I'm probably wrong again".
 _APOLOGY = re.compile(
     r"\b(sorry|apologi[sz]e)\b.{0,40}\b(rude|mean|meant|said|snapped|shout\w*|yell\w*|insult\w*|"
@@ -148,6 +149,8 @@ def heuristic_request(message: str, intent: object) -> str:
         return "restate"
     if _HELP.search(message):
         return "help"
+    if heuristic_concept_question(message, intent):
+        return "concept"
     if _REASONING.search(message) and not message.rstrip().endswith("?"):
         return "explanation"
     return "none"
