@@ -264,6 +264,7 @@ class Goal(_Strict):
     topic: Identifier
     description: str | None = None
     requires: list[Identifier] = Field(default_factory=list)
+    topic_name: str | None = None
     concept: str | None = None
     mastery_threshold: Probability = 0.8
     knowledge_tracing: KnowledgeTracing = Field(default_factory=KnowledgeTracing)

@@ -133,6 +133,7 @@ KEYS: dict[str, dict[str, str]] = {
         "topic": "the topic, e.g. `arithmetic`",
         "description": "free text about the goal",
         "requires": "prerequisites (goal ids); must form a DAG",
+        "topic_name": "the topic as the learner reads it (default: the topic with spaces), e.g. `English grammar`",
         "concept": "a short explanation of the goal's concept, answering concept questions at H2",
         "mastery_threshold": "the mastery at which the goal counts as mastered, 0..1 (default 0.8)",
         "knowledge_tracing": "Bayesian Knowledge Tracing parameters of the goal's mastery estimate",

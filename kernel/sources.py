@@ -103,6 +103,12 @@ ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "h
 # the action tag by which an action declares that it points to a concept or course source.
 # Either makes the turn grounded when the session's course has indexed materials.
 CONCEPT_QUESTION_METRIC = "concept_question"
+# What the learner asks of the tutor beyond the exercise (issue 27), a classified enum a theory
+# may declare: the question in other words, help that is not the answer, a concept question
+# (the same signal as CONCEPT_QUESTION_METRIC), an explanation of their own reasoning, an
+# apology. A demand for the answer is never a request for help.
+REQUEST_METRIC = "request"
+REQUESTS = ("none", "restate", "help", "concept", "explanation", "apology")
 GROUNDED_TAG = "grounded"
 GROUNDING_MIN_RUNG = 2  # H2, "point to a concept or source": below it nothing is cited
 COURSE_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"  # a curriculum's `course:`, `pedrag index`

@@ -22,4 +22,5 @@ MATERIAL_PLACEHOLDERS = (
     "solution",
     "solved",
     "diagnosis",
+    "slip",
 )

@@ -25,13 +25,25 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
+from pedrag.runtime.learning.working import first_slip
 
 if TYPE_CHECKING:
     from pedrag.compiler.check_cache import Memo
     from pedrag.dsl.diagnostics import Diagnostic
 
 SAID = "said"  # state.extra key: what the tutor has said in this session
-RECENT = 12  # replies remembered (as fingerprints) to avoid repeating any of them
+RECENT = 200  # replies remembered (as fingerprints): no reply is said twice in a session
+# Material the learner has either had or not; a wording that carries one not yet given comes
+# first (the hint is counted separately: the pathway is walked in order).
+SHOWN_ONCE = (
+    "example",
+    "parallel",
+    "outline",
+    "misconception",
+    "restatement",
+    "concept",
+    "solution",
+)
 CHECK = "material-reveals-answer"
 # The placeholders a wording may use, each filled from the material of the turn.
 PLACEHOLDERS = MATERIAL_PLACEHOLDERS
@@ -118,7 +130,8 @@ def turn_material(
     ``solved`` is the prompt of an exercise the learner's records say they solved (for "you
     solved a similar problem" — said only when true). ``message`` (the learner's, when not
     graded correct) is diagnosed first: a misconception it signals is this turn's
-    ``diagnosis`` whenever the ``ceiling`` (default: ``rung``) allows H2, whatever the action
+    ``diagnosis``, and the first wrong step of its working (``pedrag.runtime.learning.working``)
+    its ``slip``, whenever the ``ceiling`` (default: ``rung``) allows H2, whatever the action
     (issue 27: diagnosis before probing)."""
     out: dict[str, str] = {}
     if material is None:
@@ -131,8 +144,12 @@ def turn_material(
     if rung >= 2 and material.concept:
         out["concept"] = material.concept
     diagnosis = material.diagnose(message)
-    if diagnosis and (rung if ceiling is None else ceiling) >= 2:
+    allowed = (rung if ceiling is None else ceiling) >= 2
+    if diagnosis and allowed:
         out["diagnosis"] = diagnosis
+    slip = first_slip(message) if allowed else ""
+    if slip:
+        out["slip"] = slip  # the first step of the learner's working that does not check out
     if rung >= 2 and material.misconceptions:
         index = int(said.get("misconceptions", 0)) % len(material.misconceptions)
         out["misconception"] = diagnosis or material.misconceptions[index]
@@ -154,11 +171,11 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     """Whether the placeholder ``name`` would give the learner something not yet given."""
     if material is None:
         return False
-    if name == "diagnosis":
-        return True  # a misconception the learner's message signals this turn
+    if name in ("diagnosis", "slip"):
+        return True  # what the learner's message shows this turn
     if name == "hint":
         return int(said.get("hints", 0)) < len(material.hints)
-    if name in ("example", "parallel", "outline", "misconception"):
+    if name in SHOWN_ONCE:
         return name not in said.get("shown", ())
     return False
 
@@ -191,7 +208,7 @@ def after_reply(
             new["hints"] += 1
         elif name == "misconception":
             new["misconceptions"] += 1
-        if name in ("example", "parallel", "outline", "misconception") and name not in new["shown"]:
+        if name in SHOWN_ONCE and name not in new["shown"]:
             new["shown"].append(name)
     return new
 

@@ -34,11 +34,12 @@ from pedrag.runtime.learning.material import fill, fingerprint, placeholders
 from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.rule_engine import offline_select
-from pedrag.runtime.turn.analyzer import heuristic_inference
+from pedrag.runtime.turn.analyzer import feeling_phrase, heuristic_inference
 from pedrag.runtime.turn.classifier import heuristic_classification, unframe_message
 from pedrag.runtime.turn.generator import (
     GRADER_FACTS_MARK,
     MATERIAL_MARK,
+    REVISION_MARK,
     SAFE_LINE,
     SAID_MARK,
     TEMPLATE_MARK,
@@ -46,6 +47,7 @@ from pedrag.runtime.turn.generator import (
 )
 from pedrag.runtime.turn.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
 from pedrag.runtime.turn.state import MetricField
+from pedrag.runtime.turn.text import as_written
 
 MODEL = "offline"
 _WORD = re.compile(r"\s*\S+\s*|\s+")
@@ -75,24 +77,101 @@ def _request_fields(request: LLMRequest) -> dict[str, MetricField]:
 
 
 # Restating the question is always within the contract (the learner can read it anyway): the
-# last resort when every wording of the action was said recently.
+# last resort when every wording of the action was said already in this session.
 _RESTATE = (
     "{wording} The question is still: {prompt}",
     "Back to the question ({prompt}). {wording}",
     "{wording} (We're working on: {prompt})",
+    "Let's keep the question in view: {prompt} {wording}",
+    "{wording} Remember, the question asks: {prompt}",
+    "One more look at the question: {prompt} {wording}",
+)
+# ... and, when a restatement of the question cannot be said (its prompt holds the answer's
+# value, so the detector refuses it), the wording with a few words around it.
+AROUND = (
+    "Let's keep going. {wording}",
+    "{wording} Take your time with it.",
+    "Another angle: {wording}",
+    "{wording} There's no rush.",
+    "Let's stay with it. {wording}",
+    "{wording} You're closer than it feels.",
+)
+# Prefaces the offline actor puts before the action's wording, each rotated by the session's
+# reply count so that none of them becomes a stock sentence (issue 27).
+_FEELING_PREFACES = (
+    "You said you're {feeling}, and that's okay: it happens to everyone who learns this.",
+    "I hear you: feeling {feeling} makes sense when something won't click.",
+    "Thanks for telling me you're {feeling}. We'll take it one small step at a time.",
+    "It's alright to be {feeling}; you haven't done anything wrong by getting stuck.",
+    "Feeling {feeling} is part of learning something new, and it passes.",
+    "I'm glad you told me you're {feeling}. Let's make the next bit smaller.",
+    "Being {feeling} right now is understandable; we'll go at your pace.",
+    "Okay, you're {feeling}. That's fine, and we'll work through it together.",
+)
+_SLIP_PREFACES = (
+    "Check this step of your working: {slip}.",
+    "Have another look at one step: {slip}. Does it check out?",
+    "Your method is worth keeping, but one step is off: {slip}.",
+    "Most of your working holds; look again at {slip}.",
+)
+_DIAGNOSIS_PREFACES = (
+    "That looks like a common mix-up: {diagnosis}",
+    "I think I can see what happened. {diagnosis}",
+    "Here's a trap many people fall into: {diagnosis}",
+    "Let's look at that step again. {diagnosis}",
 )
 
 
-def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, Any]) -> str:
-    """The reply: a wording of the action filled from the turn's material.
+def _rotated(frames: tuple[str, ...], count: int, **values: str) -> str:
+    text = frames[count % len(frames)]
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", value)
+    return text
+
+
+def prefaces(material: dict[str, Any], said: dict[str, Any], message: str) -> str:
+    """What comes before the action's wording: an acknowledgement of the feeling the learner
+    named, in their words (affect first), then the first step of their working that does not
+    check out, pointed at, and the misconception their message signals, named and corrected
+    (diagnosis before probing)."""
+    count = int(said.get("count", 0) or 0)
+    parts = []
+    feeling = feeling_phrase(message)
+    if feeling:
+        parts.append(_rotated(_FEELING_PREFACES, count, feeling=feeling))
+    slip = str(material.get("slip") or "")
+    if slip:
+        parts.append(_rotated(_SLIP_PREFACES, count, slip=slip))
+    diagnosis = str(material.get("diagnosis") or "")
+    if diagnosis:
+        parts.append(_rotated(_DIAGNOSIS_PREFACES, count, diagnosis=_sentence(diagnosis)))
+    return " ".join(parts)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def fill_wording(
+    wordings: list[str],
+    material: dict[str, Any],
+    said: dict[str, Any],
+    prefix: str = "",
+    revising: bool = False,
+) -> str:
+    """The reply: ``prefix`` and a wording of the action filled from the turn's material.
 
     Wordings whose placeholders this turn's material cannot fill are dropped; those that give
     something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
-    come first; each group is rotated by the session's reply count. The first not said recently
-    wins, then the same wordings restating the question; else the first that differs from the
-    previous reply.
+    come first; each group is rotated by the session's reply count. The first whose reply was
+    not said before in the session wins, then the same wordings restating the question, then
+    with a few words around them; else the first that differs from the previous reply.
+    ``revising`` (the draft was refused): no reply that restates the question.
     """
     values = {str(k): str(v) for k, v in material.items() if v}
+    if values.get("diagnosis"):
+        values.pop("misconception", None)  # named once, in the preface
     fresh = set(said.get("fresh", ()))
     recent = set(said.get("recent", ()))
     last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
@@ -117,13 +196,18 @@ def fill_wording(wordings: list[str], material: dict[str, Any], said: dict[str, 
         for text in ordered
         if prompt and prompt not in text
     ]
-    for text in [*ordered, *restated]:
+    around = [frame.replace("{wording}", text) for frame in AROUND for text in ordered]
+    candidates = [*ordered, *restated, *around]
+    if revising and prompt:
+        candidates = [text for text in candidates if prompt not in text] or candidates
+    replies = [f"{prefix} {text}" if prefix else text for text in candidates]
+    for text in replies:
         if fingerprint(text) not in recent and fingerprint(text) != last:
             return text
-    for text in [*ordered, *restated]:
+    for text in replies:
         if fingerprint(text) != last:
             return text
-    return ordered[0]
+    return replies[0]
 
 
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
@@ -131,10 +215,11 @@ _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
 _UNGRADED = "the learner's code could not be graded: "
 
 
-def grader_preface(system: str) -> str:
+def grader_preface(system: str, message: str = "") -> str:
     """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
-    grader decided; the actor only says what it found). A correct answer's confirmation is the
-    runtime's own line, so it is not repeated here."""
+    grader decided; the actor only says what it found), the learner's answer quoted as they
+    wrote it in ``message``. A correct answer's confirmation is the runtime's own line, so it
+    is not repeated here."""
     start = system.find(GRADER_FACTS_MARK)
     if start < 0:
         return ""
@@ -143,7 +228,7 @@ def grader_preface(system: str) -> str:
             break
         fact = line[2:].strip()
         if match := _WRONG_FACT.match(fact):
-            return f"Not quite: {match.group(2)} isn't it."
+            return f"Not quite: {as_written(match.group(2), message)} isn't it."
         if match := _FAILED_TEST.match(fact):
             call, got, expected = match.groups()
             return f"Not yet: I ran your code, and {call} gave {got} where {expected} was expected."
@@ -193,7 +278,7 @@ class OfflineBackend:
         if parsed is not None:
             text = json.dumps(parsed, sort_keys=True)
         elif request.role == "actor":
-            line = self._actor(system)
+            line = self._actor(system, unframe_message(user))
             text = grounded_reply(system, unframe_message(user), line) or line
         else:
             text = "I'm not sure yet."
@@ -220,20 +305,23 @@ class OfflineBackend:
         return LLMStream(deltas)
 
     @staticmethod
-    def _actor(system: str) -> str:
+    def _actor(system: str, message: str = "") -> str:
         line = _marked(system, TEMPLATE_MARK)
         wordings = _marked_json(system, WORDINGS_MARK)
         if not isinstance(wordings, list) or not wordings:
             return line or SAFE_LINE
         material = _marked_json(system, MATERIAL_MARK)
+        material = material if isinstance(material, dict) else {}
         said = _marked_json(system, SAID_MARK)
-        reply = fill_wording(
-            [str(w) for w in wordings],
-            material if isinstance(material, dict) else {},
-            said if isinstance(said, dict) else {},
-        ) or (line or SAFE_LINE)
-        preface = grader_preface(system)
-        return f"{preface} {reply}" if preface else reply
+        said = said if isinstance(said, dict) else {}
+        feeling = feeling_phrase(message)
+        grader = grader_preface(system, message)
+        diagnosis = prefaces(material, said, "")  # the misconception, after the grader's fact
+        first = prefaces({}, said, message) if feeling else ""
+        prefix = " ".join(part for part in (first, grader, diagnosis) if part)
+        revising = REVISION_MARK in system
+        reply = fill_wording([str(w) for w in wordings], material, said, prefix, revising)
+        return reply or " ".join(part for part in (prefix, line or SAFE_LINE) if part)
 
     @staticmethod
     def _judge(user: str) -> dict[str, str]:

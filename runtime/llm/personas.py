@@ -85,9 +85,10 @@ PERSONAS: dict[str, Persona] = {
             "struggling-sarah",
             "Low prior knowledge, frustrated quickly, gives up without support (seed 1).",
             (
-                "I don't get {topic} at all.",
+                "I don't understand the question.",
                 "I guess maybe you multiply? I don't know.",
                 "Ugh, this is so hard, I'm stuck again!!",
+                "Can you help me? I don't know where to start.",
                 "I give up, nothing works!!",
                 "Maybe it's 54? Not sure.",
             ),

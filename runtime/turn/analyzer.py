@@ -35,10 +35,14 @@ _HEDGES = re.compile(
 )
 _FRUSTRATED = re.compile(
     r"\b(frustrat\w*|annoy\w*|give up|hate|ugh+|argh+|stuck again|this is pointless|"
-    r"nothing works|so hard|still don'?t get|again\?|"
+    r"nothing works|so hard|still don'?t get|again\?|upset|fed up|had enough|i'?m done|"
     # self-blame is affect, not conduct: "I feel stupid", "I can't do this"
     r"i(?: feel|'?m| am)(?: so)? (?:stupid|dumb|useless|hopeless)|can(?:'?t|not) do (?:this|it))\b|!{2,}",
     re.IGNORECASE,
+)
+# Intensity counts once more: "really upset", "so frustrated".
+_INTENSE = re.compile(
+    r"\b(really|so|very|totally|completely) (upset|frustrat\w*|annoyed|angry|fed up)\b", re.I
 )
 _ANXIOUS = re.compile(
     r"\b(worried|anxious|nervous|scared|afraid|panic\w*|fail|stress\w*|bad at)\b", re.IGNORECASE
@@ -58,6 +62,22 @@ _MONITORING = re.compile(
 )
 
 
+# A feeling the learner names about themselves ("I'm really upset", "I feel stupid"): the words
+# an acknowledgement ties itself to (issue 27: affect first, in the learner's own words).
+_FEELING = re.compile(
+    r"\b(?:i'?m|i am|i feel|i'?m feeling|feeling)\s+((?:so |really |very |totally |a bit |kind of )?"
+    r"(?:upset|frustrated|annoyed|angry|stressed|worried|anxious|nervous|scared|confused|lost|"
+    r"stuck|stupid|dumb|hopeless|useless|overwhelmed|fed up))\b",
+    re.IGNORECASE,
+)
+
+
+def feeling_phrase(message: str) -> str:
+    """The feeling the learner names about themselves, as they wrote it ("really upset"), or ""."""
+    match = _FEELING.search(message)
+    return match.group(1) if match else ""
+
+
 @dataclass(frozen=True)
 class Inference:
     values: Mapping[str, MetricValue]
@@ -69,7 +89,7 @@ def heuristic_inference(message: str, fields: Mapping[str, MetricField]) -> dict
     """Offline inference for the metric names the shipped theories use; others: default."""
     words = len(message.split())
     hedges = len(_HEDGES.findall(message))
-    frustrated = len(_FRUSTRATED.findall(message))
+    frustrated = len(_FRUSTRATED.findall(message)) + len(_INTENSE.findall(message))
     reasons = len(_REASON.findall(message))
     cues: dict[str, Any] = {
         "frustration": min(1.0, 0.15 + 0.35 * frustrated),

@@ -20,7 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pedrag.kernel.sources import CONCEPT_QUESTION_METRIC, INTENT_METRIC
+from pedrag.kernel.sources import (
+    ADVERSARIAL_INTENTS,
+    CONCEPT_QUESTION_METRIC,
+    INTENT_METRIC,
+    REQUEST_METRIC,
+)
 from pedrag.runtime.llm.interface import (
     LLMBackend,
     LLMError,
@@ -100,6 +105,55 @@ _EXERCISE_TALK = re.compile(
     re.IGNORECASE,
 )
 CONCEPT_INTENTS = ("question", "other")
+
+# What the learner asks of the tutor (`pedrag.kernel.sources.REQUEST_METRIC`): the question in
+# other words ("I don't understand the question"), help that is not the answer ("can you help
+# me?", "I'm stuck", "a hint please"), a concept question (the grounding signal above), their
+# own reasoning ("... because ..."), an apology.
+# An apology for how the learner spoke, not the anxious "sorry, I'm probably wrong again".
+_APOLOGY = re.compile(
+    r"\b(sorry|apologi[sz]e)\b.{0,40}\b(rude|mean|meant|said|snapped|shout\w*|yell\w*|insult\w*|"
+    r"attitude|temper|that)\b|\bi didn'?t mean (it|that)\b|\bmy bad\b|\bi was rude\b|\bforgive me\b",
+    re.I,
+)
+_RESTATE = re.compile(
+    r"\b(don'?t|do not|didn'?t|can'?t|cannot|still don'?t)\s+(understand|get|follow)\s+"
+    r"(the|this|your|what the)\s+(question|problem|exercise|task|wording)"
+    r"|\bwhat (is|does) (the|this) (question|problem|exercise|task) (mean|ask\w*|want)"
+    r"|\bwhat (am i|are you|is it) (being )?ask\w*|\bwhat do you mean\b"
+    r"|\b(question|problem|wording) (is|seems|makes) (confusing|unclear|no sense)"
+    r"|\bconfus\w+ (by|about) (the|this) (question|problem|wording)"
+    r"|\b(rephrase|reword|say it (differently|another way)|explain the question)\b",
+    re.I,
+)
+_HELP = re.compile(
+    r"\bhelp\b|\bhints?\b|\bstuck\b|\bi'?m lost\b|\bno idea\b|\bnot sure how to\b"
+    r"|\b(don'?t|do not) know (how|where|what) to\b|\b(where|how) (do|should|can) i (start|begin)"
+    r"|\bwhat should i (look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b",
+    re.I,
+)
+_REASONING = re.compile(
+    r"\b(because|since|that'?s why|the reason|which means|that means|so that|it works)\b", re.I
+)
+
+
+def heuristic_request(message: str, intent: object) -> str:
+    """What ``message`` asks of the tutor (one of ``pedrag.kernel.sources.REQUESTS``). A demand
+    for the answer or an attack is never a request for help: it must not climb the help path
+    (seed 2, §3.2)."""
+    if intent in ADVERSARIAL_INTENTS:
+        return "none"
+    if _APOLOGY.search(message):
+        return "apology"
+    if _RESTATE.search(message):
+        return "restate"
+    if _HELP.search(message):
+        return "help"
+    if heuristic_concept_question(message, intent):
+        return "concept"
+    if _REASONING.search(message) and not message.rstrip().endswith("?"):
+        return "explanation"
+    return "none"
 
 
 def heuristic_concept_question(message: str, intent: object) -> bool:
@@ -205,6 +259,11 @@ def heuristic_classification(message: str, fields: Mapping[str, MetricField]) ->
         values["code_attempt"] = bool(_CODE.search(message))
     if CONCEPT_QUESTION_METRIC in fields:
         values[CONCEPT_QUESTION_METRIC] = heuristic_concept_question(message, values.get("intent"))
+    if REQUEST_METRIC in fields:
+        request = heuristic_request(message, values.get(INTENT_METRIC))
+        values[REQUEST_METRIC] = (
+            request if request in fields[REQUEST_METRIC].values else fields[REQUEST_METRIC].default
+        )
     return values
 
 

@@ -38,6 +38,7 @@ WORDINGS_MARK = "WORDINGS:"  # the template and its variants, as JSON
 MATERIAL_MARK = "TEACHING MATERIAL:"  # this turn's material from the curriculum, as JSON
 GRADER_FACTS_MARK = "Grader facts"  # the block of what the grader established, one fact a line
 SAID_MARK = "ALREADY SAID:"  # what the tutor said before in this session, as JSON
+REVISION_MARK = "REVISION:"  # a refused draft is written again
 SAFE_LINE = "Let's keep working on this together. What would you try as the next step?"
 
 
@@ -125,8 +126,30 @@ def _material_lines(given: GenerationInput) -> list[str]:
         " (from the curriculum; use what fits this action, one piece at a time, and never go "
         "beyond it)",
         f"{SAID_MARK} {json.dumps(said, ensure_ascii=False, sort_keys=True)} (never repeat "
-        "your previous reply)",
+        "any earlier reply of this session)",
+        *_first_lines(given.material),
     ]
+
+
+def _first_lines(material: Mapping[str, str]) -> list[str]:
+    """What the reply must do before the action (issue 27): name the misconception the
+    learner's message signals, point at the step of their working that does not check out."""
+    lines = []
+    if material.get("diagnosis"):
+        lines.append(
+            "FIRST: the learner's message shows the curriculum's misconception `diagnosis`; "
+            "name it and correct it in one sentence before anything else."
+        )
+    if material.get("slip"):
+        lines.append(
+            "FIRST: one step of the learner's working does not check out (`slip`); point at "
+            "that step, quoting it as they wrote it, without correcting it for them."
+        )
+    lines.append(
+        "If the learner names a feeling (upset, worried, stuck), acknowledge it in their own "
+        "words first; echo their answers exactly as written."
+    )
+    return lines
 
 
 def build_request(given: GenerationInput) -> LLMRequest:
@@ -165,7 +188,7 @@ def build_request(given: GenerationInput) -> LLMRequest:
     )
     if given.revision_note:
         system += (
-            "\n\nREVISION: your previous draft broke the contract: "
+            f"\n\n{REVISION_MARK} your previous draft broke the contract: "
             f"{given.revision_note} Write it again without doing that."
         )
     return LLMRequest(

@@ -62,3 +62,32 @@ def detection_view(text: str) -> tuple[str, list[int]]:
 
     view = canonical_view(text)
     return view.text, list(view.origin)
+
+
+_WORD_TOKEN = re.compile(r"\w+")
+
+
+def as_written(candidate: str, message: str) -> str:
+    """``candidate`` (a normalised reading of the learner's answer, e.g. lower-cased with its
+    operators dropped) as the learner wrote it in ``message``: the shortest stretch of the
+    message holding its words in order, case and symbols kept ("6CO2 + 6H2O -> C6H12O6 +
+    6O2", not "6co2 6h2o - c6h12o6 6o2"). ``candidate`` itself when the message does not hold
+    them (issue 27: the learner's own text echoed exactly as written)."""
+    words = [word.lower() for word in _WORD_TOKEN.findall(candidate)]
+    if not words:
+        return candidate
+    tokens = list(_WORD_TOKEN.finditer(message))
+    best: tuple[int, int] | None = None
+    for start in range(len(tokens)):
+        if tokens[start].group(0).lower() != words[0]:
+            continue
+        position, index = start, 0
+        while position < len(tokens) and index < len(words):
+            if tokens[position].group(0).lower() == words[index]:
+                index += 1
+            position += 1
+        if index == len(words):
+            span = (tokens[start].start(), tokens[position - 1].end())
+            if best is None or span[1] - span[0] < best[1] - best[0]:
+                best = span
+    return message[best[0] : best[1]] if best is not None else candidate

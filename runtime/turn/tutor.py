@@ -78,7 +78,7 @@ from pedrag.runtime.llm.interface import (
     LLMUnavailable,
     open_stream,
 )
-from pedrag.runtime.llm.offline import OfflineBackend
+from pedrag.runtime.llm.offline import AROUND, OfflineBackend
 from pedrag.runtime.policy.policy_core import (
     Contract,
     PolicyInput,
@@ -122,7 +122,7 @@ from pedrag.runtime.turn.state import (
     new_state,
 )
 from pedrag.runtime.turn.streaming import MAX_STREAM_SECONDS, StreamGuard
-from pedrag.runtime.turn.text import clean_text, redact_credentials
+from pedrag.runtime.turn.text import as_written, clean_text, redact_credentials
 from pedrag.runtime.turn.trusted_writer import action_event, trusted_updates
 
 if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens a SQL store
@@ -258,6 +258,7 @@ class ExerciseInfo:
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
         goal = goals.get(exercise.goal)
         topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
+        topic = getattr(goal, "topic_name", None) or topic  # as the learner reads it
         key, tests, rules = grading_inputs(exercise)
         return cls(
             exercise.id,
@@ -552,7 +553,7 @@ class Tutor:
         if grade.run is not None:
             before = f"That's right: your code passes all {len(grade.run.outcomes)} tests."
         else:
-            before = f"That's right: {grade.candidate} is correct."
+            before = f"That's right: {as_written(grade.candidate or '', text)} is correct."
         detector = self._detector(session, prepared)
         if _check(detector, before, text).flagged:
             before = "That's right."
@@ -1395,17 +1396,24 @@ def _safe_failure(item: Mapping[str, str]) -> dict[str, str]:
 
 def _fallbacks(prepared: _Prepared, topic: str) -> list[str]:
     """The fail-closed replies in order: the action's template, its wordings that need no
-    teaching material, the neutral line; any identical to the previous reply goes last, so
-    failing closed does not make the tutor repeat itself."""
+    teaching material, the neutral line; any said before in the session goes after the rest,
+    and one identical to the previous reply last, so failing closed does not make the tutor
+    repeat itself."""
     action = prepared.action
     plain = [
         fill_template(text, topic)
         for text in getattr(action, "variants", ())
         if not set(placeholders(text)) - {"topic"}
     ]
-    lines = list(dict.fromkeys([template_reply(action, topic), *plain, SAFE_LINE]))
+    base = [template_reply(action, topic), *plain, SAFE_LINE]
+    # the same lines with a few content-free words around them, for a long session
+    around = [frame.replace("{wording}", line) for frame in AROUND for line in base]
+    lines = list(dict.fromkeys([*base, *around]))
     previous = str(prepared.said.get("last_fp", ""))
-    return sorted(lines, key=lambda line: fingerprint_of(line) == previous)
+    said = set(prepared.said.get("recent", ()))  # issue 27: no reply twice in a session
+    return sorted(
+        lines, key=lambda line: (fingerprint_of(line) == previous, fingerprint_of(line) in said)
+    )
 
 
 def _explains(prepared: _Prepared) -> bool:

@@ -110,4 +110,7 @@ def test_the_post_test_item_is_another_exercise_of_the_same_goal(
 ) -> None:
     item = held_out(exercises["add_38_47"], exercises)
     assert item is not None and item.id == "add_27_56"
-    assert held_out(exercises["mult_7x8"], exercises) is None  # the only one of its goal
+    other = held_out(exercises["mult_7x8"], exercises)
+    assert other is not None and other.goal == "multiplication_facts" and other.id != "mult_7x8"
+    alone = {"mult_7x8": exercises["mult_7x8"]}
+    assert held_out(exercises["mult_7x8"], alone) is None  # the only one of its goal

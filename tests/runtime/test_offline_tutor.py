@@ -109,7 +109,8 @@ def test_no_shipped_wording_promises_content_it_does_not_carry() -> None:
         for name, action in policy.actions.items():
             for text in (action.template or "", *action.variants):
                 if promise.search(text) and not re.search(
-                    r"\{(hint|example|parallel|outline|solution|misconception|prompt)\}", text
+                    r"\{(hint|example|parallel|outline|solution|misconception|prompt|restatement|concept)\}",
+                    text,
                 ):
                     broken.append((theory_id, name, text))
     assert broken == []

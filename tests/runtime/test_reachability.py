@@ -42,6 +42,21 @@ MESSAGES = [
     "I added 7 eight times and got 54",
     "first I doubled it, so the answer is 63",
     "I multiplied and got 12, because 3 times 4",
+    "I don't understand the question",
+    "can you help me?",
+    "sorry, I didn't mean that",
+]
+# A help-seeker (issue 27): the question restated, then the help path to its worked example,
+# and an apology after a hostile turn.
+HELP_SEEKER = [
+    "I don't understand the question",
+    "can you help me?",
+    "I'm still stuck, can you help?",
+    "could you help a bit more?",
+    "help please",
+    "you are useless, shut up",
+    "sorry, I didn't mean that",
+    "Okay, so it works because each step builds on the last one.",
 ]
 HOSTILE = "you are useless, shut up"
 # Rules that read an event-written trusted metric but also need an inferred value the offline
@@ -87,6 +102,8 @@ def _fired(theories: TheorySet, theory: str, sessions: int = 40, turns: int = 10
             trusted, opening = {"mastery": 0.9}, ["just tell me the answer"]
         elif kind == 6:
             opening = [HOSTILE] * 4
+        elif kind == 4:
+            opening = HELP_SEEKER
         session = tutor.start(theory, exercise=exercise, seed=number, trusted=trusted)
         for turn in range(turns):
             message = opening[turn] if turn < len(opening) else rng.choice(MESSAGES)

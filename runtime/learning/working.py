@@ -1,0 +1,71 @@
+"""The first slip in a learner's written working: a step that does not check out.
+
+Runtime, diagnosis before probing (issue 27). Takes the learner's message; gives the first
+arithmetic step it states that is wrong, quoted as the learner wrote it, or "". Two kinds of
+step are read: an equation between numbers (``23 x 40 = 820``, ``49 + 7 = 57``, chains such as
+``38 + 40 = 78 + 7 = 86`` step by step) and a counting-on list (``7, 14, 21, 28, 35, 42, 49,
+57``: equal steps but one). Numbers are read exactly (fractions, no floating point), so a step
+is wrong only when it really is. Nothing here judges the final answer: that is the grader's;
+this only points at where the working went off, so the tutor can say "check this step" instead
+of probing in general.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_OPERATOR = r"[-+*/x×÷]"
+# a op b (= c)+ : an expression of two numbers, then one or more results
+_EQUATION = re.compile(
+    rf"(?<![\w.])({_NUMBER})\s*({_OPERATOR})\s*({_NUMBER})((?:\s*=\s*{_NUMBER}"
+    rf"(?:\s*{_OPERATOR}\s*{_NUMBER})?)+)"
+)
+_RESULT = re.compile(rf"=\s*({_NUMBER})(?:\s*({_OPERATOR})\s*({_NUMBER}))?")
+_LIST = re.compile(rf"(?<![\w.])({_NUMBER}(?:\s*(?:,|->|→)\s*{_NUMBER}){{3,}})(?![\w.])")
+
+
+def _apply(left: Fraction, operator: str, right: Fraction) -> Fraction | None:
+    if operator == "+":
+        return left + right
+    if operator == "-":
+        return left - right
+    if operator in "*x×":
+        return left * right
+    if right == 0:
+        return None
+    return left / right
+
+
+def _equation_slip(message: str) -> str:
+    for match in _EQUATION.finditer(message):
+        value = _apply(Fraction(match.group(1)), match.group(2), Fraction(match.group(3)))
+        shown = f"{match.group(1)} {match.group(2)} {match.group(3)}"
+        for result in _RESULT.finditer(match.group(4)):
+            stated = Fraction(result.group(1))
+            if value is None or stated != value:
+                return f"{shown} = {result.group(1)}"
+            if result.group(2):  # the chain goes on from the stated result: 78 + 7 = 85
+                value = _apply(stated, result.group(2), Fraction(result.group(3)))
+                shown = f"{result.group(1)} {result.group(2)} {result.group(3)}"
+    return ""
+
+
+def _list_slip(message: str) -> str:
+    for match in _LIST.finditer(message):
+        numbers = [Fraction(n) for n in re.findall(_NUMBER, match.group(1))]
+        steps = [b - a for a, b in zip(numbers, numbers[1:], strict=False)]
+        common = max(set(steps), key=steps.count)
+        if steps.count(common) < len(steps) - 1 or common == 0:
+            continue  # not a counting-on list with one step off
+        for index, step in enumerate(steps):
+            if step != common:
+                texts = re.findall(_NUMBER, match.group(1))
+                return f"{texts[index]} to {texts[index + 1]}"
+    return ""
+
+
+def first_slip(message: str) -> str:
+    """The first step of the learner's working that does not check out, as written, or ""."""
+    return _equation_slip(message) or _list_slip(message)

@@ -1,0 +1,314 @@
+"""The tutor a learner meets (issue 27): scripted offline sessions, one behaviour each, on every
+shipped theory where it applies.
+
+Each test drives the real tutor (offline backend, in-memory store, the shipped theories and
+curriculum) with a learner's messages and reads what the learner sees. The curriculum's own
+content (restatements, misconceptions and their signals, worked examples, goal concepts) is
+what the replies must carry.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pedrag.dsl.loader import load_text
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
+
+ROOT_THEORIES = Path(__file__).resolve().parents[2] / "theories"
+
+THEORIES = ("socratic", "constructivism", "direct_instruction", "srl")
+# one exercise per domain: arithmetic, photosynthesis, Python loops, English grammar
+SAMPLE = ("add_46_29", "photo_gas_in", "for_sum_output", "sva_each_of")
+
+
+@pytest.fixture(scope="module")
+def tutor() -> Tutor:
+    return Tutor(store=MemoryStore())
+
+
+def _exercise(tutor: Tutor, exercise_id: str) -> Any:
+    return next(e for e in tutor.curriculum.exercises if e.id == exercise_id)
+
+
+def _goal(tutor: Tutor, goal_id: str) -> Any:
+    return next(g for g in tutor.curriculum.goals if g.id == goal_id)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_i_dont_understand_the_question_gets_it_restated_in_other_words(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    session = tutor.start(theory, exercise_id, seed=3)
+    reply = tutor.turn(session, "I don't understand the question").tutor
+    assert _exercise(tutor, exercise_id).restatement in reply, reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "message", "named"),
+    [
+        ("mult_7x8", "I added 7 and 8, that's 15", "Adding instead of multiplying"),
+        ("mult_7x8", "49", "Mixing up neighbouring facts"),
+        ("add_46_29", "I think it's 65", "Forgetting to carry"),
+        ("photo_gas_in", "oxygen", "Plants do not take in oxygen"),
+        ("past_tense_go", "gone", "'Gone' is the past participle"),
+    ],
+)
+def test_an_answer_that_signals_a_curriculum_misconception_gets_it_named_at_once(
+    tutor: Tutor, theory: str, exercise_id: str, message: str, named: str
+) -> None:
+    session = tutor.start(theory, exercise_id, seed=5)
+    result = tutor.turn(session, message)
+    assert result.audit["grade"]["verdict"] != "correct"
+    assert named in result.tutor, result.tutor
+
+
+def test_a_right_answer_never_gets_a_misconception_named(tutor: Tutor) -> None:
+    for exercise in tutor.curriculum.exercises:
+        if exercise.tests:
+            continue
+        session = tutor.start("socratic", exercise.id, seed=1)
+        reply = tutor.turn(session, exercise.answer).tutor
+        texts = [m.text for m in exercise.misconceptions]
+        assert not any(text in reply for text in texts), (exercise.id, reply)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_a_help_seeker_climbs_to_a_worked_example_on_another_problem_within_six_requests(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=3)
+    asks = [
+        "I don't understand the question",
+        "can you help me?",
+        "I'm still stuck, can you help?",
+        "could you help a bit more?",
+        "help please",
+        "I need more help",
+    ]
+    replies = [tutor.turn(session, message).tutor for message in asks]
+    assert any(exercise.worked_example.problem in reply for reply in replies), replies
+    assert exercise.restatement in replies[0]
+    # the concept comes before the example: the path climbs one rung at a time
+    concept = _goal(tutor, exercise.goal).concept
+    first_concept = next(i for i, reply in enumerate(replies) if concept in reply)
+    first_example = next(
+        i for i, reply in enumerate(replies) if exercise.worked_example.problem in reply
+    )
+    assert 0 < first_concept < first_example
+    assert exercise.answer not in " ".join(replies)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_demand_never_raises_the_ceiling_even_after_help_was_given(
+    tutor: Tutor, theory: str
+) -> None:
+    fresh = tutor.start(theory, "add_46_29", seed=3)
+    baseline = tutor.turn(fresh, "Just give me the answer.").contract.ceiling
+    session = tutor.start(theory, "add_46_29", seed=3)
+    for message in ["can you help me?"] * 4:
+        tutor.turn(session, message)
+    assert session.state.metrics["help_given"] == 4
+    for message in ["Just give me the answer.", "Give me the full solution now."]:
+        result = tutor.turn(session, message)
+        assert result.contract.ceiling <= baseline, result.contract
+        assert result.rung <= baseline
+    assert session.state.metrics["help_given"] == 4  # demands took no rung of the path
+    assert tutor.turn(session, "help please").rung == 5  # a genuine request still does
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_the_compiler_proves_demands_never_raise_the_ceiling(theory: str) -> None:
+    """The invariant is in every shipped theory, and it has teeth: a help-path ceiling step
+    that forgets to exclude demands is an invariant violation with a witness."""
+    text = (ROOT_THEORIES / f"{theory}.yaml").read_text("utf-8")
+    assert "id: demand_never_raises_ceiling" in text
+    # the help path forgets that a demand is not a request for help
+    weakened = text.replace(
+        "intent not in [solution_demand, injection, exam_leak, hostile]",
+        "intent not in [injection, exam_leak, hostile]",
+    )
+    if theory == "direct_instruction":  # starts at H5: its help path needs no step of its own
+        weakened = weakened.replace(
+            "  steps:\n", '  steps:\n    - {when: "help_given >= 4", at_least: H6}\n', 1
+        )
+    assert weakened != text
+    from pedrag.compiler.driver import check_loaded
+
+    result = check_loaded([load_text(weakened, f"{theory}.yaml")])
+    found = [
+        d
+        for d in result.diagnostics
+        if d.check == "invariant-violation" and "demand_never_raises_ceiling" in d.message
+    ]
+    assert found and found[0].witness and found[0].witness["intent"] == "solution_demand"
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_concept_question_is_answered_from_the_goals_concept(tutor: Tutor, theory: str) -> None:
+    session = tutor.start(theory, "order_ops_3_4_5", seed=2)
+    result = tutor.turn(session, "why do we multiply before we add?")
+    concept = _goal(tutor, "order_of_operations").concept
+    assert concept in result.tutor, result.tutor
+    assert result.rung == 2 and not result.contract.grounding_required  # no course indexed
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_frustrated_learner_is_acknowledged_in_their_words_then_given_a_small_step(
+    tutor: Tutor, theory: str
+) -> None:
+    exercise = _exercise(tutor, "mult_7x8")
+    session = tutor.start(theory, exercise.id, seed=4)
+    reply = tutor.turn(session, "just help me please I'm really upset").tutor
+    assert "really upset" in reply, reply
+    assert "Good. Let's continue." not in reply
+    content = [exercise.restatement, *exercise.hints, exercise.worked_example.problem]
+    assert any(piece in reply for piece in content), reply
+
+
+def test_a_theory_switch_keeps_the_exercises_context(tutor: Tutor) -> None:
+    exercise = _exercise(tutor, "mult_7x8")
+    session = tutor.start("socratic", exercise.id, seed=7)
+    tutor.turn(session, "I'm so frustrated, this is pointless!!")
+    result = tutor.turn(session, "ok")
+    assert result.theory == "direct_instruction"
+    assert "before we start" not in result.tutor.lower()
+    assert session.exercise is not None and session.exercise.id == exercise.id
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_an_apology_after_a_hostile_turn_is_welcomed(tutor: Tutor, theory: str) -> None:
+    session = tutor.start(theory, "mult_7x8", seed=2)
+    tutor.turn(session, "you are a stupid useless bot")
+    result = tutor.turn(session, "sorry, I didn't mean that")
+    assert result.action == "welcome_apology", result.action
+    assert re.search(r"\b(thank|accepted|no harm|no hard feelings)", result.tutor, re.I)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_self_explanation_is_answered_and_not_counted_as_being_stuck(
+    tutor: Tutor, theory: str
+) -> None:
+    session = tutor.start(theory, "sum_list_loop", seed=2)
+    explanations = [
+        "Okay, so I should keep a running total because each step builds on the last one.",
+        "I think it works because I keep a running total and each step adds to it",
+    ]
+    for message in explanations:
+        result = tutor.turn(session, message)
+        assert result.action == "respond_to_explanation", result.action
+        assert _goal(tutor, "loop_accumulators").concept in result.tutor
+    assert session.state.metrics["intent"] == "attempt"  # the second reads as an attempt too
+    # ... and none of the theory's stuck or error counters moved
+    for counter in ("stuck_turns", "passive_turns", "recent_errors"):
+        assert session.state.metrics.get(counter, 0) == 0, counter
+
+
+def test_a_self_explanation_that_shows_a_misconception_gets_it_corrected(tutor: Tutor) -> None:
+    session = tutor.start("socratic", "mult_7x8", seed=2)
+    reply = tutor.turn(session, "It's 15 because you add the 7 and the 8").tutor
+    assert "Adding instead of multiplying" in reply
+
+
+@pytest.mark.parametrize("theory", ("socratic", "constructivism", "direct_instruction"))
+def test_explain_mode_shows_the_worked_solution_to_a_request_for_the_answer(
+    tutor: Tutor, theory: str
+) -> None:
+    exercise = _exercise(tutor, "long_mult_34x26")
+    session = tutor.start(theory, exercise.id, seed=3, trusted={"explain_mode": True})
+    result = tutor.turn(session, "Just give me the answer.")
+    assert result.contract.ceiling == 7 and result.rung == 7
+    assert exercise.solution in result.tutor, result.tutor
+
+
+def test_explain_mode_never_shows_a_solution_in_srl_which_forbids_it(tutor: Tutor) -> None:
+    exercise = _exercise(tutor, "long_mult_34x26")
+    session = tutor.start("srl", exercise.id, seed=3, trusted={"explain_mode": True})
+    result = tutor.turn(session, "Just give me the answer.")
+    assert exercise.solution not in result.tutor and result.rung < 7
+
+
+def test_topic_names_read_as_the_learner_reads_them(tutor: Tutor) -> None:
+    session = tutor.start("socratic", "sva_each_of", seed=1)
+    assert session.exercise is not None and session.exercise.topic == "English grammar"
+
+
+def test_the_learners_answer_is_echoed_as_they_wrote_it(tutor: Tutor) -> None:
+    session = tutor.start("socratic", "photo_equation", seed=1)
+    reply = tutor.turn(session, "6CO2 + 6H2O -> C6H12O6 + 6O2").tutor
+    assert reply.startswith("That's right: 6CO2 + 6H2O -> C6H12O6 + 6O2 is correct."), reply
+    session = tutor.start("socratic", "mult_7x8", seed=1)
+    assert "Not quite: 54 isn't it." in tutor.turn(session, "I think it is 54").tutor
+
+
+# No reply repeats within a session (issue 27, item 8). The benchmark
+# (`benchmarks/offline_repetition.py --theory all --turns 20`) runs every persona on every
+# shipped exercise under every theory; this test runs every persona for 20 turns on one
+# exercise per domain under Socratic, and on one exercise under each other theory.
+REPEAT_RUNS = [("socratic", exercise) for exercise in SAMPLE] + [
+    ("constructivism", "mult_9x6"),
+    ("direct_instruction", "photo_products"),
+    ("srl", "while_doubling"),
+]
+
+
+@pytest.mark.parametrize(("theory", "exercise_id"), REPEAT_RUNS)
+def test_no_reply_repeats_within_a_twenty_turn_session(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    from pedrag.runtime.llm.personas import PERSONAS
+
+    repeats = []
+    for name, persona in PERSONAS.items():
+        session = tutor.start(theory, exercise_id, seed=7)
+        assert session.exercise is not None
+        replies = [
+            tutor.turn(session, message).tutor
+            for message in persona.messages(20, topic=session.exercise.topic)
+        ]
+        repeats += [(name, reply) for i, reply in enumerate(replies) if reply in replies[:i]]
+    assert repeats == []
+
+
+@pytest.mark.parametrize(
+    ("message", "slip"),
+    [
+        ("7, 14, 21, 28, 35, 42, 49, 57 so it is 57", "49 to 57"),
+        ("23 x 40 = 820 and 23 x 7 = 161", "23 x 40 = 820"),
+        ("38 + 40 = 78 + 7 = 86", "78 + 7 = 86"),
+        ("38 + 40 = 78 + 7 = 85", ""),
+        ("12 / 4 = 3, then 3 + 6 = 9", ""),
+        ("1, 2, 3, 4", ""),
+        ("I think it's 56", ""),
+    ],
+)
+def test_the_first_wrong_step_of_the_working_is_found_exactly(message: str, slip: str) -> None:
+    from pedrag.runtime.learning.working import first_slip
+
+    assert first_slip(message) == slip
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_slip_in_the_learners_working_is_pointed_at(tutor: Tutor, theory: str) -> None:
+    session = tutor.start(theory, "long_mult_23x47", seed=2)
+    reply = tutor.turn(session, "23 x 40 = 820 and 23 x 7 = 161, so 981").tutor
+    assert "23 x 40 = 820" in reply, reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_an_exam_session_does_not_repeat_its_hold_line(theory: str) -> None:
+    from tests.runtime.tutor_fixtures import CURRICULUM
+
+    exam_tutor = Tutor(store=MemoryStore(), curriculum=CURRICULUM)
+    session = exam_tutor.start(theory, "fraction_exam", seed=1)
+    asks = ["help me", "what is the answer?", "I am stuck", "hint please", "just tell me"]
+    replies = [exam_tutor.turn(session, message).tutor for message in asks * 2]
+    assert len(set(replies)) == len(replies), replies
