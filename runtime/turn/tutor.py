@@ -981,7 +981,13 @@ class Tutor:
             # DESIGN, "Learners, grading and mastery": a bounded conversation history for the
             # actor (never for the policy core, whose input has no text field).
             exchanges = [*new.extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
-            new = replace(new, extra={**new.extra, HISTORY: exchanges[-self.history_turns :]})
+            if len(exchanges) > self.history_turns:
+                # Trimmed in steps, to the newer half: a window sliding by one exchange a turn
+                # would change the actor prompt right after its stable text on every turn and
+                # defeat a server's prefix cache (issue 30); in steps, the prompt only grows
+                # between trims.
+                exchanges = exchanges[-max(1, (self.history_turns + 1) // 2) :]
+            new = replace(new, extra={**new.extra, HISTORY: exchanges})
         info_now = session.exercise
         said = after_reply(
             p.said,
