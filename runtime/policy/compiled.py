@@ -312,7 +312,12 @@ class CompiledPolicy:
         )
         self._straight = (
             codegen.build_straight_line(
-                [r["when"] for r in rules], rungs, self._defaults, calls, RUNGS
+                [r["when"] for r in rules],
+                rungs,
+                self._defaults,
+                calls,
+                RUNGS,
+                {name: values[name] for name, kind in types.items() if kind == "enum"},
             )
             if len(rules) <= codegen.STRAIGHT_LINE_MAX
             else None
