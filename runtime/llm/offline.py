@@ -264,7 +264,8 @@ class OfflineBackend:
     def complete(self, request: LLMRequest) -> LLMResponse:
         self.calls += 1
         user = request.messages[-1][1]
-        system = request.messages[0][1]
+        # The actor's prompt has two system messages (stable text, then this turn's block).
+        system = "\n\n".join(text for who, text in request.messages if who == "system")
         parsed: dict[str, Any] | None = None
         if request.role == "classifier" and request.json_schema:
             parsed = heuristic_classification(unframe_message(user), _request_fields(request))

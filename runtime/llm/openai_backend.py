@@ -113,6 +113,10 @@ CONVENTIONS = (JSON_SCHEMA, JSON_OBJECT, PROMPTED)
 _MAX_COMPLETION_TOKENS = "max_completion_tokens"
 _NO_TEMPERATURE = "no_temperature"
 _NO_STREAM_OPTIONS = "no_stream_options"
+# A chat template that wants user/assistant turns to alternate after one leading system
+# message (Gemma's, Mistral's) rejects the actor's per-turn system message after the history:
+# it is then sent at the head of the student's message instead.
+_NO_LATE_SYSTEM = "no_late_system"
 
 #: Statuses whose error may say a parameter is unsupported: 400 (OpenAI, vLLM), 404 (some
 #: gateways), 422 (FastAPI validation), 500 (llama-cpp-python's server on ``json_schema``).
@@ -636,6 +640,8 @@ class OpenAIBackend:
         window = self.settings.context_tokens or profile.context_tokens
         if window is not None:
             messages, max_tokens = _fit_context(messages, max_tokens, window, request.role)
+        if _NO_LATE_SYSTEM in quirks:
+            messages = _fold_late_systems(messages)
         arguments["messages"] = messages
         if request.temperature is not None and _NO_TEMPERATURE not in quirks:
             arguments["temperature"] = request.temperature
@@ -977,7 +983,34 @@ def _quirk_for(text: str, arguments: Mapping[str, Any]) -> str | None:
         return _NO_TEMPERATURE
     if "stream_options" in arguments and "stream_options" in text:
         return _NO_STREAM_OPTIONS
+    if _late_system(arguments.get("messages", ())) and (
+        "alternate" in text or ("system" in text and "role" in text)
+    ):
+        return _NO_LATE_SYSTEM
     return None
+
+
+def _late_system(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a system message follows a message of another role."""
+    roles = [message["role"] for message in messages]
+    first_other = next((index for index, role in enumerate(roles) if role != "system"), len(roles))
+    return "system" in roles[first_other:]
+
+
+def _fold_late_systems(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each system message after the leading ones, put at the head of the message after it."""
+    folded: list[dict[str, Any]] = []
+    pending: list[str] = []
+    for index, message in enumerate(messages):
+        late = any(earlier["role"] != "system" for earlier in messages[:index])
+        if late and message["role"] == "system" and index < len(messages) - 1:
+            pending.append(str(message["content"]))
+            continue
+        if pending:
+            message = {**message, "content": "\n\n".join([*pending, str(message["content"])])}
+            pending = []
+        folded.append(message)
+    return folded
 
 
 def _repair_instruction(error: LLMMalformedOutput) -> str:
@@ -996,15 +1029,19 @@ def _fit_context(
     messages: list[dict[str, Any]], max_tokens: int | None, window: int, role: str
 ) -> tuple[list[dict[str, Any]], int | None]:
     """``messages`` within a context window of ``window`` tokens: the leading system
-    messages (the contract, the schema) and the last message are kept; history in between is
-    dropped oldest first; then the reply budget shrinks to what is left. Raises ``LLMError``
+    messages (the stable prompt, the schema), the system messages right before the last
+    message (the actor's per-turn contract) and the last message are kept; history in between
+    is dropped oldest first; then the reply budget shrinks to what is left. Raises ``LLMError``
     when even the kept messages leave no room — failing closed beats a silently cut contract.
     Token counts are estimated on the generous side (three characters a token)."""
     reserve = max_tokens if max_tokens is not None else REPLY_RESERVE_TOKENS
     head = 0
     while head < len(messages) - 1 and messages[head]["role"] == "system":
         head += 1
-    kept_head, history, last = messages[:head], messages[head:-1], messages[-1:]
+    tail = len(messages) - 1
+    while tail > head and messages[tail - 1]["role"] == "system":
+        tail -= 1
+    kept_head, history, last = messages[:head], messages[head:tail], messages[tail:]
 
     def size(items: Sequence[Mapping[str, Any]]) -> int:
         return sum(math.ceil(len(str(item.get("content", ""))) / 3) + 4 for item in items)

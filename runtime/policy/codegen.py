@@ -840,7 +840,7 @@ class _NoValue:
     """A value outside every enum: equal to nothing, so every membership atom is false."""
 
 
-STRAIGHT_LINE_MAX = 128
+STRAIGHT_LINE_MAX = 1024
 """Up to this many rules, eligibility is straight-line code per ceiling (see build_straight_line)."""
 
 
@@ -850,7 +850,8 @@ def build_straight_line(
     defaults: Mapping[str, Any],
     calls: CallTable,
     rung_count: int,
-) -> tuple[Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]], ...]:
+    enum_values: Mapping[str, Sequence[Any]] | None = None,
+) -> list[Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]]]:
     """One function per ceiling H0..H(rung_count-1): the rules under that ceiling, in order.
 
     For a small rule set the bitset matcher's fixed cost (folding clause layers, decoding the
@@ -858,24 +859,152 @@ def build_straight_line(
     eligibility on the ceiling instead: each function reads every metric it needs once into a
     local and tests only the rules whose rung the ceiling allows, returning their indices
     ascending, as `Matcher.decode` does. `benchmarks/matching.py` measures the crossover.
+
+    It also specialises on the enum metric most conditions test (`enum_values`: each enum
+    metric's values), as a template engine folds constants: one branch per value, in which
+    every comparison of that metric with a constant is decided at compile time, so a rule that
+    cannot hold for the value is not tested at all (the intent or affect label usually rules
+    out most rules that name it). A value outside the declared ones takes the general branch.
     """
-    functions = []
-    for ceiling in range(rung_count):
-        kept = [i for i, rung in enumerate(rungs) if eligible_under(rung, ceiling)]
-        read = sorted({m for i in kept for m in metrics_read(conditions[i])})
-        local = {name: f"m{k}" for k, name in enumerate(read)}
-        writer = SourceWriter(defaults, calls, local)
-        lines = [f"def eligible_h{ceiling}(s, c):"]
-        lines += [f"    {local[name]} = s[{name!r}]" for name in read]
-        lines += ["    out = []", "    add = out.append"]
-        for i in kept:
-            lines += [f"    if {writer.state(conditions[i])}:", f"        add({i})"]
+    functions: list[Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]]] = []
+    values = dict(enum_values or {})
+
+    def build(ceiling: int) -> Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]]:
+        kept = {i: conditions[i] for i, rung in enumerate(rungs) if eligible_under(rung, ceiling)}
+        lines = [f"def eligible_h{ceiling}(s, c):", "    out = []", "    add = out.append"]
+        lines += _straight_code(kept, defaults, calls, values, "    ")
         lines.append("    return tuple(out)")
         namespace: dict[str, Any] = {"_exact": exact}
         source = "\n".join(lines) + "\n"
         exec(compile(source, f"<pedrag eligible H{ceiling}>", "exec"), namespace)  # noqa: S102 - our own generated source
-        functions.append(namespace[f"eligible_h{ceiling}"])
-    return tuple(functions)
+        return namespace[f"eligible_h{ceiling}"]  # type: ignore[no-any-return]
+
+    def first_use(ceiling: int) -> Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]]:
+        # Generated when a ceiling is first asked for (a deployment meets few of them), then
+        # put in the list in the stub's place, so later calls go straight to it. Two threads
+        # building the same function at once build equal functions: no lock is needed.
+        def stub(s: Mapping[str, Any], c: tuple[Any, ...]) -> tuple[int, ...]:
+            built = build(ceiling)
+            functions[ceiling] = built
+            return built(s, c)
+
+        return stub
+
+    functions.extend(first_use(ceiling) for ceiling in range(rung_count))
+    return functions
+
+
+SPLIT_DEPTH = 1
+"""How many enum metrics straight-line eligibility branches on, one inside the other."""
+
+
+def _straight_code(
+    conditions: Mapping[int, Tree | bool],
+    defaults: Mapping[str, Any],
+    calls: CallTable,
+    enum_values: dict[str, Sequence[Any]],
+    indent: str,
+    depth: int = SPLIT_DEPTH,
+) -> list[str]:
+    """Straight-line tests of `conditions`, branched on up to `depth` enum metrics."""
+    trees = [tree for tree in conditions.values() if not isinstance(tree, bool)]
+    split = _split_metric(trees, enum_values) if depth > 0 else None
+    if split is None:
+        return _straight_body(conditions, defaults, calls, indent)
+    rest = {name: values for name, values in enum_values.items() if name != split}
+    lines = [f"{indent}v{depth} = s[{split!r}]"]
+    keyword = "if"
+    for value in enum_values[split]:
+        lines.append(f"{indent}{keyword} v{depth} == {value!r}:")
+        keyword = "elif"
+        specialised = {
+            i: tree if isinstance(tree, bool) else _specialise(tree, split, value)
+            for i, tree in conditions.items()
+        }
+        lines += _straight_code(specialised, defaults, calls, rest, indent + "    ", depth - 1)
+    lines.append(f"{indent}else:")  # a value outside the declared ones
+    lines += _straight_body(conditions, defaults, calls, indent + "    ")
+    return lines
+
+
+def _straight_body(
+    conditions: Mapping[int, Tree | bool],
+    defaults: Mapping[str, Any],
+    calls: CallTable,
+    indent: str,
+) -> list[str]:
+    """Straight-line tests of `conditions` (index -> tree, or a truth decided at compile time),
+    every metric they read first read once into a local."""
+    trees = {i: tree for i, tree in conditions.items() if not isinstance(tree, bool)}
+    read = sorted({m for tree in trees.values() for m in metrics_read(tree)})
+    local = {name: f"m{k}" for k, name in enumerate(read)}
+    writer = SourceWriter(defaults, calls, local)
+    lines = [f"{indent}{local[name]} = s[{name!r}]" for name in read]
+    for i, tree in conditions.items():
+        if tree is True:
+            lines.append(f"{indent}add({i})")
+        elif tree is not False:
+            lines += [f"{indent}if {writer.state(tree)}:", f"{indent}    add({i})"]
+    return lines or [f"{indent}pass"]
+
+
+_CONSTANTS = ("enum", "string", "bool")
+
+
+def _fixed(tree: Tree, name: str) -> tuple[str, list[Any]] | None:
+    """(op, constants) when `tree` compares metric `name` with constants by ==, != or `in`."""
+    kind = tree[0]
+    if kind == "compare" and len(tree[1]) == 1 and tree[1][0] in ("==", "!="):
+        left, right = tree[2]
+        if left[0] == "metric" and left[1] == name and right[0] in _CONSTANTS:
+            return tree[1][0], [right[1]]
+        if right[0] == "metric" and right[1] == name and left[0] in _CONSTANTS:
+            return tree[1][0], [left[1]]
+    if kind == "in" and tree[1][0] == "metric" and tree[1][1] == name and tree[2][0] == "list":
+        items = tree[2][1]
+        if all(item[0] in _CONSTANTS for item in items):
+            return ("not in" if tree[3] else "in"), [item[1] for item in items]
+    return None
+
+
+def _specialise(tree: Tree, name: str, value: Any) -> Tree | bool:
+    """`tree` with metric `name` known to equal `value`: decided comparisons folded away."""
+    fixed = _fixed(tree, name)
+    if fixed is not None:
+        op, constants = fixed
+        return (value in constants) == (op in ("==", "in"))
+    kind = tree[0]
+    if kind == "not":
+        inner = _specialise(tree[1], name, value)
+        return (not inner) if isinstance(inner, bool) else ["not", inner]
+    if kind in ("and", "or"):
+        deciding = kind == "or"  # the truth that decides the whole: True for `or`
+        parts: list[Tree] = []
+        for operand in tree[1]:
+            part = _specialise(operand, name, value)
+            if isinstance(part, bool):
+                if part is deciding:
+                    return deciding
+                continue
+            parts.append(part)
+        if not parts:
+            return not deciding
+        return parts[0] if len(parts) == 1 else [kind, parts]
+    return tree
+
+
+def _split_metric(
+    conditions: Sequence[Tree], enum_values: Mapping[str, Sequence[Any]]
+) -> str | None:
+    """The enum metric the most conditions compare with constants, if any does."""
+    uses: dict[str, int] = {}
+    for tree in conditions:
+        named = {n for n in enum_values for node in _walk(tree) if _fixed(node, n) is not None}
+        for n in named:
+            uses[n] = uses.get(n, 0) + 1
+    if not uses:
+        return None
+    return max(sorted(uses), key=lambda n: uses[n])
 
 
 def generate_naive(

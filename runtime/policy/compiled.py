@@ -313,7 +313,12 @@ class CompiledPolicy:
         )
         self._straight = (
             codegen.build_straight_line(
-                [r["when"] for r in rules], rungs, self._defaults, calls, RUNGS
+                [r["when"] for r in rules],
+                rungs,
+                self._defaults,
+                calls,
+                RUNGS,
+                {name: values[name] for name, kind in types.items() if kind == "enum"},
             )
             if len(rules) <= codegen.STRAIGHT_LINE_MAX
             else None
@@ -351,14 +356,16 @@ class CompiledPolicy:
 
     def eligible(self, history: History | Turn, ceiling: int) -> tuple[int, ...]:
         """Matching rules whose action's rung is at or below `ceiling`."""
-        # The per-state path of a small theory is a microsecond: no call it can do without.
+        # The per-state path of a small theory is a microsecond: no call it can do without,
+        # and the common case (a prepared turn, a ladder rung, straight-line code) goes first.
         turn = history if type(history) is Turn else self.prepare(history)
+        straight = self._straight
+        if straight is not None and 0 <= ceiling < RUNGS:
+            return straight[ceiling](turn.state, turn.calls)  # type: ignore[no-any-return]
         if ceiling < 0:
             return ()
-        straight = self._straight
         if straight is not None:
-            function = straight[ceiling] if ceiling < RUNGS else straight[RUNGS - 1]
-            return function(turn.state, turn.calls)  # type: ignore[no-any-return]
+            return straight[RUNGS - 1](turn.state, turn.calls)  # type: ignore[no-any-return]
         mask = self._rules.match(turn.state, turn.calls)
         if ceiling < RUNGS:
             mask &= self._under[ceiling]

@@ -11,6 +11,7 @@ them, so one turn cannot run away; a streamed call is admitted and counted the s
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -96,6 +97,9 @@ class BudgetedBackend:
         self.tokens = 0
         self.cost_usd = 0.0
         self.by_role: dict[str, dict[str, float]] = {}
+        # The classifier's and the analyzer's calls may run at once (`reading`): the counts
+        # change under a lock. Both are admitted against the spend before either is counted.
+        self._lock = threading.Lock()
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         self._admit(request)
@@ -122,6 +126,10 @@ class BudgetedBackend:
         return LLMStream(deltas)
 
     def _admit(self, request: LLMRequest) -> None:
+        with self._lock:
+            self._admit_locked(request)
+
+    def _admit_locked(self, request: LLMRequest) -> None:
         if self.calls >= self.budget.max_calls_per_turn:
             raise LLMBudgetExceeded(
                 f"per-turn call cap of {self.budget.max_calls_per_turn} reached", role=request.role
@@ -135,6 +143,10 @@ class BudgetedBackend:
         self.calls += 1
 
     def _account(self, request: LLMRequest, response: LLMResponse) -> None:
+        with self._lock:
+            self._account_locked(request, response)
+
+    def _account_locked(self, request: LLMRequest, response: LLMResponse) -> None:
         tokens = response.prompt_tokens + response.completion_tokens
         self.tokens += tokens
         self.cost_usd += response.cost_usd

@@ -108,6 +108,7 @@ from pedrag.runtime.turn.generator import (
     template_reply,
 )
 from pedrag.runtime.turn.judge import Judge, JudgeVerdict, must_consult
+from pedrag.runtime.turn.reading import read_message
 from pedrag.runtime.turn.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.turn.state import (
     EXAM_LOCK,
@@ -360,6 +361,9 @@ class Tutor:
         self.offline = OfflineBackend()
         self.backend: LLMBackend = SafeBackend(backend) if backend is not None else self.offline
         self.is_offline = backend is None
+        # An in-process backend answers in microseconds: running its calls on a second thread
+        # would only add CPU, so only a backend that waits on a model runs them concurrently.
+        self._in_process = backend is None or isinstance(backend, OfflineBackend)
         self.curriculum = _curriculum_model(curriculum, self.theories)
         # DESIGN: sessions and audit records persist in SQLite by default ($PEDRAG_DB), the
         # same database the CLI and `pedrag audit` use; pass MemoryStore() for throwaway runs.
@@ -733,10 +737,23 @@ class Tutor:
             deployment_usd=deployment_usd,
         )
 
-        # 2. pre-classifier (enums only)
+        # 2-3. pre-classifier (enums only) and context analyzer: both read the message and
+        # nothing of each other, so a model's two calls run at once (issue 30); their results
+        # stay separately typed and are written in the stages' order below.
         fields = schema.fields
         classifier = PreClassifier(backend, {n: fields[n] for n in schema.names("classified")})
-        classification = classifier.classify(text)
+        analyzer = ContextAnalyzer(
+            backend,
+            {n: fields[n] for n in schema.names("inferred")},
+            {n: policy.metrics[n].description for n in schema.names("inferred")},
+        )
+        classification, inference = read_message(
+            classifier,
+            analyzer,
+            text,
+            state.metrics,
+            concurrently=decision.models_allowed and not self._in_process,
+        )
         if classification.failure:
             failures.append({"stage": "classifier", "error": classification.failure})
         state = writer.apply(state, SetMetrics("classified", classification.values))
@@ -750,13 +767,7 @@ class Tutor:
             found = self._map().next_exercise(_records(state), session.exercise)
             following = self._exercise(found.id) if found is not None else None
 
-        # 3. context analyzer + computed metrics
-        analyzer = ContextAnalyzer(
-            backend,
-            {n: fields[n] for n in schema.names("inferred")},
-            {n: policy.metrics[n].description for n in schema.names("inferred")},
-        )
-        inference = analyzer.analyze(text, state.metrics)
+        # 3. the analyzer's inferred metrics + computed metrics
         if inference.failure:
             failures.append({"stage": "analyzer", "error": inference.failure})
         state = writer.apply(state, SetMetrics("inferred", inference.values))
@@ -972,7 +983,13 @@ class Tutor:
             # DESIGN, "Learners, grading and mastery": a bounded conversation history for the
             # actor (never for the policy core, whose input has no text field).
             exchanges = [*new.extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
-            new = replace(new, extra={**new.extra, HISTORY: exchanges[-self.history_turns :]})
+            if len(exchanges) > self.history_turns:
+                # Trimmed in steps, to the newer half: a window sliding by one exchange a turn
+                # would change the actor prompt right after its stable text on every turn and
+                # defeat a server's prefix cache (issue 30); in steps, the prompt only grows
+                # between trims.
+                exchanges = exchanges[-max(1, (self.history_turns + 1) // 2) :]
+            new = replace(new, extra={**new.extra, HISTORY: exchanges})
         info_now = session.exercise
         said = after_reply(
             p.said,

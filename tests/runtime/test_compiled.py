@@ -565,3 +565,32 @@ def test_runtime_loader_imports_no_compiler(
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_eligibility_specialised_on_an_enum_agrees_for_every_value_and_an_undeclared_one(
+    socratic: ResolvedTheory, socratic_policy: CompiledPolicy
+) -> None:
+    # Issue 30: straight-line eligibility branches on the enum most rules test (socratic:
+    # intent), folding its comparisons at generation time; every branch, and the general one a
+    # value outside the declared ones takes, must say what the interpreter says.
+    assert socratic_policy._straight is not None
+    enums = {n: tuple(m.values) for n, m in socratic.metrics.items() if m.type == "enum"}
+    conditions = [r["when"] for r in lower(socratic)["rules"]]
+    assert codegen._split_metric(conditions, enums) == "intent"
+    reference = Interpreter(socratic)
+    rng = random.Random(5)
+    base = {name: m.default for name, m in socratic_policy.metrics.items()}
+    for value in (*socratic.metrics["intent"].values, "not-a-declared-intent"):
+        for _ in range(20):
+            state = dict(base, intent=value)
+            state.update(
+                {
+                    name: round(rng.uniform(m.low, m.high), 2)
+                    for name, m in socratic.metrics.items()
+                    if m.type == "float" and m.source != "computed"
+                }
+            )
+            for ceiling in range(8):
+                assert socratic_policy.eligible([state], ceiling) == reference.eligible(
+                    [state], ceiling
+                ), (value, ceiling)

@@ -1016,3 +1016,51 @@ def test_list_prices_apply_only_on_openais_own_api(fake_openai: FakeOpenAI) -> N
         OpenAISettings.from_env({"OPENAI_BASE_URL": fake_openai.base_url}).prices.list_prices
         is False
     )
+
+
+def late_system_request() -> LLMRequest:
+    """The actor's shape (issue 30): stable system text, history, this turn's system block."""
+    return LLMRequest(
+        role="actor",
+        messages=(
+            ("system", "You are a tutor."),
+            ("user", "earlier message " + "x" * 300),
+            ("assistant", "earlier reply " + "y" * 300),
+            ("system", "CONTRACT FOR THIS TURN: never state the answer."),
+            ("user", "the newest message"),
+        ),
+        max_tokens=50,
+    )
+
+
+def test_the_per_turn_system_message_survives_history_trimming(fake_openai: FakeOpenAI) -> None:
+    backend, _ = make_backend(fake_openai, PEDRAG_CONTEXT_TOKENS="150")
+    fake_openai.script("ok")
+
+    backend.complete(late_system_request())
+
+    sent = fake_openai.requests[0]["messages"]
+    assert [item["role"] for item in sent] == ["system", "system", "user"]  # history dropped
+    assert sent[1]["content"].startswith("CONTRACT FOR THIS TURN")
+
+
+def test_a_template_that_rejects_a_late_system_message_gets_it_in_the_students_turn(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script(
+        Reply.error(500, "Conversation roles must alternate user/assistant/user/assistant/..."),
+        "ok",
+        "ok",
+    )
+
+    assert backend.complete(late_system_request()).text == "ok"
+    backend.complete(late_system_request())  # learned: sent folded straight away
+
+    for request in fake_openai.requests[1:]:
+        sent = request["messages"]
+        assert [item["role"] for item in sent] == ["system", "user", "assistant", "user"]
+        assert sent[-1]["content"] == (
+            "CONTRACT FOR THIS TURN: never state the answer.\n\nthe newest message"
+        )
+    assert len(fake_openai.requests) == 3
