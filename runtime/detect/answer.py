@@ -34,7 +34,7 @@ from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.number_words import find_number_words
 from pedrag.runtime.detect.spellings import find_spellings
 from pedrag.runtime.detect.text_answer import find_text_variants
-from pedrag.runtime.learning.answer_reader import is_candidate_list
+from pedrag.runtime.learning.answer_reader import candidate_values, is_candidate_list
 
 # --- number words ---------------------------------------------------------------------------
 
@@ -956,8 +956,13 @@ def _commits_to(message: str, target: _Target, givens: str) -> bool:
     alternatives: no "or" or "/", and the target is not an item of a comma-separated list."""
     # An expression the student writes without stating a result is a question, not a commitment.
     occurrences = [o for o in _occurrences(message, target) if o[2] != "evaluated"]
-    if occurrences and target.number is not None and is_candidate_list(message):
-        return False  # the grader's reader: a list or range, in any spelling it knows
+    if (
+        occurrences
+        and target.number is not None
+        and set(target.number.values()) & set(candidate_values(message))
+        and is_candidate_list(message)
+    ):
+        return False  # the answer is one item of a list or range, in a spelling the reader knows
 
     if not occurrences:
         return False

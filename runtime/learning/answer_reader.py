@@ -120,6 +120,9 @@ _OPERATOR_WORDS = (
 )
 
 
+_PLACE_VALUE = re.compile(r"\b(the|in|of)\s+(ones|tens|hundreds|thousands)\b", re.IGNORECASE)
+
+
 def canonical(text: str) -> str:
     """The message with number words as digits and operator words as symbols, so every reader
     sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
@@ -129,6 +132,8 @@ def canonical(text: str) -> str:
     # and bidi characters, confusables, HTML entities, LaTeX): grader and detector see the same
     # text, so they cannot disagree about which number a message holds
     text = canonical_text(text)
+    # "adding the tens first": a place value, not the number 10 (text2num reads "tens" as 10)
+    text = _PLACE_VALUE.sub(lambda m: f"{m.group(1)} {m.group(2)}-place", text)
     text = _FRACTION_WORDS.sub(_fraction_word, text)
     text = alpha2digit(text, "en")
     text = _SMALL.sub(lambda m: _small_word(text, m), text)  # what alpha2digit leaves alone
