@@ -46,7 +46,7 @@ OBSERVED_WRITES: dict[str, str] = {
     "hints_in_row": "int",  # replies in a row that gave a hint
     "answer_revealed": "bool",  # the detector found the reply revealing (after the guard)
     "questions_asked": "int",  # replies so far that asked the learner a question
-    "told_last_turn": "bool",  # the previous reply explained (rung H4+ or an `explain` action)
+    "told_last_turn": "bool",  # the previous reply explained (H4+ or `explain`, not affect support)
     "explained_last_turn": "bool",  # the same fingerprint, as direct instruction names it
     "reflection_prompted": "bool",  # the previous reply was a reflection prompt (its tags)
 }

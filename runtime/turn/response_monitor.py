@@ -27,6 +27,10 @@ class Fingerprint:
     explanation: bool
     answer_revealed: bool
     reflection_prompt: bool = False
+    # explained or modelled content: an explanation that is not an affect-support step (a
+    # "that's hard, one small step" reply at H4 is support, not the explanation a theory's
+    # "explained last turn" means)
+    taught: bool = False
 
     def to_dict(self) -> dict[str, bool]:
         return asdict(self)
@@ -39,6 +43,7 @@ def fingerprint(reply: str, *, rung: int, tags: frozenset[str], revealed: bool) 
         explanation=rung >= 4 or "explain" in tags,
         answer_revealed=revealed,
         reflection_prompt=bool(tags & REFLECTION_TAGS),
+        taught=(rung >= 4 or "explain" in tags) and "affect_support" not in tags,
     )
 
 
@@ -58,8 +63,8 @@ def observed_metrics(
         "answer_revealed": print_.answer_revealed,
         "questions_asked": int(previous.get("questions_asked", 0)) + int(print_.question_asked),
         # the reply just sent, as the next turn's rules read it ("last turn")
-        "told_last_turn": print_.explanation,
-        "explained_last_turn": print_.explanation,
+        "told_last_turn": print_.taught,
+        "explained_last_turn": print_.taught,
         "reflection_prompted": print_.reflection_prompt,
     }
     values: dict[str, MetricValue] = {}

@@ -97,7 +97,11 @@ def _fired(theories: TheorySet, theory: str, sessions: int = 40, turns: int = 10
         opening: list[str] = []
         if kind == 7:
             trusted, exercise = {"explain_mode": True}, "mult_7x8"
-            opening = ["I added 7 eight times and got 997", "I multiplied them and got 998"]
+            # wrong answers whose working checks out (a miscount), so they count as attempts
+            opening = [
+                "7 + 7 + 7 + 7 + 7 + 7 + 7 = 49, so 49",
+                "8 + 8 + 8 + 8 + 8 + 8 = 48, so it is 48",
+            ]
         elif kind == 5:
             trusted, opening = {"mastery": 0.9}, ["just tell me the answer"]
         elif kind == 6:
