@@ -70,12 +70,12 @@ struggling-sarah, answer-seeker, injector), then socratic's catch_all_encourage 
     4 turns in 2 sessions would have gone differently
     4 turns ran under another theory (not replayed)
   by rule (turns): catch_all_encourage 4
-  session 9b036d7eab1f
-    turn 1: encourage_to_continue 0.94% -> 0%, restate_problem 28.30% -> 28.57%, analogy 23.58% -> 23.81%, ask_for_goal_restatement 23.58% -> 23.81%
+  session 661fbe5543db
+    turn 1: encourage_to_continue 0.00% -> 0%, help_restate 99.58% -> 99.58%, restate_problem 0.12% -> 0.12%, analogy 0.10% -> 0.10%
         no longer eligible: catch_all_encourage
     turn 3: encourage_to_continue 0.08% -> 0%, acknowledge_then_small_step 76.57% -> 76.63%, acknowledge_and_encourage 17.23% -> 17.24%, normalize_struggle 6.13% -> 6.13%
         no longer eligible: catch_all_encourage
-  session 87b1976139f6
+  session 7789945fedcf
     turn 1: encourage_to_continue 0.50% -> 0%, withhold_and_redirect 59.70% -> 60.00%, elicit_prior_knowledge 39.80% -> 40.00%
         no longer eligible: catch_all_encourage
     turn 3: encourage_to_continue 0.44% -> 0%, withhold_and_redirect 53.10% -> 53.33%, elicit_prior_knowledge 35.40% -> 35.56%, pump_for_more 11.06% -> 11.11%

@@ -28,6 +28,29 @@ WAITING = (
     "This is an exam, so I can't help with it or comment on answers. Send your answer when "
     "you are ready ({left} of {allowed} submissions left)."
 )
+# The same hold said in other words on later turns (issue 27: no reply twice in a session);
+# none carries help, and every one names the submissions left.
+_HOLD_OPENINGS = (
+    "This is an exam, so I can't help with it or comment on answers.",
+    "During the exam I can't give hints or say whether an answer is right.",
+    "I have to stay quiet on the content while the exam runs.",
+    "No help during the exam, I'm afraid: that is how exams work here.",
+    "The exam is still on, so I can't discuss the question.",
+)
+_HOLD_CLOSINGS = (
+    "Send your answer when you are ready ({left} of {allowed} submissions left).",
+    "When you have an answer, send it ({left} of {allowed} submissions left).",
+    "Take your time, then send your answer ({left} of {allowed} submissions left).",
+)
+
+
+def waiting_line(held: int, left: int, allowed: int) -> str:
+    """The hold line for the ``held``-th message that was no submission (0 first)."""
+    if held == 0:
+        return WAITING.format(left=left, allowed=allowed)
+    opening = _HOLD_OPENINGS[held % len(_HOLD_OPENINGS)]
+    closing = _HOLD_CLOSINGS[(held // len(_HOLD_OPENINGS)) % len(_HOLD_CLOSINGS)]
+    return f"{opening} {closing.format(left=left, allowed=allowed)}"
 PASSED = "The exam is over: your answer was correct. You passed."
 FAILED = "The exam is over: your answer was not correct, so this exam is not passed."
 
@@ -37,15 +60,21 @@ class ExamRecord:
     used: int = 0
     over: bool = False
     passed: bool = False
+    held: int = 0  # messages answered with the hold line so far
 
     def to_dict(self) -> dict[str, Any]:
-        return {"used": self.used, "over": self.over, "passed": self.passed}
+        return {"used": self.used, "over": self.over, "passed": self.passed, "held": self.held}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ExamRecord:
         if not data:
             return cls()
-        return cls(int(data.get("used", 0)), bool(data.get("over")), bool(data.get("passed")))
+        return cls(
+            int(data.get("used", 0)),
+            bool(data.get("over")),
+            bool(data.get("passed")),
+            int(data.get("held", 0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -62,10 +91,11 @@ def exam_step(record: ExamRecord, verdict: str, allowed: int) -> ExamStep:
         return ExamStep(record, False, False, result_line(record))
     if verdict not in ("correct", "wrong", "error"):
         left = max(allowed - record.used, 0)
-        return ExamStep(record, False, False, WAITING.format(left=left, allowed=allowed))
+        held = ExamRecord(record.used, held=record.held + 1)
+        return ExamStep(held, False, False, waiting_line(record.held, left, allowed))
     used = record.used + 1
     if used < allowed:
-        new = ExamRecord(used)
+        new = ExamRecord(used, held=record.held)
         return ExamStep(new, True, False, RECORDED.format(used=used, allowed=allowed))
     new = ExamRecord(used, over=True, passed=verdict == "correct")
     return ExamStep(new, True, True, result_line(new))

@@ -66,7 +66,9 @@ General facts any reference would confirm are not violations. Prefer revise over
 Reply with one JSON object: verdict, rule_id (within-contract when allowing) and a
 one-sentence reason."""
 
-_CODE_SIGNS = re.compile(r"```|\bdef \w+\(|\breturn\b|[{};]\s*$|#include|\w+\([^)]*\)\s*\{", re.M)
+# `return` is code where it opens a line ("return total"); in prose ("the result to return")
+# it is an English word
+_CODE_SIGNS = re.compile(r"```|\bdef \w+\(|^\s*return\b|[{};]\s*$|#include|\w+\([^)]*\)\s*\{", re.M)
 _REVEAL_SIGNS = re.compile(
     r"\b(the (final )?answer is|the result is|the solution is|equals|here is the (full )?"
     r"(solution|answer|code)|the bug is|change (the )?\S+ to)\b",
