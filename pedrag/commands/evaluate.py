@@ -369,6 +369,11 @@ def run(args: argparse.Namespace) -> int:
         theories, curriculum = _load(args)
         grid = _grid(args, ExerciseCase.from_curriculum(curriculum))
         backend = _backend(args)
+        if args.sensitivity and backend is not None:
+            raise UsageProblem(
+                "--sensitivity reruns the grid six times offline (the learner model is "
+                "simulated); run it without an endpoint (--offline)"
+            )
         student_backend, evaluator_backend = _roles(args, backend)
         _check_writable("-o", args.output)
         _check_writable("--plot", args.plot)
