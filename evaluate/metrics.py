@@ -533,3 +533,22 @@ def paired_comparisons(
 def turns_per_session(sessions: Iterable[SessionRecord]) -> float | None:
     chosen = grid_sessions(sessions)
     return _mean([len(s.turns) for s in chosen]) if chosen else None
+
+
+def claim_check(sessions: Iterable[SessionRecord]) -> dict[str, dict[str, int]]:
+    """Per configuration that claims a rung for its replies (the supervised tutor), how many
+    replies the rubric reads below, at or above the rung the tutor claimed: does the tutor
+    deliver the help it says it gives?"""
+    found: dict[str, dict[str, int]] = {}
+    for session in grid_sessions(sessions):
+        for turn in session.turns:
+            claimed = turn.tutor.rung
+            read = turn.evaluation.estimated_rung if turn.evaluation else None
+            if claimed is None or read is None:
+                continue
+            counts = found.setdefault(
+                session.config, {"replies": 0, "below": 0, "at": 0, "above": 0}
+            )
+            counts["replies"] += 1
+            counts["below" if read < claimed else "above" if read > claimed else "at"] += 1
+    return found

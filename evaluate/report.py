@@ -78,6 +78,7 @@ def build_report(
             item.to_dict()
             for item in metrics.paired_comparisons(sessions, configs, seed=result.grid.seed)
         ],
+        "claims": metrics.claim_check(sessions),
         "sensitivity": [row.to_dict() for row in sensitivity],
         "mrbench": [row.to_dict() for row in agreement],
         "intervals": _intervals(sessions, configs, kind, result.grid.seed),
@@ -292,6 +293,11 @@ def render_text(report: Mapping[str, Any], console: Console) -> None:
                 "not independent samples (pseudo-replication)."
             )
 
+    for name, counts in (report.get("claims") or {}).items():
+        console.print(
+            f"{name}: of {counts['replies']} replies with a claimed rung, the rubric reads "
+            f"{counts['below']} below the claim, {counts['at']} at it, {counts['above']} above"
+        )
     console.print(figures_markdown(report, tables=("paired", "sensitivity", "mrbench")))
 
     for title, key in (("Per persona", "per_persona"), ("Per topic", "per_topic")):

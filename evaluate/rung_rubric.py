@@ -94,6 +94,10 @@ _LEADING = re.compile(
     r"|verb|equal|total)\b",
     re.IGNORECASE,
 )
+# An invitation to choose or to talk is H1 even when it names a step ("where would you like to
+# start?"): it asks the learner where to go instead of pointing there.
+_INVITATION = re.compile(r"\b(would you like|do you want|tell me more|what do you think)\b", re.I)
+RESTATED = 0.6  # share of the prompt's content words a restatement repeats
 _STOPWORDS = frozenset(
     "a an the is are was were of in on to for and or what which this that it do does how "
     "you your i me my be with as at by from".split()
@@ -157,10 +161,16 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
         procedure=len(_SEQUENCE.findall(statements)) >= 2
         or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements)))
         or bool(_IMPERATIVE_METHOD.search(statements)),
-        leading_question=any(_LEADING.search(question) for question in questions),
+        # Asking the exercise's own question again is a restatement (H1), not a lead.
+        leading_question=any(
+            _LEADING.search(question)
+            and not _INVITATION.search(question)
+            and _overlap(question, exercise.prompt) < RESTATED
+            for question in questions
+        ),
         points_to_concept=bool(_CONCEPT.search(reply)),
         open_question=bool(questions),
-        restates_problem=_overlap(reply, exercise.prompt) >= 0.6,
+        restates_problem=_overlap(reply, exercise.prompt) >= RESTATED,
     )
 
 

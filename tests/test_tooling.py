@@ -48,8 +48,9 @@ def test_mypy_type_checks_the_package_plainly(tmp_path: Path) -> None:
 
 
 def test_import_linter_contracts_hold_plainly() -> None:
-    """pyproject's [tool.importlinter]: layers only import downwards, and the policy core
-    reaches nothing that carries student text (beside tests/test_architecture.py's own scan)."""
+    """pyproject's [tool.importlinter]: layers only import downwards, the evaluator imports
+    nothing of the tutor it judges (issue 28), and the policy core reaches nothing that carries
+    student text (beside tests/test_architecture.py's own scan)."""
     result = subprocess.run(
         [_tool("lint-imports"), "--no-cache"],
         cwd=ROOT,

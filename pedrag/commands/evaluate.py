@@ -1,6 +1,7 @@
 """`pedrag evaluate`: tutor configurations x personas x exercises x repetitions -> BHR,
-fidelity, post-test mastery, statistics with sessions as the unit, gates G1-G4 and the
-over-help ladder; offline, or against any OpenAI-compatible endpoint, resumable."""
+fidelity, post-test mastery, paired statistics, the learner model's sensitivity table, the
+rubric's MRBench agreement, gates G1-G4 and the over-help ladder; offline, or against any
+OpenAI-compatible endpoint, resumable."""
 
 from __future__ import annotations
 
@@ -29,21 +30,23 @@ tables, comparisons between the arms, seed 2's acceptance gates G1-G4 and the ov
 (every rejection counted by cause).
 
 configurations: baseline (plain helpful prompt, no theory, no supervisor), prompt_only (the
-theory in the prompt, no supervisor), pedrag (the full supervised runtime).
+theory's written principles in the prompt, no supervisor), pedrag (pedrag.Tutor, the tutor
+users run, through the public API: offline exactly as `pedrag chat` runs it).
 personas: earnest-but-stuck, answer-seeker, gate-evader, injector, struggling-sarah,
 curious-carlos, anxious-alex.
 
-What is measured, and by whom: each simulated learner has a hidden knowledge state (per step
-of the goal) that only a reply at the right rung can raise, may give up, and after the session
-answers a held-out exercise of the same goal; mastery is that post-test answer graded by the
-exercise's key, never the tutor's or the learner's own claim. A reply's rung is read by an
-independent rubric; the reference ceiling comes from graded trusted state through the policy
-core. The unit of the statistics is one session: p-values and 95% bootstrap intervals are
-given only when the repetitions are independent (different learner seeds), never for a
-deterministic replication (--deterministic, or identical transcripts), and the report states
-n and the unit.
+What is measured, and by whom: the evaluator shares no code with the tutor. It judges each
+reply against the theory's written principles (the text the prompt-only arm is given), with
+its own answer check, rung reading and distress reading. Each simulated learner has a hidden
+knowledge state whose learning rule is a stated assumption (--sensitivity varies each), may
+give up, and after the session answers a held-out exercise of the same goal; mastery is that
+answer graded by the evaluator's answer check. Every arm ends a session under the same rule:
+mastery reached, give-up or the turn limit. The unit of the statistics is one session (paired
+comparisons: one learner met by both arms); p-values and 95% bootstrap intervals are given
+only when the repetitions are independent (different learner seeds), and the report states n
+and the unit. --mrbench FILE adds the rubric's agreement with MRBench's human labels.
 
-Offline by default: no network, seconds for the default grid; the same --seed gives the same
+Offline by default: no network, about a minute for the default grid; the same --seed gives the same
 report. With --endpoint URL (or OPENAI_BASE_URL / OPENAI_API_KEY) the tutors, the learner's
 voice and the evaluator call any OpenAI-compatible server: the endpoint is checked first, an
 estimate of calls, tokens and cost is printed before the first session, a progress bar shows
@@ -62,9 +65,11 @@ examples:
   pedrag evaluate --topics arithmetic,python_loops --turns 10 --format json -o report.json
   pedrag evaluate --gates                          # exit 1 when a gate fails (CI)
   pedrag evaluate --deterministic --reps 3         # a replication check: no p-values
+  pedrag evaluate --sensitivity --mrbench ../shared/data/mrbench/dev.json --figures
   pedrag evaluate --endpoint http://127.0.0.1:8080/v1 --model gemma-3-270m \\
       --personas answer-seeker,curious-carlos --topics arithmetic --reps 1 --turns 3 \\
       --max-tokens 48 --results smoke.jsonl --plot smoke.png
+  pedrag evaluate --endpoint URL --model M --evaluator-model J   # a separate evaluator model
   pedrag evaluate --endpoint URL --model M --estimate   # print the estimate and stop
 """
 
@@ -365,6 +370,11 @@ def run(args: argparse.Namespace) -> int:
         theories, curriculum = _load(args)
         grid = _grid(args, ExerciseCase.from_curriculum(curriculum))
         backend = _backend(args)
+        if args.sensitivity and backend is not None:
+            raise UsageProblem(
+                "--sensitivity reruns the grid six times offline (the learner model is "
+                "simulated); run it without an endpoint (--offline)"
+            )
         student_backend, evaluator_backend = _roles(args, backend)
         _check_writable("-o", args.output)
         _check_writable("--plot", args.plot)

@@ -128,3 +128,16 @@ def test_the_same_seed_draws_the_same_learner_and_another_seed_may_not(
     again = [_learner(exercises, "anxious-alex", seed).known for seed in range(30)]
     assert first == again
     assert len({tuple(known) for known in first}) > 1
+
+
+def test_restating_the_question_or_inviting_the_learner_is_not_a_leading_question() -> None:
+    case = ExerciseCase(
+        "x", "g", "photosynthesis", "science",
+        "In which part of a plant cell does photosynthesis take place?", "chloroplast",
+    )  # fmt: skip
+    restated = (
+        "The question is still: In which part of a plant cell does photosynthesis take place?"
+    )
+    assert judge_rung(restated, case) == 1
+    assert judge_rung("My job is to help. Where would you like to start?", case) == 1
+    assert judge_rung("Which part of the cell holds the green pigment?", case) == 3

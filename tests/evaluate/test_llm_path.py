@@ -262,7 +262,7 @@ def test_the_evaluator_can_be_another_model_than_the_tutor(
     assert not any(role == "evaluator" and model == "tutor-m" for role, model in models)
 
 
-def test_an_evaluator_model_without_an_endpoint_is_a_usage_problem(
+def test_endpoint_only_options_without_an_endpoint_and_sensitivity_with_one_are_usage_problems(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pedrag.cli import main
@@ -271,3 +271,6 @@ def test_an_evaluator_model_without_an_endpoint_is_a_usage_problem(
         monkeypatch.delenv(name, raising=False)
     assert main(["evaluate", "--evaluator-model", "judge-m", "--reps", "1"]) == 2
     assert "need an endpoint" in capsys.readouterr().err
+    endpoint = ["--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--sensitivity"]
+    assert main(["evaluate", *endpoint]) == 2
+    assert "--sensitivity reruns the grid six times offline" in capsys.readouterr().err

@@ -4,6 +4,7 @@ against values known from the literature (Fisher's tea-tasting table and friends
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -168,3 +169,21 @@ def test_paired_comparison_meets_the_same_learners_and_states_its_unit() -> None
     assert paired.turns_difference == pytest.approx(1.0)
     assert paired.bhr_ci == (-0.5, -0.5)  # every pair differs by the same amount
     assert paired.p_bhr is not None and paired.p_bhr < 0.05
+
+
+def test_claim_check_compares_the_claimed_rung_with_the_rubrics_reading() -> None:
+    from dataclasses import replace
+
+    from pedrag.evaluate.records import TurnEvaluation
+
+    def claimed(claim: int | None, read: int) -> Any:
+        base = turn(1, TurnEvaluation(fidelity=1.0, estimated_rung=read))
+        return replace(base, tutor=replace(base.tutor, rung=claim))
+
+    sessions = [
+        session("pedrag", [claimed(5, 3), claimed(3, 3), claimed(2, 4)]),
+        session("baseline", [claimed(None, 7)]),  # no claim: nothing to check
+    ]
+    assert metrics.claim_check(sessions) == {
+        "pedrag": {"replies": 3, "below": 1, "at": 1, "above": 1}
+    }
