@@ -481,8 +481,15 @@ def mcnemar_exact(only_treatment: int, only_control: int) -> float:
 
 
 def paired_compare(
-    sessions: Iterable[SessionRecord], treatment: str, control: str, *, seed: int = 0
+    sessions: Iterable[SessionRecord],
+    treatment: str,
+    control: str,
+    *,
+    seed: int = 0,
+    tested: bool = True,
 ) -> PairedComparison:
+    """``tested=False`` (a deterministic replication: repetitions are copies, not samples):
+    the paired differences and intervals, and no p-value."""
     chosen = grid_sessions(sessions)
     first = {_pair_key(s): s for s in chosen if s.config == treatment}
     second = {_pair_key(s): s for s in chosen if s.config == control}
@@ -493,9 +500,9 @@ def paired_compare(
         if a is not None and b is not None
     ]
     bhr_diffs = [a - b for a, b in bhr]
-    tested = [k for k in keys if first[k].post_tested and second[k].post_tested]
+    post_tested = [k for k in keys if first[k].post_tested and second[k].post_tested]
     mastery_diffs = [
-        float(first[k].mastery_reached) - float(second[k].mastery_reached) for k in tested
+        float(first[k].mastery_reached) - float(second[k].mastery_reached) for k in post_tested
     ]
     turn_diffs = [float(len(first[k].turns) - len(second[k].turns)) for k in keys]
     only_first = sum(d > 0 for d in mastery_diffs)
@@ -507,10 +514,10 @@ def paired_compare(
         pairs=len(keys),
         bhr_difference=_mean(bhr_diffs) if bhr_diffs else None,
         bhr_ci=bootstrap_mean(bhr_diffs, seed=seed),
-        p_bhr=wilcoxon(bhr_diffs),
+        p_bhr=wilcoxon(bhr_diffs) if tested else None,
         mastery_difference=_mean(mastery_diffs) if mastery_diffs else None,
         mastery_ci=bootstrap_mean(mastery_diffs, seed=seed),
-        p_mastery=mcnemar_exact(only_first, only_second) if mastery_diffs else None,
+        p_mastery=mcnemar_exact(only_first, only_second) if mastery_diffs and tested else None,
         discordant=(only_first, only_second),
         turns_difference=_mean(turn_diffs) if turn_diffs else None,
         turns_ci=bootstrap_mean(turn_diffs, seed=seed),
@@ -518,13 +525,13 @@ def paired_compare(
 
 
 def paired_comparisons(
-    sessions: Sequence[SessionRecord], configs: Sequence[str], *, seed: int = 0
+    sessions: Sequence[SessionRecord], configs: Sequence[str], *, seed: int = 0, tested: bool = True
 ) -> list[PairedComparison]:
     """``pedrag`` against each other arm, and ``prompt_only`` against ``baseline`` (the order
     of :func:`comparisons`)."""
     present = [name for name in configs if any(s.config == name for s in sessions)]
     return [
-        paired_compare(sessions, treatment, control, seed=seed)
+        paired_compare(sessions, treatment, control, seed=seed, tested=tested)
         for later, treatment in enumerate(present)
         for control in reversed(present[:later])
     ][::-1]

@@ -76,7 +76,9 @@ def build_report(
         },
         "paired": [
             item.to_dict()
-            for item in metrics.paired_comparisons(sessions, configs, seed=result.grid.seed)
+            for item in metrics.paired_comparisons(
+                sessions, configs, seed=result.grid.seed, tested=kind == "independent"
+            )
         ],
         "claims": metrics.claim_check(sessions),
         "sensitivity": [row.to_dict() for row in sensitivity],

@@ -51,6 +51,8 @@ def waiting_line(held: int, left: int, allowed: int) -> str:
     opening = _HOLD_OPENINGS[held % len(_HOLD_OPENINGS)]
     closing = _HOLD_CLOSINGS[(held // len(_HOLD_OPENINGS)) % len(_HOLD_CLOSINGS)]
     return f"{opening} {closing.format(left=left, allowed=allowed)}"
+
+
 PASSED = "The exam is over: your answer was correct. You passed."
 FAILED = "The exam is over: your answer was not correct, so this exam is not passed."
 
