@@ -11,9 +11,7 @@ so `import pedrag` stays cheap and the runtime never drags in the compiler's par
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from pedrag._lazy import lazy_exports
 from pedrag._version import __version__ as __version__
 
 _EXPORTS = {
@@ -50,14 +48,4 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pedrag' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports("pedrag", globals(), _EXPORTS)

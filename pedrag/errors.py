@@ -11,9 +11,7 @@ not load the compiler, the runtime or their dependencies.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from pedrag._lazy import lazy_exports
 from pedrag.kernel.errors import PedragError as PedragError
 
 _EXPORTS = {
@@ -48,14 +46,4 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "PedragError"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pedrag.errors' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports("pedrag.errors", globals(), _EXPORTS)
