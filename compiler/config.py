@@ -26,7 +26,6 @@ compiled, so hiding the error would only hide why.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 import tomllib
@@ -36,6 +35,7 @@ from typing import Any, Protocol
 
 from pedrag.dsl.diagnostics import Severity
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.suggest import did_you_mean
 
 KEYS = ("select", "extend-select", "ignore", "severity", "fail-on", "files", "docs-url")
 
@@ -176,8 +176,7 @@ def _where(path: Path, text: str, key: str) -> str:
 
 
 def _did_you_mean(name: str, choices: list[str] | tuple[str, ...] | frozenset[str]) -> str:
-    close = difflib.get_close_matches(name.replace("_", "-"), sorted(choices), n=1)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    return did_you_mean(name.replace("_", "-"), choices, lead="; ")
 
 
 def _names(value: Any, key: str, where: str) -> frozenset[str]:

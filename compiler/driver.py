@@ -7,7 +7,6 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 
 from __future__ import annotations
 
-import difflib
 import re
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.suggest import did_you_mean
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -174,16 +174,14 @@ def _check_ignore_lists(loaded: LoadedFile) -> list[Diagnostic]:
         for index, name in enumerate(names):
             span = loaded.positions.span((*path, index))
             if name not in checks:
-                close = difflib.get_close_matches(name.replace("_", "-"), list(checks), n=1)
                 out.append(
                     error(
                         "unknown-name",
                         f"`ignore:` names unknown check `{name}`",
                         span,
                         items=(item,) if item else (),
-                        help=f"did you mean `{close[0]}`?"
-                        if close
-                        else "see `pedrag check --list-checks`",
+                        help=did_you_mean(name.replace("_", "-"), checks)
+                        or "see `pedrag check --list-checks`",
                     )
                 )
             elif checks[name].info.stage == "front-end":

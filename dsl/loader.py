@@ -8,7 +8,6 @@ with a "did you mean"), then resolve names and types. Whatever goes wrong become
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -24,6 +23,7 @@ from pedrag.dsl.resolve import resolve_curriculum, resolve_theory
 from pedrag.dsl.schema_text import describe
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import Path, Positions, YamlError, load_yaml
+from pedrag.kernel.suggest import closest, did_you_mean
 
 
 @dataclass
@@ -156,10 +156,9 @@ def _humane(item: Any) -> tuple[str, str | None]:
     kind, ctx, value = item["type"], item.get("ctx", {}), item.get("input")
     if kind == "literal_error":
         choices = _choices(ctx)
-        hint = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
         return (
             f"`{value}` is not allowed here; use one of: {', '.join(choices)}",
-            f"did you mean `{hint[0]}`?" if hint else None,
+            did_you_mean(str(value), choices) or None,
         )
     if kind == "too_long" or kind == "too_short":
         if "tuple" in item["msg"].lower():
@@ -224,11 +223,8 @@ def _validation_diagnostics(
             seen.add(loc)
             key = str(loc[-1])
             allowed = _fields_at(model, loc[:-1])
-            hint = _close_key(key, allowed)
-            help = (
-                f"did you mean `{hint}`?"
-                if hint
-                else (f"allowed keys: {', '.join(allowed)}" if allowed else None)
+            help = did_you_mean(key, allowed) or (
+                f"allowed keys: {', '.join(allowed)}" if allowed else None
             )
             diagnostics.append(
                 error("unknown-name", f"unknown key `{key}`", positions.key_span(loc), help=help)
@@ -297,11 +293,6 @@ def _validation_diagnostics(
     return diagnostics
 
 
-def _close_key(key: str, allowed: list[str]) -> str | None:
-    hint = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    return hint[0] if hint else None
-
-
 def _misspelt_keys(
     errors: list[Any], model: type[BaseModel], positions: Positions
 ) -> set[tuple[Any, ...]]:
@@ -319,7 +310,7 @@ def _misspelt_keys(
         if kind == "missing":
             missing.add(loc)
             continue
-        guess = _close_key(str(loc[-1]), _fields_at(model, loc[:-1]))
+        guess = closest(str(loc[-1]), _fields_at(model, loc[:-1]))
         if guess is not None:
             guesses.add((*loc[:-1], guess))
     return missing & guesses

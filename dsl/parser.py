@@ -26,6 +26,7 @@ from lark.exceptions import (
 from pedrag.dsl import ast
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.rungs import is_rung_name, parse_rung
+from pedrag.kernel.suggest import phrase
 
 # How deeply a condition may nest (`not not ...`, parentheses inside arithmetic, a chain of
 # `implies`, a long sum). Every later stage (resolution, z3 encoding, lowering, the runtime's
@@ -108,7 +109,7 @@ def _slip(text: str, position: int) -> tuple[int, int, str, str] | None:
                 text.startswith("==", start) or (start > 0 and text[start - 1] in "<>!=")
             ):
                 continue
-            return start, len(written), message, f"did you mean `{meant}`?"
+            return start, len(written), message, phrase(meant)
     return None
 
 

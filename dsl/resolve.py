@@ -8,10 +8,9 @@ against metric domains (type-error), and enforces the trust boundary on ceiling 
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
@@ -36,6 +35,7 @@ from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
 from pedrag.kernel.ceiling import runtime_steps_for
 from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
+from pedrag.kernel.suggest import did_you_mean
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS
 
 Context = Literal["rule", "ceiling", "invariant", "monitor", "switch", "compute"]
@@ -43,11 +43,6 @@ CEILING_READABLE = CEILING_SOURCES
 _ORDERING = ("<", "<=", ">", ">=")
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean `{matches[0]}`?" if matches else ""
 
 
 def rung_number(name: str) -> int:

@@ -10,6 +10,7 @@ the runtime all call it, so a proof about a theory is a proof about the turn the
 - ``canonical`` — canonical JSON and the policy hash;
 - ``rungs`` — the hint ladder: rung names, parsing, the ladder's text, whether code is allowed;
 - ``errors`` — `PedragError`, the root of every exception pedrag raises on purpose.
+- ``suggest`` — "did you mean": the closest known name and the one wording of a suggestion.
 """
 
 if __name__ != "pedrag.kernel":  # DESIGN, layout: one import name per module

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.rungs import rung_name
+from pedrag.kernel.suggest import did_you_mean
 
 NAME = "chat"
 ORDER = 30
@@ -197,8 +197,7 @@ DEFAULT_THEORY = "socratic"
 
 def unknown(what: str, name: str, known: list[str] | tuple[str, ...]) -> str:
     """ "unknown exercise 'mult_7x9'; did you mean 'mult_7x8'? (known: ...)"."""
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(name, known, quote="repr", lead="; ")
     return f"unknown {what} {name!r}{hint} (known: {', '.join(known) or 'none'})"
 
 

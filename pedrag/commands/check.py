@@ -200,10 +200,9 @@ def _colour(mode: str) -> bool:
 def explain(name: str) -> int:
     checks = catalog()
     if name not in checks:
-        import difflib
+        from pedrag.kernel.suggest import did_you_mean
 
-        close = difflib.get_close_matches(name, list(checks), n=1)
-        hint = f"; did you mean `{close[0]}`?" if close else ""
+        hint = did_you_mean(name, checks, lead="; ")
         print(
             f"pedrag: unknown check `{name}`{hint} (see `pedrag check --list-checks`)",
             file=sys.stderr,

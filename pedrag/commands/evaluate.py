@@ -6,7 +6,6 @@ OpenAI-compatible endpoint, resumable."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -18,6 +17,7 @@ from pedrag.commands._options import add_format_option
 from pedrag.commands._output import write_output
 from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_endpoint
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.suggest import did_you_mean
 
 NAME = "evaluate"
 ORDER = 40
@@ -213,8 +213,7 @@ def _check_known(kind: str, names: list[str], known: list[str]) -> None:
     if not unknown and names:
         return
     name = unknown[0] if unknown else "(none)"
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(name, known, quote="repr", lead="; ")
     raise UsageProblem(f"unknown {kind} {name!r}{hint} (known: {', '.join(known)})")
 
 

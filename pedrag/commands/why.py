@@ -8,7 +8,6 @@ monitors and theory switches that would fire. Metrics left out take their defaul
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import re
 import sys
@@ -19,6 +18,7 @@ from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.check import _colour
 from pedrag.compiler.reports.text import format_report
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.suggest import did_you_mean
 from pedrag.runtime.policy.compiled import (
     CompiledPolicy,
     MetricSpec,
@@ -99,8 +99,8 @@ def parse_value(metric: MetricSpec, text: str) -> Value:
             raw = raw[1:-1]  # `intent='attempt'`, as a quoted string in a condition
         if raw in metric.values:
             return raw
-        close = difflib.get_close_matches(raw, metric.values, n=1)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        meant = did_you_mean(raw, metric.values)
+        hint = f" ({meant})" if meant else ""
         raise StateArgumentError(f"`{metric.name}={raw}`: {domain}{hint}")
     if not _NUMBER.fullmatch(raw):
         raise StateArgumentError(f"`{metric.name}={raw}` is not a number: {domain}")
@@ -124,8 +124,7 @@ def parse_state(policy: CompiledPolicy, text: str) -> dict[str, Value]:
         if not equals or not name:
             raise StateArgumentError(f"`{part}` is not NAME=VALUE")
         if name not in policy.metrics:
-            close = difflib.get_close_matches(name, list(policy.metrics), n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            hint = did_you_mean(name, policy.metrics, lead="; ")
             raise StateArgumentError(f"unknown metric `{name}`{hint}")
         if name in state:
             raise StateArgumentError(f"`{name}` is given twice")

@@ -17,6 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from pedrag.kernel.suggest import suggested
 from pedrag.lsp.checking import analyse, to_lsp
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
@@ -450,21 +451,17 @@ def create_server() -> Any:
                 continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
             help = data.get("help") or ""
-            meant = re.fullmatch(r"did you mean `([^`]+)`\?", help)
+            meant = suggested(help)
             single_line = diagnostic.range.start.line == diagnostic.range.end.line
             if meant and diagnostic.code in ("syntax-error", "unknown-name") and single_line:
                 actions.append(
                     types.CodeAction(
-                        title=f"Replace with `{meant.group(1)}`",
+                        title=f"Replace with `{meant}`",
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
                         is_preferred=True,
                         edit=types.WorkspaceEdit(
-                            changes={
-                                uri: [
-                                    types.TextEdit(range=diagnostic.range, new_text=meant.group(1))
-                                ]
-                            }
+                            changes={uri: [types.TextEdit(range=diagnostic.range, new_text=meant)]}
                         ),
                     )
                 )
