@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -47,10 +48,16 @@ def test_mypy_type_checks_the_package_plainly(tmp_path: Path) -> None:
     assert "Success" in result.stdout
 
 
+def _contracts() -> list[dict[str, object]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, object]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
 def test_import_linter_contracts_hold_plainly() -> None:
-    """pyproject's [tool.importlinter]: layers only import downwards, the evaluator imports
-    nothing of the tutor it judges (issue 28), and the policy core reaches nothing that carries
-    student text (beside tests/test_architecture.py's own scan)."""
+    """pyproject's [tool.importlinter], the one statement of the layer rule: stages import only
+    downwards, the evaluator imports nothing of the tutor it judges (issue 28), the policy core
+    reaches nothing that carries student text, and each runtime package keeps its boundary."""
     result = subprocess.run(
         [_tool("lint-imports"), "--no-cache"],
         cwd=ROOT,
@@ -58,7 +65,29 @@ def test_import_linter_contracts_hold_plainly() -> None:
         text=True,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert f"{len(_contracts())} kept, 0 broken" in result.stdout
+
+
+def test_every_runtime_package_has_a_boundary_contract() -> None:
+    """A new runtime package gets its own contract: each but the service is the source of a
+    `forbidden` one, and every one of them is forbidden to import the service (the top)."""
+    packages = sorted(
+        f"pedrag.runtime.{path.name}"
+        for path in (ROOT / "runtime").iterdir()
+        if (path / "__init__.py").is_file()
+    )
+    forbidden = [c for c in _contracts() if c["type"] == "forbidden"]
+    sources = {str(module) for c in forbidden for module in c["source_modules"]}  # type: ignore[attr-defined]
+    below_service = {
+        str(module)
+        for c in forbidden
+        if "pedrag.runtime.service" in c["forbidden_modules"]  # type: ignore[operator]
+        for module in c["source_modules"]  # type: ignore[attr-defined]
+    }
+    others = [p for p in packages if p != "pedrag.runtime.service"]
+    assert "pedrag.runtime.service" in packages and len(others) >= 7
+    assert [p for p in others if p not in sources] == []
+    assert [p for p in others if p not in below_service] == []
 
 
 def test_every_stage_folder_is_linked_into_the_package() -> None:

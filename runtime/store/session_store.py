@@ -92,6 +92,7 @@ from pedrag.runtime.store.errors import (
     StoreUnavailable,
     TurnConflict,
 )
+from pedrag.runtime.store.safe_text import safe_text
 from pedrag.runtime.store.schema import (
     DEFAULT_TENANT,
     TENANT_ID_LENGTH,
@@ -106,7 +107,6 @@ from pedrag.runtime.store.schema import (
 )
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
 from pedrag.runtime.store.stored import StoredSession
-from pedrag.runtime.turn.text import safe_text
 
 __all__ = [
     "ROLES",

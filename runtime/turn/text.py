@@ -1,55 +1,22 @@
-"""Text crossing into the runtime: the student's message and the model's reply, made safe to
-store, print and check.
+"""Text crossing into the runtime: the student's message and the model's reply, as the
+detector reads them and as the learner wrote them.
 
 Runtime, the turn's boundary. Two readings of one text:
 
-- :func:`clean_text` — for storing and printing: control characters (except tab, newline and
-  carriage return), ANSI escape sequences and unpaired surrogates replaced by U+FFFD;
-  :func:`safe_text` also removes credentials from URLs (:func:`redact_credentials`).
 - :func:`detection_view` — for the answer detector: the text as a reader sees it, with a map
   back to the original offsets; the rules live in one place,
   :mod:`pedrag.runtime.detect.canonical`.
+- :func:`as_written` — a normalised reading of the learner's answer, as the learner wrote it.
 
-Why: the text a turn handles ends up in the audit record, in the transcript the student sees and
-in the trace an instructor reads with ``pedrag audit``. A NUL cannot be stored (PostgreSQL's
-JSONB refuses it, so the store refuses it everywhere) and would fail the whole turn; an unpaired
-surrogate cannot be written as UTF-8 and would crash the terminal output; an ANSI escape
-sequence could rewrite what the instructor's terminal shows of the audit trail. Replacing them,
-rather than dropping them, keeps a visible mark that something was there. And a detector that
-reads code points rather than what a reader sees is beaten by one inserted zero-width space.
+Why: a detector that reads code points rather than what a reader sees is beaten by one inserted
+zero-width space. What may be stored or printed (control characters, ANSI escapes, credentials
+taken out) is :mod:`pedrag.runtime.store.safe_text`, below the turn, so the store needs nothing
+of it.
 """
 
 from __future__ import annotations
 
 import re
-
-REPLACEMENT = "\ufffd"
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
-_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """``text`` with ANSI escape sequences, control characters (but ``\\t``, ``\\n``,
-    ``\\r``) and unpaired surrogates each replaced by one U+FFFD."""
-    if text.isascii() and text.isprintable():
-        return text
-    return _UNSAFE.sub(REPLACEMENT, _ANSI.sub(REPLACEMENT, text))
-
-
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@:]*(?::[^\s/@]*)?@")
-
-
-def redact_credentials(text: str) -> str:
-    """``text`` with the user and password of every URL in it removed
-    (``https://user:secret@host/v1`` -> ``https://***@host/v1``)."""
-    return _URL_CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
-
-
-def safe_text(text: str) -> str:
-    """What may be stored or printed: :func:`clean_text` of :func:`redact_credentials`."""
-    return clean_text(redact_credentials(text))
-
 
 # --- the detector's view ----------------------------------------------------------------------
 

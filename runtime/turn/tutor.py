@@ -88,6 +88,7 @@ from pedrag.runtime.policy.policy_core import (
 from pedrag.runtime.policy.rule_engine import Choice, RuleEngine
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.store.errors import StoreError
+from pedrag.runtime.store.safe_text import clean_text, redact_credentials
 from pedrag.runtime.turn import audit as audit_module
 from pedrag.runtime.turn.analyzer import ContextAnalyzer, Inference, computed_metrics
 from pedrag.runtime.turn.behaviour_monitor import adapt
@@ -123,7 +124,7 @@ from pedrag.runtime.turn.state import (
     new_state,
 )
 from pedrag.runtime.turn.streaming import MAX_STREAM_SECONDS, StreamGuard
-from pedrag.runtime.turn.text import as_written, clean_text, redact_credentials
+from pedrag.runtime.turn.text import as_written
 from pedrag.runtime.turn.trusted_writer import action_event, trusted_updates
 
 if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens a SQL store
