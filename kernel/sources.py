@@ -51,6 +51,27 @@ OBSERVED_WRITES: dict[str, str] = {
     "reflection_prompted": "bool",  # the previous reply was a reflection prompt (its tags)
 }
 
+# What the offline context analyzer's heuristics estimate from one message (seed 1, stage 3;
+# `heuristic_inference` in runtime/turn/analyzer.py), by name and type. A model-backed analyzer
+# estimates every inferred metric a theory declares; offline, an inferred metric of another name
+# keeps its default. Pinned against the analyzer by tests/runtime/test_writers.py.
+HEURISTIC_INFERENCES: dict[str, str] = {
+    "frustration": "float",
+    "hedging": "float",
+    "confidence": "float",
+    "engagement": "float",
+    "self_monitoring": "float",
+    "misconception": "bool",
+    "reasoning_quality": "enum",
+    "affect": "enum",
+}
+# The offline fallback selector's reading of a state (`offline_select` in
+# runtime/policy/rule_engine.py): an estimate of this inferred metric at or above the threshold
+# calls for an action tagged `affect_support`. The exam and adversarial intents it reads are the
+# ceiling's exam-lockdown step metric and INTENT_METRIC below.
+DISTRESS_METRIC = "frustration"
+DISTRESS_THRESHOLD = 0.7
+
 # Runtime events a trusted writer can name. `action:<name>` (the tutor took that action this
 # turn) is an event too, for every action of the theory.
 EVENTS = {
@@ -221,6 +242,18 @@ def parse_writer(
 def writes_observed(name: str, metric_type: str) -> bool:
     """Whether the response monitor writes an observed metric of this name and type."""
     return OBSERVED_WRITES.get(name) == metric_type
+
+
+def is_written(name: str, source: str, metric_type: str, has_writer: bool) -> bool:
+    """Whether some stage or runtime event writes this metric in a real session: a trusted
+    metric only through its declared (or default) writer, an observed one only if the response
+    monitor writes that name; the other sources' stages write whatever the theory declares.
+    A metric nothing writes keeps its default in every session (`unwritten-metric`)."""
+    if source == "trusted":
+        return has_writer
+    if source == "observed":
+        return writes_observed(name, metric_type)
+    return True
 
 
 def default_writer(name: str) -> Any | None:

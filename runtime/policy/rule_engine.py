@@ -20,9 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pedrag.kernel.ceiling import runtime_step
 from pedrag.kernel.rungs import rung_name
+from pedrag.kernel.sources import DISTRESS_METRIC, DISTRESS_THRESHOLD, INTENT_METRIC
 from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, parse_structured
-from pedrag.runtime.policy.policy_core import ADVERSARIAL_INTENTS, Contract
+from pedrag.runtime.policy.policy_core import ADVERSARIAL_INTENTS, EXAM_LOCKDOWN, Contract
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,13 @@ def offline_select(allowed: Sequence[Mapping[str, Any]], metrics: Mapping[str, A
     if not allowed:
         return None
     wanted: tuple[str, ...] = ("probe", "hint", "clarify")
-    if float(metrics.get("frustration", 0) or 0) >= 0.7:
+    # The names are the kernel's (the analyzer's distress estimate, the exam lockdown's metric,
+    # the classified intent), so a theory's own declarations are what this reads.
+    if float(metrics.get(DISTRESS_METRIC, 0) or 0) >= DISTRESS_THRESHOLD:
         wanted = ("affect_support",)
-    elif metrics.get("exam_active") is True:
+    elif metrics.get(runtime_step(EXAM_LOCKDOWN).metric) is True:
         wanted = ("exam",)
-    elif metrics.get("intent") in ADVERSARIAL_INTENTS:
+    elif metrics.get(INTENT_METRIC) in ADVERSARIAL_INTENTS:
         wanted = ("withhold", "conduct")
 
     def score(item: Mapping[str, Any]) -> tuple[int, int, int, str]:
