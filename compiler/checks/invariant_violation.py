@@ -9,12 +9,14 @@ witness is that state and the action; carets mark the invariant's parts that hol
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.compiler.guards import MAX_GUARDED, excluding_guard
+from pedrag.compiler.written import reachable
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.kernel.rungs import rung_name
 
@@ -53,10 +55,15 @@ def _state(witness: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
-    for number, finding in enumerate(analysis.invariant_violations()):
-        rule = finding.rules[0]
-        invariant = finding.extra["invariant"]
+    for number, found in enumerate(analysis.invariant_violations()):
+        rule = found.rules[0]
+        invariant = found.extra["invariant"]
         action = analysis.theory.actions[rule.action]
+        violation = analysis.violations[(invariant.id, action.name)]
+        outcome = reachable(analysis, [analysis.eligible[rule.id], violation], found.outcome)
+        if outcome is None:
+            continue  # only in a state no session reaches: `unwritten-metric` says why
+        finding = replace(found, outcome=outcome)
         items = (rule_item(rule), f"invariant:{invariant.id}")
         if finding.outcome.unknown:
             yield unknown(

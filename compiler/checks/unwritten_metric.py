@@ -20,7 +20,7 @@ from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import MetricInfo
-from pedrag.kernel.sources import OBSERVED_WRITES, writes_observed
+from pedrag.kernel.sources import OBSERVED_WRITES, is_written
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis
@@ -33,8 +33,10 @@ INFO = CheckInfo(
         "A trusted metric is written only by the system, on the runtime events its `writer:` "
         "names (the grader's verdict, a turn, an action taken, an instructor toggle). One that "
         "no writer declares stays at its default in every real session, so the rules, ceiling "
-        "steps, monitors and switches that need another value never apply, although the other "
-        "checks, which range over every state, count them."
+        "steps, monitors, invariants and switches that need another value never apply. "
+        "Dead rules and coverage range over every state and still count them; a conflict or an "
+        "invariant violation is reported only with a state a session can reach, where every "
+        "metric nothing writes is at its default."
     ),
     example=(
         "metrics:\n"
@@ -51,13 +53,17 @@ INFO = CheckInfo(
 
 
 def _readers(analysis: Analysis) -> dict[str, list[str]]:
-    """Metric -> the items whose conditions read it (rules, steps, monitors, switches)."""
+    """Metric -> the items whose conditions read it (rules, steps, monitors, invariants,
+    switches)."""
     theory = analysis.theory
     conditions: list[tuple[str, ast.Expr]] = [(f"rule:{r.id}", r.when.expr) for r in theory.rules]
     conditions += [
         (f"ceiling:{s.index}", s.when.expr) for s in theory.ceiling_steps if s.runtime is None
     ]
     conditions += [(f"monitor:{name}", located.expr) for name, located in theory.monitors.items()]
+    # an invariant about a value nothing writes is never tested by a session, and its
+    # violations there are not reported (`pedrag.compiler.written`): say why once, here
+    conditions += [(f"invariant:{i.id}", i.condition.expr) for i in theory.invariants]
     conditions += [(f"switch:{s.index}", s.when.expr) for s in theory.switches]
     conditions += [(f"metric:{n}", m.compute) for n, m in theory.metrics.items() if m.compute]
     readers: dict[str, list[str]] = {}
@@ -70,12 +76,12 @@ def _readers(analysis: Analysis) -> dict[str, list[str]]:
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
     readers = _readers(analysis)
     for name, metric in analysis.theory.metrics.items():
-        if name not in readers:
+        if name not in readers or is_written(
+            name, metric.source, metric.type, metric.writer is not None
+        ):
             continue
-        if metric.source == "observed" and not writes_observed(name, metric.type):
+        if metric.source == "observed":
             yield _unobserved(name, metric, readers[name])
-            continue
-        if metric.source != "trusted" or metric.writer is not None:
             continue
         items = readers[name]
         yield Diagnostic(

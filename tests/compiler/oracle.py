@@ -123,16 +123,20 @@ def render(theory: Theory) -> str:
     lines = ["pedrag: 1", "theory: {id: generated, name: Generated}"]
     lines.append(f"selection: {theory.selection}")
     lines.append("metrics:")
+    # Every metric is written (and may be read by a ceiling step): the oracle ranges over every
+    # state, and a metric nothing writes would pin its witnesses to its default.
     for m in theory.metrics:
         if m.type == "bool":
-            lines.append(f"  {m.name}: {{type: bool, source: trusted}}")
+            lines.append(f"  {m.name}: {{type: bool, source: classified}}")
         elif m.type == "enum":
             lines.append(
-                f"  {m.name}: {{type: enum, values: [{', '.join(m.values)}], source: trusted}}"
+                f"  {m.name}: {{type: enum, values: [{', '.join(m.values)}], source: classified}}"
             )
         else:
+            writer = "{count: turn}" if m.type == "int" else "mastery"
             lines.append(
-                f"  {m.name}: {{type: {m.type}, range: [{number(m.low)}, {number(m.high)}], source: trusted}}"
+                f"  {m.name}: {{type: {m.type}, range: [{number(m.low)}, {number(m.high)}], "
+                f"source: trusted, writer: {writer}}}"
             )
     lines.append("actions:")
     for a in theory.actions:
