@@ -149,7 +149,7 @@ def compute_contract(
         trace.append(
             CeilingStep(
                 f"step {applied.position}" + (f": {name}" if name else ""),
-                f"{applied.effect} H{applied.rung}",
+                f"{applied.effect} {rung_name(applied.rung)}",
                 applied.before,
                 applied.after,
             )

@@ -22,6 +22,7 @@ from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
 from pedrag.kernel.rungs import rung_name
+from pedrag.kernel.selection import eligible_under
 from pedrag.kernel.sources import DISTRESS_METRIC, DISTRESS_THRESHOLD, INTENT_METRIC
 from pedrag.runtime.llm.interface import LLMBackend, LLMError, LLMRequest, parse_structured
 from pedrag.runtime.policy.policy_core import ADVERSARIAL_INTENTS, EXAM_LOCKDOWN, Contract
@@ -120,7 +121,11 @@ class RuleEngine:
         eligible_raw = list(self.policy.eligible(history, contract.ceiling))
         eligible = [self._index(item) for item in eligible_raw]
         # The engine re-checks the ceiling itself: a wrong policy can never widen it.
-        eligible = [i for i in eligible if self._rung(self.rules[i].action) <= contract.ceiling]
+        eligible = [
+            i
+            for i in eligible
+            if eligible_under(self._rung(self.rules[i].action), contract.ceiling)
+        ]
         chances = _probabilities(self.policy, eligible_raw, eligible, self._index)
         matched_ids = tuple(self.rules[i].id for i in matched)
         eligible_ids = tuple(self.rules[i].id for i in eligible)
@@ -159,7 +164,7 @@ class RuleEngine:
                 "description": info.description,
             }
             for name, info in self.actions.items()
-            if int(info.rung) <= contract.ceiling
+            if eligible_under(int(info.rung), contract.ceiling)
         ]
 
     def _fallback(
@@ -193,7 +198,7 @@ class RuleEngine:
             action=action,
             rung=self._rung(action),
             rule_id=None,
-            reason=f"no eligible rule; {via} chose among {len(allowed)} actions under H{contract.ceiling}",
+            reason=f"no eligible rule; {via} chose among {len(allowed)} actions under {rung_name(contract.ceiling)}",
             matched=matched,
             fallback_selector=True,
             failure=failure,
@@ -230,7 +235,9 @@ class RuleEngine:
         if not plan or plan.get("avoid") != choice.action or contract.exam_lockdown:
             return choice
         for candidate in plan.get("prefer", ()):
-            if candidate in self.actions and self._rung(candidate) <= contract.ceiling:
+            if candidate in self.actions and eligible_under(
+                self._rung(candidate), contract.ceiling
+            ):
                 return Choice(
                     action=candidate,
                     rung=self._rung(candidate),
