@@ -31,6 +31,7 @@ from typing import Literal
 from pedrag.runtime.detect.arithmetic import expressions
 from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
+from pedrag.runtime.detect.folding import ascii_fold
 from pedrag.runtime.detect.number_words import find_number_words
 from pedrag.runtime.detect.spellings import find_spellings
 from pedrag.runtime.detect.text_answer import find_text_variants
@@ -421,7 +422,7 @@ def parse_number(text: str) -> NumberMention | None:
 
 
 def _normal_words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    folded = ascii_fold(text)
     return re.findall(r"[a-z0-9]+", folded)
 
 

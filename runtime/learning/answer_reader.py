@@ -37,6 +37,7 @@ from rapidfuzz.distance import Levenshtein
 from text_to_num import alpha2digit, text2num
 
 from pedrag.runtime.detect.canonical import canonical_text
+from pedrag.runtime.detect.folding import ascii_fold
 
 MAX_TEXT_ANSWER_WORDS = 5  # a longer message without the key is a remark, not an answer
 MAX_MESSAGE_CHARS = 4_000  # longer messages are read only up to here (a turn's text is capped)
@@ -615,7 +616,7 @@ def is_remark(text: str) -> bool:
 
 def _fold(text: str) -> list[str]:
     """Words, case folded, accents removed, each in the singular."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    plain = ascii_fold(text)
     words = [w for w in _WORD.findall(plain) if w not in ("the", "a", "an")]
     return [_singular(w) for w in words]
 
