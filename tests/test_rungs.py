@@ -60,7 +60,15 @@ def test_rungs_are_spelled_and_compared_only_in_the_kernel() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    by_hand = re.compile(r"""f["']H\{|\.lstrip\(["']H["']\)|\brung\s*<=\s*ceiling\b""")
+    by_hand = re.compile(
+        r"""f["'][^"']*(?<![A-Za-z_])H\{|\.lstrip\(["']H["']\)|\brung\s*<=\s*ceiling\b"""
+        r"""|<=\s*contract\.ceiling\b"""
+    )
+    # Tracked, each in a module another change owns this round; the list only shrinks.
+    known = {
+        ("runtime/turn/tutor.py", 'f"no action at or below H{contract.ceiling}"'),
+        ("runtime/turn/judge.py", 'f"The draft contains code although the ceiling H{ceiling}'),
+    }
     offenders = []
     for folder in ("dsl", "compiler", "runtime", "kernel", "extract", "pedrag"):
         for path in sorted((root / folder).glob("**/*.py")):
@@ -73,7 +81,10 @@ def test_rungs_are_spelled_and_compared_only_in_the_kernel() -> None:
                 and "lsp" not in path.parts
             ):
                 continue  # the stage symlinks are walked under their own names
+            where = str(path.relative_to(root))
             for number, line in enumerate(path.read_text().splitlines(), 1):
+                if any(where == file and text in line for file, text in known):
+                    continue
                 if by_hand.search(line) and not line.lstrip().startswith(("#", '"""')):
                     offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
     assert not offenders, offenders

@@ -20,6 +20,7 @@ from pedrag.compiler.driver import PathError, discover
 from pedrag.compiler.lower import lower
 from pedrag.compiler.reports.text import format_report
 from pedrag.dsl.loader import load_file
+from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.policy.codegen import metrics_read
 
 NAME = "graph"
@@ -93,7 +94,7 @@ def build_graph(policies: Iterable[dict[str, Any]], switches_only: bool = False)
                 graph.add_node(
                     f"action:{theory}:{name}",
                     kind="action",
-                    label=f"{name} H{action['rung']}",
+                    label=f"{name} {rung_name(action['rung'])}",
                     theory=theory,
                 )
         for rule in data["rules"]:

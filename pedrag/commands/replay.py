@@ -305,7 +305,7 @@ def _turn_text(result: TurnResult) -> list[str]:
     old, new = result.old, result.new
     lines = [f"  turn {result.turn}: {_choice_text(old.choice, new.choice)}"]
     if old.ceiling != new.ceiling:
-        lines.append(f"      ceiling H{old.ceiling} -> H{new.ceiling}")
+        lines.append(f"      ceiling {rung_name(old.ceiling)} -> {rung_name(new.ceiling)}")
     gone = [r for r in old.eligible if r not in new.eligible]
     came = [r for r in new.eligible if r not in old.eligible]
     if gone:

@@ -18,6 +18,7 @@ from pedrag.commands._options import add_db_option, add_format_option
 from pedrag.commands.check import _colour
 from pedrag.compiler.reports.text import format_report
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.suggest import did_you_mean
 from pedrag.runtime.policy.compiled import (
     CompiledPolicy,
@@ -357,14 +358,16 @@ def format_text(report: dict[str, Any]) -> str:
             + ", ".join(f"{n}={_value(state[n])}" for n in report["computed"])
         )
     ceiling = report["ceiling"]
-    out += ["", f"ceiling: H{ceiling['rung']}"]
+    out += ["", f"ceiling: {rung_name(ceiling['rung'])}"]
     if ceiling["set_by"]:
         s = ceiling["set_by"]
-        out.append(f"  set by step {s['step']} ({s['effect']} H{s['rung']}): {s['when']}")
+        out.append(f"  set by step {s['step']} ({s['effect']} {rung_name(s['rung'])}): {s['when']}")
     else:
-        out.append(f"  the start rung H{ceiling['start']} (no step changed it)")
+        out.append(f"  the start rung {rung_name(ceiling['start'])} (no step changed it)")
     for step in ceiling["steps_applied"]:
-        out.append(f"  step {step['step']} held: {step['effect']} H{step['rung']} ({step['when']})")
+        out.append(
+            f"  step {step['step']} held: {step['effect']} {rung_name(step['rung'])} ({step['when']})"
+        )
     matching = report["matching"]
     out += ["", f"rules that hold: {len(matching)}"]
     width = max((len(r["rule"]) for r in matching), default=0)
@@ -372,12 +375,12 @@ def format_text(report: dict[str, Any]) -> str:
         if r["eligible"]:
             status = f"eligible, p = {r['probability']:.3f}"
         else:
-            status = f"above the ceiling (H{r['rung']} > H{ceiling['rung']})"
+            status = f"above the ceiling ({rung_name(r['rung'])} > {rung_name(ceiling['rung'])})"
         out.append(
-            f"  {r['rule']:<{width}}  -> {r['action']} (H{r['rung']}, weight {r['weight']:g}, priority {r['priority']})  {status}"
+            f"  {r['rule']:<{width}}  -> {r['action']} ({rung_name(r['rung'])}, weight {r['weight']:g}, priority {r['priority']})  {status}"
         )
     eligible = report["eligible"]
-    out += ["", f"eligible under H{ceiling['rung']}: {len(eligible)}"]
+    out += ["", f"eligible under {rung_name(ceiling['rung'])}: {len(eligible)}"]
     if not eligible:
         out.append("  none: the fallback selector chooses among the actions under the ceiling")
     for rule_id, p in sorted(report["probabilities"].items(), key=lambda item: -item[1]):

@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.selection import eligible_under
 
 Tree = list[Any]
@@ -876,7 +877,7 @@ def build_straight_line(
         lines.append("    return tuple(out)")
         namespace: dict[str, Any] = {"_exact": exact}
         source = "\n".join(lines) + "\n"
-        exec(compile(source, f"<pedrag eligible H{ceiling}>", "exec"), namespace)  # noqa: S102 - our own generated source
+        exec(compile(source, f"<pedrag eligible {rung_name(ceiling)}>", "exec"), namespace)  # noqa: S102 - our own generated source
         return namespace[f"eligible_h{ceiling}"]  # type: ignore[no-any-return]
 
     def first_use(ceiling: int) -> Callable[[Mapping[str, Any], tuple[Any, ...]], tuple[int, ...]]:
