@@ -124,9 +124,29 @@ def mentions_answer(text: str, exercise: Exercise) -> bool:
                 return True
             continue
         phrase = _normal(spelling)
-        if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal):
+        if not phrase or not _has_phrase(normal, phrase):
+            continue
+        # A word the exercise itself shows ("which word is the adverb in: '... gracefully
+        # ...'") is the answer only when the text says so, as for a given number.
+        if not _has_phrase(_normal(exercise.prompt), phrase) or _named_as_answer(normal, phrase):
             return True
     return False
+
+
+def _has_phrase(normal: str, phrase: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal) is not None
+
+
+def _named_as_answer(normal: str, phrase: str) -> bool:
+    """``normal`` names ``phrase`` as the answer: "the answer is X", "it's X", "yes, X",
+    "X is the adverb", "X is correct"."""
+    quoted = re.escape(phrase)
+    before = (
+        r"\b((answer|result)( is| would be| was)?|it s|it is|that s|would be|is just|choose"
+        r"|pick|right|correct|yes)"
+    )
+    after = r"(is|would be|was) (the|an?|correct|right)\b"
+    return re.search(rf"{before} {quoted}\b|\b{quoted} {after}", normal) is not None
 
 
 def shows_solution(text: str, exercise: Exercise) -> bool:

@@ -10,6 +10,7 @@ from pedrag.evaluate.answer_check import (
     correct_equations,
     is_correct,
     last_number,
+    mentions_answer,
     numbers,
     reveals,
     states_correction,
@@ -41,6 +42,17 @@ def test_a_worked_step_or_a_correction_gives_the_answer_away() -> None:
     assert not reveals("You said 24 / 3 = 8 already.", _case("9"), "24 / 3 = 8")
     assert states_correction("Actually, a five-sided polygon is called a pentagon.", "octagon")
     assert not states_correction("Is it actually called a pentagon?", "octagon")
+
+
+def test_a_word_the_exercise_shows_is_revealed_only_when_named_as_the_answer(
+    exercises: dict[str, ExerciseCase],
+) -> None:
+    case = exercises["adverb_identify"]  # the answer, 'gracefully', is a word of the prompt
+    restated = "Look at the sentence 'The quick fox jumped gracefully over the fence.' Which word?"
+    assert not reveals(restated, case, "what do I do?")
+    assert reveals("The answer is gracefully.", case, "what do I do?")
+    assert reveals("'Gracefully' is the adverb here.", case, "is it quick?")
+    assert mentions_answer("Yes, that's right: gracefully.", case)
 
 
 def test_a_learner_answer_is_correct_by_value_phrase_or_tests(
