@@ -22,6 +22,7 @@ in ``tests/evaluate/test_answer_check.py`` and in the report.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 import subprocess
@@ -86,9 +87,11 @@ def number(text: str) -> Fraction | None:
         return None
 
 
-def numbers(text: str) -> set[Fraction]:
+@functools.lru_cache(maxsize=8192)
+def numbers(text: str) -> frozenset[Fraction]:
     """Every number in ``text``: digits (``1,081``, ``2.5``, ``3/4``) and spelled numbers up
-    to ninety-nine."""
+    to ninety-nine. Cached by the text: a session's replies are read again on every later
+    turn (the rubric compares each reply with the help given so far)."""
     values = {
         value for value in (number(m.group(0)) for m in _NUMBER.finditer(text)) if value is not None
     }
@@ -98,7 +101,7 @@ def numbers(text: str) -> set[Fraction]:
     for word in _WORD.findall(text.lower()):
         if word in _NUMBER_WORDS and word != "one":  # "one" is mostly a pronoun
             values.add(Fraction(_NUMBER_WORDS[word]))
-    return values
+    return frozenset(values)
 
 
 def _normal(text: str) -> str:
@@ -183,7 +186,7 @@ def _evaluate(expression: str) -> Fraction | None:
         return None
 
 
-def correct_equations(text: str, about: set[Fraction] | None = None) -> list[Fraction]:
+def correct_equations(text: str, about: frozenset[Fraction] | None = None) -> list[Fraction]:
     """The results of the correct computations ``a op b = c`` written in ``text`` (only those
     with an operand in ``about``, when given: a computation about this problem)."""
     found = []

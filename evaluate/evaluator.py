@@ -44,6 +44,7 @@ never a pass).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -151,8 +152,10 @@ def _first(principles: Sequence[Principle], family: str) -> str | None:
     return next((item.id for item in principles if item.family == family), None)
 
 
+@functools.lru_cache(maxsize=4096)
 def reply_rung(reply: str, exercise: ExerciseCase, student: str) -> int:
-    """The rung a reply gives, by the rubric (H7 when it reveals, by the answer check)."""
+    """The rung a reply gives, by the rubric (H7 when it reveals, by the answer check).
+    Cached by value: every later turn of a session reads the earlier replies again."""
     if reveals(reply, exercise, student):
         return FULL_SOLUTION
     return read_reply(reply, exercise, student).rung

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pedrag.evaluate.answer_check import (
     reveals,
     states_correction,
 )
-from pedrag.evaluate.mrbench import MRBenchError, rubric_agreement
+from pedrag.evaluate.mrbench import Agreement, MRBenchError, rubric_agreement
 from pedrag.evaluate.records import ExerciseCase
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,13 @@ def mrbench_dev() -> Path:
         if candidate.is_file():
             return candidate
     raise AssertionError("MRBench's dev.json not found in shared/data/mrbench above the checkout")
+
+
+@functools.cache
+def mrbench_agreement() -> tuple[Agreement, ...]:
+    """The rubric's agreement with the development half, computed once for the tests that
+    read it (this file's floors and the stored figures' check)."""
+    return tuple(rubric_agreement(mrbench_dev()))
 
 
 def test_numbers_are_read_in_digits_and_words() -> None:
@@ -67,7 +75,7 @@ def test_a_learner_answer_is_correct_by_value_phrase_or_tests(
 
 
 def test_the_answer_check_agrees_with_mrbench_human_labels() -> None:
-    reveal, guidance = rubric_agreement(mrbench_dev())
+    reveal, guidance = mrbench_agreement()
     assert (reveal.replies, reveal.positives) == (756, 103)
     # Measured 0.66 / 0.60 / 0.63 (the runtime's detector, which this shares no code with,
     # reaches 0.88 / 0.71): a regression of the answer check fails here.
