@@ -111,6 +111,9 @@ def test_every_turn_is_judged_by_the_llm_evaluator_or_its_failure_is_recorded(
         if (row["source"], row["cause"]) == ("evaluator", "evaluator-failure")
     ]
     assert sum(row["counts"].get("baseline", 0) for row in failures) == unevaluated
+    # ... and said on stderr, with the first reason (a failed evaluator is never silent).
+    if unevaluated:
+        assert f"the evaluator model failed on {unevaluated} of" in run["first"][2]
 
 
 def test_the_same_command_reuses_the_sessions_its_results_file_holds(
