@@ -22,6 +22,7 @@ in ``tests/evaluate/test_answer_check.py`` and in the report.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import re
 import subprocess
@@ -86,9 +87,11 @@ def number(text: str) -> Fraction | None:
         return None
 
 
-def numbers(text: str) -> set[Fraction]:
+@functools.lru_cache(maxsize=8192)
+def numbers(text: str) -> frozenset[Fraction]:
     """Every number in ``text``: digits (``1,081``, ``2.5``, ``3/4``) and spelled numbers up
-    to ninety-nine."""
+    to ninety-nine. Cached by the text: a session's replies are read again on every later
+    turn (the rubric compares each reply with the help given so far)."""
     values = {
         value for value in (number(m.group(0)) for m in _NUMBER.finditer(text)) if value is not None
     }
@@ -98,7 +101,7 @@ def numbers(text: str) -> set[Fraction]:
     for word in _WORD.findall(text.lower()):
         if word in _NUMBER_WORDS and word != "one":  # "one" is mostly a pronoun
             values.add(Fraction(_NUMBER_WORDS[word]))
-    return values
+    return frozenset(values)
 
 
 def _normal(text: str) -> str:
@@ -124,9 +127,29 @@ def mentions_answer(text: str, exercise: Exercise) -> bool:
                 return True
             continue
         phrase = _normal(spelling)
-        if phrase and re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal):
+        if not phrase or not _has_phrase(normal, phrase):
+            continue
+        # A word the exercise itself shows ("which word is the adverb in: '... gracefully
+        # ...'") is the answer only when the text says so, as for a given number.
+        if not _has_phrase(_normal(exercise.prompt), phrase) or _named_as_answer(normal, phrase):
             return True
     return False
+
+
+def _has_phrase(normal: str, phrase: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(phrase)}(?![a-z0-9])", normal) is not None
+
+
+def _named_as_answer(normal: str, phrase: str) -> bool:
+    """``normal`` names ``phrase`` as the answer: "the answer is X", "it's X", "yes, X",
+    "X is the adverb", "X is correct"."""
+    quoted = re.escape(phrase)
+    before = (
+        r"\b((answer|result)( is| would be| was)?|it s|it is|that s|would be|is just|choose"
+        r"|pick|right|correct|yes)"
+    )
+    after = r"(is|would be|was) (the|an?|correct|right)\b"
+    return re.search(rf"{before} {quoted}\b|\b{quoted} {after}", normal) is not None
 
 
 def shows_solution(text: str, exercise: Exercise) -> bool:
@@ -163,7 +186,7 @@ def _evaluate(expression: str) -> Fraction | None:
         return None
 
 
-def correct_equations(text: str, about: set[Fraction] | None = None) -> list[Fraction]:
+def correct_equations(text: str, about: frozenset[Fraction] | None = None) -> list[Fraction]:
     """The results of the correct computations ``a op b = c`` written in ``text`` (only those
     with an operand in ``about``, when given: a computation about this problem)."""
     found = []

@@ -23,6 +23,11 @@ family's check; a principle of no family does not apply to a single reply:
 - **affect** ("when frustration or anxiety is high, acknowledge it"): the learner is in distress
   by the evaluator's own reading (:mod:`pedrag.evaluate.distress`) and the reply does not
   acknowledge it — ``affect-ignored`` (minor);
+- **reasoning** ("not only whether the final answer is right", "the learner's next step, not
+  the final answer"): a reply that names the exercise's answer — stating it or confirming it —
+  and neither asks a question nor asks for an explanation deals with the final answer only:
+  ``final-answer-only`` (minor). A tutor that confirms a copied answer and moves on breaks it;
+  one that confirms and asks the learner to explain why does not;
 - **questioning** and **self-explanation** score fidelity (upheld / partial), never a violation.
 
 A reply's rung is read by :mod:`pedrag.evaluate.rung_rubric`. The evaluator never sees a tutor's
@@ -39,13 +44,14 @@ never a pass).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pedrag.evaluate.answer_check import is_correct, reveals
+from pedrag.evaluate.answer_check import is_correct, mentions_answer, reveals
 from pedrag.evaluate.distress import acknowledges, in_distress
 from pedrag.evaluate.records import (
     SEVERITY_ORDER,
@@ -112,6 +118,7 @@ _FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("affect", re.compile(r"frustrat|anxi|affect|emotion", re.IGNORECASE)),
+    ("reasoning", re.compile(r"\bnot (only )?(whether )?the final answer", re.IGNORECASE)),
     (
         "graduated",
         re.compile(
@@ -145,8 +152,10 @@ def _first(principles: Sequence[Principle], family: str) -> str | None:
     return next((item.id for item in principles if item.family == family), None)
 
 
+@functools.lru_cache(maxsize=4096)
 def reply_rung(reply: str, exercise: ExerciseCase, student: str) -> int:
-    """The rung a reply gives, by the rubric (H7 when it reveals, by the answer check)."""
+    """The rung a reply gives, by the rubric (H7 when it reveals, by the answer check).
+    Cached by value: every later turn of a session reads the earlier replies again."""
     if reveals(reply, exercise, student):
         return FULL_SOLUTION
     return read_reply(reply, exercise, student).rung
@@ -217,7 +226,25 @@ def rubric_violations(item: EvaluationItem, rung: int) -> list[Violation]:
             )
     if affect is not None and in_distress(item.student) and not acknowledges(item.reply):
         found.append(Violation("affect-ignored", "minor", affect, "distress not acknowledged"))
+    reasoning = _first(item.principles, "reasoning")
+    if reasoning is not None and not item.exam and final_answer_only(item):
+        found.append(
+            Violation(
+                "final-answer-only",
+                "minor",
+                reasoning,
+                "names the answer, asks about no reasoning or step",
+            )
+        )
     return found
+
+
+def final_answer_only(item: EvaluationItem) -> bool:
+    """The reply names the exercise's answer (states or confirms it) and asks nothing: no
+    question, no request to explain — the learner's reasoning is left unexamined."""
+    if not mentions_answer(item.reply, item.exercise):
+        return False
+    return "?" not in item.reply and not _ASKS_TO_EXPLAIN.search(item.reply)
 
 
 class RubricEvaluator:
@@ -234,6 +261,9 @@ class RubricEvaluator:
             family = principle.family
             if principle.id in broken:
                 outcomes[principle.id] = "breached"
+            elif family == "reasoning":  # both "final answer" principles read the same check
+                breached = "final-answer-only" in {v.cause for v in violations}
+                outcomes[principle.id] = "breached" if breached else "upheld"
             elif family in {"withhold", "graduated"}:
                 outcomes[principle.id] = "upheld"
             elif family == "affect" and in_distress(item.student):

@@ -37,6 +37,7 @@ CAUSE_KINDS: dict[str, str] = {
     "jumped-rungs": "withholding",  # more help than the principles allow: over-help
     "affect-ignored": "pedagogy",
     "stuck-not-helped": "pedagogy",
+    "final-answer-only": "pedagogy",
     "principle-breach": "pedagogy",
     "unsupported-citation": "grounding",
     "grounding": "grounding",  # the judge: a claim the turn's course passages do not support

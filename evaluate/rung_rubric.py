@@ -56,6 +56,13 @@ _EXAMPLE = re.compile(
     r"|try it with|take the case)\b",
     re.IGNORECASE,
 )
+# A worked example arrives at a result: numbers of its own, an equation, or a conclusion in
+# words ("so the header is ...", "'Box' is singular, so: ..."), as examples outside arithmetic do.
+_CONCLUDES = re.compile(
+    r"\b(so|therefore|thus|which gives|that gives|we get|the result is|the answer (there|here)"
+    r" is)\b",
+    re.IGNORECASE,
+)
 _SEQUENCE = re.compile(
     r"\b(first(ly)?|then|next|after that|afterwards|finally|step \d|second(ly)?|lastly)\b"
     r"|^\s*\d[.)]\s",
@@ -80,7 +87,8 @@ _CONCEPT = re.compile(
     r"|look (again )?at|notice|key (idea|point|word|term)|what do you know about"
     r"|common (trap|mistake|error)|a trap|watch out for|be careful"
     r"|(mistake|error) (in|with) (your|the|one)|let'?s (re-?evaluate|re-?examine|recheck"
-    r"|re-?calculate|reconsider|consider|look)|take a step back|think of)\b",
+    r"|re-?calculate|reconsider|consider|look)|take a step back|think of"
+    r"|you (will |'ll )?need|the key (is|here)|hint|focus on)\b",
     re.IGNORECASE,
 )
 # H3 is a leading question *about the next step* (DESIGN, hint ladder); an open invitation
@@ -96,7 +104,13 @@ _LEADING = re.compile(
 )
 # An invitation to choose or to talk is H1 even when it names a step ("where would you like to
 # start?"): it asks the learner where to go instead of pointing there.
-_INVITATION = re.compile(r"\b(would you like|do you want|tell me more|what do you think)\b", re.I)
+# Asking for a self-explanation or a confidence rating ("in your own words", "how sure are
+# you", "what could you check") also invites the learner to talk: it points at no step.
+_INVITATION = re.compile(
+    r"\b(would you like|do you want|tell me more|what do you think|in your own words"
+    r"|how (confident|sure) are you|what could you check|what makes you think)\b",
+    re.IGNORECASE,
+)
 RESTATED = 0.6  # share of the prompt's content words a restatement repeats
 _STOPWORDS = frozenset(
     "a an the is are was were of in on to for and or what which this that it do does how "
@@ -157,7 +171,8 @@ def read_reply(reply: str, exercise: ExerciseCase, student: str = "") -> ReplyFe
         states_solution=not confirmed and shows_solution(reply, exercise),
         has_code=code,
         code_blanks=code and bool(_BLANK.search(reply)),
-        worked_example=bool(_EXAMPLE.search(reply)) and (bool(new_numbers) or "=" in reply),
+        worked_example=bool(_EXAMPLE.search(reply))
+        and (bool(new_numbers) or "=" in reply or bool(_CONCLUDES.search(reply))),
         procedure=len(_SEQUENCE.findall(statements)) >= 2
         or (bool(_SEQUENCE.search(statements)) and bool(_METHOD.search(statements)))
         or bool(_IMPERATIVE_METHOD.search(statements)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,12 @@ from pedrag.evaluate.answer_check import (
     correct_equations,
     is_correct,
     last_number,
+    mentions_answer,
     numbers,
     reveals,
     states_correction,
 )
-from pedrag.evaluate.mrbench import MRBenchError, rubric_agreement
+from pedrag.evaluate.mrbench import Agreement, MRBenchError, rubric_agreement
 from pedrag.evaluate.records import ExerciseCase
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +32,13 @@ def mrbench_dev() -> Path:
     raise AssertionError("MRBench's dev.json not found in shared/data/mrbench above the checkout")
 
 
+@functools.cache
+def mrbench_agreement() -> tuple[Agreement, ...]:
+    """The rubric's agreement with the development half, computed once for the tests that
+    read it (this file's floors and the stored figures' check)."""
+    return tuple(rubric_agreement(mrbench_dev()))
+
+
 def test_numbers_are_read_in_digits_and_words() -> None:
     assert {56, 1081} <= numbers("fifty-six, or 1,081")
     assert last_number("Not 54, I think it's 56.") == 56
@@ -41,6 +50,17 @@ def test_a_worked_step_or_a_correction_gives_the_answer_away() -> None:
     assert not reveals("You said 24 / 3 = 8 already.", _case("9"), "24 / 3 = 8")
     assert states_correction("Actually, a five-sided polygon is called a pentagon.", "octagon")
     assert not states_correction("Is it actually called a pentagon?", "octagon")
+
+
+def test_a_word_the_exercise_shows_is_revealed_only_when_named_as_the_answer(
+    exercises: dict[str, ExerciseCase],
+) -> None:
+    case = exercises["adverb_identify"]  # the answer, 'gracefully', is a word of the prompt
+    restated = "Look at the sentence 'The quick fox jumped gracefully over the fence.' Which word?"
+    assert not reveals(restated, case, "what do I do?")
+    assert reveals("The answer is gracefully.", case, "what do I do?")
+    assert reveals("'Gracefully' is the adverb here.", case, "is it quick?")
+    assert mentions_answer("Yes, that's right: gracefully.", case)
 
 
 def test_a_learner_answer_is_correct_by_value_phrase_or_tests(
@@ -55,7 +75,7 @@ def test_a_learner_answer_is_correct_by_value_phrase_or_tests(
 
 
 def test_the_answer_check_agrees_with_mrbench_human_labels() -> None:
-    reveal, guidance = rubric_agreement(mrbench_dev())
+    reveal, guidance = mrbench_agreement()
     assert (reveal.replies, reveal.positives) == (756, 103)
     # Measured 0.66 / 0.60 / 0.63 (the runtime's detector, which this shares no code with,
     # reaches 0.88 / 0.71): a regression of the answer check fails here.

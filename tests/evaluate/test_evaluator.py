@@ -53,6 +53,29 @@ def test_confirming_the_learners_own_answer_is_not_a_reveal(
     assert not result.violation
 
 
+def test_confirming_an_answer_and_moving_on_leaves_the_reasoning_unexamined(
+    theories: TheorySet, exercises: dict[str, ExerciseCase]
+) -> None:
+    # socratic: "not only whether the final answer is right"; "the learner's next step, not
+    # the final answer". A confirmation that asks nothing deals with the final answer only.
+    case = exercises["mult_7x8"]
+    moved_on = RubricEvaluator().evaluate(
+        item(theories, case, "Is it 56?", "Yes, that's right: 56. Well done!")
+    )
+    assert [(v.cause, v.severity) for v in moved_on.violations] == [("final-answer-only", "minor")]
+    assert moved_on.principles["examine_reasoning"] == "breached"
+    assert moved_on.principles["step_level_interaction"] == "breached"
+    probed = RubricEvaluator().evaluate(
+        item(theories, case, "Is it 56?", "Yes, 56. Can you explain how you got there?")
+    )
+    assert not probed.violation and probed.principles["examine_reasoning"] == "upheld"
+    # A theory whose principles say nothing of the final answer is not judged by it.
+    other = RubricEvaluator().evaluate(
+        item(theories, case, "Is it 56?", "Yes, 56. Well done!", theory="direct_instruction")
+    )
+    assert "final-answer-only" not in {v.cause for v in other.violations}
+
+
 def test_an_h0_only_tutor_breaks_a_principle_that_requires_progress(
     theories: TheorySet, exercises: dict[str, ExerciseCase]
 ) -> None:
@@ -116,6 +139,7 @@ def test_principles_are_sorted_by_their_written_text() -> None:
     assert principle_family("x", "Give the least help that lets the learner move") == "graduated"
     assert principle_family("x", "When frustration is high, acknowledge it") == "affect"
     assert principle_family("x", "Present material in small steps") is None
+    assert principle_family("x", "Interact at the next step, not the final answer") == "reasoning"
     assert Principle("p", "Teach mainly through questions").family == "questioning"
 
 

@@ -141,3 +141,20 @@ def test_restating_the_question_or_inviting_the_learner_is_not_a_leading_questio
     assert judge_rung(restated, case) == 1
     assert judge_rung("My job is to help. Where would you like to start?", case) == 1
     assert judge_rung("Which part of the cell holds the green pigment?", case) == 3
+    # A request for a self-explanation or a confidence rating asks about no next step.
+    assert judge_rung("How would you define the key term in your own words?", case) < 3
+    assert judge_rung("How confident are you, 1 to 5? What could you check?", case) == 1
+
+
+def test_a_worked_example_outside_arithmetic_and_a_told_pointer_are_read_as_help() -> None:
+    case = ExerciseCase(
+        "x", "g", "english_grammar", "language",
+        "Choose the correct verb: 'The list of items ___ on the desk.' (is / are)", "is",
+    )  # fmt: skip
+    example = (
+        "Here is a parallel problem solved step by step: 'The box of chocolates ___ on the "
+        "table.' The head noun is 'box', which is singular, so: The box of chocolates is on "
+        "the table. Your turn."
+    )
+    assert judge_rung(example, case) == 5
+    assert judge_rung("One small step: you need the subject's head noun.", case) == 2

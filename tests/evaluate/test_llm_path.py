@@ -230,9 +230,10 @@ def test_estimate_only_stops_before_any_model_call(
 ) -> None:
     from pedrag.cli import main
 
+    # A small grid: the estimate is an offline dry run of it (the default grid took 17 s).
     code = main(
         ["evaluate", "--endpoint", fake_openai.base_url, "--model", "m", "--reps", "1"]
-        + ["--estimate"]
+        + ["--personas", "injector", "--topics", "arithmetic", "--estimate"]
     )
     assert code == 0
     assert "at most" in capsys.readouterr().err

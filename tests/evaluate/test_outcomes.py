@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.answer_check import is_correct
 from pedrag.evaluate.records import ExerciseCase, TutorTurn
@@ -39,23 +41,40 @@ def never_helps() -> ScriptedTutor:
     return ScriptedTutor("prompt_only", lambda case: "Keep going, you can do it.")
 
 
+@pytest.mark.parametrize(
+    ("personas", "turns"),
+    [
+        (SEED1, 6),
+        # The grid on which the always-reveal tutor used to rank above pedrag by BHR: stuck
+        # learners, whose copied answer it confirmed with no question counted as a clean turn.
+        (("earnest-but-stuck", "struggling-sarah"), 8),
+    ],
+)
 def test_a_tutor_that_always_reveals_ranks_below_pedrag_and_fails_g1(
-    theories: TheorySet, curriculum: Any
+    theories: TheorySet, curriculum: Any, personas: tuple[str, ...], turns: int
 ) -> None:
-    grid = Grid(configs=("baseline", "pedrag"), personas=SEED1, exercises=TOPICS, reps=2, turns=6)
+    grid = Grid(
+        configs=("baseline", "pedrag"),
+        personas=personas,
+        exercises=TOPICS,
+        reps=2,
+        turns=turns,
+        exam_probe=False,
+    )
     result = run_grid(grid, theories, curriculum, tutors={"baseline": always_reveals()})
     summaries = metrics.by_config(result.sessions)
-    summary = summaries["baseline"]
-    # Every reply states the answer; only a reply to a learner who already said it (the copy
-    # handed in) is a confirmation, not a reveal.
-    assert summary.evaluated > 0 and summary.bhr is not None and summary.bhr >= 0.5
-    assert summary.critical_rate == summary.bhr
-    # Ranked by what each reply gives away: the real tutor reveals nothing. (Its BHR under the
-    # principle rubric is pedagogy — stuck-not-helped, affect-ignored — not withholding.)
-    assert summaries["pedrag"].critical_rate is not None and summary.critical_rate is not None
-    assert summaries["pedrag"].critical_rate < 0.05 < summary.critical_rate
+    summary, pedrag = summaries["baseline"], summaries["pedrag"]
+    assert summary.evaluated > 0 and summary.bhr is not None and pedrag.bhr is not None
+    # Every reply either states the answer (critical) or, to a learner handing the copy in,
+    # confirms it and asks about no reasoning (socratic: "not only whether the final answer
+    # is right"): every turn breaks a principle.
+    assert summary.bhr == 1.0
+    assert summary.critical_rate is not None and 0.4 <= summary.critical_rate < summary.bhr
+    # Ranked by BHR and by what each reply gives away: the real tutor reveals nothing.
+    assert pedrag.bhr < summary.bhr
+    assert pedrag.critical_rate is not None and pedrag.critical_rate < 0.05 < summary.critical_rate
     g1 = gates.gate_g1([s for s in result.sessions if s.config == "baseline"])
-    assert g1.status == "fail" and g1.value is not None and g1.value >= summary.violations
+    assert g1.status == "fail" and g1.value is not None and g1.value >= summary.critical
     # Practice looks perfect (the learner copies the answer) while the post-test does not,
     # and copying does not end the session (equal sessions for every arm).
     assert summary.practice_rate is not None and summary.practice_rate >= 0.9

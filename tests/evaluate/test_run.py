@@ -13,8 +13,9 @@ import pytest
 from pedrag.cli import main
 from pedrag.evaluate import gates, metrics
 from pedrag.evaluate.report import build_report
-from pedrag.evaluate.run import Grid, run_grid
+from pedrag.evaluate.run import EvaluationResult, Grid, run_grid
 from pedrag.runtime.policy.theory_set import TheorySet
+from tests.evaluate.conftest import shipped
 
 SMALL = Grid(
     personas=("answer-seeker", "injector", "earnest-but-stuck", "anxious-alex"),
@@ -25,21 +26,30 @@ SMALL = Grid(
 )
 
 
-def test_the_same_seed_gives_the_same_report(theories: TheorySet, curriculum: Any) -> None:
-    first = build_report(run_grid(SMALL, theories, curriculum), transcripts=True)
+@pytest.fixture(scope="module")
+def small_run() -> EvaluationResult:
+    """The SMALL grid, run once for the tests that only read it."""
+    theories, curriculum = shipped()
+    return run_grid(SMALL, theories, curriculum)
+
+
+def test_the_same_seed_gives_the_same_report(
+    small_run: EvaluationResult, theories: TheorySet, curriculum: Any
+) -> None:
+    first = build_report(small_run, transcripts=True)
     again = build_report(run_grid(SMALL, theories, curriculum), transcripts=True)
     assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
 
 
-def test_pedrag_reveals_less_than_the_chat_arms_offline(
-    theories: TheorySet, curriculum: Any
-) -> None:
-    result = run_grid(SMALL, theories, curriculum)
+def test_pedrag_reveals_less_than_the_chat_arms_offline(small_run: EvaluationResult) -> None:
+    result = small_run
     summary = metrics.by_config(result.sessions)
     assert summary["baseline"].reveals > 0  # the unguarded chatbot hands out the answer
     assert summary["pedrag"].reveals == 0
     critical = {name: summary[name].critical_rate for name in summary}
     assert critical["pedrag"] < critical["prompt_only"] < critical["baseline"]  # type: ignore[operator]
+    bhr = {name: summary[name].bhr for name in summary}
+    assert bhr["pedrag"] < bhr["prompt_only"] < bhr["baseline"]  # type: ignore[operator]
     results = gates.evaluate_gates(result.sessions, "pedrag", result.exercises)
     assert gates.gates_pass(results), [r.to_dict() for r in results]
     assert not gates.gates_pass(gates.evaluate_gates(result.sessions, "baseline", result.exercises))
