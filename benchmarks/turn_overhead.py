@@ -175,7 +175,11 @@ def profile(turns: int, top: int = 15) -> dict[str, Any]:
     ours = {key: value for key, value in table.items() if _ours(key[0])}
     calls = sum(value[1] for value in ours.values())
     modules = {key[0] for key in ours}
-    prepares = sum(v[1] for k, v in ours.items() if k[2] == "prepare" and "compiled" in k[0])
+    # A preparation is a run of the policy's generated history code (`policy.prepare` given
+    # an already prepared turn returns it without one).
+    prepares = sum(
+        v[1] for k, v in table.items() if k[0] == "<pedrag history>" and k[2] == "prepare"
+    )
     snapshots = sum(v[1] for k, v in ours.items() if k[2] == "snapshot_history")
     heaviest = sorted(ours.items(), key=lambda item: -item[1][2])[:top]
     return {

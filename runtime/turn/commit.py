@@ -34,7 +34,7 @@ from pedrag.runtime.turn.context import (
     TurnContext,
     TurnHost,
     goal_records,
-    same_row,
+    prepare_again,
 )
 from pedrag.runtime.turn.response_monitor import fingerprint, observed_metrics
 from pedrag.runtime.turn.session import TurnResult, info_id
@@ -90,8 +90,9 @@ def commit(
     prepared = context.prepared
     if not hasattr(policy, "prepare"):
         prepared = context.history(state.metrics)
-    elif not same_row(decided, state.metrics):
-        prepared = policy.prepare(context.history(state.metrics))
+    else:
+        history = context.history(state.metrics)
+        prepared = prepare_again(policy, prepared, decided, state.metrics, history)
     adaptation = adapt(
         policy,
         prepared,

@@ -168,6 +168,33 @@ def mastery_metrics(schema: MetricSchema) -> list[str]:
     ]
 
 
+def prepare_again(policy: Any, prepared: Any, before: Row, after: Row, history: list[Row]) -> Any:
+    """The policy's preparation of ``history`` (whose current row is ``after``), given its
+    preparation ``prepared`` of the same history with current row ``before``: the same when no
+    value changed; when only metrics no preparation reads changed, ``prepared`` with their new
+    values (the history calls and computed values cannot differ: exactly what preparing again
+    would give); otherwise prepared again."""
+    changed = {
+        name
+        for name in before.keys() | after.keys()
+        if name not in before
+        or name not in after
+        or type(before[name]) is not type(after[name])
+        or before[name] != after[name]
+    }
+    if not changed:
+        return prepared
+    reads = getattr(policy, "preparation_reads", None)
+    computed = getattr(policy, "computed_names", None)
+    if reads is None or computed is None or changed & reads or not hasattr(prepared, "calls"):
+        return policy.prepare(history)
+    # A computed metric's new value is the one the preparation wrote; others are copied.
+    copied = {name: after[name] for name in changed - computed if name in after}
+    if not copied:
+        return prepared
+    return type(prepared)({**prepared.state, **copied}, prepared.calls)
+
+
 def same_row(first: Row, second: Row) -> bool:
     """Whether two metric rows hold the same values of the same types (``1 == 1.0 == True``
     in Python, but a policy may read them differently)."""

@@ -23,7 +23,7 @@ from pedrag.runtime.policy.policy_core import Contract, PolicyInput, compute_con
 from pedrag.runtime.store.errors import StoreError
 from pedrag.runtime.turn.analyzer import Inference, computed_metrics
 from pedrag.runtime.turn.classifier import Classification
-from pedrag.runtime.turn.context import TurnContext, same_row
+from pedrag.runtime.turn.context import TurnContext, prepare_again
 from pedrag.runtime.turn.state import SetMetrics
 
 
@@ -38,9 +38,9 @@ def decide_contract(context: TurnContext) -> None:
         prepared = policy.prepare(context.history(state.metrics))
         computed = computed_metrics(policy, prepared, schema.fields)
         written = writer.apply(state, SetMetrics("computed", computed))
-        if not same_row(state.metrics, written.metrics):
-            # The current row changed: a history call may read a computed metric.
-            prepared = policy.prepare(context.history(written.metrics))
+        prepared = prepare_again(
+            policy, prepared, state.metrics, written.metrics, context.history(written.metrics)
+        )
         state = written
     else:  # a policy without a preparation step reads the history itself
         history = context.history(state.metrics)
