@@ -73,7 +73,8 @@ def test_a_changed_metric_the_preparation_reads_is_prepared_again() -> None:
     read_metric = sorted(policy.preparation_reads - policy.computed_names)[0]
     row = dict(policy.prepare([{}]).state)
     prepared = policy.prepare([row])
-    for name, value in ((read_metric, "changed"), ("unread_name", 1)):
+    changed = row[read_metric] + 0.25 if isinstance(row[read_metric], float) else "changed"
+    for name, value in ((read_metric, changed), ("unread_name", 1)):
         after = {**row, name: value}
         got = prepare_again(policy, prepared, row, after, [after])
         expected = policy.prepare([after])
