@@ -31,7 +31,7 @@ from typing import Literal, NamedTuple
 from pedrag.runtime.detect.arithmetic import expressions
 from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
-from pedrag.runtime.detect.number_words import find_number_words
+from pedrag.runtime.detect.number_words import find_number_words, may_hold_number_words
 from pedrag.runtime.detect.spellings import find_spellings
 from pedrag.runtime.detect.text_answer import find_text_variants
 from pedrag.runtime.learning.answer_reader import candidate_values, is_candidate_list
@@ -895,12 +895,36 @@ CONTEXT_TAIL = 600
 (the last few tutor replies: one digit per turn is caught on the second turn)."""
 
 
+# Anything a number read in "earlier turns + reply" could reach into the reply with: a digit,
+# "%", a scale, fraction or percent word (as a substring), an English number word (a token), or
+# a number or percent word of the other languages (`number_words.may_hold_number_words`).
+_NUMBER_HINT = re.compile(
+    r"[\d%]|(?i:cent|cien|prozent|hundred|thousand|million|billion|trillion|half|halves|third"
+    r"|quarter|fourth|fifth|sixth|seventh|eighth|ninth|tenth)"
+)
+
+
+def _may_hold_a_number(text: str) -> bool:
+    return bool(
+        _NUMBER_HINT.search(text) or _NUMBER_WORD.search(text) or may_hold_number_words(text)
+    )
+
+
 def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iterator[Occurrence]:
     """The answer's digits given in pieces over the earlier turns and this reply ("the first
     digit is 5" then "the second digit is 6"): spans in ``reply`` of the pieces it adds."""
     value = target.value
     if target.percent or value.denominator != 1 or abs(value) < 10:
         return
+    if not _may_hold_a_number(reply):
+        return  # no number can end in the reply: the earlier turns are not read again
+    yield from _split_across_turns_read(reply, context, target)
+
+
+def _split_across_turns_read(
+    reply: str, context: str, target: NumberMention
+) -> Iterator[Occurrence]:
+    value = target.value
     tail = canonical_text(context[-CONTEXT_TAIL:]) + "\n"
     joined = tail + reply
     for start, end, _ in _split_and_reversed(joined, str(abs(value.numerator))):
