@@ -12,13 +12,21 @@ turn, at the default `synchronous=NORMAL` and at `FULL` (one fsync per commit), 
 in-memory store as the baseline of the same turn loop without persistence. Commits per turn
 are counted, not assumed.
 
+Times are CPU time of the process (``time.process_time``): wall clock on a shared machine is
+mostly other people's work. ``--profile`` runs warm turns on the SQLite store under cProfile
+and prints, per turn, the calls into pedrag's own code, the history preparations (a
+``policy.prepare`` of the metric history) and the CPU time, with the heaviest functions.
+
     python benchmarks/turn_overhead.py [--turns 2000] [--store normal|full|memory] [--format json]
+    python benchmarks/turn_overhead.py --profile [--turns 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import shutil
 import statistics
 import tempfile
@@ -45,11 +53,11 @@ class TimedOffline(OfflineBackend):
         self.seconds = 0.0
 
     def complete(self, request: LLMRequest) -> LLMResponse:
-        started = time.perf_counter()
+        started = time.process_time()
         try:
             return super().complete(request)
         finally:
-            self.seconds += time.perf_counter() - started
+            self.seconds += time.process_time() - started
 
 
 class Run:
@@ -88,9 +96,9 @@ class Run:
             self.session = self.tutor.start(theory="socratic", exercise="mult_7x8", seed=index)
         self.backend.seconds = 0.0
         before = self.commits
-        started = time.perf_counter()
+        started = time.process_time()
         self.tutor.turn(self.session, message)
-        elapsed = time.perf_counter() - started - self.backend.seconds
+        elapsed = time.process_time() - started - self.backend.seconds
         if index >= 50:  # warm-up
             self.samples.append(elapsed * 1000)
             self.measured_commits += self.commits - before
@@ -126,6 +134,73 @@ def measure(turns: int, store_kinds: list[str]) -> list[dict[str, Any]]:
     return [run.result() for run in runs]
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ours(filename: str) -> bool:
+    """A function of pedrag's own code (not the standard library's, not a dependency's)."""
+    path = Path(filename)
+    return (
+        path.is_absolute()
+        and ROOT in path.parents
+        and "site-packages" not in path.parts
+        and "benchmarks" not in path.parts
+    )
+
+
+def profile(turns: int, top: int = 15) -> dict[str, Any]:
+    """Warm turns on the SQLite store (synchronous=NORMAL) under cProfile: per turn, the calls
+    into pedrag's code, the history preparations and the CPU time (offline backend included:
+    it is pedrag code too, so the call counts are of the whole turn)."""
+    run = Run("normal", TheorySet.shipped())
+    messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
+    for index in range(50):  # warm-up: caches, the compiled policy, the database
+        run.turn(index, messages[index % len(messages)])
+    profiler = cProfile.Profile(time.process_time)
+    cpu = 0.0
+    for index in range(50, 50 + turns):
+        if index % 20 == 0:
+            run.session = run.tutor.start(theory="socratic", exercise="mult_7x8", seed=index)
+        message = messages[index % len(messages)]
+        started = time.process_time()
+        profiler.enable()
+        run.tutor.turn(run.session, message)
+        profiler.disable()
+        cpu += time.process_time() - started
+    run.samples = [0.0]
+    run.result()  # closes the store
+    stats = pstats.Stats(profiler)
+    table: dict[tuple[str, int, str], tuple[int, int, float, float, Any]]
+    table = stats.stats  # type: ignore[attr-defined]
+    ours = {key: value for key, value in table.items() if _ours(key[0])}
+    calls = sum(value[1] for value in ours.values())
+    modules = {key[0] for key in ours}
+    # A preparation is a run of the policy's generated history code (`policy.prepare` given
+    # an already prepared turn returns it without one).
+    prepares = sum(
+        v[1] for k, v in table.items() if k[0] == "<pedrag history>" and k[2] == "prepare"
+    )
+    snapshots = sum(v[1] for k, v in ours.items() if k[2] == "snapshot_history")
+    heaviest = sorted(ours.items(), key=lambda item: -item[1][2])[:top]
+    return {
+        "turns": turns,
+        "pedrag_calls_per_turn": round(calls / turns, 1),
+        "pedrag_modules": len(modules),
+        "history_preparations_per_turn": round(prepares / turns, 2),
+        "snapshot_history_per_turn": round(snapshots / turns, 2),
+        "cpu_ms_per_turn_profiled": round(cpu * 1000 / turns, 3),
+        "heaviest_own_time": [
+            {
+                "function": f"{Path(k[0]).relative_to(ROOT)}:{k[1]}:{k[2]}",
+                "calls_per_turn": round(v[1] / turns, 2),
+                "own_ms_per_turn": round(v[2] * 1000 / turns, 4),
+                "cumulative_ms_per_turn": round(v[3] * 1000 / turns, 4),
+            }
+            for k, v in heaviest
+        ],
+    }
+
+
 STORES = {
     "normal": "SQLite file, WAL, synchronous=NORMAL (default)",
     "full": "SQLite file, WAL, synchronous=FULL",
@@ -145,7 +220,30 @@ def main() -> int:
         help="which store to measure (default: all three in one run)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--profile", action="store_true", help="profile warm SQLite turns instead (cProfile)"
+    )
     args = parser.parse_args()
+    if args.profile:
+        figures = profile(min(args.turns, 500))
+        if args.format == "json":
+            print(json.dumps(figures, indent=2))
+            return 0
+        print(
+            f"profile of {figures['turns']} warm turns (SQLite, NORMAL, under cProfile):\n"
+            f"  pedrag-level calls per turn: {figures['pedrag_calls_per_turn']:g} "
+            f"across {figures['pedrag_modules']} modules\n"
+            f"  history preparations per turn: {figures['history_preparations_per_turn']:g} "
+            f"(snapshot_history: {figures['snapshot_history_per_turn']:g})\n"
+            f"  CPU per turn under the profiler: {figures['cpu_ms_per_turn_profiled']:.3f} ms\n"
+            "  heaviest (own time per turn):"
+        )
+        for item in figures["heaviest_own_time"]:
+            print(
+                f"    {item['own_ms_per_turn']:.4f} ms own, {item['cumulative_ms_per_turn']:.4f} "
+                f"ms cumulative, {item['calls_per_turn']:g} calls  {item['function']}"
+            )
+        return 0
     kinds = list(STORES) if args.store == "all" else [args.store]
     results = measure(args.turns, kinds)
     if args.format == "json":

@@ -26,13 +26,13 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pedrag.runtime.detect.arithmetic import expressions
 from pedrag.runtime.detect.canonical import canonical_text, canonical_view
 from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.folding import ascii_fold
-from pedrag.runtime.detect.number_words import find_number_words
+from pedrag.runtime.detect.number_words import find_number_words, may_hold_number_words
 from pedrag.runtime.detect.spellings import find_spellings
 from pedrag.runtime.detect.text_answer import find_text_variants
 from pedrag.runtime.learning.answer_reader import candidate_values, is_candidate_list
@@ -193,8 +193,7 @@ def _scale(word: str) -> int:
     return 100 if word == "hundred" else _SCALES[word]
 
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):  # a tuple: several are made per word of every reply read
     word: str
     start: int
     end: int
@@ -211,7 +210,8 @@ def _word_tokens(text: str) -> list[_Token]:
     tokens = []
     for match in _WORD_TOKEN.finditer(text):
         word, start = match.group(0).lower(), match.start()
-        joined = _RUN_TOGETHER.fullmatch(word)
+        # the shortest run-together number ("fiftysix", "fortytwo") has eight letters
+        joined = _RUN_TOGETHER.fullmatch(word) if len(word) >= 8 else None
         if joined:
             split = start + len(joined.group(1))
             tokens += [
@@ -275,7 +275,27 @@ def _parse_integer_words(text: str, tokens: Sequence[_Token], index: int) -> tup
     return total + group, end_index
 
 
+# Every word an English number in words can start with or hinge on (a unit, teen, tens or
+# scale word, "hundred", the unit fractions "a half/third/quarter" read), as a whole token of
+# _WORD_TOKEN in any case: a text with none of them has no number words, and is not tokenised.
+_NUMBER_WORD = re.compile(
+    # a token starts after a non-letter, or (after "it's") at a capital right after a letter
+    r"(?:(?<![A-Za-z])|(?<=[a-z])(?=[A-Z]))(?i:"
+    + "|".join(
+        sorted(
+            {*_UNITS, *_TEENS, *_TENS, "hundred", *_SCALES, "half", "third", "quarter"},
+            key=len,
+            reverse=True,
+        )
+    )
+    + r"|(?:twenty|thirty|forty|fourty|fifty|sixty|seventy|eighty|ninety)"
+    r"(?:one|two|three|four|five|six|seven|eight|nine))(?![A-Za-z]|'[a-z])"
+)
+
+
 def _word_mentions(text: str) -> list[NumberMention]:
+    if not _NUMBER_WORD.search(text):
+        return []
     tokens = _word_tokens(text)
     mentions: list[NumberMention] = []
     index = 0
@@ -435,6 +455,7 @@ class _Target:
     words: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=256)  # an exercise's spellings are read for every reply
 def _target(spelling: str) -> _Target:
     return _Target(spelling, parse_number(spelling), tuple(_normal_words(spelling)))
 
@@ -875,12 +896,36 @@ CONTEXT_TAIL = 600
 (the last few tutor replies: one digit per turn is caught on the second turn)."""
 
 
+# Anything a number read in "earlier turns + reply" could reach into the reply with: a digit,
+# "%", a scale, fraction or percent word (as a substring), an English number word (a token), or
+# a number or percent word of the other languages (`number_words.may_hold_number_words`).
+_NUMBER_HINT = re.compile(
+    r"[\d%]|(?i:cent|cien|prozent|hundred|thousand|million|billion|trillion|half|halves|third"
+    r"|quarter|fourth|fifth|sixth|seventh|eighth|ninth|tenth)"
+)
+
+
+def _may_hold_a_number(text: str) -> bool:
+    return bool(
+        _NUMBER_HINT.search(text) or _NUMBER_WORD.search(text) or may_hold_number_words(text)
+    )
+
+
 def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iterator[Occurrence]:
     """The answer's digits given in pieces over the earlier turns and this reply ("the first
     digit is 5" then "the second digit is 6"): spans in ``reply`` of the pieces it adds."""
     value = target.value
     if target.percent or value.denominator != 1 or abs(value) < 10:
         return
+    if not _may_hold_a_number(reply):
+        return  # no number can end in the reply: the earlier turns are not read again
+    yield from _split_across_turns_read(reply, context, target)
+
+
+def _split_across_turns_read(
+    reply: str, context: str, target: NumberMention
+) -> Iterator[Occurrence]:
+    value = target.value
     tail = canonical_text(context[-CONTEXT_TAIL:]) + "\n"
     joined = tail + reply
     for start, end, _ in _split_and_reversed(joined, str(abs(value.numerator))):
@@ -1035,16 +1080,22 @@ def _reveals(
         # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
         # does the work for the student, so it counts.
         # Arithmetic is judged by its operands (above), not by the class alone.
-        given_classes = {
-            spelled
-            for _, _, spelled in _occurrences(givens, target)
-            if spelled not in ("arithmetic", "evaluated")
-        }
+        given_classes = _given_classes(givens, spelling)
         for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
             found.setdefault((start, end), spelled)
     return [(start, end, spelled) for (start, end), spelled in found.items()]
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise (its prompt) and spelling, not per reply
+def _given_classes(givens: str, spelling: str) -> frozenset[str]:
+    """The spelling classes in which ``givens`` already state ``spelling``'s target."""
+    return frozenset(
+        spelled
+        for _, _, spelled in _occurrences(givens, _target(spelling))
+        if spelled not in ("arithmetic", "evaluated")
+    )
 
 
 _SPELLING_NAMES = {

@@ -566,6 +566,14 @@ _PERCENT = re.compile(
 )
 
 
+def may_hold_number_words(text: str) -> bool:
+    """Whether ``text`` could hold part of a number in words of the five languages, or a
+    percent word after one: a quick check that is true wherever any text containing ``text``
+    as a whole-word part has a number there (the detector skips re-reading a reply without)."""
+    folded = _fold(text)
+    return _PHRASE.search(folded) is not None or _PERCENT.search(folded) is not None
+
+
 @dataclass(frozen=True)
 class WordNumber:
     """A number written in words of one of the languages: its value and where it is."""

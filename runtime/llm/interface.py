@@ -56,6 +56,10 @@ class LLMRequest:
     # rebuilding the metrics from it would turn an inferred metric's default of 0.6 into 0.0.
     # Never sent to a server.
     metric_fields: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
+    # The contract behind a judge's request (the policy core's ``Contract``), for a backend
+    # that judges without a model: the offline one reads the object, not the prompt's JSON.
+    # Never sent to a server.
+    contract: Any = field(default=None, hash=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pedrag.runtime.learning.material import fill, fingerprint, placeholders
 from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
+from pedrag.runtime.policy.policy_core import Contract
 from pedrag.runtime.policy.rule_engine import offline_select
 from pedrag.runtime.turn.analyzer import feeling_phrase, heuristic_inference
 from pedrag.runtime.turn.classifier import heuristic_classification, unframe_message
@@ -272,7 +273,7 @@ class OfflineBackend:
         elif request.role == "analyzer" and request.json_schema:
             parsed = heuristic_inference(unframe_message(user), _request_fields(request))
         elif request.role == "judge":
-            parsed = self._judge(user)
+            parsed = self._judge(user, request.contract)
         elif request.role == "selector":
             payload = json.loads(user)
             parsed = {"action": offline_select(payload["allowed"], payload["metrics"])}
@@ -325,12 +326,14 @@ class OfflineBackend:
         return reply or " ".join(part for part in (prefix, line or SAFE_LINE) if part)
 
     @staticmethod
-    def _judge(user: str) -> dict[str, str]:
+    def _judge(user: str, contract: Any = None) -> dict[str, str]:
         contract_line, sources_line, passages_line = user.split("\n", 3)[:3]
         start, end = user.find(DRAFT_OPEN), user.rfind(DRAFT_CLOSE)
         draft = user[start + len(DRAFT_OPEN) : end].strip("\n")
+        if not isinstance(contract, Contract):  # a request built without the object
+            contract = Contract.from_dict(json.loads(contract_line.removeprefix("CONTRACT: ")))
         return rule_based_verdict(
-            json.loads(contract_line.removeprefix("CONTRACT: ")),
+            contract,
             draft,
             json.loads(sources_line.removeprefix("SOURCES: ")),
             json.loads(passages_line.removeprefix("PASSAGES: ")),

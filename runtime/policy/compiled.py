@@ -282,6 +282,14 @@ class CompiledPolicy:
         for tree in conditions:
             calls.collect(tree)
         self._history = codegen.build_history(computed, calls, writer)
+        # What a preparation reads of the current row (history calls, computed formulas): a
+        # change to any other metric leaves the calls and computed values as they were.
+        self.preparation_reads = frozenset(
+            name
+            for tree in [*calls.trees, *(m.compute for m in computed)]
+            for name in codegen.metrics_read(tree)
+        )
+        self.computed_names = frozenset(m.name for m in computed)
         self._rules = codegen.build_matcher(
             [r["when"] for r in rules], types, values, writer, "match_rules"
         )

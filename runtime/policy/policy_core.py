@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from pedrag.kernel.rungs import allows_code, rung_name
+from pedrag.kernel.rungs import allows_code, parse_rung, rung_name
 from pedrag.kernel.sources import (
     ADVERSARIAL_INTENTS,
     CODE_ATTEMPT_METRIC,
@@ -120,6 +120,28 @@ class Contract:
                 for s in self.step_trace
             ],
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Contract:
+        """The contract back from :meth:`to_dict` (an audit record, a judge's prompt); raises
+        ``KeyError``/``ValueError`` for a dict that is not one."""
+        return cls(
+            ceiling=parse_rung(data["ceiling"]),
+            exam_lockdown=bool(data["exam_lockdown"]),
+            grounding_required=bool(data["grounding_required"]),
+            judge_required=bool(data["judge_required"]),
+            start=parse_rung(data["start"]),
+            step_trace=tuple(
+                CeilingStep(
+                    str(step["step"]),
+                    str(step["effect"]),
+                    parse_rung(step["before"]),
+                    parse_rung(step["after"]),
+                )
+                for step in data.get("step_trace", ())
+            ),
+            risks=tuple(str(risk) for risk in data.get("risks", ())),
+        )
 
 
 def compute_contract(

@@ -1,7 +1,7 @@
 """Stage 10, the behavioural monitor and adaptation: failure patterns -> the next move.
 
 Takes the compiled policy, the metric history (current snapshot last, after the response
-monitor), the action just used, the ceiling and the theory set's ids; gives an
+monitor; or the policy's preparation of it, which the turn passes so it is prepared once), the action just used, the ceiling and the theory set's ids; gives an
 :class:`Adaptation`: the monitors that fired and what to do about it, in seed 1's order —
 *escalate* (the theory's next action up), *alternatives* (another strategy at the same level),
 then *switch* theory (a declared switch whose target is loaded). Escalations and alternatives
@@ -36,7 +36,7 @@ class Adaptation:
 
 def adapt(
     policy: Any,
-    history: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, Any]] | Any,
     *,
     action: str,
     rung_of: Mapping[str, int],

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pedrag.kernel.rungs import parse_rung
+from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.course.grounding import unsupported_claim
 from pedrag.runtime.detect.answer import find_numbers
 from pedrag.runtime.detect.canonical import canonical_text
@@ -95,24 +95,26 @@ class JudgeVerdict:
 
 
 def rule_based_verdict(
-    contract: Mapping[str, Any],
+    contract: Contract,
     draft: str,
     sources: Sequence[str],
     passages: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, str]:
-    """The rubric as patterns, over the contract's dict form (what the offline judge sees)."""
-    ceiling = parse_rung(contract["ceiling"])
-    if contract.get("exam_lockdown") and _CONTENT_SIGNS.search(draft):
+    """The rubric as patterns, over the contract itself (the offline judge is handed the
+    object with the request; it never parses the prompt's JSON back into rungs)."""
+    ceiling = contract.ceiling
+    if contract.exam_lockdown and _CONTENT_SIGNS.search(draft):
         return {
             "verdict": "block",
             "rule_id": "exam-content",
             "reason": "The draft offers help during an exam lockdown.",
         }
-    if not contract.get("code_allowed") and _CODE_SIGNS.search(draft):
+    if not contract.code_allowed and _CODE_SIGNS.search(draft):
         return {
             "verdict": "revise",
             "rule_id": "code-over-ceiling",
-            "reason": f"The draft contains code although the ceiling H{ceiling} allows none.",
+            "reason": f"The draft contains code although the ceiling {rung_name(ceiling)} "
+            "allows none.",
         }
     if ceiling < 7 and _REVEAL_SIGNS.search(draft):
         return {
@@ -128,7 +130,7 @@ def rule_based_verdict(
             "rule_id": "unsupported-citation",
             "reason": f"The draft cites {unknown[0]}, which is not among this turn's sources.",
         }
-    if contract.get("grounding_required"):
+    if contract.grounding_required:
         problem = unsupported_claim(draft, passages)
         if problem is not None:
             return {"verdict": "revise", "rule_id": "grounding", "reason": problem}
@@ -161,6 +163,7 @@ def judge_request(
         schema_name="judge_verdict",
         temperature=0.0,
         max_tokens=150,
+        contract=contract,
     )
 
 

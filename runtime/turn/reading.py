@@ -1,6 +1,8 @@
 """Stages 2-3 together: one student message -> the classifier's and the analyzer's readings.
 
-Takes the turn's :class:`PreClassifier` and :class:`ContextAnalyzer` and the message; gives
+:func:`read` is the stage over the turn context: it reads the message with the turn's budgeted
+backend and writes the classified metrics (the inferred ones wait for the contract stage, after
+the system's trusted writes). :func:`read_message` takes the turn's :class:`PreClassifier` and :class:`ContextAnalyzer` and the message; gives
 their :class:`Classification` and :class:`Inference`, still two separately typed results (the
 trust boundary is unchanged: classified values may reach the policy core, inferred ones never).
 
@@ -19,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pedrag.runtime.turn.analyzer import ContextAnalyzer, Inference
 from pedrag.runtime.turn.classifier import Classification, PreClassifier
-from pedrag.runtime.turn.state import MetricValue
+from pedrag.runtime.turn.context import TurnContext
+from pedrag.runtime.turn.state import MetricValue, SetMetrics
 
 # Shared by every tutor in the process: one worker per concurrent turn's analyzer call (the
 # async face runs at most 40 turns at once). A worker never waits on this pool, so a full
@@ -42,3 +45,29 @@ def read_message(
     pending = _ANALYZER_CALLS.submit(analyzer.analyze, message, dict(previous))
     classification = classifier.classify(message)
     return classification, pending.result()
+
+
+def read(context: TurnContext) -> None:
+    """Stages 2-3 of ``context``: sets ``classification`` and ``inference``; writes the
+    classified values (enums only) into the state."""
+    schema, policy, backend = context.schema, context.policy, context.backend
+    fields = schema.fields
+    classifier = PreClassifier(backend, {n: fields[n] for n in schema.names("classified")})
+    analyzer = ContextAnalyzer(
+        backend,
+        {n: fields[n] for n in schema.names("inferred")},
+        {n: policy.metrics[n].description for n in schema.names("inferred")},
+    )
+    classification, inference = read_message(
+        classifier,
+        analyzer,
+        context.text,
+        context.state.metrics,
+        concurrently=context.decision.models_allowed and not context.host.in_process,
+    )
+    if classification.failure:
+        context.failures.append({"stage": "classifier", "error": classification.failure})
+    context.state = context.writer.apply(
+        context.state, SetMetrics("classified", classification.values)
+    )
+    context.classification, context.inference = classification, inference

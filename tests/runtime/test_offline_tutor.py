@@ -22,6 +22,7 @@ from pedrag.runtime.llm.offline import fill_wording
 from pedrag.runtime.llm.personas import PERSONAS
 from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.action import solved_elsewhere
 from pedrag.runtime.turn.tutor import Tutor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,16 +125,16 @@ def test_you_solved_a_similar_problem_is_said_only_on_the_learners_record() -> N
 
     tutor = Tutor(store=MemoryStore())
     session = tutor.start("socratic", "add_38_47", seed=3, learner="kim")
-    multiply = tutor._exercise("mult_7x8")  # another arithmetic exercise
-    cells = tutor._exercise("photo_organelle")  # another topic
-    assert tutor._solved_elsewhere(session.state, multiply) == ""
+    multiply = tutor.exercise_info("mult_7x8")  # another arithmetic exercise
+    cells = tutor.exercise_info("photo_organelle")  # another topic
+    assert solved_elsewhere(tutor, session.state, multiply) == ""
     tutor.turn(session, "85")  # graded correct: the learner's record now holds it
-    assert tutor._solved_elsewhere(session.state, multiply) == "What is 38 plus 47?"
-    assert tutor._solved_elsewhere(session.state, cells) == ""
+    assert solved_elsewhere(tutor, session.state, multiply) == "What is 38 plus 47?"
+    assert solved_elsewhere(tutor, session.state, cells) == ""
     again = tutor.start("socratic", "add_38_47", seed=3, learner="kim")  # the store kept it
-    assert tutor._solved_elsewhere(again.state, multiply) == "What is 38 plus 47?"
+    assert solved_elsewhere(tutor, again.state, multiply) == "What is 38 plus 47?"
     stranger = tutor.start("socratic", "add_38_47", seed=3, learner="lee")
-    assert tutor._solved_elsewhere(stranger.state, multiply) == ""
+    assert solved_elsewhere(tutor, stranger.state, multiply) == ""
 
 
 def test_the_offline_actor_never_gives_the_previous_reply_even_with_one_wording() -> None:

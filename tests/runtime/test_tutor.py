@@ -125,10 +125,10 @@ def test_a_failed_store_commit_leaves_the_session_state_unchanged() -> None:
 
 
 def test_stream_holds_code_fences_whole() -> None:
-    from pedrag.runtime.turn.tutor import _pieces
+    from pedrag.runtime.turn.streamed_turn import pieces_of
 
     reply = "Look at this. Then this.\n```python\nx = 1\ny = 2\n```\nWhat changes?"
-    pieces = list(_pieces(reply))
+    pieces = list(pieces_of(reply))
     assert "".join(pieces) == reply
     assert any(piece.startswith("```") and piece.rstrip().endswith("```") for piece in pieces)
     tutor = make_tutor()

@@ -124,8 +124,8 @@ def test_an_exam_session_never_switches_theory() -> None:
     from pedrag.runtime.turn.state import StateError, StateWriter, SwitchTheory
 
     with pytest.raises(StateError, match="exam"):
-        StateWriter(tutor._schema("socratic")).apply(
-            session.state, SwitchTheory("plain", tutor._schema("plain"))
+        StateWriter(tutor.schema("socratic")).apply(
+            session.state, SwitchTheory("plain", tutor.schema("plain"))
         )
     # Frustration that would switch socratic to direct instruction keeps the exam theory.
     for message in ("I'm so frustrated, I hate this, nothing works!!",) * 4:

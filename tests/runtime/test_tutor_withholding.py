@@ -250,7 +250,7 @@ def test_a_huge_reply_ends_in_the_template() -> None:
 def test_a_stream_that_never_ends_is_cut_by_the_time_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("pedrag.runtime.turn.tutor.MAX_STREAM_SECONDS", 0.3)
+    monkeypatch.setattr("pedrag.runtime.turn.streamed_turn.MAX_STREAM_SECONDS", 0.3)
     tutor = Tutor(shipped(), EndlessStream(), CURRICULUM, MemoryStore())
     session = tutor.start(exercise="mult_7x8", seed=1)
     streamed = "".join(tutor.stream(session, "how do I start?"))
