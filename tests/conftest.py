@@ -13,6 +13,15 @@ import pytest
 from tests.fake_openai import FakeOpenAI
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`'s worker count: one per usable core, at most four. Several test files start
+    their own PostgreSQL or model server, so more workers than cores only adds memory and
+    contention; the cores come from the CPU affinity mask, which a container's limit sets."""
+    import os
+
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A running fake server: ``.base_url`` (ends in ``/v1``), ``.script(...)``, ``.always(...)``,
