@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,6 +87,10 @@ def resolve_db_url(url: str | None = None) -> URL:
             raise StoreError(f"invalid database URL {raw!r}: {error}") from error
     path = Path(raw).expanduser() if raw is not None else DEFAULT_DB_PATH
     return URL.create("sqlite+pysqlite", database=str(path.resolve()))
+
+
+# The read transaction a thread holds open in `StoreConnection.reading`, by engine.
+_SHARED_READS = threading.local()
 
 
 class StoreConnection:
@@ -192,11 +197,38 @@ class StoreConnection:
         return postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
 
     @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Run the reads of this thread inside the block in one read transaction, on one
+        pooled connection, with every store of this database (``for_tenant`` views too).
+
+        Why: a request that reads an API key and then a session paid a pool checkout, a
+        BEGIN and a COMMIT for each — on SQLite about 0.2 ms of CPU apiece, most of a short
+        read. Inside the block each read sees the same snapshot; writes still take their own
+        transaction (on SQLite in WAL mode a reader never blocks the writer). Nested blocks
+        share the outer transaction."""
+        shared = _SHARED_READS.__dict__.setdefault("by_engine", {})
+        if self._engine in shared:
+            yield
+            return
+        with self._transaction(write=False) as connection:
+            shared[self._engine] = connection
+            try:
+                yield
+            finally:
+                del shared[self._engine]
+
+    @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
         """A connection inside a transaction: committed on normal exit, rolled back on any
-        exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring)."""
+        exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring).
+        A read inside :meth:`reading` uses that block's transaction."""
         if self._closed or (self._parent is not None and self._parent._closed):
             raise StoreError("the session store is closed")
+        if not write:
+            shared = _SHARED_READS.__dict__.get("by_engine")
+            if shared and self._engine in shared:
+                yield shared[self._engine]
+                return
         with self._connect() as connection:
             if write:
                 connection.execution_options(**{_WRITE_TRANSACTION: True})
