@@ -40,6 +40,7 @@ it or the stream ends early.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -98,6 +99,11 @@ __all__ = [
     "forget_endpoint",
 ]
 
+#: The reply length a worst-case cost assumes when neither the request nor the settings cap it.
+UNCAPPED_REPLY_TOKENS = 4096
+#: Tokens a chat template may add around each message (and to prime the reply), for the bound.
+MESSAGE_FRAMING_TOKENS = 16
+
 
 def backend_from_env(
     env: Mapping[str, str] = os.environ, *, sleep: Callable[[float], None] = time.sleep
@@ -122,6 +128,31 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
     """
 
     # -- chat ------------------------------------------------------------------------------
+
+    def max_cost_usd(self, request: LLMRequest) -> float | None:
+        """An upper bound of what :meth:`complete` can cost for ``request``, known before it is
+        sent (the budget reserves it, ``runtime/turn/budget.py``): the prompt at one token per
+        UTF-8 byte (a byte-level tokenizer never makes more) plus each message's framing, the
+        whole reply budget, and for a structured request the repair round it may need (the
+        reply, the validation errors and twice the reply budget). ``None`` when the model has
+        no price. Generous by design: near a cap, a call is refused rather than risked.
+
+        A bound only as good as its inputs: a reply with no cap from the request or
+        ``PEDRAG_MAX_TOKENS`` is assumed to stay within ``UNCAPPED_REPLY_TOKENS``, and a server
+        that answers with a dearer model than the one asked for costs what that model does."""
+        model = self.model_for(request.role)
+        price = self._price(request.role, model, model)
+        if price is None:
+            return None
+        reply = self.settings.max_tokens_for(request.role, request.max_tokens)
+        reply = reply or UNCAPPED_REPLY_TOKENS
+        prompt = MESSAGE_FRAMING_TOKENS + sum(
+            len(content.encode("utf-8")) + MESSAGE_FRAMING_TOKENS for _, content in request.messages
+        )
+        if request.json_schema is None:
+            return price.cost(prompt, reply)
+        prompt += len(json.dumps(request.json_schema)) + 100  # the schema in words
+        return price.cost(prompt, reply) + price.cost(prompt + reply + 200, 2 * reply)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         """Send ``request``; retry timeouts, 5xx and 429 with backoff; for a structured
