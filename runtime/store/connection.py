@@ -210,12 +210,15 @@ class StoreConnection:
         if self._engine in shared:
             yield
             return
-        with self._transaction(write=False) as connection:
-            shared[self._engine] = connection
-            try:
-                yield
-            finally:
-                del shared[self._engine]
+        # Getting the connection, BEGIN and COMMIT fail as any read would (StoreUnavailable
+        # when the database cannot be reached); the reads inside translate their own errors.
+        with self._errors("read from the session database"):
+            with self._transaction(write=False) as connection:
+                shared[self._engine] = connection
+                try:
+                    yield
+                finally:
+                    del shared[self._engine]
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
@@ -242,6 +245,13 @@ class StoreConnection:
         whether a write whose connection broke mid-commit was committed is not knowable here."""
         if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
             return self._engine.connect()
+        try:
+            # The usual case first: building the retry machinery for every transaction cost
+            # more CPU than the connection checkout itself.
+            return self._engine.connect()
+        except SQLAlchemyError as error:
+            if not _connection_lost(error):
+                raise
         # Lazy: only a PostgreSQL store needs it, and the CLI's start-up time counts.
         from tenacity import (
             Retrying,
