@@ -57,7 +57,14 @@ from pedrag.runtime.learning.loop import CurriculumMap, GoalRecord
 from pedrag.runtime.llm.interface import LLMBackend
 from pedrag.runtime.policy.theory_set import TheoryLoadError, TheorySet
 from pedrag.runtime.service import metrics
-from pedrag.runtime.service.auth import TenantContext, TutorCache, required_role, role
+from pedrag.runtime.service.auth import (
+    KeyClaim,
+    TenantContext,
+    TutorCache,
+    deferred_role,
+    required_role,
+    role,
+)
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
@@ -126,6 +133,8 @@ KeyId = Annotated[str, PathParam(pattern=r"^[0-9a-f]{12}$")]
 Learner = Annotated[TenantContext, Depends(role("learner"))]
 Instructor = Annotated[TenantContext, Depends(role("instructor"))]
 Admin = Annotated[TenantContext, Depends(role("admin"))]
+# The hot path: the key is checked in the turn's own worker thread and read transaction.
+LearnerClaim = Annotated[KeyClaim, Depends(deferred_role("learner"))]
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain")
 
 
@@ -714,15 +723,15 @@ def _install_routes(app: FastAPI) -> None:
         return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
 
     @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
-    async def post_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> TurnOut:
+    async def post_turn(
+        session_id: PathId, body: TurnCreate, request: Request, claim: LearnerClaim
+    ) -> TurnOut:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
-
-        async def run(tutor: Tutor, session: Session) -> TurnResult:
-            return await AsyncTutor(tutor).turn(session, body.message)
-
-        result, _ = await _run_turn(ctx, session_id, body.turn, run)
+        result = await anyio.to_thread.run_sync(
+            _turn_in_thread, request, claim, session_id, body.turn, body.message
+        )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         return _turn_out(session_id, result)
 
@@ -857,6 +866,29 @@ async def _run_turn(
         _check_turn_index(session, turn)
         try:
             return await run(tutor, session), session
+        except TurnConflict as error:
+            if not error.state_changed or attempt == TURN_ATTEMPTS:
+                raise
+            metrics.TURN_RERUNS.inc()
+            log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
+    raise AssertionError("unreachable")
+
+
+def _turn_in_thread(
+    request: Request, claim: KeyClaim, session_id: str, turn: int | None, message: str
+) -> TurnResult:
+    """A JSON turn in one worker thread: the key's check and the session's read share one
+    read transaction, and the turn runs in the same thread (one hop off the event loop, where
+    a dependency, a resume and a turn each took one). Re-runs on a toggle as `_run_turn`."""
+    with request.app.state.service.store.reading():
+        ctx = claim.verify(request)
+        tutor, session = _resume(ctx, session_id)
+    for attempt in range(1, TURN_ATTEMPTS + 1):
+        if attempt > 1:
+            tutor, session = _resume(ctx, session_id)
+        _check_turn_index(session, turn)
+        try:
+            return tutor.turn(session, message)
         except TurnConflict as error:
             if not error.state_changed or attempt == TURN_ATTEMPTS:
                 raise

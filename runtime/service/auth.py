@@ -112,12 +112,7 @@ def role(required: str) -> Any:
         header: Annotated[str | None, Security(_HEADER)],
     ) -> TenantContext:
         context = authenticate(request, api_key(bearer, header))
-        if ROLES.index(context.role) < ROLES.index(required):
-            raise Problem(
-                403,
-                "forbidden",
-                f"this route needs an {required} key or above; this key's role is {context.role}",
-            )
+        _require(context, required)
         return context
 
     authenticated.required_role = required  # type: ignore[attr-defined]
@@ -131,7 +126,14 @@ def required_role(dependency: Any) -> str | None:
 
 def authenticate(request: Request, key: str) -> TenantContext:
     """The key's tenant context; 401 for an unknown or revoked key, 429 over the rate."""
-    service = request.app.state.service
+    context = tenant_context(request.app.state.service, key)
+    request.state.tenant = context.tenant.id
+    return context
+
+
+def tenant_context(service: Any, key: str) -> TenantContext:
+    """:func:`authenticate` without the request: the key's tenant context, read from the
+    database (a key's revocation counts from the next request), or a 401/429 problem."""
     found = service.store.tenants.key(key)
     if found is None or found.revoked_at is not None:
         raise Problem(
@@ -155,5 +157,46 @@ def authenticate(request: Request, key: str) -> TenantContext:
                 f"minute; retry in {retry} s",
                 headers={"Retry-After": str(retry)},
             )
-    request.state.tenant = tenant.id
     return TenantContext(tenant, store, service.tutors, found.role, found.id)
+
+
+@dataclass(frozen=True)
+class KeyClaim:
+    """A request's API key, not checked yet: :func:`deferred_role` hands it to a route that
+    checks it in the worker thread where it reads the database anyway (the turn routes), so
+    the check costs neither a thread hop of its own nor a transaction of its own."""
+
+    key: str
+    required: str
+
+    def verify(self, request: Request) -> TenantContext:
+        """The key's tenant context, or the 401/403/429 problem :func:`role` would raise."""
+        context = tenant_context(request.app.state.service, self.key)
+        request.state.tenant = context.tenant.id
+        _require(context, self.required)
+        return context
+
+
+def deferred_role(required: str) -> Any:
+    """:func:`role`, with the database check left to the route (:class:`KeyClaim`): a missing
+    key is still a 401 here; an unknown, revoked or too weak one when the route verifies."""
+    if required not in ROLES:
+        raise ValueError(f"unknown role {required!r}")
+
+    async def claimed(
+        bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)],
+        header: Annotated[str | None, Security(_HEADER)],
+    ) -> KeyClaim:
+        return KeyClaim(api_key(bearer, header), required)
+
+    claimed.required_role = required  # type: ignore[attr-defined]
+    return claimed
+
+
+def _require(context: TenantContext, required: str) -> None:
+    if ROLES.index(context.role) < ROLES.index(required):
+        raise Problem(
+            403,
+            "forbidden",
+            f"this route needs an {required} key or above; this key's role is {context.role}",
+        )

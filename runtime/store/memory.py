@@ -4,8 +4,9 @@ Runtime, persistence for tests and throwaway runs (``Tutor(..., store=MemoryStor
 given no store persists to ``$PEDRAG_DB``).
 Takes and gives the same JSON documents as the SQL store: ``create_session``, ``save_turn``
 (a turn is all-or-nothing and a compare-and-set on the turn index), ``load_session``,
-``audit_records``, ``list_sessions``, ``add_spend``/``spend``. Documents are copied through
-JSON on the way in and out, so what you save is exactly what you load, as with SQL.
+``audit_records``, ``list_sessions``, ``add_spend``/``spend``/``reserve_spend``/``settle_spend``.
+Documents are copied through JSON on the way in and out, so what you save is exactly what you
+load, as with SQL.
 """
 
 from __future__ import annotations
@@ -155,6 +156,21 @@ class MemoryStore:
     def spend(self, scope: str) -> float:
         with self._lock:
             return self._spend.get(scope, 0.0)
+
+    def reserve_spend(self, scope: str, usd: float, cap: float | None) -> bool:
+        """As ``SessionStore.reserve_spend``: add ``usd`` only within ``cap``."""
+        with self._lock:
+            total = self._spend.get(scope, 0.0)
+            if cap is not None and (total + usd > cap if usd > 0 else total >= cap):
+                return False
+            self._spend[scope] = total + float(usd)
+            return True
+
+    def settle_spend(self, scope: str, reserved: float, usd: float) -> float:
+        """As ``SessionStore.settle_spend``: the reservation replaced by the real cost."""
+        with self._lock:
+            self._spend[scope] = self._spend.get(scope, 0.0) + float(usd) - float(reserved)
+            return self._spend[scope]
 
     def close(self) -> None:
         pass

@@ -6,6 +6,16 @@ runs (the contract still holds) but without model calls: the offline path answer
 audit says which cap was hit. :class:`BudgetedBackend` enforces the per-turn call cap and the
 spending caps *during* the turn, raising ``LLMBudgetExceeded`` before a call that would cross
 them, so one turn cannot run away; a streamed call is admitted and counted the same way.
+
+Why calls reserve: the classifier's and the analyzer's calls run at once, and a cap checked
+against what was *spent* let both pass when the room left was one call's (the cap was exceeded
+by one call). So each call reserves its worst-case cost (the backend's ``max_cost_usd``, when
+it can say) before it is sent, and a call that might not fit in what is left after every
+reservation in flight is refused; the reservation is settled with the real cost when the call
+ends. Given a ledger (the store: ``reserve_spend``/``settle_spend``), the deployment cap is
+reserved there too, in one atomic statement, so concurrent turns on any number of workers hold
+it as well. A call whose cost cannot be known before it (no price) reserves nothing and is
+admitted while the spend is below the cap, as before.
 """
 
 from __future__ import annotations
@@ -31,6 +41,21 @@ DEPLOYMENT_SCOPE = "deployment"
 class SpendLedger(Protocol):
     def add_spend(self, scope: str, usd: float) -> float: ...
     def spend(self, scope: str) -> float: ...
+
+
+class SpendReservations(Protocol):
+    """A spend total that reserves within a cap atomically (``SessionStore``, ``MemoryStore``)."""
+
+    def reserve_spend(self, scope: str, usd: float, cap: float | None) -> bool: ...
+    def settle_spend(self, scope: str, reserved: float, usd: float) -> float: ...
+
+
+def call_fits(spent: float, estimate: float, cap: float | None) -> bool:
+    """Whether a call reserving ``estimate`` may start when ``spent`` (spent and reserved) is
+    already counted: it must fit whole; a call of unknown cost (0) while below the cap."""
+    if cap is None:
+        return True
+    return spent + estimate <= cap if estimate > 0 else spent < cap
 
 
 @dataclass(frozen=True)
@@ -79,7 +104,12 @@ def check_budget(
 
 
 class BudgetedBackend:
-    """Wraps a backend for one turn: counts calls, tokens and cost; refuses past the caps."""
+    """Wraps a backend for one turn: counts calls, tokens and cost; refuses past the caps.
+
+    ``ledger``, when given, holds the deployment cap across workers: every call reserves its
+    worst-case cost in the ledger's ``deployment`` total and settles it with the real cost, so
+    the ledger's total already includes this turn's spend (the caller must not add
+    ``cost_usd`` to it again; :attr:`records_spend` says so)."""
 
     def __init__(
         self,
@@ -88,23 +118,35 @@ class BudgetedBackend:
         *,
         session_usd: float,
         deployment_usd: float,
+        ledger: SpendReservations | None = None,
     ) -> None:
         self.inner = inner
         self.budget = budget
         self.session_usd = session_usd
         self.deployment_usd = deployment_usd
+        self.ledger = ledger
         self.calls = 0
         self.tokens = 0
         self.cost_usd = 0.0
+        self.reserved_usd = 0.0  # worst-case cost of the calls in flight
         self.by_role: dict[str, dict[str, float]] = {}
         # The classifier's and the analyzer's calls may run at once (`reading`): the counts
-        # change under a lock. Both are admitted against the spend before either is counted.
+        # and reservations change under a lock.
         self._lock = threading.Lock()
 
+    @property
+    def records_spend(self) -> bool:
+        """Whether this backend keeps the ledger's deployment total itself."""
+        return self.ledger is not None
+
     def complete(self, request: LLMRequest) -> LLMResponse:
-        self._admit(request)
-        response = self.inner.complete(request)
-        self._account(request, response)
+        reserved = self._admit(request)
+        try:
+            response = self.inner.complete(request)
+        except BaseException:
+            self._release(reserved)
+            raise
+        self._account(request, response, reserved)
         return response
 
     def stream(self, request: LLMRequest) -> LLMStream:
@@ -113,38 +155,77 @@ class BudgetedBackend:
         early, from the inner stream's (then estimated) response."""
 
         def deltas(handle: LLMStream) -> Iterator[str]:
-            self._admit(request)
-            inner = open_stream(self.inner, request)
+            reserved = self._admit(request)
+            try:
+                inner = open_stream(self.inner, request)
+            except BaseException:
+                self._release(reserved)
+                raise
             try:
                 yield from inner
             finally:
                 inner.close()
                 handle.response = inner.response
                 if inner.response is not None:
-                    self._account(request, inner.response)
+                    self._account(request, inner.response, reserved)
+                else:
+                    self._release(reserved)
 
         return LLMStream(deltas)
 
-    def _admit(self, request: LLMRequest) -> None:
-        with self._lock:
-            self._admit_locked(request)
+    def _estimate(self, request: LLMRequest) -> float:
+        """The call's worst-case cost, when the backend can say (0: not known)."""
+        estimate = getattr(self.inner, "max_cost_usd", None)
+        cost = estimate(request) if callable(estimate) else None
+        return float(cost) if cost else 0.0
 
-    def _admit_locked(self, request: LLMRequest) -> None:
+    def _admit(self, request: LLMRequest) -> float:
+        """Count the call and reserve its worst-case cost, or raise ``LLMBudgetExceeded``;
+        the reservation, for :meth:`_account` or :meth:`_release`."""
+        estimate = self._estimate(request)
+        with self._lock:
+            self._admit_locked(request, estimate)
+        if self.ledger is not None:
+            try:
+                admitted = self.ledger.reserve_spend(
+                    DEPLOYMENT_SCOPE, estimate, self.budget.max_deployment_usd
+                )
+            except BaseException:
+                self._release(estimate, uncount=True, ledger=False)
+                raise
+            if not admitted:
+                self._release(estimate, uncount=True, ledger=False)
+                raise LLMBudgetExceeded("deployment spending cap reached", role=request.role)
+        return estimate
+
+    def _admit_locked(self, request: LLMRequest, estimate: float) -> None:
         if self.calls >= self.budget.max_calls_per_turn:
             raise LLMBudgetExceeded(
                 f"per-turn call cap of {self.budget.max_calls_per_turn} reached", role=request.role
             )
-        cap = self.budget.max_session_usd
-        if cap is not None and self.session_usd + self.cost_usd >= cap:
+        committed = self.cost_usd + self.reserved_usd
+        if not call_fits(self.session_usd + committed, estimate, self.budget.max_session_usd):
             raise LLMBudgetExceeded("session spending cap reached", role=request.role)
-        cap = self.budget.max_deployment_usd
-        if cap is not None and self.deployment_usd + self.cost_usd >= cap:
+        if not call_fits(self.deployment_usd + committed, estimate, self.budget.max_deployment_usd):
             raise LLMBudgetExceeded("deployment spending cap reached", role=request.role)
         self.calls += 1
+        self.reserved_usd += estimate
 
-    def _account(self, request: LLMRequest, response: LLMResponse) -> None:
+    def _release(self, reserved: float, *, uncount: bool = False, ledger: bool = True) -> None:
+        """Give back a reservation whose call was not made, or failed (nothing to count)."""
         with self._lock:
+            self.reserved_usd -= reserved
+            if uncount:
+                self.calls -= 1
+        if ledger and self.ledger is not None:
+            self.ledger.settle_spend(DEPLOYMENT_SCOPE, reserved, 0.0)
+
+    def _account(self, request: LLMRequest, response: LLMResponse, reserved: float) -> None:
+        with self._lock:
+            self.reserved_usd -= reserved
             self._account_locked(request, response)
+        if self.ledger is not None:
+            self.ledger.settle_spend(DEPLOYMENT_SCOPE, reserved, response.cost_usd)
 
     def _account_locked(self, request: LLMRequest, response: LLMResponse) -> None:
         tokens = response.prompt_tokens + response.completion_tokens

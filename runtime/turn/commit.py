@@ -26,7 +26,7 @@ from pedrag.runtime.store.errors import StoreError
 from pedrag.runtime.store.safe_text import clean_text, redact_credentials
 from pedrag.runtime.turn import audit as audit_module
 from pedrag.runtime.turn.behaviour_monitor import adapt
-from pedrag.runtime.turn.budget import DEPLOYMENT_SCOPE
+from pedrag.runtime.turn.budget import DEPLOYMENT_SCOPE, BudgetedBackend
 from pedrag.runtime.turn.context import (
     GOAL_RECORDS,
     HISTORY,
@@ -207,9 +207,9 @@ def commit(
         # (another writer won the turn, the database failed): count them against the
         # deployment cap, or racing requests could spend past it. The turn's error wins.
         with contextlib.suppress(StoreError):
-            _add_deployment_spend(host, backend.cost_usd)
+            _add_deployment_spend(host, backend)
         raise
-    _add_deployment_spend(host, backend.cost_usd)
+    _add_deployment_spend(host, backend)
     session.state = new  # only now: the store has committed the turn
     if session.version is not None:
         session.version += 1
@@ -234,8 +234,11 @@ def commit(
     return result
 
 
-def _add_deployment_spend(host: TurnHost, usd: float) -> None:
-    if usd and hasattr(host.store, "add_spend"):
+def _add_deployment_spend(host: TurnHost, backend: BudgetedBackend) -> None:
+    """Count the turn's model spend in the deployment total, unless the backend's ledger
+    already did, call by call (its reservations are settled in the store)."""
+    usd = backend.cost_usd
+    if usd and not backend.records_spend and hasattr(host.store, "add_spend"):
         host.store.add_spend(DEPLOYMENT_SCOPE, usd)
 
 

@@ -59,5 +59,10 @@ def open_turn(host: TurnHost, session: Session, text: str) -> TurnContext:
         budget,
         session_usd=state.cost_usd,
         deployment_usd=deployment_usd,
+        # With a deployment cap and a store that reserves atomically, every call reserves its
+        # worst case in the store first, so racing turns in other workers cannot spend past it.
+        ledger=store
+        if budget.max_deployment_usd is not None and hasattr(store, "reserve_spend")
+        else None,
     )
     return context

@@ -126,6 +126,17 @@ class SafeBackend:
     def __init__(self, inner: LLMBackend) -> None:
         self.inner = inner
 
+    def max_cost_usd(self, request: LLMRequest) -> float | None:
+        """The inner backend's worst-case cost of ``request`` (None: unknown), which the
+        spending caps reserve before the call; a backend without the bound has no price."""
+        bound = getattr(self.inner, "max_cost_usd", None)
+        if bound is None:
+            return None
+        try:
+            return bound(request)
+        except Exception:  # a third-party backend's bug must not break the turn
+            return None
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         try:
             return self.inner.complete(request)

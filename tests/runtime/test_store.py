@@ -58,6 +58,31 @@ def _raw(db_path: Path) -> sqlite3.Connection:
 # -- round trip -------------------------------------------------------------------------------
 
 
+def test_reads_inside_reading_share_one_transaction(store: SessionStore) -> None:
+    """`reading()`: an API key's check and a session's read (what a service turn does) take
+    one pooled connection and one transaction, for every store on the database; a write
+    inside the block still commits on its own."""
+    from sqlalchemy import event
+
+    store.tenants.create("t")
+    key = store.tenants.issue_key("t")
+    bound = store.for_tenant("t")
+    bound.create_session("s1", {}, {})
+    checkouts: list[object] = []
+    event.listen(store._engine, "checkout", lambda *args: checkouts.append(args))
+    with store.reading():
+        assert store.tenants.key(key) is not None
+        with bound.reading():  # nested: the same transaction
+            assert bound.read_session("s1").turns == 0
+        assert len(checkouts) == 1
+        assert bound.add_spend("deployment", 0.5) == 0.5  # a write: its own transaction
+    assert len(checkouts) == 2
+    assert bound.spend("deployment") == 0.5
+    store.tenants.key(key)
+    bound.read_session("s1")
+    assert len(checkouts) == 5  # outside the block, a transaction per read (spend too)
+
+
 def test_saved_turns_come_back_from_a_fresh_store(db_path: Path) -> None:
     meta = {"theory": "socratic", "learner": "ana", "exercise": "fizzbuzz"}
     with SessionStore(str(db_path)) as first:

@@ -23,6 +23,8 @@ from sqlalchemy import create_engine, text
 
 from pedrag.runtime.store.migrate import HEAD
 from pedrag.runtime.store.session_store import SessionStore, TurnConflict
+from tests.fake_openai import FakeOpenAI
+from tests.runtime.test_budget import race_workers_against
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
 
@@ -293,3 +295,12 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
             item["id"] for item in b.get("/v1/keys").json() if not item["revoked_at"]
         }
         assert b.get(f"/v1/learners/{learner}").json()["sessions"] == 1
+
+
+def test_racing_turns_cannot_spend_past_the_deployment_cap_on_postgresql(
+    pg_url: str, fake_openai: FakeOpenAI
+) -> None:
+    """As on SQLite (tests/runtime/test_budget.py): eight turns race for a cap with room for
+    three calls' worst case, reserving in the PostgreSQL store; the total never passes it."""
+    with SessionStore(fresh_database(pg_url)) as store:
+        race_workers_against(store, fake_openai)

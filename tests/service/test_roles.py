@@ -156,6 +156,34 @@ def test_a_revoked_key_is_refused_from_the_next_request_on(service: dict[str, An
     assert client.delete(f"/v1/keys/{key_id}", headers=admin).status_code == 404
 
 
+def test_a_revoked_key_cannot_post_a_turn(service: dict[str, Any]) -> None:
+    """The turn route checks its key in the turn's own worker thread and read transaction
+    (auth.deferred_role): the same 401s as every other route, and nothing runs."""
+    client, admin = service["client"], _as(service, "admin")
+    issued = client.post("/v1/keys", json={"role": "learner"}, headers=admin).json()
+    learner = {"Authorization": f"Bearer {issued['key']}"}
+    session = client.post(
+        "/v1/sessions",
+        json={"theory": "socratic", "curriculum": "intro", "exercise": "mult_7x8"},
+        headers=learner,
+    ).json()["id"]
+    turn = {"message": "Is it 56?", "turn": 1}
+    assert (
+        client.post(f"/v1/sessions/{session}/turns", json=turn, headers=learner).status_code == 200
+    )
+    assert client.delete(f"/v1/keys/{issued['id']}", headers=admin).status_code == 200
+    turn["turn"] = 2
+    refused = client.post(f"/v1/sessions/{session}/turns", json=turn, headers=learner)
+    assert refused.status_code == 401
+    assert refused.json()["type"] == "urn:pedrag:problem:revoked-api-key"
+    unknown = {"Authorization": "Bearer pdg_not-a-key"}
+    refused = client.post(f"/v1/sessions/{session}/turns", json=turn, headers=unknown)
+    assert refused.json()["type"] == "urn:pedrag:problem:unknown-api-key"
+    assert client.post(f"/v1/sessions/{session}/turns", json=turn).status_code == 401
+    audit = client.get(f"/v1/sessions/{session}/audit", headers=admin).json()["records"]
+    assert len(audit) == 1  # the refused turns ran nothing
+
+
 def _cli(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

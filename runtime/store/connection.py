@@ -1,0 +1,390 @@
+"""Store connections: which database, how it is opened, and the transaction every store part uses.
+
+Runtime stage: persistence. Takes a database URL or path (``PEDRAG_DB``) and a tenant; gives
+:class:`StoreConnection`, the base of every part of the session store (sessions, learners,
+spend, request counts): an engine with the dialect's settings, tenant scoping, transactions
+that take SQLite's write lock up front, and one translation of driver errors into
+:class:`StoreError`.
+
+Why it looks like this:
+
+- **SQLAlchemy Core, two dialects.** SQLite is the default; PostgreSQL replaces it by URL for
+  multi-worker deployments. Other databases are refused rather than half-supported.
+- **SQLite settings.** WAL, ``synchronous=NORMAL`` by default (``PEDRAG_DB_SYNCHRONOUS=FULL``
+  syncs every commit), foreign keys on, a busy timeout, ``BEGIN IMMEDIATE`` for writes (the
+  session store's module docstring and docs/persistence.md say why).
+- **Schema by migrations.** Opening a store applies the Alembic revisions up to the head,
+  once, under a lock (``pedrag.runtime.store.migrate``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
+from sqlalchemy.pool import StaticPool
+
+from pedrag.runtime.store.documents import _require_tenant_id
+from pedrag.runtime.store.errors import StoreError, StoreUnavailable
+from pedrag.runtime.store.schema import DEFAULT_TENANT
+from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
+
+ENV_DB = "PEDRAG_DB"
+"""Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
+
+# SQLite durability (the module docstring, docs/persistence.md): NORMAL in WAL mode syncs at
+# checkpoints, so a committed turn survives any crash of the process; FULL also syncs every
+# commit, so it survives a power cut or OS crash too, for one fsync more per turn.
+ENV_SYNCHRONOUS = "PEDRAG_DB_SYNCHRONOUS"
+DEFAULT_SYNCHRONOUS = "NORMAL"
+
+DEFAULT_DB_PATH = Path(".pedrag") / "sessions.db"
+"""Used when neither ``url`` nor ``PEDRAG_DB`` is given; relative to the working directory."""
+
+BUSY_TIMEOUT_SECONDS = 30.0
+"""How long an SQLite writer waits for another writer's lock before giving up. A turn
+transaction takes milliseconds, so waiting this long means something is stuck."""
+
+ENV_RETRY = "PEDRAG_DB_RETRY_SECONDS"
+DEFAULT_RETRY_SECONDS = 10.0
+"""How long a PostgreSQL store keeps trying to get a connection (a server restarting, a
+network cut) before a call fails with :class:`StoreUnavailable`: exponential backoff with
+jitter from 50 ms to 1 s between attempts. ``PEDRAG_DB_RETRY_SECONDS=0`` fails at once."""
+
+_SUPPORTED_DIALECTS = ("sqlite", "postgresql")
+# Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
+_WRITE_TRANSACTION = "pedrag_write_transaction"
+
+
+def resolve_db_url(url: str | None = None) -> URL:
+    """The database a store opens: ``url``, else ``$PEDRAG_DB``, else ``./.pedrag/sessions.db``.
+
+    Either may be a filesystem path (``~`` expanded, made absolute now so a later ``chdir`` does
+    not move the database) or an SQLAlchemy URL such as ``postgresql+psycopg://host/pedrag``.
+    """
+    raw = url if url is not None else os.environ.get(ENV_DB, "").strip() or None
+    if raw is not None and "://" in raw:
+        try:
+            return make_url(raw)
+        except ArgumentError as error:
+            raise StoreError(f"invalid database URL {raw!r}: {error}") from error
+    path = Path(raw).expanduser() if raw is not None else DEFAULT_DB_PATH
+    return URL.create("sqlite+pysqlite", database=str(path.resolve()))
+
+
+# The read transaction a thread holds open in `StoreConnection.reading`, by engine.
+_SHARED_READS = threading.local()
+
+
+class StoreConnection:
+    """The engine, the tenant and the transactions of a store; the store's parts extend it."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        synchronous: str | None = None,
+        *,
+        tenant: str = DEFAULT_TENANT,
+    ) -> None:
+        self._url = resolve_db_url(url)
+        self.synchronous = resolve_synchronous(synchronous)
+        self._tenant = _require_tenant_id(tenant)
+        self._owns_engine = True
+        self._parent: StoreConnection | None = None  # the store a for_tenant() view shares
+        dialect = self._url.get_backend_name()
+        if dialect not in _SUPPORTED_DIALECTS:
+            raise StoreError(
+                f"unsupported database {dialect!r}: pedrag stores sessions in "
+                f"{' or '.join(_SUPPORTED_DIALECTS)}"
+            )
+        self._closed = False
+        self._retry_seconds = resolve_retry_seconds()
+        with self._errors("open the session database"):
+            self._engine = _create_engine(self._url, self.synchronous)
+        try:
+            with self._errors("migrate the session tables"):
+                # Lazy: the migration machinery (Alembic) is imported only when a store opens.
+                from pedrag.runtime.store.migrate import upgrade
+
+                upgrade(self._engine, lambda: self._transaction(write=True))
+                if dialect == "sqlite" and _is_sqlite_file(self._url):
+                    with self._engine.connect() as connection:
+                        mode = connection.exec_driver_sql("PRAGMA journal_mode").scalar()
+                    if str(mode).lower() != "wal":
+                        # Some filesystems (network mounts) cannot hold a WAL; fail rather
+                        # than run with weaker guarantees than documented.
+                        raise StoreError(
+                            f"SQLite database {self._url.database} is in journal mode "
+                            f"{mode!r}, not WAL; put PEDRAG_DB on a local filesystem"
+                        )
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden (safe to log)."""
+        return self._url.render_as_string(hide_password=True)
+
+    @property
+    def tenant(self) -> str:
+        """The tenant every statement of this store is scoped to."""
+        return self._tenant
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}, tenant={self._tenant!r})"
+
+    def for_tenant(self, tenant: str) -> Self:
+        """A store bound to ``tenant`` on the same database and connection pool (no new
+        connection, no migration check). Closing it leaves this store open."""
+        bound = object.__new__(type(self))
+        bound._url = self._url
+        bound._tenant = _require_tenant_id(tenant)
+        bound._engine = self._engine
+        bound._owns_engine = False
+        bound._closed = False
+        bound._parent = self
+        bound._retry_seconds = self._retry_seconds
+        return bound
+
+    def ping(self) -> None:
+        """Raise :class:`StoreError` unless the database answers (``/readyz``)."""
+        with self._errors("reach the session database"):
+            with self._transaction(write=False) as connection:
+                connection.execute(text("SELECT 1"))
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release every connection. Idempotent; the store cannot be used afterwards."""
+        if not self._closed:
+            self._closed = True
+            if self._owns_engine:
+                self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _upsert_insert(self) -> Any:
+        """The dialect's INSERT that has ``on_conflict_do_update`` (the store's upserts)."""
+        return postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Run the reads of this thread inside the block in one read transaction, on one
+        pooled connection, with every store of this database (``for_tenant`` views too).
+
+        Why: a request that reads an API key and then a session paid a pool checkout, a
+        BEGIN and a COMMIT for each — on SQLite about 0.2 ms of CPU apiece, most of a short
+        read. Inside the block each read sees the same snapshot; writes still take their own
+        transaction (on SQLite in WAL mode a reader never blocks the writer). Nested blocks
+        share the outer transaction."""
+        shared = _SHARED_READS.__dict__.setdefault("by_engine", {})
+        if self._engine in shared:
+            yield
+            return
+        # Getting the connection, BEGIN and COMMIT fail as any read would (StoreUnavailable
+        # when the database cannot be reached); the reads inside translate their own errors.
+        with self._errors("read from the session database"):
+            with self._transaction(write=False) as connection:
+                shared[self._engine] = connection
+                try:
+                    yield
+                finally:
+                    del shared[self._engine]
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        """A connection inside a transaction: committed on normal exit, rolled back on any
+        exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring).
+        A read inside :meth:`reading` uses that block's transaction."""
+        if self._closed or (self._parent is not None and self._parent._closed):
+            raise StoreError("the session store is closed")
+        if not write:
+            shared = _SHARED_READS.__dict__.get("by_engine")
+            if shared and self._engine in shared:
+                yield shared[self._engine]
+                return
+        with self._connect() as connection:
+            if write:
+                connection.execution_options(**{_WRITE_TRANSACTION: True})
+            with connection.begin():
+                yield connection
+
+    def _connect(self) -> Connection:
+        """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
+        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (the pool's pre-ping replaces a
+        connection a restart broke). Only getting the connection is retried, never a statement:
+        whether a write whose connection broke mid-commit was committed is not knowable here."""
+        if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
+            return self._engine.connect()
+        try:
+            # The usual case first: building the retry machinery for every transaction cost
+            # more CPU than the connection checkout itself.
+            return self._engine.connect()
+        except SQLAlchemyError as error:
+            if not _connection_lost(error):
+                raise
+        # Lazy: only a PostgreSQL store needs it, and the CLI's start-up time counts.
+        from tenacity import (
+            Retrying,
+            retry_if_exception,
+            stop_after_delay,
+            wait_exponential,
+            wait_random,
+        )
+
+        for attempt in Retrying(
+            retry=retry_if_exception(_connection_lost),
+            stop=stop_after_delay(self._retry_seconds),
+            wait=wait_exponential(multiplier=0.05, max=1.0) + wait_random(0, 0.05),
+            reraise=True,
+        ):
+            with attempt:
+                return self._engine.connect()
+        raise AssertionError("unreachable")  # Retrying either returns or re-raises
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Turn SQLAlchemy and driver exceptions into :class:`StoreError` (a lost or refused
+        connection: :class:`StoreUnavailable`). The message names the database (password
+        hidden) for the operator's log; the service never shows it to a client."""
+        try:
+            yield
+        except SQLAlchemyError as error:
+            cause = getattr(error, "orig", None) or error
+            kind = StoreUnavailable if _connection_lost(error) else StoreError
+            raise kind(f"could not {action} in {self.url}: {cause}") from error
+
+
+def _connection_lost(error: BaseException) -> bool:
+    """A refused or broken connection (worth retrying later), not a statement's own error."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    return isinstance(error, OperationalError | InterfaceError)
+
+
+def resolve_retry_seconds() -> float:
+    raw = os.environ.get(ENV_RETRY, "").strip()
+    try:
+        seconds = float(raw) if raw else DEFAULT_RETRY_SECONDS
+    except ValueError:
+        raise StoreError(f"{ENV_RETRY} must be a number of seconds, got {raw!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise StoreError(f"{ENV_RETRY} must be >= 0 seconds, got {raw!r}")
+    return seconds
+
+
+def resolve_synchronous(value: str | None = None) -> str:
+    """SQLite's `synchronous` level: `value`, else ``$PEDRAG_DB_SYNCHRONOUS``, else NORMAL."""
+    raw = value if value is not None else os.environ.get(ENV_SYNCHRONOUS, "").strip()
+    level = (raw or DEFAULT_SYNCHRONOUS).upper()
+    if level not in ("NORMAL", "FULL"):
+        raise StoreError(f"{ENV_SYNCHRONOUS} must be NORMAL or FULL, got {raw!r}")
+    return level
+
+
+def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
+    if url.get_backend_name() != "sqlite":
+        # pool_pre_ping: a server restart should cost one reconnect, not a failed turn.
+        return create_engine(url, pool_pre_ping=True)
+    if _is_sqlite_file(url):
+        assert url.database is not None
+        folder = Path(url.database).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(
+                f"cannot create the database folder {folder}: {error.strerror or error}"
+            ) from error
+        engine = create_engine(
+            url,
+            module=sqlite_dbapi(),
+            connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+        )
+    else:
+        # In-memory: one shared connection, or every pooled connection would see its own
+        # empty database. Useful for tests; nothing persists.
+        engine = create_engine(
+            url,
+            module=sqlite_dbapi(),
+            connect_args={"check_same_thread": False},
+            poolclass=StaticPool,
+        )
+    vectors = vectors_unavailable() is None
+
+    @event.listens_for(engine, "connect")
+    def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's ``begin`` hook emit BEGIN itself; the pysqlite driver's implicit
+        # transactions are always deferred and skip some statements.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+            _enter_wal(cursor)
+            cursor.execute(f"PRAGMA synchronous = {synchronous}")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+        if vectors:  # course-passage vectors (sqlite-vec's vec0 tables)
+            load_vectors(dbapi_connection)
+
+    @event.listens_for(engine, "begin")
+    def _begin_sqlite(connection: Connection) -> None:
+        write = connection.get_execution_options().get(_WRITE_TRANSACTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def _enter_wal(cursor: Any) -> None:
+    """Switch the database to WAL, waiting out other openers.
+
+    Why not just the PRAGMA: SQLite answers ``PRAGMA journal_mode = WAL`` with "database is
+    locked" at once, without its busy handler, while another connection is converting a fresh
+    file (3 in 60 trials of eight threads opening one new database). The conversion is done once
+    per file and is idempotent, so waiting and asking again is safe; the wait is bounded by the
+    same busy timeout as every other lock."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as error:  # the driver's OperationalError; its module varies
+            if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
+def _is_sqlite_file(url: URL) -> bool:
+    database = url.database or ""
+    return database not in ("", ":memory:") and not database.startswith("file:")

@@ -1,0 +1,167 @@
+"""Learners and their goals: who a session belongs to, and their mastery across sessions.
+
+Runtime stage: persistence. Takes a learner id (and the goals a turn changed) and gives the
+learner's record and goals as last committed; deleting a learner deletes every session, audit
+record and goal record of theirs in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from pedrag.runtime.store.connection import StoreConnection
+from pedrag.runtime.store.documents import (
+    _as_utc,
+    _require_document,
+    _require_session_id,
+    _utcnow,
+)
+from pedrag.runtime.store.errors import AlreadyExists, LearnerNotFound
+from pedrag.runtime.store.schema import audit_records, learner_goals, learners, sessions
+
+
+class LearnerRecords(StoreConnection):
+    """Learners of this store's tenant and their goals."""
+
+    def _write_learner(
+        self,
+        connection: Connection,
+        learner_id: str,
+        goals: Mapping[str, Mapping[str, Any]],
+        now: datetime,
+    ) -> None:
+        dialect_insert = self._upsert_insert()
+        for goal_id, goal in goals.items():
+            row = dialect_insert(learner_goals).values(
+                tenant=self._tenant,
+                learner_id=learner_id,
+                goal_id=goal_id,
+                mastery=float(goal["mastery"]),
+                evidence=int(goal["evidence"]),
+                solved=list(goal["solved"]),
+                updated_at=now,
+            )
+            connection.execute(
+                row.on_conflict_do_update(
+                    index_elements=[
+                        learner_goals.c.tenant,
+                        learner_goals.c.learner_id,
+                        learner_goals.c.goal_id,
+                    ],
+                    set_={
+                        "mastery": row.excluded.mastery,
+                        "evidence": row.excluded.evidence,
+                        "solved": row.excluded.solved,
+                        "updated_at": row.excluded.updated_at,
+                    },
+                )
+            )
+
+    def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
+        """The learner's goals as last committed: ``{goal: {"mastery", "evidence", "solved"}}``;
+        empty for a learner never seen."""
+        with self._errors(f"load learner {learner_id!r}"):
+            with self._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(learner_goals).where(
+                        learner_goals.c.tenant == self._tenant,
+                        learner_goals.c.learner_id == learner_id,
+                    )
+                ).all()
+        return {
+            row.goal_id: {
+                "mastery": float(row.mastery),
+                "evidence": int(row.evidence),
+                "solved": list(row.solved),
+            }
+            for row in rows
+        }
+
+    def create_learner(self, learner_id: str, meta: dict[str, Any] | None = None) -> None:
+        """A learner of this tenant; ``meta`` is the application's (display name, cohort...)."""
+        _require_session_id(learner_id, "learner id")
+        meta = dict(meta or {})
+        _require_document(meta, "meta")
+        with self._errors(f"create learner {learner_id!r}"):
+            try:
+                with self._transaction(write=True) as connection:
+                    connection.execute(
+                        insert(learners).values(
+                            id=learner_id, tenant=self._tenant, meta=meta, created_at=_utcnow()
+                        )
+                    )
+            except IntegrityError as error:
+                raise AlreadyExists(f"a learner with id {learner_id!r} already exists") from error
+
+    def load_learner(self, learner_id: str) -> dict[str, Any]:
+        """``{"id", "meta", "created_at", "sessions"}`` (the number of sessions)."""
+        with self._errors(f"load learner {learner_id!r}"):
+            with self._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(learners.c.meta, learners.c.created_at).where(
+                        learners.c.id == learner_id, learners.c.tenant == self._tenant
+                    )
+                ).one_or_none()
+                count = connection.execute(
+                    select(func.count())
+                    .select_from(sessions)
+                    .where(sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id)
+                ).scalar_one()
+        if row is None:
+            raise LearnerNotFound(learner_id)
+        return {
+            "id": learner_id,
+            "meta": dict(row.meta),
+            "created_at": _as_utc(row.created_at),
+            "sessions": int(count),
+        }
+
+    def delete_learner(self, learner_id: str) -> int:
+        """Delete a learner with every session, audit record and goal record of theirs, in one
+        transaction;
+        returns the number of sessions deleted. :class:`LearnerNotFound` if there is none."""
+        with self._errors(f"delete learner {learner_id!r}"):
+            with self._transaction(write=True) as connection:
+                if not self._learner_exists(connection, learner_id):
+                    raise LearnerNotFound(learner_id)
+                owned = select(sessions.c.id).where(
+                    sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
+                )
+                connection.execute(
+                    delete(audit_records).where(
+                        audit_records.c.tenant == self._tenant,
+                        audit_records.c.session_id.in_(owned),
+                    )
+                )
+                deleted = connection.execute(
+                    delete(sessions).where(
+                        sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
+                    )
+                ).rowcount
+                connection.execute(
+                    delete(learner_goals).where(
+                        learner_goals.c.tenant == self._tenant,
+                        learner_goals.c.learner_id == learner_id,
+                    )
+                )
+                connection.execute(
+                    delete(learners).where(
+                        learners.c.tenant == self._tenant, learners.c.id == learner_id
+                    )
+                )
+        return int(deleted)
+
+    def _learner_exists(self, connection: Connection, learner_id: str) -> bool:
+        return (
+            connection.execute(
+                select(learners.c.id).where(
+                    learners.c.id == learner_id, learners.c.tenant == self._tenant
+                )
+            ).first()
+            is not None
+        )

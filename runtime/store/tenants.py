@@ -1,0 +1,253 @@
+"""Tenants and their API keys, and each tenant's request counter (the rate limit).
+
+Runtime stage: persistence, the part of the store that is not tenant-scoped. Takes an API key
+(or a tenant id) and gives the tenant it belongs to (:class:`TenantDirectory`), the key's
+record (:class:`ApiKey`, never the key itself: keys are stored hashed), and
+:class:`RequestCounts`, the per-tenant, per-minute counter behind the service's rate limit.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from pedrag.runtime.store.connection import StoreConnection
+from pedrag.runtime.store.documents import _as_utc, _require_tenant_id, _utcnow
+from pedrag.runtime.store.errors import AlreadyExists, StoreError
+from pedrag.runtime.store.schema import api_keys, rate_windows, tenants
+
+API_KEY_PREFIX = "pdg_"
+
+
+def hash_api_key(key: str) -> str:
+    """The digest an API key is stored as. SHA-256 suffices (no salt, no slow hash): keys are
+    32 random bytes from :func:`secrets.token_urlsafe`, not guessable passwords."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A tenant and its settings; ``None`` means no limit."""
+
+    id: str
+    name: str
+    retention_days: int | None = None
+    max_usd: float | None = None
+    requests_per_minute: int | None = None
+
+
+class TenantDirectory:
+    """Tenants and their API keys (hashed at rest). The one part of the store that is not
+    tenant-scoped: it is how a request's key becomes a tenant."""
+
+    def __init__(self, store: StoreConnection) -> None:
+        self._store = store
+
+    def create(
+        self,
+        tenant_id: str,
+        name: str | None = None,
+        *,
+        retention_days: int | None = None,
+        max_usd: float | None = None,
+        requests_per_minute: int | None = None,
+    ) -> Tenant:
+        _require_tenant_id(tenant_id)
+        tenant = Tenant(tenant_id, name or tenant_id, retention_days, max_usd, requests_per_minute)
+        store = self._store
+        with store._errors(f"create tenant {tenant_id!r}"):
+            try:
+                with store._transaction(write=True) as connection:
+                    connection.execute(
+                        insert(tenants).values(
+                            id=tenant.id,
+                            name=tenant.name,
+                            created_at=_utcnow(),
+                            retention_days=retention_days,
+                            max_usd=max_usd,
+                            requests_per_minute=requests_per_minute,
+                        )
+                    )
+            except IntegrityError as error:
+                raise AlreadyExists(f"a tenant with id {tenant_id!r} already exists") from error
+        return tenant
+
+    def get(self, tenant_id: str) -> Tenant | None:
+        store = self._store
+        with store._errors(f"load tenant {tenant_id!r}"):
+            with store._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(tenants).where(tenants.c.id == tenant_id)
+                ).one_or_none()
+        return _tenant(row) if row is not None else None
+
+    def list(self) -> list[Tenant]:
+        store = self._store
+        with store._errors("list tenants"):
+            with store._transaction(write=False) as connection:
+                rows = connection.execute(select(tenants).order_by(tenants.c.id)).all()
+        return [_tenant(row) for row in rows]
+
+    def issue_key(self, tenant_id: str, label: str = "", *, role: str = "learner") -> str:
+        """A new API key of ``role`` for the tenant (least privilege by default). The key
+        itself is returned once and never stored; :func:`key_id` names it afterwards."""
+        if role not in ROLES:
+            raise StoreError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
+        key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+        store = self._store
+        with store._errors(f"issue an API key for tenant {tenant_id!r}"):
+            with store._transaction(write=True) as connection:
+                if (
+                    connection.execute(
+                        select(tenants.c.id).where(tenants.c.id == tenant_id)
+                    ).first()
+                    is None
+                ):
+                    raise StoreError(f"no tenant with id {tenant_id!r}")
+                connection.execute(
+                    insert(api_keys).values(
+                        key_hash=hash_api_key(key),
+                        tenant=tenant_id,
+                        label=label[:200],
+                        created_at=_utcnow(),
+                        role=role,
+                    )
+                )
+        return key
+
+    def authenticate(self, key: str) -> Tenant | None:
+        """The tenant of an API key in force, or None for an unknown or revoked key."""
+        found = self.key(key)
+        return found.tenant if found is not None and found.revoked_at is None else None
+
+    def key(self, key: str) -> ApiKey | None:
+        """The record of an API key (revoked or not), or None for an unknown key."""
+        digest = hash_api_key(key)
+        store = self._store
+        with store._errors("check an API key"):
+            with store._transaction(write=False) as connection:
+                row = connection.execute(
+                    select(tenants, *_KEY_COLUMNS)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(api_keys.c.key_hash == digest)
+                ).one_or_none()
+        return _api_key(row) if row is not None else None
+
+    def list_keys(self, tenant_id: str) -> builtins.list[ApiKey]:
+        """The tenant's keys (revoked ones too), oldest first; never the keys themselves."""
+        store = self._store
+        with store._errors(f"list the API keys of tenant {tenant_id!r}"):
+            with store._transaction(write=False) as connection:
+                rows = connection.execute(
+                    select(tenants, *_KEY_COLUMNS)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(tenants.c.id == tenant_id)
+                    .order_by(api_keys.c.created_at, api_keys.c.key_hash)
+                ).all()
+        return [_api_key(row) for row in rows]
+
+    def revoke_key(self, key_id: str, tenant_id: str | None = None) -> bool:
+        """Revoke the key named ``key_id`` (of ``tenant_id`` when given: another tenant's key
+        is as unknown as none); False if there is no such key in force. Takes effect on the
+        next request of every worker (keys are checked per request, never cached)."""
+        if not isinstance(key_id, str) or len(key_id) != KEY_ID_LENGTH:
+            return False
+        scope = [
+            func.substr(api_keys.c.key_hash, 1, KEY_ID_LENGTH) == key_id,
+            api_keys.c.revoked_at.is_(None),
+        ]
+        if tenant_id is not None:
+            scope.append(api_keys.c.tenant == tenant_id)
+        store = self._store
+        with store._errors(f"revoke API key {key_id!r}"):
+            with store._transaction(write=True) as connection:
+                revoked = connection.execute(
+                    update(api_keys).where(*scope).values(revoked_at=_utcnow())
+                ).rowcount
+        return bool(revoked)
+
+
+ROLES = ("learner", "instructor", "admin")
+"""The roles of API keys, each allowed everything the ones before it are (docs/service.md)."""
+
+KEY_ID_LENGTH = 12
+
+
+def key_id(key_hash: str) -> str:
+    """How a key is named once issued: the first hex digits of its digest (not a secret)."""
+    return key_hash[:KEY_ID_LENGTH]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key's record: never the key itself."""
+
+    id: str
+    tenant: Tenant
+    role: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+_KEY_COLUMNS = (
+    api_keys.c.key_hash,
+    api_keys.c.role,
+    api_keys.c.label,
+    api_keys.c.created_at.label("key_created_at"),
+    api_keys.c.revoked_at,
+)
+
+
+def _api_key(row: Any) -> ApiKey:
+    return ApiKey(
+        id=key_id(row.key_hash),
+        tenant=_tenant(row),
+        role=row.role,
+        label=row.label,
+        created_at=_as_utc(row.key_created_at),
+        revoked_at=None if row.revoked_at is None else _as_utc(row.revoked_at),
+    )
+
+
+def _tenant(row: Any) -> Tenant:
+    return Tenant(
+        id=row.id,
+        name=row.name,
+        retention_days=row.retention_days,
+        max_usd=None if row.max_usd is None else float(row.max_usd),
+        requests_per_minute=row.requests_per_minute,
+    )
+
+
+class RequestCounts(StoreConnection):
+    """A tenant's requests per minute, counted atomically across workers."""
+
+    def count_request(self, minute: int) -> int:
+        """Count one request of this tenant in minute ``minute`` (since the epoch) and return
+        the minute's count so far, atomically across workers (the rate limit's counter).
+        Windows older than the previous minute are dropped on the way."""
+        dialect_insert = self._upsert_insert()
+        row = dialect_insert(rate_windows).values(tenant=self._tenant, minute=minute, requests=1)
+        statement = row.on_conflict_do_update(
+            index_elements=[rate_windows.c.tenant, rate_windows.c.minute],
+            set_={"requests": rate_windows.c.requests + 1},
+        ).returning(rate_windows.c.requests)
+        with self._errors("count a request"):
+            with self._transaction(write=True) as connection:
+                count = connection.execute(statement).scalar_one()
+                if count == 1:  # the first request of a minute clears the old windows
+                    connection.execute(
+                        delete(rate_windows).where(
+                            rate_windows.c.tenant == self._tenant,
+                            rate_windows.c.minute < minute - 1,
+                        )
+                    )
+        return int(count)

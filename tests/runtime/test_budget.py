@@ -1,0 +1,266 @@
+"""The spending caps hold under concurrency: calls reserve their worst-case cost before they
+are sent and settle it after, in the turn and (given a ledger) in the store, so racing calls
+can never spend past a cap together (issue 30's note: two concurrent calls both passed the
+session cap's check, exceeding it by one call).
+
+The calls are real: the OpenAI backend (real client, real pricing, its own worst-case bound)
+against the scripted server on 127.0.0.1, whose replies are held long enough that every racer
+has asked before any has been answered; the ledger is a real SQLite store (PostgreSQL in
+``tests/service/test_postgres.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pedrag.runtime.llm.interface import LLMBudgetExceeded, LLMRequest, LLMResponse
+from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
+from pedrag.runtime.llm.pricing import Price, PriceBook
+from pedrag.runtime.store.errors import StoreError
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.turn.budget import (
+    DEPLOYMENT_SCOPE,
+    Budget,
+    BudgetedBackend,
+    SpendReservations,
+    call_fits,
+)
+from tests.fake_openai import FakeOpenAI, Reply
+
+# Dollars per 1,000 tokens, dear enough that a few calls reach a cap.
+PRICE = Price(input_per_1k=1.0, output_per_1k=2.0)
+REQUEST = LLMRequest(role="classifier", messages=(("user", "Is it 56?"),), max_tokens=50)
+HELD_S = 1.0  # how long the server holds each reply: every racer asks meanwhile
+
+
+def priced_backend(fake: FakeOpenAI) -> OpenAIBackend:
+    settings = OpenAISettings(
+        base_url=fake.base_url,
+        api_key="test",
+        timeout_s=30,
+        retries=0,
+        backoff_s=0,
+        prices=PriceBook(role_prices={"classifier": PRICE}, list_prices=False),
+    )
+    return OpenAIBackend(settings, sleep=lambda seconds: None)
+
+
+def race(calls: int, call: object) -> tuple[list[LLMResponse], list[LLMBudgetExceeded]]:
+    """Run ``call()`` from ``calls`` threads released at once; the answers and refusals."""
+    barrier = threading.Barrier(calls)
+    answers: list[LLMResponse] = []
+    refusals: list[LLMBudgetExceeded] = []
+    lock = threading.Lock()
+
+    def racer() -> None:
+        barrier.wait()
+        try:
+            response = call()  # type: ignore[operator]
+        except LLMBudgetExceeded as refused:
+            with lock:
+                refusals.append(refused)
+            return
+        with lock:
+            answers.append(response)
+
+    threads = [threading.Thread(target=racer) for _ in range(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return answers, refusals
+
+
+def test_the_worst_case_bound_covers_what_the_call_costs(fake_openai: FakeOpenAI) -> None:
+    backend = priced_backend(fake_openai)
+    fake_openai.script(Reply.text("ok", prompt_tokens=10, completion_tokens=50))
+    bound = backend.max_cost_usd(REQUEST)
+    assert bound is not None
+    assert backend.complete(REQUEST).cost_usd <= bound
+    unpriced = LLMRequest(role="actor", messages=(("user", "hi"),))
+    assert backend.max_cost_usd(unpriced) is None  # no price: nothing to reserve
+
+
+def test_two_calls_of_one_turn_cannot_both_pass_the_session_cap(
+    fake_openai: FakeOpenAI,
+) -> None:
+    backend = priced_backend(fake_openai)
+    bound = backend.max_cost_usd(REQUEST)
+    assert bound is not None
+    cap = 1.5 * bound  # room for one call's worst case, not two
+    fake_openai.always(Reply.text("ok").delayed(HELD_S))
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=cap), session_usd=0.0, deployment_usd=0.0
+    )
+
+    answers, refusals = race(2, lambda: turn.complete(REQUEST))
+
+    # Checked against what was spent (0 for both while both were in flight), both passed.
+    assert (len(answers), len(refusals)) == (1, 1)
+    assert "session spending cap" in str(refusals[0])
+    assert len(fake_openai.requests_to("chat")) == 1
+    assert turn.calls == 1 and turn.reserved_usd == 0.0
+    assert turn.cost_usd == answers[0].cost_usd <= cap
+    # Settled at its real cost, the answered call leaves room for another.
+    fake_openai.always(Reply.text("ok"))
+    turn.complete(REQUEST)
+    assert turn.cost_usd <= cap
+
+
+def test_a_failed_call_gives_its_reservation_back(fake_openai: FakeOpenAI) -> None:
+    backend = priced_backend(fake_openai)
+    store = MemoryStore()
+    turn = BudgetedBackend(
+        backend, Budget(max_deployment_usd=1.0), session_usd=0.0, deployment_usd=0.0, ledger=store
+    )
+    fake_openai.script(Reply.error(400, "bad request"))
+    with pytest.raises(Exception, match="rejected"):
+        turn.complete(REQUEST)
+    assert turn.reserved_usd == 0.0 and turn.calls == 1
+    assert store.spend(DEPLOYMENT_SCOPE) == 0.0
+
+
+def race_workers_against(ledger: SpendReservations, fake: FakeOpenAI, racers: int = 8) -> None:
+    """``racers`` turns (one call each, as on as many workers) race for a deployment cap
+    with room for three calls' worst case, reserving in ``ledger``; the ledger's total,
+    sampled throughout, never passes the cap and ends as what the answered calls cost."""
+    backend = priced_backend(fake)
+    bound = backend.max_cost_usd(REQUEST)
+    assert bound is not None
+    cap = 3.5 * bound
+    budget = Budget(max_session_usd=None, max_deployment_usd=cap)
+    fake.always(Reply.text("ok").delayed(HELD_S))
+    samples: list[float] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append(ledger.spend(DEPLOYMENT_SCOPE))  # type: ignore[attr-defined]
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+
+    def one_turn() -> LLMResponse:
+        spent = ledger.spend(DEPLOYMENT_SCOPE)  # type: ignore[attr-defined]
+        turn = BudgetedBackend(
+            backend, budget, session_usd=0.0, deployment_usd=spent, ledger=ledger
+        )
+        return turn.complete(REQUEST)
+
+    try:
+        answers, refusals = race(racers, one_turn)
+    finally:
+        done.set()
+        sampler.join()
+
+    assert len(answers) + len(refusals) == racers
+    assert 1 <= len(answers) <= 3 and refusals  # at most three worst cases fit at once
+    assert all("deployment spending cap" in str(refused) for refused in refusals)
+    assert len(fake.requests_to("chat")) == len(answers)
+    assert samples and max(samples) <= cap
+    total = ledger.spend(DEPLOYMENT_SCOPE)  # type: ignore[attr-defined]
+    assert total == pytest.approx(sum(answer.cost_usd for answer in answers))
+    assert total <= cap
+
+
+def test_racing_turns_cannot_spend_past_the_deployment_cap_in_the_store(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    with SessionStore(str(tmp_path / "spend.db")) as store:
+        race_workers_against(store, fake_openai)
+
+
+def test_reservations_in_the_store_hold_the_cap(tmp_path: Path) -> None:
+    with SessionStore(str(tmp_path / "spend.db")) as store:
+        assert store.reserve_spend("s", 0.6, 1.0)
+        assert not store.reserve_spend("s", 0.6, 1.0)  # 1.2 would pass the cap
+        assert store.reserve_spend("s", 0.4, 1.0)  # exactly the cap fits
+        assert not store.reserve_spend("s", 0.0, 1.0)  # unknown cost: only below the cap
+        assert store.settle_spend("s", 0.6, 0.1) == pytest.approx(0.5)
+        assert store.reserve_spend("s", 0.0, 1.0)
+        assert store.reserve_spend("s", 5.0, None)  # no cap
+        assert not store.reserve_spend("fresh", 2.0, 1.0)  # more than the cap, even alone
+        assert store.spend("fresh") == 0.0
+        assert store.for_tenant("other").spend("s") == 0.0  # per tenant
+        with pytest.raises(StoreError, match="no spend was reserved"):
+            store.settle_spend("never", 0.1, 0.1)
+        with pytest.raises(StoreError, match=">= 0"):
+            store.reserve_spend("s", -1.0, 1.0)
+
+
+def test_a_call_fits_whole_or_not_at_all() -> None:
+    assert call_fits(0.5, 0.5, 1.0) and not call_fits(0.6, 0.5, 1.0)
+    assert call_fits(0.99, 0.0, 1.0) and not call_fits(1.0, 0.0, 1.0)
+    assert call_fits(100.0, 5.0, None)
+
+
+def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The tutor wires the ledger: tutors on one database (as the service's workers are)
+    race whole turns under a deployment cap; every model call reserves in the store, so the
+    store's total never passes the cap, and it ends as the sum of what the sessions spent."""
+    from pedrag.runtime.turn.tutor import Tutor
+
+    path = str(tmp_path / "deploy.db")
+    # Every answered call costs $2.20 (1,000 prompt and 600 reply tokens), under its worst
+    # case (a few dollars at these prices); the structured calls' "ok" is malformed and fails
+    # closed, so each turn pays for its actor. Four racing turns would spend $8.80 together
+    # without reservations (each read the total before any had spent).
+    cap = 5.0
+    fake_openai.always(Reply.text("ok", prompt_tokens=1000, completion_tokens=600).delayed(0.3))
+    budget = Budget(max_session_usd=None, max_deployment_usd=cap)
+    stores = [SessionStore(path) for _ in range(4)]
+    backend = OpenAIBackend(
+        OpenAISettings(
+            base_url=fake_openai.base_url,
+            api_key="test",
+            timeout_s=30,
+            retries=0,
+            backoff_s=0,
+            prices=PriceBook(override=PRICE, list_prices=False),
+        ),
+        sleep=lambda seconds: None,
+    )
+    tutors = [Tutor(backend=backend, store=store, budget=budget) for store in stores]
+    sessions = [tutor.start("socratic", "mult_7x8") for tutor in tutors]
+    samples: list[float] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append(stores[0].spend(DEPLOYMENT_SCOPE))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    barrier = threading.Barrier(len(tutors))
+
+    def learner(index: int) -> None:
+        barrier.wait()
+        tutors[index].turn(sessions[index], "is it 54?")
+
+    threads = [threading.Thread(target=learner, args=(i,)) for i in range(len(tutors))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        done.set()
+        sampler.join()
+    try:
+        total = stores[0].spend(DEPLOYMENT_SCOPE)
+        spent = [stores[0].load_session(session.id)[1]["cost_usd"] for session in sessions]
+        assert samples and max(samples) <= cap and total <= cap
+        assert 0 < total == pytest.approx(sum(spent))
+        assert len(fake_openai.requests_to("chat")) >= 2  # calls were made, then refused
+    finally:
+        for store in stores:
+            store.close()
