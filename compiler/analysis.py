@@ -39,7 +39,7 @@ from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
 from pedrag.compiler.formula import Node
-from pedrag.compiler.measure import Measure, cells
+from pedrag.compiler.measure import Cell, Measure, cells
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
@@ -206,6 +206,9 @@ class Analysis:
         self._context_id = _CONTEXTS.setdefault(self.context, len(_CONTEXTS))
         self._shard = (cache or CheckCache.disabled()).shard(self.context)
         self._hulls: dict[Node, tuple[Box, bool]] = {}
+        # A variable's cells under a set of cuts: pair questions share their rules' constants,
+        # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
+        self._cell_memo: dict[tuple[str, frozenset[Fraction]], tuple[Cell, ...]] = {}
         self._memo: dict[str, Any] = {}
         self._points: dict[str, dict[str, Any] | None] = {}
         self._rule_keys: dict[str, tuple[str, int]] = {}
@@ -339,7 +342,7 @@ class Analysis:
             return None
         cuts = F.breakpoints(node)
         values = {
-            var: [c.value for c in cells(self.domains[var], cuts.get(var))] for var in node.vars
+            var: [c.value for c in self._cells(var, cuts.get(var))] for var in node.vars
         }
         boxes = cell_boxes(node, values)
         if boxes is None:
@@ -462,7 +465,7 @@ class Analysis:
                 found = search(current, index + 1, state)
             else:
                 found = None
-                for cell in cells(self.domains[var], own.get(var)):
+                for cell in self._cells(var, own.get(var)):
                     if cell.weight <= 0:
                         continue
                     spent += 1
@@ -486,9 +489,17 @@ class Analysis:
         # Variables the formula no longer read when it became true: their first cell.
         for var in variables:
             if var not in found:
-                first = next(c for c in cells(self.domains[var], own.get(var)) if c.weight > 0)
+                first = next(c for c in self._cells(var, own.get(var)) if c.weight > 0)
                 found[var] = first.value
         return {var: found[var] for var in variables}
+
+    def _cells(self, var: str, cuts: set[Fraction] | None) -> tuple[Cell, ...]:
+        """`cells` of `var`'s domain cut at `cuts`, remembered for this theory's domains."""
+        key = (var, frozenset(cuts) if cuts else frozenset())
+        hit = self._cell_memo.get(key)
+        if hit is None:
+            hit = self._cell_memo[key] = tuple(cells(self.domains[var], cuts))
+        return hit
 
     def hull(self, node: Node) -> tuple[Box, bool]:
         hit = self._hulls.get(node)
