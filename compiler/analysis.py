@@ -1098,26 +1098,31 @@ def _value(value: Any) -> Any:
 
 def _nice_candidates(
     value: Fraction, low: Fraction, high: Fraction, cuts: list[Fraction]
-) -> list[Fraction]:
-    """Short decimals in the same cell as `value` (same truth for every one-variable atom);
-    `cuts` sorted."""
+) -> Iterator[Fraction]:
+    """Short decimals in the same cell as `value` (same truth for every one-variable atom),
+    with fewest digits first and, among those, nearest the cell's middle; `cuts` sorted.
+    Made one at a time (`Analysis.tidy` stops at the first that keeps every formula's truth),
+    and ordered in integers: k / 10^d is nearer the middle m = p / q than k' / 10^d exactly
+    when |k q - p 10^d| is smaller."""
     at = bisect_left(cuts, value)
     if (at < len(cuts) and cuts[at] == value) or value in (low, high):
-        return []
+        return
     below = max(low, cuts[at - 1]) if at > 0 else low
     above = min(high, cuts[at]) if at < len(cuts) else high
-    out = []
+    middle = (below + above) / 2
+    p, q = middle.numerator, middle.denominator
+    made = 0
     for digits in range(0, 4):
         scale = 10**digits
         first = floor(below * scale) + 1
         last = ceil(above * scale) - 1
-        options = [Fraction(k, scale) for k in range(first, last + 1)] if last - first < 50 else []
-        if options:
-            middle = (below + above) / 2
-            out.extend(sorted(options, key=lambda x: (abs(x - middle), x)))
-            if len(out) > 4:
-                break
-    return out
+        if not first <= last or last - first >= 50:
+            continue
+        for k in sorted(range(first, last + 1), key=lambda k: (abs(k * q - p * scale), k)):
+            yield Fraction(k, scale)
+        made += last - first + 1
+        if made > 4:
+            return
 
 
 def _short_decimals(value: Fraction, low: Fraction, high: Fraction) -> Iterator[Fraction]:
