@@ -341,9 +341,7 @@ class Analysis:
         if node.linear:
             return None
         cuts = F.breakpoints(node)
-        values = {
-            var: [c.value for c in self._cells(var, cuts.get(var))] for var in node.vars
-        }
+        values = {var: [c.value for c in self._cells(var, cuts.get(var))] for var in node.vars}
         boxes = cell_boxes(node, values)
         if boxes is None:
             return None
@@ -847,16 +845,17 @@ class Analysis:
         def compute() -> Any:
             pairs: list[tuple[int, int, Outcome]] = []
             unknown = False
+            others = first if second is None else second
+            meeting = self._finite_meeting(first, others)
             if second is None:
                 candidates = [
                     (i, j)
                     for i, ra in enumerate(first)
-                    for j in range(i + 1, len(first))
-                    if not differ or ra.action != first[j].action
+                    for j in meeting(i)
+                    if j > i and (not differ or ra.action != first[j].action)
                 ]
             else:
-                candidates = [(i, j) for i in range(len(first)) for j in range(len(second))]
-            others = first if second is None else second
+                candidates = [(i, j) for i in range(len(first)) for j in meeting(i)]
             for i, j in candidates:
                 outcome = self.co_eligible(first[i], others[j])
                 if not outcome.unsat:
@@ -868,6 +867,48 @@ class Analysis:
         pairs = self._cached(key, compute, _freeze_shown)
         others = first if second is None else second
         return [(first[i], others[j], outcome) for i, j, outcome in pairs]
+
+    def _finite_meeting(
+        self, first: list[RuleInfo], others: list[RuleInfo]
+    ) -> Callable[[int], list[int]]:
+        """For rule `first[i]`, the indexes (ascending) of the rules in `others` whose
+        eligibility hulls share a value of every bool and enum variable with its own: the only
+        pairs `co_eligible` does not answer `unsat` at once (disjoint hulls). Rules are grouped
+        by their hulls' value masks, so a rule meets a few dozen groups, not thousands of
+        rules: two conflicting actions' rules at 20,000 rules are 440,000 pairs."""
+        finite = [name for name, d in self.domains.items() if d.kind in ("bool", "enum")]
+        bit = {
+            name: {v: 1 << k for k, v in enumerate(self.domains[name].values)} for name in finite
+        }
+
+        def masks(rule: RuleInfo) -> tuple[int, ...]:
+            ranges = self.hull(self.eligible[rule.id])[0].ranges
+            out = []
+            for name in finite:
+                part = ranges.get(name)
+                if part is None:
+                    out.append(-1)  # the whole domain
+                else:
+                    values = bit[name]
+                    out.append(sum(values[v] for v in part))  # type: ignore[union-attr]
+            return tuple(out)
+
+        groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
+        for j, rule in enumerate(others):
+            groups[masks(rule)].append(j)
+
+        def meeting(i: int) -> list[int]:
+            mine = masks(first[i])
+            found = [
+                j
+                for key, members in groups.items()
+                if all(a & b for a, b in zip(mine, key, strict=True))
+                for j in members
+            ]
+            found.sort()
+            return found
+
+        return meeting
 
     def redundant(self) -> list[Finding]:
         if "redundant" in self._memo:
