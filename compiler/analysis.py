@@ -889,8 +889,9 @@ class Analysis:
                 if part is None:
                     out.append(-1)  # the whole domain
                 else:
+                    assert isinstance(part, frozenset)  # a bool's or enum's hull is a value set
                     values = bit[name]
-                    out.append(sum(values[v] for v in part))  # type: ignore[union-attr]
+                    out.append(sum(values[v] for v in part))
             return tuple(out)
 
         groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
