@@ -240,8 +240,10 @@ def run_cli(args: list[str], baseline: bool, env: dict[str, str]) -> dict[str, A
 def _findings(out: bytes) -> list[Any]:
     """The findings of a JSON report as compared between the two algorithms: everything but
     the witness (any state showing the finding will do, and z3's models depend on what the
-    solver was asked before) and the cut of the uncovered space into gap regions (grown from
-    such models); a gap's total uncovered share is compared."""
+    solver was asked before), what is computed from the witness (a conflict's proposed guard
+    reads the witness's values, so its help text and `data.guard` follow it), and the cut of
+    the uncovered space into gap regions (grown from such models); a gap's total uncovered
+    share is compared."""
     try:
         diagnostics = json.loads(out)["diagnostics"]
     except (ValueError, KeyError):
@@ -251,7 +253,10 @@ def _findings(out: bytes) -> list[Any]:
         if diagnostic["check"] == "coverage-gap":
             kept.append(("coverage-gap", diagnostic.get("data", {}).get("uncovered")))
         else:
-            kept.append({k: v for k, v in diagnostic.items() if k != "witness"})
+            finding = {k: v for k, v in diagnostic.items() if k not in ("witness", "help")}
+            if "guard" in finding.get("data", {}):
+                finding["data"] = {k: v for k, v in finding["data"].items() if k != "guard"}
+            kept.append(finding)
     return kept
 
 
