@@ -122,10 +122,10 @@ def _meet(left: list[Box], right: list[Box]) -> list[Box]:
 
 
 def _unique(boxes: list[Box]) -> list[Box]:
-    seen: set[tuple[tuple[str, int], ...]] = set()
+    seen: set[frozenset[tuple[str, int]]] = set()
     out: list[Box] = []
     for box in boxes:
-        key = tuple(sorted(box.items()))
+        key = frozenset(box.items())  # a set: no sort per box (boxes are dicts by variable)
         if key not in seen:
             seen.add(key)
             out.append(box)

@@ -24,6 +24,7 @@ from lark.exceptions import (
 )
 
 from pedrag.dsl import ast
+from pedrag.dsl.fast_parse import Declined, read_condition
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.rungs import is_rung_name, parse_rung
 from pedrag.kernel.suggest import phrase
@@ -299,6 +300,17 @@ def parse_condition(text: str) -> ast.Expr:
 
 
 def _parse_condition(text: str) -> ast.Expr:
+    if not text.strip():
+        raise ConditionSyntaxError("empty condition", 0, ("a condition",))
+    try:
+        return read_condition(text, MAX_DEPTH, MAX_LITERAL)
+    except Declined:
+        return parse_with_lark(text)  # not certainly well formed: lark decides, words errors
+
+
+def parse_with_lark(text: str) -> ast.Expr:
+    """`parse_condition` by the grammar's LALR parser alone (the reference `fast_parse` is
+    tested against)."""
     if not text.strip():
         raise ConditionSyntaxError("empty condition", 0, ("a condition",))
     try:

@@ -6,7 +6,8 @@ front-end errors still gets the compiler's findings about its other rules: the b
 conditions are masked (replaced by `false`, every offset kept) for the semantic run, and
 findings that depend on the whole rule set (coverage, unused items) are withheld until the
 file is clean. Parsed and resolved conditions are kept between keystrokes, and a document's
-first check reads the on-disk check cache.
+first check reads the on-disk check cache. While a keystroke's semantic run is under way, the
+previous run's findings stay shown (`carry_over`), moved with the lines around the edit.
 """
 
 from __future__ import annotations
@@ -19,6 +20,54 @@ from pedrag.lsp.positions import span_range
 WHOLE_SET_CHECKS = frozenset(
     {"coverage-gap", "unused-action", "unused-metric", "unwritten-metric", "switch-graph"}
 )
+
+
+def semantic_findings(diagnostics: list[Any]) -> list[Any]:
+    """The compiler's findings among `diagnostics` (what a front-end-only run does not make)."""
+    from pedrag.compiler.checks import catalog
+
+    checks = catalog()
+    return [
+        d
+        for d in diagnostics
+        if d.check in checks and checks[d.check].info.stage in ("semantic", "set")
+    ]
+
+
+def carry_over(old_text: str, new_text: str, findings: list[Any]) -> list[Any]:
+    """`findings` about `old_text`, placed in `new_text`: lines before and after the edited
+    block keep their findings (moved by the lines the edit added or removed); a finding that
+    touches the edited block is dropped, as the next semantic run decides it afresh."""
+    from dataclasses import replace
+
+    old, new = old_text.split("\n"), new_text.split("\n")
+    limit = min(len(old), len(new))
+    before = 0
+    while before < limit and old[before] == new[before]:
+        before += 1
+    after = 0
+    while after < limit - before and old[-1 - after] == new[-1 - after]:
+        after += 1
+    shift = len(new) - len(old)
+    first_after = len(old) - after + 1  # 1-based: the first old line after the edited block
+
+    def moved(span: Any) -> Any:
+        if span is None:
+            return None
+        if span.end_line <= before:
+            return span
+        if span.line >= first_after:
+            return replace(span, line=span.line + shift, end_line=span.end_line + shift)
+        return False  # inside the edited block
+
+    out = []
+    for finding in findings:
+        span = moved(finding.span)
+        related = tuple(moved(r) for r in finding.related)
+        if span is False or any(r is False for r in related):
+            continue
+        out.append(replace(finding, span=span, related=related))
+    return out
 
 
 def _mask_broken_conditions(text: str, loaded: Any) -> tuple[str, set[str]]:

@@ -2,7 +2,8 @@
 
 Language server entry. It publishes pedrag's own diagnostics (`pedrag.lsp.checking`): the
 front end's at once on every open and change, the compiler's (z3) checks after a short pause in
-typing, in a worker thread, dropped if the document changed meanwhile. Hover shows a metric's
+typing, in a worker thread, dropped if the document changed meanwhile; until they arrive the
+previous ones stay shown, moved with the lines around the edit (never blanked). Hover shows a metric's
 type, domain, default and writer, an action's rung and priority, a rung's meaning; completion
 offers metric names, enum values, history functions and keywords inside conditions, actions
 after `then:`, rungs after `rung:`/`set:`/...; go to definition and find references work for
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
-from pedrag.lsp.checking import analyse, to_lsp
+from pedrag.lsp.checking import analyse, carry_over, semantic_findings, to_lsp
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
@@ -94,6 +95,9 @@ def create_server() -> Any:
     pending: dict[str, asyncio.Task[None]] = {}
     indexes: dict[str, Index] = {}
     published: set[str] = set()  # documents the server has published diagnostics for
+    # The last semantic findings shown for each document, and the text they are placed in:
+    # shown again (moved with the edit) while the next semantic run is under way.
+    shown: dict[str, tuple[str, list[Any]]] = {}
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -138,6 +142,7 @@ def create_server() -> Any:
         if uri in pending:
             pending.pop(uri).cancel()
         indexes.pop(uri, None)
+        shown.pop(uri, None)
         if uri in published:
             published.discard(uri)
             server.text_document_publish_diagnostics(
@@ -157,6 +162,7 @@ def create_server() -> Any:
             )
             return
         if document(uri).version == version:
+            shown[uri] = (text, semantic_findings(found))
             publish(uri, text, found, version)
 
     def refresh(uri: str, delay: float) -> None:
@@ -169,7 +175,12 @@ def create_server() -> Any:
         if index is not None:
             indexes[uri] = index
         try:
-            publish(uri, text, analyse(text, path_of(uri), False, finder), version)
+            found = analyse(text, path_of(uri), False, finder)
+            if uri in shown:  # never blank the compiler's findings while it works again
+                old_text, old_findings = shown[uri]
+                shown[uri] = (text, carry_over(old_text, text, old_findings))
+                found = [*found, *shown[uri][1]]
+            publish(uri, text, found, version)
         except Exception as exc:
             server.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Error, message=f"pedrag: {exc!r}")

@@ -185,6 +185,27 @@ def test_a_change_is_checked_again(client: Client, tmp_path: Path) -> None:
     assert "coverage-gap" in _codes(found)  # the whole-set checks are back once it is clean
 
 
+def test_a_keystroke_keeps_the_previous_semantic_findings_until_the_new_ones(
+    client: Client, tmp_path: Path
+) -> None:
+    uri = _open(client, tmp_path)
+    found, _ = client.diagnostics(uri, lambda ds: "dead-rule" in _codes(ds), timeout=20)
+    dead = next(d for d in found if d["code"] == "dead-rule")
+    added = '  - {id: new, when: "frustration > 0.3", then: probe}\n'
+    changed = THEORY.replace("rules:\n", "rules:\n" + added)
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": changed}]},
+    )
+    # The very next publication is the front end's, made at once: the dead rule is still
+    # reported, one line lower, where the rule now is.
+    first, _ = client.diagnostics(uri, lambda ds: True, timeout=20)
+    kept = [d for d in first if d["code"] == "dead-rule"]
+    assert len(kept) == 1
+    assert kept[0]["range"]["start"]["line"] == dead["range"]["start"]["line"] + 1
+    assert kept[0]["message"] == dead["message"]
+
+
 def _at(text: str, needle: str, offset: int = 0) -> dict[str, int]:
     index = text.index(needle) + offset
     line = text.count("\n", 0, index)
