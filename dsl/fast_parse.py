@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from pedrag.dsl import ast
+from pedrag.kernel.errors import PedragError
 from pedrag.kernel.rungs import is_rung_name, parse_rung
 
 KEYWORDS = frozenset({"and", "or", "not", "in", "implies", "true", "false"})
@@ -38,7 +39,7 @@ _TOKEN = re.compile(
 )
 
 
-class Declined(Exception):  # noqa: N818 - not an error: the caller asks lark instead
+class Declined(PedragError):  # noqa: N818 - not an error: the caller asks lark instead
     """This reader does not vouch for the text; lark's parser decides."""
 
 

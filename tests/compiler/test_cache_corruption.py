@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -23,6 +24,8 @@ from pedrag.compiler.check_cache import ENV_CACHE_DIR, CheckCache, Shard
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.reports.json_report import format_json
+from pedrag.dsl import parser as parser_module
+from pedrag.dsl.fast_parse import Declined
 from pedrag.dsl.parser import _parser
 from tests.compiler.test_check_cache import RULES, _theory
 
@@ -43,7 +46,11 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     folder = root / "cache"
     theory.write_text(_theory(RULES))
     _parser.cache_clear()  # build the grammar's tables afresh, so lark writes them to the cache
-    _report(theory, CheckCache(folder))
+    # Well-formed conditions are read without lark (dsl/fast_parse.py); here lark reads them,
+    # as it does a condition that reader declines, so its tables are among the files damaged.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parser_module, "read_condition", _declined)
+        _report(theory, CheckCache(folder))
     edited = [*RULES[:-1], ("worn_out", "frustration + hints > 4 and hints >= 3", "probe")]
     theory.write_text(_theory(edited))
     cache = CheckCache(folder)
@@ -53,6 +60,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     assert any(name.endswith(".journal") for name in files), sorted(files)
     assert any(name.endswith(".lark.sum") for name in files), sorted(files)
     return theory, files, _report(theory, CheckCache.disabled())
+
+
+def _declined(text: str, max_depth: int, max_literal: float) -> NoReturn:
+    raise Declined
 
 
 def _restore(folder: Path, files: dict[str, bytes]) -> None:
