@@ -9,8 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.fake_openai import FakeOpenAI
+
+# No test is timed (speed lives in benchmarks/): Hypothesis's per-example deadline and its
+# "input generation is slow" check measure the machine's load, not the code, and failed a
+# property test while the suite ran beside other work. Every other health check stays on.
+settings.register_profile("pedrag", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("pedrag")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -64,7 +64,7 @@ def session_run(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         patch.delenv("OPENAI_API_KEY", raising=False)
         capture = _Capture()
         lessons = _Lessons()
-        logger = logging.getLogger("pedrag.runtime.llm.openai_backend")
+        logger = logging.getLogger("pedrag.runtime.llm")  # the OpenAI backend's modules log below it
         logger.addHandler(lessons)
         with capture:
             code = main(
