@@ -64,6 +64,7 @@ PERSISTED = frozenset(
         "box witness",
         "conflicts",
         "invariant group",
+        "reachable",
     }
 )
 
