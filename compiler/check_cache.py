@@ -65,6 +65,7 @@ PERSISTED = frozenset(
         "conflicts",
         "invariant group",
         "reachable",
+        "coverage",
     }
 )
 
