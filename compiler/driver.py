@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pedrag.compiler.check_cache import CheckCache
+from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
-from pedrag.dsl.loader import LoadedFile, load_file, load_text
+from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
@@ -250,8 +250,11 @@ def check_paths(
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
+    loaded_files = cache.loaded_files()
     with remembering(parsed), remembering_resolved(resolved):
-        files = [load_file(path) for path in discover(paths, skipped, pedrag_only, config)]
+        files = [
+            _load(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)
+        ]
     parsed.save()
     resolved.save()
     result = check_loaded(
@@ -259,6 +262,15 @@ def check_paths(
     )
     result.cache_dropped = cache.dropped
     return result
+
+
+def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
+    """A file's front end, or the result a check of the same bytes kept (`LoadedFiles`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return load_file(path)  # which says why it cannot be read
+    return loaded_files.load(raw, str(path), load_bytes)
 
 
 def check_text(

@@ -447,3 +447,41 @@ def test_an_invariant_answer_follows_the_tags_of_the_action(tmp_path: Path) -> N
     assert violations("[]") == []
     assert len(violations("[explain]")) == 1
     assert violations("[]") == []
+
+
+def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is_dropped(
+    tmp_path: Path,
+) -> None:
+    from pedrag.compiler.driver import check_paths
+    from pedrag.compiler.reports.json_report import format_json
+
+    theory = tmp_path / "t.yaml"
+    theory.write_text(_theory(RULES))
+    folder = tmp_path / "cache"
+
+    def report(cache: CheckCache) -> str:
+        analysis_module._CACHE.clear()  # a fresh process: only the disk remembers
+        result = check_paths([str(theory)], cache=cache)
+        files = [f.path for f in result.files]
+        return format_json(files, result.diagnostics, result.summary())
+
+    expected = report(CheckCache.disabled())
+    loaded = folder / "loaded"
+    assert report(CheckCache(folder)) == expected
+    assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: no pickle yet
+    assert report(CheckCache(folder)) == expected
+    (kept,) = loaded.iterdir()
+    assert kept.suffix == ".pickle"
+    assert report(CheckCache(folder)) == expected  # the front end read back whole
+    body = bytearray(kept.read_bytes())
+    body[len(body) // 2] ^= 0x01
+    kept.write_bytes(bytes(body))
+    damaged = CheckCache(folder)
+    assert report(damaged) == expected
+    assert damaged.dropped == 1
+    repaired = CheckCache(folder)
+    assert report(repaired) == expected
+    assert repaired.dropped == 0
+    theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
+    report(CheckCache(folder))
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".pickle", ".seen"]
