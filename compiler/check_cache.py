@@ -397,11 +397,13 @@ class LoadedFiles:
         self.folder = folder / "loaded" if folder is not None else None
         self.damage = damage
 
-    def load(self, raw: bytes, shown: str, load: Callable[[bytes, str], T]) -> T:
-        """`load(raw, shown)`, or its result as a check of the same bytes and name kept it."""
+    def load(self, raw: bytes, shown: str, load: Callable[[bytes, str], T], code: str = "") -> T:
+        """`load(raw, shown)`, or its result as a check of the same bytes and name kept it.
+        `code` names the front end's own code (`driver.front_end_code`), so a working tree
+        whose loader changed without a new version does not read an old one's results."""
         if self.folder is None:
             return load(raw, shown)
-        versions = repr((_version(), FORMAT, sys.version_info[:2], shown)).encode("utf-8")
+        versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
         digest = hashlib.sha256(versions + b"\x00" + raw).hexdigest()[:40]
         kept, seen = self.folder / f"{digest}.pickle", self.folder / f"{digest}.seen"
         body = _safe_read(kept)

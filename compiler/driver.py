@@ -7,6 +7,8 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import time
 from collections.abc import Callable
@@ -270,7 +272,26 @@ def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
         raw = path.read_bytes()
     except OSError:
         return load_file(path)  # which says why it cannot be read
-    return loaded_files.load(raw, str(path), load_bytes)
+    return loaded_files.load(raw, str(path), load_bytes, front_end_code())
+
+
+@functools.cache
+def front_end_code() -> str:
+    """The front end's modules (`pedrag.dsl`, `pedrag.kernel`, the condition grammar) by
+    name, size and modification time: a kept front end is keyed by them as well as by the
+    file's bytes (`LoadedFiles`). Stating them costs about a millisecond."""
+    import pedrag.dsl
+    import pedrag.grammar
+    import pedrag.kernel
+
+    found = []
+    for package in (pedrag.dsl, pedrag.grammar, pedrag.kernel):
+        for folder in package.__path__:
+            for path in sorted(Path(folder).rglob("*")):
+                if path.suffix in (".py", ".lark") and path.is_file():
+                    stat = path.stat()
+                    found.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest()
 
 
 def check_text(
