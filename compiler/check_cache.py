@@ -20,6 +20,9 @@ asks z3 only about that rule and its pairs.
 - **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
   text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
   parses only the conditions an edit changed.
+- **Whole front ends** of files checked twice with the same bytes, in `loaded/`, keyed by
+  the bytes, the name shown and the front end's code (`LoadedFiles`), so a re-check of an
+  unchanged file neither composes its YAML nor validates nor resolves it.
 - **The condition grammar's parser tables** (lark's cache, verified against the grammar's
   hash), so parsing the one condition an edit changed does not rebuild them.
 - **Memos** shared by every file: the material check's findings (the answer-reveal detector
