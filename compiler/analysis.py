@@ -298,6 +298,13 @@ class Analysis:
         finally:
             solver.pop()
 
+    def solve_remembered(self, kind: str, formulas: list[Node]) -> Outcome:
+        """`solve(formulas)`, kept in the caches under `kind` and the formulas' text: for a
+        question asked afresh on every check (`compiler/written.py`'s pinned re-ask of a
+        shown finding), which a re-check should not send to z3 again."""
+        key = (kind, *(F.show(f) for f in formulas))
+        return self._cached(key, lambda: self.solve(formulas))  # type: ignore[no-any-return]
+
     def decide(
         self,
         formulas: list[Node],

@@ -7,6 +7,8 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import time
 from collections.abc import Callable
@@ -14,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pedrag.compiler.check_cache import CheckCache
+from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
-from pedrag.dsl.loader import LoadedFile, load_file, load_text
+from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
@@ -250,8 +252,11 @@ def check_paths(
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
+    loaded_files = cache.loaded_files()
     with remembering(parsed), remembering_resolved(resolved):
-        files = [load_file(path) for path in discover(paths, skipped, pedrag_only, config)]
+        files = [
+            _load(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)
+        ]
     parsed.save()
     resolved.save()
     result = check_loaded(
@@ -259,6 +264,34 @@ def check_paths(
     )
     result.cache_dropped = cache.dropped
     return result
+
+
+def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
+    """A file's front end, or the result a check of the same bytes kept (`LoadedFiles`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return load_file(path)  # which says why it cannot be read
+    return loaded_files.load(raw, str(path), load_bytes, front_end_code())
+
+
+@functools.cache
+def front_end_code() -> str:
+    """The front end's modules (`pedrag.dsl`, `pedrag.kernel`, the condition grammar) by
+    name, size and modification time: a kept front end is keyed by them as well as by the
+    file's bytes (`LoadedFiles`). Stating them costs about a millisecond."""
+    import pedrag.dsl
+    import pedrag.grammar
+    import pedrag.kernel
+
+    found = []
+    for package in (pedrag.dsl, pedrag.grammar, pedrag.kernel):
+        for folder in package.__path__:
+            for path in sorted(Path(folder).rglob("*")):
+                if path.suffix in (".py", ".lark") and path.is_file():
+                    stat = path.stat()
+                    found.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest()
 
 
 def check_text(

@@ -15,7 +15,6 @@ from pedrag.compiler.analysis import Analysis
 from pedrag.compiler.check_cache import ENV_CACHE_DIR, MISSING, CheckCache, default_folder
 from pedrag.compiler.checks import catalog
 from pedrag.dsl.loader import load_text
-from pedrag.dsl.parser import MAX_DEPTH
 
 ROOT = Path(__file__).resolve().parents[2]
 SOCRATIC = ROOT / "theories" / "socratic.yaml"
@@ -250,7 +249,7 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
     """What a re-check of unchanged theories needs comes from the cache (analysis answers,
     the switch graph's and the curriculum's graph answers, the material check's findings),
     so it does not import what only a cache miss needs; a damaged parser-table file is
-    rebuilt; the report is the same every time."""
+    dropped; the report is the same every time."""
 
     def run(path: str = "theories") -> tuple[str, str]:
         result = subprocess.run(
@@ -271,20 +270,22 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
     warm, warm_loaded = run()
     assert warm == cold
     assert warm_loaded == "LOADED"
-    # Well-formed conditions are read without lark (dsl/fast_parse.py), so lark's tables are
-    # built only for a condition that reader declines: here one nested deeper than it reads.
+    whole, whole_loaded = run()  # each file's front end read back whole (`LoadedFiles`)
+    assert whole == cold
+    assert whole_loaded == "LOADED"
+    # Well-formed conditions never reach lark (`dsl/fast_parse.py`), so no check may have
+    # written its tables yet: a damaged table file is there all the same.
     tables = tmp_path / "cache" / "check" / "condition-grammar.lark"
     tables.write_bytes(b"damaged")
     edited = tmp_path / "socratic.yaml"
     text = SOCRATIC.read_text("utf-8")
-    deep = "(" * (MAX_DEPTH - 2) + "frustration >= 0.85" + ")" * (MAX_DEPTH - 2)
-    edited.write_text(text.replace('when: "frustration >= 0.8"', f'when: "{deep}"', 1))
+    edited.write_text(text.replace('when: "frustration >= 0.8"', 'when: "frustration >= 0.85"', 1))
     assert edited.read_text("utf-8") != text
     report, _ = run(str(edited))  # a new condition to parse: the tables are built again
     import yaml
 
     assert json.loads(report)["summary"]["rules"] == len(yaml.safe_load(text)["rules"])
-    assert tables.read_bytes() != b"damaged"
+    assert not tables.exists() or tables.read_bytes() != b"damaged"  # dropped or rebuilt
 
 
 def test_after_an_edit_the_cached_report_is_the_fresh_one_witnesses_included(
@@ -450,3 +451,41 @@ def test_an_invariant_answer_follows_the_tags_of_the_action(tmp_path: Path) -> N
     assert violations("[]") == []
     assert len(violations("[explain]")) == 1
     assert violations("[]") == []
+
+
+def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is_dropped(
+    tmp_path: Path,
+) -> None:
+    from pedrag.compiler.driver import check_paths
+    from pedrag.compiler.reports.json_report import format_json
+
+    theory = tmp_path / "t.yaml"
+    theory.write_text(_theory(RULES))
+    folder = tmp_path / "cache"
+
+    def report(cache: CheckCache) -> str:
+        analysis_module._CACHE.clear()  # a fresh process: only the disk remembers
+        result = check_paths([str(theory)], cache=cache)
+        files = [f.path for f in result.files]
+        return format_json(files, result.diagnostics, result.summary())
+
+    expected = report(CheckCache.disabled())
+    loaded = folder / "loaded"
+    assert report(CheckCache(folder)) == expected
+    assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: no pickle yet
+    assert report(CheckCache(folder)) == expected
+    (kept,) = loaded.iterdir()
+    assert kept.suffix == ".pickle"
+    assert report(CheckCache(folder)) == expected  # the front end read back whole
+    body = bytearray(kept.read_bytes())
+    body[len(body) // 2] ^= 0x01
+    kept.write_bytes(bytes(body))
+    damaged = CheckCache(folder)
+    assert report(damaged) == expected
+    assert damaged.dropped == 1
+    repaired = CheckCache(folder)
+    assert report(repaired) == expected
+    assert repaired.dropped == 0
+    theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
+    report(CheckCache(folder))
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".pickle", ".seen"]
