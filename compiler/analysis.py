@@ -45,6 +45,7 @@ from pedrag.dsl.ir import ActionInfo, Located, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.dsl.spans import Span
 from pedrag.kernel.ceiling import apply_steps
+from pedrag.kernel.exact import decimal_fraction
 from pedrag.kernel.rungs import rung_name
 
 TIMEOUT_MS = 10_000
@@ -1142,7 +1143,7 @@ def present(value: Any, kind: str) -> Any:
 def _value(value: Any) -> Any:
     if isinstance(value, bool) or isinstance(value, str):
         return value
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+    return decimal_fraction(value)
 
 
 def _nice_candidates(

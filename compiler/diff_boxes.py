@@ -26,6 +26,7 @@ from pedrag.compiler import formula as F
 from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
 from pedrag.compiler.regions import enum_condition
+from pedrag.kernel.exact import decimal_fraction
 
 # A linear atom (`3 * mastery - attempts < 1`) is cut exactly: its small ints are split value
 # by value, and for each of their values the atom is a one-variable comparison of its one
@@ -361,9 +362,7 @@ def witness(box: Box, domains: dict[str, Domain], defaults: dict[str, Any]) -> d
         if preferred is None and domain.kind != "int":
             preferred = Fraction(0)
         elif preferred is not None:
-            preferred = (
-                Fraction(str(preferred)) if isinstance(preferred, float) else Fraction(preferred)
-            )
+            preferred = decimal_fraction(preferred)
         state[var] = _nice(part, domain.kind, preferred)
     return state
 

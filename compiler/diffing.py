@@ -47,6 +47,7 @@ from pedrag.dsl.ir import ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
 from pedrag.kernel import selection as kernel_selection
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.exact import decimal_fraction
 from pedrag.kernel.rungs import rung_name
 
 TIME_BUDGET_S = 60.0
@@ -208,11 +209,11 @@ def match_rules(
 
 # -- outcomes ------------------------------------------------------------------------------
 def _mass(rule: RuleInfo) -> Fraction:
-    return kernel_selection.rule_mass(Fraction(str(rule.weight)), rule.priority)
+    return kernel_selection.rule_mass(decimal_fraction(rule.weight), rule.priority)
 
 
 def _order_key(rule: RuleInfo) -> tuple[Any, ...]:
-    return kernel_selection.priority_key(rule.priority, Fraction(str(rule.weight)), rule.index)
+    return kernel_selection.priority_key(rule.priority, decimal_fraction(rule.weight), rule.index)
 
 
 def _weighted_outcome(rules: list[RuleInfo]) -> Outcome:
@@ -230,7 +231,7 @@ def _priority_outcome(rules: list[RuleInfo]) -> Outcome:
     if not rules:
         return {FALLBACK: Fraction(1)}
     winner = kernel_selection.priority_winner(
-        range(len(rules)), lambda i: rules[i].priority, lambda i: Fraction(str(rules[i].weight))
+        range(len(rules)), lambda i: rules[i].priority, lambda i: decimal_fraction(rules[i].weight)
     )
     return {rules[winner].action: Fraction(1)}
 

@@ -14,8 +14,8 @@ Variables and their domains (linear arithmetic only, so every z3 answer is exact
 - history calls in conditions: a fresh bounded variable per distinct call text:
   `mean` in the metric's range, `delta` and `trend` in [-(high-low), high-low] (`delta` of an
   int metric is an int), `count` and `streak` ints in [0, n]. Each is linked to its argument
-  where the link is exact (the runtime's definitions in `runtime/policy/codegen.py`, the
-  current turn being the last of the window): `streak(c, n) >= 1` exactly when `c` holds now,
+  where the link is exact (the definitions in `pedrag.kernel.history`, whose ranges and
+  links this module encodes, the current turn being the last of the window): `streak(c, n) >= 1` exactly when `c` holds now,
   `count(c, n) >= 1` when it does and `<= n - 1` when it does not, `delta(m, n) = m - past`
   with the past value in the range (`m - high <= delta <= m - low`), and `mean(m, n)` between
   the means of `m` with `n - 1` values at the range's low and high ends. A condition that
@@ -41,7 +41,9 @@ from pedrag.compiler.formula import Node
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, ResolvedTheory, RuleInfo
 from pedrag.dsl.printer import to_text
+from pedrag.kernel import history
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.exact import decimal_fraction
 
 DomainKind = Literal["int", "real", "bool", "enum"]
 
@@ -72,11 +74,9 @@ class Domain:
         return (self.name, self.kind, self.low, self.high, self.values)
 
 
-@functools.lru_cache(maxsize=4096)
-def _frac(value: float | int) -> Fraction:
-    # Decimal text, not binary: 0.7 means 7/10 to a designer. Remembered: a theory repeats a
-    # few hundred constants thousands of times, and parsing the text is most of the cost.
-    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+# Decimal text, not binary: 0.7 means 7/10 to a designer (`kernel.exact`). Remembered: a theory
+# repeats a few hundred constants thousands of times, and parsing the text is most of the cost.
+_frac = functools.lru_cache(maxsize=4096)(decimal_fraction)
 
 
 class TranslationError(PedragError):
@@ -172,18 +172,17 @@ class Translator:
         func = call.func
         window_node = call.args[1]
         window = int(window_node.value) if isinstance(window_node, ast.Number) else 1
-        if func in ("count", "streak"):
-            domain = Domain(name, "int", Fraction(0), Fraction(window))
+        if history.reads_condition(func):
+            low, high, integer = history.value_range(func, window)
         else:
             target = call.args[0]
             assert isinstance(target, ast.MetricRef)
             base = self.domains[target.name]
-            width = base.high - base.low
-            if func == "mean":
-                domain = Domain(name, "real", base.low, base.high)
-            else:
-                kind: DomainKind = "int" if (func == "delta" and base.kind == "int") else "real"
-                domain = Domain(name, kind, -width, width)
+            low, high, integer = history.value_range(
+                func, window, base.low, base.high, base.kind == "int"
+            )
+        kind: DomainKind = "int" if integer else "real"
+        domain = Domain(name, kind, Fraction(low), Fraction(high))
         self.domains[name] = domain
         link = self._link(call, name, window)
         if link is not F.TRUE:
@@ -191,32 +190,27 @@ class Translator:
         return name
 
     def _link(self, call: ast.Call, name: str, window: int) -> Node:
-        """What every run makes true of the call's value (`runtime/policy/codegen.py`)."""
+        """What every run makes true of the call's value (`kernel.history.link`)."""
         func = call.func
-        if window < 1:
-            return F.TRUE
-        if func in ("count", "streak"):
+        if history.reads_condition(func):
+            split = history.link(func, window)
+            if not isinstance(split, history.Split):
+                return F.TRUE
             now = self._bool(call.args[0], None)
-            held = F.cmp(name, ">=", Fraction(1))
-            if func == "streak":  # the run of turns ending now: empty exactly when `c` fails
-                return F.or_([F.and_([now, held]), F.and_([F.not_(now), F.not_(held)])])
-            at_most_others = F.cmp(name, "<=", Fraction(window - 1))
-            return F.or_([F.and_([now, held]), F.and_([F.not_(now), at_most_others])])
+            if_now = F.cmp(name, split.if_now[0], Fraction(split.if_now[1]))
+            if_not_now = F.cmp(name, split.if_not_now[0], Fraction(split.if_not_now[1]))
+            return F.or_([F.and_([now, if_now]), F.and_([F.not_(now), if_not_now])])
         target = call.args[0]
         assert isinstance(target, ast.MetricRef)
         base = self.domains[target.name]
-        if func == "delta":  # now - past, the past value within the range
-            difference = {target.name: Fraction(1), name: Fraction(-1)}
-            return F.and_([F.lin(difference, ">=", base.low), F.lin(difference, "<=", base.high)])
-        if func == "mean":  # the current value and up to window - 1 others in the range
-            spread = {name: Fraction(window), target.name: Fraction(-1)}
-            return F.and_(
-                [
-                    F.lin(spread, ">=", (window - 1) * base.low),
-                    F.lin(spread, "<=", (window - 1) * base.high),
-                ]
-            )
-        return F.TRUE
+        band = history.link(func, window, base.low, base.high)
+        if not isinstance(band, history.Band):
+            return F.TRUE
+        terms = {
+            target.name: Fraction(band.now_coefficient),
+            name: Fraction(band.value_coefficient),
+        }
+        return F.and_([F.lin(terms, ">=", band.low), F.lin(terms, "<=", band.high)])
 
     # -- expressions -----------------------------------------------------------------------
     def _bool(self, node: ast.Expr, action: ActionInfo | None) -> Node:

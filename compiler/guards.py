@@ -29,6 +29,7 @@ from pedrag.compiler import formula as F
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, InvariantInfo, RuleInfo
 from pedrag.dsl.printer import to_text
+from pedrag.kernel.exact import decimal_fraction
 
 if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
@@ -75,7 +76,7 @@ def _decimal(value: Any) -> int | float | None:
     if exact.denominator == 1:
         return int(exact)
     shown = float(exact)
-    return shown if Fraction(str(shown)) == exact else None
+    return shown if decimal_fraction(shown) == exact else None
 
 
 def _from_witness(

@@ -22,6 +22,7 @@ from pedrag.dsl import ast
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.printer import to_text
 from pedrag.kernel.canonical import canonical_json, content_hash
+from pedrag.kernel.exact import decimal_fraction
 
 FORMAT = 1
 
@@ -98,7 +99,7 @@ def _linear(node: ast.Expr) -> Linear | None:
     """A numeric expression as sum(coefficient * term) + constant, exactly; None if it is not."""
     match node:
         case ast.Number(value=value):
-            return {}, {}, Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+            return {}, {}, decimal_fraction(value)
         case ast.MetricRef() | ast.Call():
             tree = lower_expr(node)
             key = json.dumps(tree, sort_keys=True)

@@ -30,6 +30,7 @@ from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import NOTHING, Box, cell_boxes, first_outside
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import ENUMERATE, Cell, cells
+from pedrag.kernel.exact import decimal_fraction
 
 if TYPE_CHECKING:
     from pedrag.compiler.analysis import Analysis
@@ -107,7 +108,7 @@ class _Grower:
         domain = self.domains[var]
         if domain.kind in ("bool", "enum"):
             return next(i for i, c in enumerate(found) if c.value == value)
-        number = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+        number = decimal_fraction(value)
         for index, cell in enumerate(found):
             assert cell.low is not None and cell.high is not None
             if cell.point and number == cell.low:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.formula import Node
+from pedrag.kernel.exact import decimal_fraction
 from pedrag.kernel.sources import is_written
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
@@ -41,14 +42,14 @@ def unwritten_defaults(analysis: Analysis) -> dict[str, Any]:
 def _same(value: Any, default: Any) -> bool:
     if isinstance(default, bool) or isinstance(default, str):
         return bool(value == default)
-    return Fraction(value) == Fraction(str(default) if isinstance(default, float) else default)
+    return Fraction(value) == decimal_fraction(default)
 
 
 def _pin(analysis: Analysis, name: str, default: Any) -> Node:
     domain = analysis.domains[name]
     if domain.kind in ("bool", "enum"):
         return F.member(name, (default,), domain.values)
-    return F.cmp(name, "==", Fraction(str(default)) if isinstance(default, float) else default)
+    return F.cmp(name, "==", decimal_fraction(default))
 
 
 def reachable(analysis: Analysis, formulas: list[Node], outcome: Outcome) -> Outcome | None:

@@ -177,7 +177,6 @@ Expr = (
     | Implies
 )
 
-HISTORY_FUNCTIONS = ("trend", "mean", "delta", "count", "streak")
 INVARIANT_VARS = ("action", "rung", "priority", "tags")
 KEYWORDS = frozenset({"and", "or", "not", "implies", "in", "true", "false"})
 RESERVED = KEYWORDS | frozenset(INVARIANT_VARS) | {rung_name(i) for i in range(RUNGS)}

@@ -33,6 +33,7 @@ from pedrag.dsl.ir import (
 from pedrag.dsl.model import Curriculum, Metric, Theory
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
+from pedrag.kernel import history
 from pedrag.kernel.ceiling import runtime_steps_for
 from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
 from pedrag.kernel.suggest import did_you_mean
@@ -240,13 +241,14 @@ class _ConditionResolver:
         return new, ty
 
     def _call(self, node: ast.Call) -> tuple[ast.Expr, T.Ty]:
-        if node.func not in ast.HISTORY_FUNCTIONS:
-            hint = did_you_mean(node.func, ast.HISTORY_FUNCTIONS)
+        function = history.FUNCTIONS.get(node.func)
+        if function is None:
+            hint = did_you_mean(node.func, history.NAMES)
             self._report(
                 "unknown-name",
                 f"unknown function `{node.func}`",
                 node,
-                hint or "history functions are " + ", ".join(ast.HISTORY_FUNCTIONS),
+                hint or "history functions are " + ", ".join(history.NAMES),
             )
             return node, T.ERROR
         if self.context == "ceiling":
@@ -259,12 +261,12 @@ class _ConditionResolver:
                     help="move this condition into a rule",
                 )
             )
-        if len(node.args) != 2:
+        if len(node.args) != history.ARITY:
             self._report(
                 "type-error",
-                f"`{node.func}` takes two arguments: `{node.func}({'cond' if node.func in ('count', 'streak') else 'metric'}, turns)`",
+                f"`{node.func}` takes two arguments: `{function.signature()}`",
                 node,
-                f"e.g. `{node.func}({'frustration > 0.5' if node.func in ('count', 'streak') else 'frustration'}, 3)` for the last 3 turns",
+                f"e.g. `{function.example()}` for the last 3 turns",
             )
             return node, T.ERROR
         first, window = node.args
@@ -279,9 +281,11 @@ class _ConditionResolver:
                 f"e.g. `{node.func}(..., 3)` for the last 3 turns",
             )
             window_value = 1
-        if node.func in ("count", "streak"):
+        if function.reads_condition:
             inner = self._boolean(first, f"`{node.func}`")
-            return replace(node, args=(inner, window)), T.number(0, window_value, True)
+            return replace(node, args=(inner, window)), T.number(
+                *history.value_range(node.func, window_value)
+            )
         new_first, ty = self.expr(first)
         if not isinstance(new_first, ast.MetricRef) or ty.kind != "num":
             if isinstance(new_first, ast.Name):
@@ -294,12 +298,8 @@ class _ConditionResolver:
                     "its first argument is the name of an int or float metric",
                 )
             return replace(node, args=(new_first, window)), T.number()
-        width = ty.high - ty.low
-        bounds = {"mean": (ty.low, ty.high), "delta": (-width, width), "trend": (-width, width)}[
-            node.func
-        ]
         return replace(node, args=(new_first, window)), T.number(
-            *bounds, ty.integer and node.func == "delta"
+            *history.value_range(node.func, window_value, ty.low, ty.high, ty.integer)
         )
 
     def _compare(self, node: ast.Compare) -> tuple[ast.Expr, T.Ty]:

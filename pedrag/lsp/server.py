@@ -84,8 +84,8 @@ def create_server() -> Any:
     from pedrag.compiler.checks import catalog
     from pedrag.compiler.config import ConfigError, ConfigFinder
     from pedrag.compiler.driver import is_pedrag_text
-    from pedrag.dsl.ast import HISTORY_FUNCTIONS
     from pedrag.dsl.schema_text import RUNGS
+    from pedrag.kernel.history import NAMES as HISTORY_FUNCTIONS
 
     server = LanguageServer(
         "pedrag", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full

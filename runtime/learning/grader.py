@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
+from pedrag.kernel.exact import decimal_fraction
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning import answer_reader as reader
 from pedrag.runtime.learning.code_runner import RunResult, run_tests
@@ -208,7 +209,7 @@ def equal_numbers(value: Fraction, target: Fraction, tolerance: float | None) ->
     """Exact equality, or within the exercise's declared ``tolerance`` (absolute)."""
     if tolerance is None:
         return value == target
-    return abs(value - target) <= Fraction(str(tolerance))
+    return abs(value - target) <= decimal_fraction(tolerance)
 
 
 def _expression_key(answer: str) -> bool:

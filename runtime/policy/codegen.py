@@ -9,7 +9,7 @@ Two kinds of function come out:
 
 * `build_history`: one `prepare(rows, state)` function that fills in the computed metrics of the
   current turn and evaluates every distinct history call (`trend`, `mean`, `delta`, `count`,
-  `streak`) exactly once per turn.
+  `streak`, whose values `pedrag.kernel.history` defines) exactly once per turn.
 * `build_matcher`: for a list of conditions (the rules, the monitors, the switches, the ceiling
   steps), one `match(state, calls) -> int` whose set bits are the conditions that hold.
 
@@ -25,7 +25,7 @@ only while some clause that needs them is still alive.
 
 Arithmetic is exact, as the compiler proves it: a comparison with arithmetic in it (lowering
 leaves only those over two or more metrics) is evaluated in rationals, each number read as
-the decimal it prints as (`exact`), so `f + g <= 0.3` holds at f = 0.1, g = 0.2 here as in
+the decimal it prints as (`pedrag.kernel.exact`), so `f + g <= 0.3` holds at f = 0.1, g = 0.2 here as in
 the compiler's witness. Comparisons of one metric with a constant stay plain float compares.
 """
 
@@ -37,10 +37,11 @@ import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
+from pedrag.kernel import history
 from pedrag.kernel.errors import PedragError
+from pedrag.kernel.exact import exact
 from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.selection import eligible_under
 
@@ -60,75 +61,11 @@ class PolicyFormatError(PedragError, ValueError):
     """A compiled policy's data is malformed (unknown node, wrong arity, ...)."""
 
 
-# -- exact arithmetic ---------------------------------------------------------------------------
-
-
-def exact(value: Any) -> Any:
-    """A number as the rational it prints as: a float by its shortest decimal (0.1 is 1/10, as
-    the designer wrote it and the compiler reads it), an int as itself."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-
-
 _ARITHMETIC = ("add", "sub", "mul", "neg")
 
 
 def has_arithmetic(tree: Tree) -> bool:
     return any(node[0] in _ARITHMETIC for node in _walk(tree))
-
-
-# -- history functions (the semantics the compiler's bounds assume) ------------------------
-
-
-def trend(values: Sequence[float]) -> float:
-    """Least-squares slope per turn of `values` (oldest first); 0 for fewer than two values."""
-    count = len(values)
-    if count < 2:
-        return 0.0
-    x_mean = (count - 1) / 2
-    y_mean = sum(values) / count
-    numerator = 0.0
-    denominator = 0.0
-    for index, value in enumerate(values):
-        dx = index - x_mean
-        numerator += dx * (value - y_mean)
-        denominator += dx * dx
-    return numerator / denominator
-
-
-def mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
-def delta(rows: Sequence[Mapping[str, Any]], metric: str, default: Any, turns: int) -> Any:
-    """Now minus the value `turns` turns ago (or the oldest available)."""
-    past = rows[-1 - turns] if len(rows) > turns else rows[0]
-    return rows[-1].get(metric, default) - past.get(metric, default)
-
-
-def count(
-    condition: Callable[[Sequence[Mapping[str, Any]], int], Any],
-    rows: Sequence[Mapping[str, Any]],
-    turns: int,
-) -> int:
-    """Turns among the last `turns` in which `condition` held."""
-    end = len(rows)
-    return sum(1 for index in range(max(0, end - turns), end) if condition(rows, index))
-
-
-def streak(
-    condition: Callable[[Sequence[Mapping[str, Any]], int], Any],
-    rows: Sequence[Mapping[str, Any]],
-    turns: int,
-) -> int:
-    """Consecutive most recent turns, at most `turns`, in which `condition` held."""
-    held = 0
-    index = len(rows) - 1
-    while held < turns and index >= 0 and condition(rows, index):
-        held += 1
-        index -= 1
-    return held
 
 
 # -- expression source ------------------------------------------------------------------------
@@ -305,32 +242,25 @@ def computation_order(computed: Sequence[ComputedMetric]) -> list[ComputedMetric
 def rows_needed(tree: Tree) -> int:
     """History rows (current turn included) a call needs to give its full-history value."""
     func, args = tree[1], tree[2]
-    turns = int(args[1][1])
-    if func == "delta":
-        return turns + 1
-    if func in ("count", "streak"):
-        nested = [rows_needed(node) for node in _walk(args[0]) if node[0] == "call"]
-        return turns - 1 + max([1, *nested])
-    return turns
+    nested = [rows_needed(node) for node in _walk(args[0]) if node[0] == "call"]
+    return history.rows_needed(func, int(args[1][1]), max([1, *nested]))
 
 
 def _call_source(tree: Tree, writer: SourceWriter, k: int) -> str:
     func, args = tree[1], tree[2]
-    if len(args) != 2 or args[1][0] != "number":
+    if len(args) != history.ARITY or args[1][0] != "number":
         raise PolicyFormatError(f"malformed history call {tree!r}")
     turns = int(args[1][1])
-    if func in ("trend", "mean", "delta"):
+    if func not in history.FUNCTIONS:
+        raise PolicyFormatError(f"unknown history function {func!r}")
+    if not history.reads_condition(func):
         if args[0][0] != "metric":
             raise PolicyFormatError(f"`{func}` reads a metric, got {args[0]!r}")
         name = args[0][1]
         default = writer.defaults[name]
-        if func == "delta":
-            return f"def _call{k}(R):\n    return _delta(R, {name!r}, {default!r}, {turns})\n"
-        return f"def _call{k}(R):\n    return _{func}([r.get({name!r}, {default!r}) for r in R[-{turns}:]])\n"
-    if func in ("count", "streak"):
-        condition = writer.row(args[0])
-        return f"def _call{k}(R):\n    return _{func}(lambda R, i: {condition}, R, {turns})\n"
-    raise PolicyFormatError(f"unknown history function {func!r}")
+        return f"def _call{k}(R):\n    return _{func}(R, {name!r}, {default!r}, {turns})\n"
+    condition = writer.row(args[0])
+    return f"def _call{k}(R):\n    return _{func}(lambda R, i: {condition}, R, {turns})\n"
 
 
 def _clamp_source(metric: ComputedMetric, value: str) -> str:
@@ -343,12 +273,8 @@ def _clamp_source(metric: ComputedMetric, value: str) -> str:
     return value
 
 
-_HELPERS = {
-    "_trend": trend,
-    "_mean": mean,
-    "_delta": delta,
-    "_count": count,
-    "_streak": streak,
+_HELPERS: dict[str, Any] = {
+    **{f"_{name}": function.value for name, function in history.FUNCTIONS.items()},
     "_exact": exact,
 }
 

@@ -1,7 +1,7 @@
 """History calls are linked to their arguments: states no run can produce are no witnesses.
 
 The links (`compiler/encode.py`) must hold in every run: a property test computes each call
-with the runtime's own history functions (`runtime/policy/codegen.py`) over random histories
+with the history functions the runtime calls (`pedrag.kernel.history`) over random histories
 and evaluates the link at the resulting state. And a theory whose rules only impossible
 states satisfied gets dead rules, not conflicts witnessed by `streak(...)=0`.
 """
@@ -19,7 +19,7 @@ from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_text
 from pedrag.compiler.encode import Translator
 from pedrag.dsl.loader import load_text
-from pedrag.runtime.policy import codegen
+from pedrag.kernel import history
 
 THEORY = """\
 pedrag: 1
@@ -73,13 +73,13 @@ CALLS = {
 
 def _runtime_value(kind: str, rows: list[dict[str, Any]], window: int) -> Any:
     if kind == "streak":
-        return codegen.streak(lambda rows, i: rows[i]["f"] > Fraction(1, 2), rows, window)
+        return history.streak(lambda rows, i: rows[i]["f"] > Fraction(1, 2), rows, window)
     if kind == "count":
-        return codegen.count(lambda rows, i: rows[i]["n"] >= 2, rows, window)
+        return history.count(lambda rows, i: rows[i]["n"] >= 2, rows, window)
     metric = kind.split("_")[1]
     if kind.startswith("delta"):
-        return codegen.delta(rows, metric, 0, window)
-    return codegen.mean([r[metric] for r in rows[-window:]])
+        return history.delta(rows, metric, 0, window)
+    return history.mean([r[metric] for r in rows[-window:]])
 
 
 @settings(max_examples=300, deadline=None)
