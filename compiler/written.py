@@ -59,5 +59,5 @@ def reachable(analysis: Analysis, formulas: list[Node], outcome: Outcome) -> Out
     moved = {n: d for n, d in pinned.items() if n in state and not _same(state[n], d)}
     if not moved:
         return outcome
-    again = analysis.solve([*formulas, *(_pin(analysis, n, d) for n, d in pinned.items())])
+    again = analysis.decide([*formulas, *(_pin(analysis, n, d) for n, d in pinned.items())])
     return None if again.unsat else again
