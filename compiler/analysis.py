@@ -34,7 +34,8 @@ from math import ceil, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import cell_boxes
+from pedrag.compiler.box_measure import Box as CellBox
+from pedrag.compiler.box_measure import cell_boxes, covers
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -279,11 +280,9 @@ class Analysis:
         try:
             if terms:
                 solver.add(*terms)
-            literals = []
-            for index, term in enumerate(tracked_terms):
-                literal = z3.Bool(f"__part_{index}", self.z3_context)
-                solver.add(z3.Implies(literal, term))
-                literals.append(literal)
+            literals = self._part_literals(len(tracked_terms))
+            if tracked_terms:
+                self._assert_implications(solver, literals, tracked_terms)
             result = solver.check(*literals)
             if result == z3.sat:
                 if not witness:
@@ -300,11 +299,45 @@ class Analysis:
             solver.pop()
 
     def solve_remembered(self, kind: str, formulas: list[Node]) -> Outcome:
-        """`solve(formulas)`, kept in the caches under `kind` and the formulas' text: for a
-        question asked afresh on every check (`compiler/written.py`'s pinned re-ask of a
-        shown finding), which a re-check should not send to z3 again."""
+        """`decide(formulas)` (`solve`'s answer and witness, z3 asked only where needed),
+        kept in the caches under `kind` and the formulas' text: for a question asked afresh on
+        every check (`compiler/written.py`'s pinned re-ask of a shown finding), which a
+        re-check should not send to z3 again."""
         key = (kind, *(F.show(f) for f in formulas))
-        return self._cached(key, lambda: self.solve(formulas))  # type: ignore[no-any-return]
+        return self._cached(key, lambda: self.decide(formulas))  # type: ignore[no-any-return]
+
+    def _part_literals(self, count: int) -> list[Any]:
+        """The literals `__part_0` ... that name a question's tracked parts in an unsat core,
+        made once per analysis (z3 shares equal terms, so these are the terms `z3.Bool` makes)."""
+        import z3
+
+        made: list[Any] = self._memo.setdefault("part literals", [])
+        while len(made) < count:
+            made.append(z3.Bool(f"__part_{len(made)}", self.z3_context))
+        return made[:count]
+
+    def _assert_implications(self, solver: Any, literals: list[Any], terms: list[Any]) -> None:
+        """Assert `Implies(literal, term)` for each pair, in order. The same terms and asserts
+        `z3.Implies` and `solver.add` make, through z3's C API: the Python wrappers' sort
+        checks on every argument were three quarters of a shadow question with hundreds of
+        higher rules (the solve itself a quarter)."""
+        import z3
+        from z3 import z3core
+
+        context = self.z3_context.ref()
+        # Each made term is held by a `BoolRef` (which takes a reference), as `z3.Implies`'s
+        # is: a bare AST of a reference-counted context may be freed by the next call.
+        implications = [
+            z3.BoolRef(
+                z3core.Z3_mk_implies(context, literal.as_ast(), term.as_ast()), self.z3_context
+            )
+            for literal, term in zip(literals, terms, strict=True)
+        ]
+        if type(solver) is not z3.Solver:  # a stand-in a test put in the solver's place
+            solver.add(*implications)
+            return
+        for implication in implications:
+            z3core.Z3_solver_assert(context, solver.solver, implication.as_ast())
 
     def decide(
         self,
@@ -1000,7 +1033,15 @@ class Analysis:
     ) -> tuple[Outcome, tuple[int, ...]] | None:
         base = [self.eligible[rule.id]]
         tracked = [F.not_(self.eligible[h.id]) for h in higher]
-        outcome = self.decide(base, tracked, witness=False)
+        covered = self._covered(rule, higher)
+        if covered is False:
+            return None
+        # Covered: z3 names the core the message shrinks (its answer is unsat, as decided).
+        # Undecided by boxes (linear atoms, too many pieces): `decide` as for any question.
+        if covered:
+            outcome = self.solve(base, tracked, witness=False)
+        else:
+            outcome = self.decide(base, tracked, witness=False)
         if outcome.sat:
             return None
         if outcome.unknown:
@@ -1008,6 +1049,46 @@ class Analysis:
         core = self.minimal_core(base, tracked, outcome.core)
         witness = self.decide([*base, *(self.eligible[higher[i].id] for i in core[:1])])
         return witness, core
+
+    def _covered(self, rule: RuleInfo, higher: list[RuleInfo]) -> bool | None:
+        """Whether the rules `higher` together are eligible wherever `rule` is, decided by
+        cutting their cell boxes out of `rule`'s (`box_measure.covers`); None when a condition
+        has linear atoms or the pieces grow too many. The cells are the theory's (cut at every
+        constant, `cuts`), so each rule's boxes are made once per check, not once per question;
+        a yes or no does not depend on the cells chosen, as long as every atom is constant on
+        each of them. The formula form this replaced (`rule` and not each higher rule) grew to
+        thousands of boxes at a few hundred higher rules."""
+        region = self._eligible_boxes(rule)
+        if region is None:
+            return None
+        boxes: list[CellBox] = []
+        for h in higher:
+            found = self._eligible_boxes(h)
+            if found is None:
+                return None
+            boxes.extend(found)
+        return covers(region, boxes, self._theory_cells()[1])
+
+    def _theory_cells(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
+        """Each variable's cell representatives under the theory's cuts, and their full masks."""
+        hit = self._memo.get("theory cells")
+        if hit is None:
+            cuts = self.cuts
+            values = {
+                var: [c.value for c in self._cells(var, cuts.get(var))] for var in self.domains
+            }
+            full = {var: (1 << len(found)) - 1 for var, found in values.items()}
+            hit = self._memo["theory cells"] = (values, full)
+        return hit  # type: ignore[no-any-return]
+
+    def _eligible_boxes(self, rule: RuleInfo) -> list[CellBox] | None:
+        """`rule`'s eligibility as boxes over the theory's cells (`_theory_cells`)."""
+        memo: dict[str, list[CellBox] | None] = self._memo.setdefault("eligible boxes", {})
+        if rule.id not in memo:
+            node = self.eligible[rule.id]
+            values = self._theory_cells()[0]
+            memo[rule.id] = cell_boxes(node, {var: values[var] for var in node.vars})
+        return memo[rule.id]
 
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:

@@ -183,6 +183,27 @@ def uncovered(start: list[int], boxes: list[Box], order: Sequence[str]) -> list[
     return pieces
 
 
+def covers(region: list[Box], boxes: list[Box], full: dict[str, int]) -> bool | None:
+    """Whether the union of `boxes` covers every cell of the union of `region` (boxes over
+    the same cells), by cutting `boxes` out of each region box, the widest first; None when
+    the uncovered pieces grow past `MAX_PIECES`. `full[var]` is the mask of all of `var`'s
+    cells, for every variable a box constrains. The shadowed-rule question's box form (a rule against the negation of every
+    higher rule) grew to thousands of boxes; here each higher rule is one cut."""
+    if any(not box for box in boxes):
+        return True
+    widest = sorted(boxes, key=len)
+    order = list(full)
+    for box in region:
+        # The region box's own masks as the start: a variable it does not name is free.
+        start = [box.get(var, mask) for var, mask in full.items()]
+        left = uncovered(start, widest, order)
+        if left is None:
+            return None
+        if left:
+            return False
+    return True
+
+
 def union_share(
     boxes: list[Box], order: Sequence[str], shares: dict[str, list[Fraction]]
 ) -> Fraction | None:

@@ -149,3 +149,47 @@ def test_the_recursive_searches_leave_no_cycles_for_the_collector() -> None:
     finally:
         if collecting:
             gc.enable()
+
+
+def _cells_of(box: box_measure.Box, full: dict[str, int]) -> set[tuple[int, ...]]:
+    """Every cell tuple a box allows, listed one by one (the oracle for `covers`)."""
+    import itertools
+
+    choices = [
+        [c for c in range(full[var].bit_length()) if box.get(var, full[var]) >> c & 1]
+        for var in full
+    ]
+    return set(itertools.product(*choices))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_covers_agrees_with_listing_every_cell(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    full = {"x": 0b1111, "y": 0b111, "z": 0b11}
+
+    def box() -> box_measure.Box:
+        chosen = rng.sample(list(full), rng.randint(1, 3))
+        return {var: rng.randint(1, full[var]) for var in chosen}
+
+    region = [box() for _ in range(rng.randint(1, 2))]
+    boxes = [box() for _ in range(rng.randint(0, 12))]
+    inside = set().union(*(_cells_of(b, full) for b in region))
+    covered = set().union(set(), *(_cells_of(b, full) for b in boxes))
+    assert box_measure.covers(region, boxes, full) == (inside <= covered)
+
+
+def test_a_shadow_needing_two_higher_rules_is_decided_by_cutting() -> None:
+    text = generate(4, 0, "priority").split("rules:")[0] + (
+        "rules:\n"
+        '  - {id: low, when: "frustration >= 0.2", then: a1, priority: 1}\n'
+        '  - {id: left, when: "frustration < 0.6", then: a2, priority: 5}\n'
+        '  - {id: right, when: "frustration >= 0.5", then: a3, priority: 5}\n'
+        '  - {id: gap, when: "frustration >= 0.7", then: a4, priority: 5}\n'
+    )
+    analysis = _analysis(text)
+    low, left, right, gap = analysis.rules
+    assert analysis._covered(low, [left, right]) is True
+    assert analysis._covered(low, [left, gap]) is False
+    assert [tuple(r.id for r in f.rules) for f in analysis.shadowed()] == [("low", "left", "right")]
