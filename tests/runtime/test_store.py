@@ -645,3 +645,69 @@ def test_the_quick_document_check_passes_exactly_what_the_full_check_passes(valu
 
     # These documents nest shallowly, so the quick check refuses only what has a problem.
     assert _plainly_json(value) == (_json_problem(value, "audit") is None)
+
+
+# Strings with everything safe_text changes (NUL, ESC and an ANSI sequence, a C1 control,
+# a lone surrogate, credentials in a URL, a form feed) and what only looks like it (a
+# literal backslash before u, b or f, an @ without a URL, non-ASCII text).
+_TEXTY = st.lists(
+    st.sampled_from(
+        ["a", "é", "…", "\x00", "\x1b[31m", "\x9b", "\ud800", "\x0c", "\\u", "\\b", "@", "\n"]
+        + ["https://user:secret@host/v1", "\t"]
+    ),
+    max_size=4,
+).map("".join)
+_AUDITISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXTY
+    | st.tuples(st.integers()),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(_TEXTY | st.integers() | st.booleans(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(_TEXTY, _AUDITISH, max_size=4))
+def test_the_quick_audit_check_cleans_and_refuses_exactly_as_the_full_walk(
+    record: dict[Any, Any],
+) -> None:
+    """`_safe_audit` spares the clean-and-check walk of an already clean record (one JSON
+    write and read in C); on every record it gives what the walk gives, or the same error."""
+    from pedrag.runtime.store.documents import (
+        _require_document,
+        _safe_audit,
+        _safe_document,
+    )
+
+    expected: Any
+    try:
+        expected = _safe_document(record)
+        _require_document(expected, "audit")
+    except StoreError as error:
+        expected = error
+    if isinstance(expected, StoreError):
+        with pytest.raises(StoreError) as raised:
+            _safe_audit(record)
+        assert str(raised.value) == str(expected)
+    else:
+        got = _safe_audit(record)
+        assert repr(got) == repr(expected)  # repr: a NaN never gets here; types must match
+
+
+def test_a_clean_record_is_stored_as_given_and_a_dirty_one_cleaned() -> None:
+    from pedrag.runtime.store.documents import _safe_audit
+
+    clean = {"reason": "plain text, é and … and\ttabs\nand lines", "n": [1, 2.5, None, True]}
+    assert _safe_audit(clean) is clean
+    dirty = {"reason": "a\x00b \x1b[31mred https://u:pw@host/x \ud800", "k\x9b": 1}
+    assert _safe_audit(dirty) == {
+        "reason": "a\ufffdb \ufffdred https://***@host/x \ufffd",
+        "k\ufffd": 1,
+    }
+    with pytest.raises(StoreError, match=r"audit\['t'\] is a tuple"):
+        _safe_audit({"t": (1, 2)})
