@@ -10,9 +10,7 @@ and every string of an audit record is made safe to store and print. Also the st
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,9 +36,6 @@ def _require_document(value: object, what: str) -> None:
     """Refuse anything that would not come back unchanged from a JSON column."""
     if not isinstance(value, dict):
         raise StoreError(f"{what} must be a dict, got {type(value).__name__}")
-    text = _round_trip_text(value)
-    if text is not None and "\\u0000" not in text:
-        return
     if _plainly_json(value):
         return
     try:
@@ -53,50 +48,53 @@ def _require_document(value: object, what: str) -> None:
 
 def _safe_audit(record: dict[str, Any]) -> dict[str, Any]:
     """An audit record checked (:func:`_require_document`) with every string made safe
-    (:func:`_safe_document`), at the cost of one JSON write and read in C when it is already
-    clean, as a turn's record is (its parts were cleaned where they came in): the record is
-    returned as given when it comes back unchanged from JSON and its JSON text holds nothing
-    :func:`~pedrag.runtime.store.safe_text.safe_text` would change — no ``@`` (no URL
-    credentials), no escaped control character (``\\b``, ``\\f``, ``\\u00XX``: NUL, ESC, ...),
-    no C1 control and no lone surrogate (written as themselves). Anything else, including a
-    false alarm (a literal backslash before ``u``), takes the full clean-and-check walk, so
-    what is cleaned or refused is exactly what it was."""
-    if isinstance(record, dict):
-        text = _round_trip_text(record)
-        if text is not None and _MAY_NEED_CLEANING.search(text) is None:
-            return record
+    (:func:`_safe_document`). A turn's record is already clean (its parts were cleaned where
+    they came in), so one walk first asks whether there is anything to do
+    (:func:`_clean_and_plain`); only a record with something to clean or refuse is rebuilt
+    string by string and checked again, so what is cleaned or refused is exactly what it was."""
+    if isinstance(record, dict) and _clean_and_plain(record):
+        return record
     cleaned: dict[str, Any] = _safe_document(record)
     _require_document(cleaned, "audit")
     return cleaned
 
 
-# In JSON text written with ensure_ascii=False, what any string of the document would need
-# safe_text for: "@" (a URL's credentials), an escaped control character (JSON escapes
-# U+0000-U+001F as \b, \f, \uXXXX, or \t \n \r, which are kept) and, written as
-# themselves, C1 controls (ANSI's CSI is one) and lone surrogates. An ANSI sequence starts
-# with ESC or CSI, so it is caught too.
-_MAY_NEED_CLEANING = re.compile(r"@|\\[bfu]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+def _clean_and_plain(value: object) -> bool:
+    """Whether :func:`_plainly_json` passes ``value`` and
+    :func:`~pedrag.runtime.store.safe_text.safe_text` leaves every string and key of it as it
+    is, in one walk that builds nothing. A string is handed to ``safe_text`` only when it
+    could change: when it has an ``@`` (a URL's credentials) or a character that is not
+    printable (every control character, lone surrogate and ANSI escape is one; so are tab and
+    newline, which ``safe_text`` keeps)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        kind = type(current)
+        if kind is str:
+            if not _stays(current):  # type: ignore[arg-type]
+                return False
+        elif kind is dict:
+            if depth > 100:
+                return False
+            for key, item in current.items():  # type: ignore[attr-defined]
+                if type(key) is not str or not _stays(key):
+                    return False
+                stack.append((item, depth + 1))
+        elif kind is list:
+            if depth > 100:
+                return False
+            stack.extend((item, depth + 1) for item in current)  # type: ignore[attr-defined]
+        elif kind is float:
+            if not math.isfinite(current):  # type: ignore[arg-type]
+                return False
+        elif not (current is None or kind is bool or kind is int):
+            return False
+    return True
 
 
-def _refuse(value: object) -> object:
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-# Built once: json.dumps with any option builds a new encoder per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_refuse)
-
-
-def _round_trip_text(document: dict[str, Any]) -> str | None:
-    """The document's JSON text (ensure_ascii=False) when reading it back gives a document
-    equal to it, else None: no NaN or infinity (refused), no tuple or non-str key (JSON
-    would change them, so the read-back differs), no other type (refused), not nested past
-    the interpreter's recursion limit. Such a document also passes :func:`_json_problem`
-    unless it holds U+0000 (``\\u0000`` in the text); both checks are done in C."""
-    try:
-        text = _ENCODER.encode(document)
-        return text if json.loads(text) == document else None
-    except (TypeError, ValueError, RecursionError):
-        return None
+def _stays(text: str) -> bool:
+    """Whether ``safe_text`` leaves ``text`` as it is; asked of it only when it could not."""
+    return (text.isprintable() and "@" not in text) or safe_text(text) == text
 
 
 def _safe_document(value: Any, depth: int = 0) -> Any:

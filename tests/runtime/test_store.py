@@ -676,8 +676,9 @@ _AUDITISH = st.recursive(
 def test_the_quick_audit_check_cleans_and_refuses_exactly_as_the_full_walk(
     record: dict[Any, Any],
 ) -> None:
-    """`_safe_audit` spares the clean-and-check walk of an already clean record (one JSON
-    write and read in C); on every record it gives what the walk gives, or the same error."""
+    """`_safe_audit` spares the rebuilding clean-and-check walk of an already clean record
+    (one walk that builds nothing); on every record it gives what the full walk gives, or
+    the same error."""
     from pedrag.runtime.store.documents import (
         _require_document,
         _safe_audit,
