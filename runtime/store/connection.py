@@ -41,7 +41,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store.documents import _require_tenant_id
+from pedrag.runtime.store.documents import _require_tenant_id, json_text
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
@@ -314,7 +314,7 @@ def resolve_synchronous(value: str | None = None) -> str:
 def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
     if url.get_backend_name() != "sqlite":
         # pool_pre_ping: a server restart should cost one reconnect, not a failed turn.
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, json_serializer=json_text)
     if _is_sqlite_file(url):
         assert url.database is not None
         folder = Path(url.database).parent
@@ -328,6 +328,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             url,
             module=sqlite_dbapi(),
             connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+            json_serializer=json_text,
         )
     else:
         # In-memory: one shared connection, or every pooled connection would see its own
@@ -337,6 +338,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             module=sqlite_dbapi(),
             connect_args={"check_same_thread": False},
             poolclass=StaticPool,
+            json_serializer=json_text,
         )
     vectors = vectors_unavailable() is None
 

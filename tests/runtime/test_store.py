@@ -712,3 +712,56 @@ def test_a_clean_record_is_stored_as_given_and_a_dirty_one_cleaned() -> None:
     }
     with pytest.raises(StoreError, match=r"audit\['t'\] is a tuple"):
         _safe_audit({"t": (1, 2)})
+
+
+class _Label(str):  # a str subclass, as an enum label is
+    pass
+
+
+_WRITABLE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)  # beyond orjson's 64 bits too
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.sampled_from('a"\\\n\x00é…\ud800\U0001f600'), max_size=4)
+    | st.text(alphabet="ab", max_size=2).map(_Label),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(
+            st.text(alphabet="a\ud800é", max_size=2) | st.integers(), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(_WRITABLE)
+def test_json_columns_read_back_what_the_standard_library_wrote_would(value: Any) -> None:
+    """The store writes JSON columns with orjson (`json_text`), whose text differs from
+    `json.dumps`'s (compact, UTF-8 rather than escapes): what is read back must not."""
+    import json
+
+    from pedrag.runtime.store.documents import json_text
+
+    assert repr(json.loads(json_text(value))) == repr(json.loads(json.dumps(value)))
+
+
+def test_a_turn_is_stored_as_json_text_and_read_back_unchanged(
+    store: SessionStore, db_path: Path
+) -> None:
+    import json
+
+    from pedrag.runtime.store.documents import json_text
+
+    state = {"n": 2**60, "x": 0.1, "text": "é … 😀", "nested": {"list": [1, 2.0, None, True]}}
+    store.create_session("s", {}, {})
+    store.save_turn("s", 1, state, {"reason": "é"})
+    raw = _raw(db_path)
+    try:
+        (stored,) = raw.execute("SELECT state FROM pedrag_sessions WHERE id = 's'").fetchone()
+    finally:
+        raw.close()
+    assert stored == json_text(state) and ": " not in stored  # orjson's compact text
+    assert json.loads(stored) == state
+    assert store.load_session("s")[1] == state
