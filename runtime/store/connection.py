@@ -35,13 +35,14 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import (
     ArgumentError,
     DBAPIError,
+    DisconnectionError,
     InterfaceError,
     OperationalError,
     SQLAlchemyError,
 )
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store.documents import _require_tenant_id
+from pedrag.runtime.store.documents import _require_tenant_id, json_text
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
@@ -240,8 +241,8 @@ class StoreConnection:
 
     def _connect(self) -> Connection:
         """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
-        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (the pool's pre-ping replaces a
-        connection a restart broke). Only getting the connection is retried, never a statement:
+        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for
+        ``PING_AFTER_IDLE_SECONDS`` is pinged first and replaced if a restart broke it). Only getting the connection is retried, never a statement:
         whether a write whose connection broke mid-commit was committed is not knowable here."""
         if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
             return self._engine.connect()
@@ -313,8 +314,9 @@ def resolve_synchronous(value: str | None = None) -> str:
 
 def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
     if url.get_backend_name() != "sqlite":
-        # pool_pre_ping: a server restart should cost one reconnect, not a failed turn.
-        return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, json_serializer=json_text)
+        _ping_after_idle(engine)
+        return engine
     if _is_sqlite_file(url):
         assert url.database is not None
         folder = Path(url.database).parent
@@ -328,6 +330,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             url,
             module=sqlite_dbapi(),
             connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+            json_serializer=json_text,
         )
     else:
         # In-memory: one shared connection, or every pooled connection would see its own
@@ -337,6 +340,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             module=sqlite_dbapi(),
             connect_args={"check_same_thread": False},
             poolclass=StaticPool,
+            json_serializer=json_text,
         )
     vectors = vectors_unavailable() is None
 
@@ -362,6 +366,36 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+# A pooled PostgreSQL connection idle this long is pinged before use.
+PING_AFTER_IDLE_SECONDS = 1.0
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """Ping a pooled connection before use only when it has sat unused for
+    ``PING_AFTER_IDLE_SECONDS``; a failed ping replaces it (SQLAlchemy's pessimistic
+    disconnect handling: ``DisconnectionError`` at checkout makes the pool connect again).
+
+    Why not ``pool_pre_ping``: it pays a round trip on every transaction, and a service turn
+    runs several. A server restart leaves every connection idle for at least as long as it
+    lasts, so they are pinged; a connection used within the last second that the server
+    dropped fails its statement once (``StoreUnavailable``, a 503 the client retries) and
+    SQLAlchemy then discards the whole pool."""
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection: Any, record: Any) -> None:
+        record.info["pedrag_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("pedrag_idle_since")
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)  # what pool_pre_ping runs
+        except Exception as error:  # the driver's error: its module varies
+            raise DisconnectionError(f"the pooled connection is gone: {error}") from error
 
 
 def _enter_wal(cursor: Any) -> None:

@@ -20,7 +20,7 @@ from pedrag.runtime.store.documents import (
     _as_utc,
     _require_document,
     _require_session_id,
-    _safe_document,
+    _safe_audit,
     _utcnow,
 )
 from pedrag.runtime.store.errors import (
@@ -97,8 +97,7 @@ class SessionRecords(LearnerRecords):
         if isinstance(turn_index, bool) or not isinstance(turn_index, int) or turn_index < 1:
             raise StoreError(f"turn_index must be an int >= 1, got {turn_index!r}")
         _require_document(state, "state")
-        audit = _safe_document(audit)  # text from models and endpoints: cleaned, not refused
-        _require_document(audit, "audit")
+        audit = _safe_audit(audit)  # text from models and endpoints: cleaned, not refused
         now = _utcnow()
         with self._errors(f"save turn {turn_index} of session {session_id!r}"):
             with self._transaction(write=True) as connection:

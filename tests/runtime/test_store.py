@@ -645,3 +645,123 @@ def test_the_quick_document_check_passes_exactly_what_the_full_check_passes(valu
 
     # These documents nest shallowly, so the quick check refuses only what has a problem.
     assert _plainly_json(value) == (_json_problem(value, "audit") is None)
+
+
+# Strings with everything safe_text changes (NUL, ESC and an ANSI sequence, a C1 control,
+# a lone surrogate, credentials in a URL, a form feed) and what only looks like it (a
+# literal backslash before u, b or f, an @ without a URL, non-ASCII text).
+_TEXTY = st.lists(
+    st.sampled_from(
+        ["a", "é", "…", "\x00", "\x1b[31m", "\x9b", "\ud800", "\x0c", "\\u", "\\b", "@", "\n"]
+        + ["https://user:secret@host/v1", "\t"]
+    ),
+    max_size=4,
+).map("".join)
+_AUDITISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _TEXTY
+    | st.tuples(st.integers()),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(_TEXTY | st.integers() | st.booleans(), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(_TEXTY, _AUDITISH, max_size=4))
+def test_the_quick_audit_check_cleans_and_refuses_exactly_as_the_full_walk(
+    record: dict[Any, Any],
+) -> None:
+    """`_safe_audit` spares the rebuilding clean-and-check walk of an already clean record
+    (one walk that builds nothing); on every record it gives what the full walk gives, or
+    the same error."""
+    from pedrag.runtime.store.documents import (
+        _require_document,
+        _safe_audit,
+        _safe_document,
+    )
+
+    expected: Any
+    try:
+        expected = _safe_document(record)
+        _require_document(expected, "audit")
+    except StoreError as error:
+        expected = error
+    if isinstance(expected, StoreError):
+        with pytest.raises(StoreError) as raised:
+            _safe_audit(record)
+        assert str(raised.value) == str(expected)
+    else:
+        got = _safe_audit(record)
+        assert repr(got) == repr(expected)  # repr: a NaN never gets here; types must match
+
+
+def test_a_clean_record_is_stored_as_given_and_a_dirty_one_cleaned() -> None:
+    from pedrag.runtime.store.documents import _safe_audit
+
+    clean = {"reason": "plain text, é and … and\ttabs\nand lines", "n": [1, 2.5, None, True]}
+    assert _safe_audit(clean) is clean
+    dirty = {"reason": "a\x00b \x1b[31mred https://u:pw@host/x \ud800", "k\x9b": 1}
+    assert _safe_audit(dirty) == {
+        "reason": "a\ufffdb \ufffdred https://***@host/x \ufffd",
+        "k\ufffd": 1,
+    }
+    with pytest.raises(StoreError, match=r"audit\['t'\] is a tuple"):
+        _safe_audit({"t": (1, 2)})
+
+
+class _Label(str):  # a str subclass, as an enum label is
+    pass
+
+
+_WRITABLE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)  # beyond orjson's 64 bits too
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.sampled_from('a"\\\n\x00é…\ud800\U0001f600'), max_size=4)
+    | st.text(alphabet="ab", max_size=2).map(_Label),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(
+            st.text(alphabet="a\ud800é", max_size=2) | st.integers(), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(_WRITABLE)
+def test_json_columns_read_back_what_the_standard_library_wrote_would(value: Any) -> None:
+    """The store writes JSON columns with orjson (`json_text`), whose text differs from
+    `json.dumps`'s (compact, UTF-8 rather than escapes): what is read back must not."""
+    import json
+
+    from pedrag.runtime.store.documents import json_text
+
+    assert repr(json.loads(json_text(value))) == repr(json.loads(json.dumps(value)))
+
+
+def test_a_turn_is_stored_as_json_text_and_read_back_unchanged(
+    store: SessionStore, db_path: Path
+) -> None:
+    import json
+
+    from pedrag.runtime.store.documents import json_text
+
+    state = {"n": 2**60, "x": 0.1, "text": "é … 😀", "nested": {"list": [1, 2.0, None, True]}}
+    store.create_session("s", {}, {})
+    store.save_turn("s", 1, state, {"reason": "é"})
+    raw = _raw(db_path)
+    try:
+        (stored,) = raw.execute("SELECT state FROM pedrag_sessions WHERE id = 's'").fetchone()
+    finally:
+        raw.close()
+    assert stored == json_text(state) and ": " not in stored  # orjson's compact text
+    assert json.loads(stored) == state
+    assert store.load_session("s")[1] == state

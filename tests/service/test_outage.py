@@ -130,3 +130,32 @@ def test_a_postgres_restart_under_load_loses_nothing_and_the_service_comes_back(
     assert len(alive) >= 2  # the killed worker was replaced though the database was down
     for _, body in refused:  # what a client saw of the outage: no URL, no driver text
         assert "postgresql" not in body and "127.0.0.1" not in body and str(pg.port) not in body
+
+
+def test_a_pooled_connection_is_pinged_only_after_sitting_idle_and_replaced_if_dead(
+    pg: PostgresServer,
+) -> None:
+    """No round trip before every transaction (`pool_pre_ping` paid one): a connection used
+    again at once is not pinged; one idle past the threshold is, and a server restart in
+    between costs a reconnect, not a failed read."""
+    from pedrag.runtime.store.connection import PING_AFTER_IDLE_SECONDS
+
+    with SessionStore(pg.url) as store:
+        dialect = store._engine.dialect
+        real_ping = dialect.do_ping
+        pings: list[bool] = []
+
+        def counted(dbapi_connection: object) -> bool:  # the real ping, counted
+            pings.append(True)
+            return bool(real_ping(dbapi_connection))
+
+        dialect.do_ping = counted  # type: ignore[method-assign]
+        store.list_sessions()
+        store.list_sessions()
+        assert pings == []
+        pg.stop()
+        pg.start()
+        pg.wait_ready()
+        time.sleep(PING_AFTER_IDLE_SECONDS + 0.2)
+        assert store.list_sessions() == []  # the dead connection was pinged and replaced
+        assert len(pings) >= 1
