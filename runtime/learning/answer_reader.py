@@ -366,6 +366,9 @@ class Reading:
     tentative: bool = False
     unit: str = ""
     steps: tuple[tuple[str, bool], ...] = field(default=())  # (step as written, evaluates)
+    #: A text answer's statements one by one ("quick? gracefully?" is two), so a grader can
+    #: tell one answer said twice from several different guesses joined in ``answer``.
+    parts: tuple[str, ...] = field(default=())
 
     @property
     def committed(self) -> bool:
@@ -605,7 +608,7 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
     if not cores:
         return Reading(None, "no answer stated", steps=worked)
     reason = "the stated answer" if len(cores) == 1 else "several statements"
-    return Reading(" ".join(cores), reason, tentative=tentative, steps=worked)
+    return Reading(" ".join(cores), reason, tentative=tentative, steps=worked, parts=tuple(cores))
 
 
 def is_remark(text: str) -> bool:

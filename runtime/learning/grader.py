@@ -270,9 +270,12 @@ def _grade_text(message: str, key: AnswerKey) -> Grade:
         return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
     words = reader.text_words(said)
     if any(reader.mentions_text(words, spelling) for spelling in spellings):
-        if _LIST.search(said):
+        if _LIST.search(said) or _other_guesses(reading, spellings):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
-        return _correct(said, reading, f"{reading.reason}, names the answer")
+        if _restates_the_prompt(words, spellings, key.prompt):
+            return Grade("none", reason="the question's own words, not one answer")
+        naming = [p for p in reading.parts if _names(p, spellings)] or [said]
+        return _correct(naming[0], reading, f"{reading.reason}, names the answer")
     if (
         len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS
         or reading.reason != "the stated answer"
@@ -282,6 +285,47 @@ def _grade_text(message: str, key: AnswerKey) -> Grade:
     if _LIST.search(said):
         return Grade("none", reason="a list of candidates", tentative=reading.tentative)
     return _wrong(said, reading, f"{reading.reason}, not the answer or an accepted spelling")
+
+
+def _names(text: str, spellings: Sequence[str]) -> bool:
+    words = reader.text_words(text)
+    return any(reader.mentions_text(words, spelling) for spelling in spellings)
+
+
+def _other_guesses(reading: reader.Reading, spellings: Sequence[str]) -> bool:
+    """Several statements of which one names the answer and another is a different short
+    answer ("quick? gracefully?", "fox, jumped, gracefully, fence"): guesses in one message,
+    which would let a learner name every candidate at once. One answer said twice, or an
+    answer with a remark ("gracefully, I'm not sure"), is not."""
+    if len(reading.parts) < 2:
+        return False
+    return any(
+        not _names(part, spellings)
+        and not reader.is_remark(part)
+        and len(part.split()) <= reader.MAX_TEXT_ANSWER_WORDS
+        for part in reading.parts
+    )
+
+
+#: Words of the question a stated answer may also hold ("in the chloroplast of a plant cell"
+#: for "Where in a plant cell…"); more, and the message is the question copied back with the
+#: answer somewhere in it ("The quick fox jumped gracefully over the fence.").
+_PROMPT_WORDS_ALLOWED = 2
+_FUNCTION_WORDS = frozenset(
+    "in on at of to for by with from into over under and but is are was were be it its this "
+    "that these those which what where when who whom why how does do did".split()
+)
+
+
+def _restates_the_prompt(
+    words: Sequence[str], spellings: Sequence[str], prompt: str | None
+) -> bool:
+    if not prompt:
+        return False
+    answer_words = {w for spelling in spellings for w in reader.text_words(spelling)}
+    asked = set(reader.text_words(prompt)) - answer_words - _FUNCTION_WORDS
+    copied = {w for w in words if w in asked}
+    return len(copied) > _PROMPT_WORDS_ALLOWED
 
 
 def _grade_code(code: str, tests: Sequence[tuple[str, str]], public: int) -> Grade:

@@ -46,6 +46,50 @@ def test_a_text_answer_is_graded_only_on_a_short_statement() -> None:
     )
 
 
+ADVERB = AnswerKey(
+    answer="gracefully",
+    prompt="Which word is the adverb in this sentence: 'The quick fox jumped gracefully over "
+    "the fence.'?",
+)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "quick? gracefully?",
+        "is it quick? is it gracefully?",
+        "fox, jumped, gracefully, fence",
+        "quick. gracefully. fence.",
+        "maybe quick? no, gracefully",
+        "The quick fox jumped gracefully over the fence.",  # the question's sentence back
+    ],
+)
+def test_naming_every_candidate_at_once_is_not_a_correct_answer(message: str) -> None:
+    assert grade(message, ADVERB, intent="attempt").verdict == "none"
+
+
+@pytest.mark.parametrize(
+    ("message", "candidate"),
+    [
+        ("gracefully? I think it's gracefully", "gracefully"),  # one answer said twice
+        ("gracefully, I am not sure", "gracefully"),  # an answer and a remark
+        ("I think it is gracefully", "gracefully"),
+    ],
+)
+def test_one_answer_with_remarks_is_correct_and_echoed_alone(message: str, candidate: str) -> None:
+    result = grade(message, ADVERB, intent="attempt")
+    assert (result.verdict, result.candidate) == ("correct", candidate)
+
+
+def test_an_answer_may_hold_a_few_of_the_questions_words() -> None:
+    cell = AnswerKey(
+        answer="chloroplast",
+        prompt="In which part of a plant cell does photosynthesis take place?",
+    )
+    assert grade("in the chloroplast of a plant cell", cell).verdict == "correct"
+    assert grade("mitochondria? chloroplast?", cell).verdict == "none"
+
+
 def test_the_grader_facts_never_carry_the_hidden_answer_of_a_wrong_attempt() -> None:
     assert all("56" not in fact for fact in grade("I think it is 54", MULT).facts)
 
