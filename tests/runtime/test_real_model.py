@@ -64,7 +64,8 @@ def session_run(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         patch.delenv("OPENAI_API_KEY", raising=False)
         capture = _Capture()
         lessons = _Lessons()
-        logger = logging.getLogger("pedrag.runtime.llm")  # the OpenAI backend's modules log below it
+        # The OpenAI backend's modules (openai_transport, ...) log below their package.
+        logger = logging.getLogger("pedrag.runtime.llm")
         logger.addHandler(lessons)
         with capture:
             code = main(
