@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from pedrag.commands._options import add_db_option, add_format_option
+from pedrag.commands._options import add_db_option, add_format_option, add_tenant_option
 
 NAME = "audit"
 ORDER = 32
@@ -27,13 +27,7 @@ examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", nargs="?", help="session id")
     parser.add_argument("--list", action="store_true", help="list recent sessions")
-    parser.add_argument(
-        "--tenant",
-        default="default",
-        metavar="ID",
-        help="the tenant whose sessions to reach (a `pedrag serve` tenant; default: default, "
-        "the CLI's own sessions)",
-    )
+    add_tenant_option(parser)
     add_db_option(parser)
     add_format_option(parser)
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from pedrag.commands._options import add_db_option, add_format_option
+from pedrag.commands._options import add_db_option, add_format_option, add_tenant_option
 
 NAME = "instructor"
 ORDER = 33
@@ -48,13 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="load theories from DIR instead of the shipped set (the session's theory must be there)",
     )
-    parser.add_argument(
-        "--tenant",
-        default="default",
-        metavar="ID",
-        help="the tenant whose sessions to reach (a `pedrag serve` tenant; default: default, "
-        "the CLI's own sessions)",
-    )
+    add_tenant_option(parser)
     add_db_option(parser)
     add_format_option(parser)
 

@@ -268,11 +268,10 @@ def _grade_text(message: str, key: AnswerKey) -> Grade:
         return Grade("none", reason="a number does not answer a text question")
     if any(reader.same_text(said, spelling) for spelling in spellings):
         return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
-    words = reader.text_words(said)
-    if any(reader.mentions_text(words, spelling) for spelling in spellings):
+    if _names(said, spellings):
         if _LIST.search(said) or _other_guesses(reading, spellings):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
-        if _restates_the_prompt(words, spellings, key.prompt):
+        if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
             return Grade("none", reason="the question's own words, not one answer")
         naming = [p for p in reading.parts if _names(p, spellings)] or [said]
         return _correct(naming[0], reading, f"{reading.reason}, names the answer")

@@ -867,10 +867,7 @@ async def _run_turn(
         try:
             return await run(tutor, session), session
         except TurnConflict as error:
-            if not error.state_changed or attempt == TURN_ATTEMPTS:
-                raise
-            metrics.TURN_RERUNS.inc()
-            log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
+            _rerun_or_raise(error, attempt, session_id)
     raise AssertionError("unreachable")
 
 
@@ -890,11 +887,17 @@ def _turn_in_thread(
         try:
             return tutor.turn(session, message)
         except TurnConflict as error:
-            if not error.state_changed or attempt == TURN_ATTEMPTS:
-                raise
-            metrics.TURN_RERUNS.inc()
-            log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
+            _rerun_or_raise(error, attempt, session_id)
     raise AssertionError("unreachable")
+
+
+def _rerun_or_raise(error: TurnConflict, attempt: int, session_id: str) -> None:
+    """The rule both turn paths share: a turn that lost only to a toggle (the state changed
+    under it) runs again, up to ``TURN_ATTEMPTS``; any other conflict is the client's 409."""
+    if not error.state_changed or attempt == TURN_ATTEMPTS:
+        raise error
+    metrics.TURN_RERUNS.inc()
+    log.info("turn on session %s re-run: a toggle landed while it ran", session_id)
 
 
 def _check_turn_index(session: Session, turn: int | None) -> None:

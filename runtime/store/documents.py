@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -69,30 +70,7 @@ def _clean_and_plain(value: object) -> bool:
     could change: when it has an ``@`` (a URL's credentials) or a character that is not
     printable (every control character, lone surrogate and ANSI escape is one; so are tab and
     newline, which ``safe_text`` keeps)."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        current, depth = stack.pop()
-        kind = type(current)
-        if kind is str:
-            if not _stays(current):  # type: ignore[arg-type]
-                return False
-        elif kind is dict:
-            if depth > 100:
-                return False
-            for key, item in current.items():  # type: ignore[attr-defined]
-                if type(key) is not str or not _stays(key):
-                    return False
-                stack.append((item, depth + 1))
-        elif kind is list:
-            if depth > 100:
-                return False
-            stack.extend((item, depth + 1) for item in current)  # type: ignore[attr-defined]
-        elif kind is float:
-            if not math.isfinite(current):  # type: ignore[arg-type]
-                return False
-        elif not (current is None or kind is bool or kind is int):
-            return False
-    return True
+    return _plain_walk(value, _stays)
 
 
 def _stays(text: str) -> bool:
@@ -124,18 +102,29 @@ def _plainly_json(value: object) -> bool:
     value it passes (which was a tenth of a turn's own cost): plain str, int, bool, None,
     finite floats, lists and str-keyed dicts, with no U+0000 and no deep nesting. Anything
     else is left to `_json_problem`, which names what is wrong and where."""
+    return _plain_walk(value, _has_no_nul)
+
+
+def _has_no_nul(text: str) -> bool:
+    return "\x00" not in text
+
+
+def _plain_walk(value: object, text_ok: Callable[[str], bool]) -> bool:
+    """The one walk both quick checks make, building nothing: plain str (each passing
+    ``text_ok``), int, bool, None, finite floats, lists and dicts with str keys (each passing
+    ``text_ok``), nested at most 100 deep."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         current, depth = stack.pop()
         kind = type(current)
         if kind is str:
-            if "\x00" in current:  # type: ignore[operator]
+            if not text_ok(current):  # type: ignore[arg-type]
                 return False
         elif kind is dict:
             if depth > 100:
                 return False
             for key, item in current.items():  # type: ignore[attr-defined]
-                if type(key) is not str or "\x00" in key:
+                if type(key) is not str or not text_ok(key):
                     return False
                 stack.append((item, depth + 1))
         elif kind is list:
