@@ -261,10 +261,38 @@ def candidate_values(text: str) -> tuple[Fraction, ...]:
     return tuple(seen)
 
 
+# What may stand between two items of a list or the ends of a range: punctuation and the
+# connecting words of an offer ("54, 55 or 56", "between 55 and 57", "x = 4 or x = 5", "is it 54?
+# maybe 56", "a) 54 b) 56"), with at least one connector unless the items stand side by side
+# ("L LI LII").
+_LIST_GAP = re.compile(
+    r"^(?:[\s,;:/.?!()=\-\u2013\u2014]|\b(?:or|and|to|till|until|through|maybe|perhaps|"
+    r"possibly|probably|either|it'?s|it|is|be|could|might|think|guess|then|what|about|"
+    r"how|hmm+|um+|[a-z])\b)*$",
+    re.IGNORECASE,
+)
+_LIST_CONNECTOR = re.compile(
+    r"^\s*$|[,;/\-\u2013\u2014]|\b[a-z]\)|\b(?:or|and|to|till|until|through)\b", re.IGNORECASE
+)
+
+
+def _list_gap(gap: str) -> bool:
+    return bool(_LIST_GAP.match(gap) and _LIST_CONNECTOR.search(gap))
+
+
 def is_candidate_list(text: str) -> bool:
     """Whether a message offers two or more candidate values (a list or a range), so that it
-    commits to none of them."""
-    return read_message(text).reason == "a list or range of candidates"
+    commits to none of them. The reader's verdict alone also covers worked prose with several
+    bare numbers ("I got 243 ... so she bought 117"); an offer needs two different numbers next
+    to each other with nothing but separators between them, which a learner's working has not."""
+    if read_message(text).reason != "a list or range of candidates":
+        return False
+    canonical_view = canonical(text)
+    found = numbers(canonical_view)
+    return any(
+        first.value != second.value and _list_gap(canonical_view[first.end : second.start])
+        for first, second in zip(found, found[1:])
+    )
 
 
 def read_number(text: str) -> Fraction | None:

@@ -74,3 +74,32 @@ def test_a_candidate_list_is_a_list_in_every_spelling(message: str, values: list
     assert list(candidate_values(message)) == values
     assert is_candidate_list(message)
     assert not is_candidate_list("28 doubled is 56")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I think it is 54. Or maybe it is 56.",
+        "a) 54 b) 56",
+        "x = 4 or x = 5",
+        "between 55 and 57",
+        "is it one of 50, 51, 52?",
+    ],
+)
+def test_an_offer_of_candidates_is_a_list(message: str) -> None:
+    assert is_candidate_list(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "That's correct 220 + 23 = 243. So she used 243 post-it notes and since she started "
+        "with 80 she bought a package of 117 post-it notes.",
+        "I used the equation 0.1x = $50 and then divided both sides by 0.1 to get x = 500.",
+        "So there are 100 students in total, 56 boys and 44 girls, each class would have 25 boys",
+    ],
+)
+def test_working_with_several_numbers_offers_no_list(message: str) -> None:
+    # The detector's "the student already said it" rule asks this: a learner's working names
+    # numbers in prose, and the tutor may repeat them (MRBench's annotators agree).
+    assert not is_candidate_list(message)
