@@ -26,6 +26,7 @@ expressions (``x = 4``, ``2(x+3)``) are compared with SymPy. Text answers are co
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -291,7 +292,7 @@ def is_candidate_list(text: str) -> bool:
     found = numbers(canonical_view)
     return any(
         first.value != second.value and _list_gap(canonical_view[first.end : second.start])
-        for first, second in zip(found, found[1:])
+        for first, second in itertools.pairwise(found)
     )
 
 
