@@ -209,15 +209,29 @@ class EmbeddingBackend(Protocol):
 
 
 class LLMError(PedragError):
-    """Base of every LLM failure. Messages never quote the prompt (it may hold student text)."""
+    """Base of every LLM failure. Messages never quote the prompt (it may hold student text).
+
+    ``spent`` is what a call that failed *after the server answered* cost — a malformed,
+    refused or empty reply, or a repair round that failed after a first reply: the tokens the
+    server reported (estimated where it reported none) and their price, as an
+    :class:`LLMResponse` whose ``text`` is empty. ``None`` when nothing was answered (a
+    timeout, a rejected request). The budget settles a failed call's reservation with it
+    rather than releasing it, so tokens paid for are never counted as free."""
 
     def __init__(
-        self, message: str, *, role: str | None = None, model: str | None = None, attempts: int = 1
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        attempts: int = 1,
+        spent: LLMResponse | None = None,
     ) -> None:
         super().__init__(message)
         self.role = role
         self.model = model
         self.attempts = attempts
+        self.spent = spent
 
 
 class LLMTimeout(LLMError):

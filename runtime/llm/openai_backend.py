@@ -44,7 +44,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.runtime.llm.interface import (
@@ -166,10 +166,37 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
     def _complete(self, request: LLMRequest) -> LLMResponse:
         model = self.model_for(request.role)
         started = time.monotonic()
+        answers = _Answers(model)
+        try:
+            return self._complete_counted(request, model, started, answers)
+        except LLMError as error:
+            if answers.count and error.spent is None:
+                # The server answered and was paid, though the call failed (malformed,
+                # refused, empty, or its repair round failed): the error carries the cost so
+                # the budget settles it instead of counting the tokens as free. Not added to
+                # ``usage`` (successful calls), the call is listed in ``failures``.
+                error.spent = self._account(
+                    "",
+                    None,
+                    answers.model,
+                    model,
+                    answers.prompt_tokens,
+                    answers.completion_tokens,
+                    started,
+                    request.role,
+                    "failed",
+                    record=False,
+                )
+            raise
+
+    def _complete_counted(
+        self, request: LLMRequest, model: str, started: float, answers: _Answers
+    ) -> LLMResponse:
+        """:meth:`complete`, counting each answer the server sends in ``answers`` as soon as
+        it arrives, before it is checked."""
         completion, attempts, convention = self._send(request, model, ())
+        answers.add(completion, request)
         text, finish_reason = self._reply_text(request, model, completion, attempts)
-        answered_model = str(getattr(completion, "model", None) or model)
-        prompt_tokens, completion_tokens = _token_counts(completion, request, text)
         parsed: dict[str, Any] | None = None
         repairs = 0
         if request.json_schema is not None:
@@ -181,7 +208,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                 )
 
             try:
-                parsed = parse(text, answered_model, finish_reason)
+                parsed = parse(text, answers.model, finish_reason)
             except LLMMalformedOutput as error:
                 if convention == JSON_SCHEMA:
                     # The server was held to the schema; asking again would not help (and
@@ -197,23 +224,20 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                     repair_request = _with_max_tokens(request, request.max_tokens * 2)
                 completion, more, convention = self._send(repair_request, model, extra)
                 attempts += more
+                answers.add(completion, request)
                 text, finish_reason = self._reply_text(request, model, completion, attempts)
-                answered_model = str(getattr(completion, "model", None) or model)
-                more_prompt, more_completion = _token_counts(completion, request, text)
-                prompt_tokens += more_prompt
-                completion_tokens += more_completion
                 try:
-                    parsed = parse(text, answered_model, finish_reason)
+                    parsed = parse(text, answers.model, finish_reason)
                 except LLMMalformedOutput as again:
                     again.attempts = attempts
                     raise
         return self._account(
             text,
             parsed,
-            answered_model,
+            answers.model,
             model,
-            prompt_tokens,
-            completion_tokens,
+            answers.prompt_tokens,
+            answers.completion_tokens,
             started,
             request.role,
             finish_reason,
@@ -344,3 +368,32 @@ def _repair_instruction(error: LLMMalformedOutput) -> str:
 
 def _with_max_tokens(request: LLMRequest, max_tokens: int) -> LLMRequest:
     return replace(request, max_tokens=max_tokens)
+
+
+@dataclass
+class _Answers:
+    """The answers one call has received so far (a repair round adds one): their tokens, as
+    the server reported them or estimated, and the model that answered last."""
+
+    model: str
+    count: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, completion: Any, request: LLMRequest) -> None:
+        if not isinstance(getattr(completion, "choices", None), list):
+            return  # no chat completion (a wrong base URL answering 200): nothing was generated
+        prompt_tokens, completion_tokens = _token_counts(completion, request, _content(completion))
+        self.count += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.model = str(getattr(completion, "model", None) or self.model)
+
+
+def _content(completion: Any) -> str:
+    """The first choice's raw text (reasoning included: it was generated and paid for), or ""
+    for an answer without one."""
+    try:
+        return str(completion.choices[0].message.content or "")
+    except (AttributeError, IndexError, TypeError):
+        return ""

@@ -318,8 +318,11 @@ class OpenAITransport:
         finish_reason: str,
         convention: str = "",
         repairs: int = 0,
+        *,
+        record: bool = True,
     ) -> LLMResponse:
-        """The response of one finished call (streamed or not), priced and added to usage."""
+        """The response of one finished call (streamed or not), priced and added to usage
+        (``record=False``: priced only — what a failed call spent, carried by its error)."""
         price = self._price(role, answered_model, asked_model)
         response = LLMResponse(
             text=text,
@@ -335,7 +338,8 @@ class OpenAITransport:
             repairs=repairs,
             priced=price is not None,
         )
-        self._record(response)
+        if record:
+            self._record(response)
         return response
 
     def _record(self, response: LLMResponse) -> None:

@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.llm.interface import LLMBudgetExceeded, LLMRequest, LLMResponse
+from pedrag.runtime.llm.interface import (
+    LLMBudgetExceeded,
+    LLMMalformedOutput,
+    LLMRefusal,
+    LLMRequest,
+    LLMResponse,
+)
 from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
 from pedrag.runtime.llm.pricing import Price, PriceBook
 from pedrag.runtime.store.errors import StoreError
@@ -36,6 +42,15 @@ from tests.fake_openai import FakeOpenAI, Reply
 PRICE = Price(input_per_1k=1.0, output_per_1k=2.0)
 REQUEST = LLMRequest(role="classifier", messages=(("user", "Is it 56?"),), max_tokens=50)
 HELD_S = 1.0  # how long the server holds each reply: every racer asks meanwhile
+INTENT_SCHEMA = {
+    "type": "object",
+    "properties": {"intent": {"type": "string"}},
+    "required": ["intent"],
+    "additionalProperties": False,
+}
+STRUCTURED = LLMRequest(
+    role="classifier", messages=(("user", "Is it 56?"),), json_schema=INTENT_SCHEMA, max_tokens=50
+)
 
 
 def priced_backend(fake: FakeOpenAI) -> OpenAIBackend:
@@ -125,6 +140,84 @@ def test_a_failed_call_gives_its_reservation_back(fake_openai: FakeOpenAI) -> No
     assert store.spend(DEPLOYMENT_SCOPE) == 0.0
 
 
+def settle_malformed_against(ledger: SpendReservations, fake: FakeOpenAI) -> None:
+    """A classifier reply that is not the JSON asked for fails closed, but the server reported
+    300 prompt and 40 reply tokens for it: the error carries their cost, and the turn and the
+    ledger settle the reservation with it rather than giving it back (the tokens were paid)."""
+    backend = priced_backend(fake)
+    fake.script(Reply.text("it is about multiplication", prompt_tokens=300, completion_tokens=40))
+    turn = BudgetedBackend(
+        backend,
+        Budget(max_session_usd=None, max_deployment_usd=10.0),
+        session_usd=0.0,
+        deployment_usd=0.0,
+        ledger=ledger,
+    )
+
+    with pytest.raises(LLMMalformedOutput) as caught:
+        turn.complete(STRUCTURED)
+
+    cost = 300 / 1000 * 1.0 + 40 / 1000 * 2.0  # PRICE, by hand: $0.38
+    spent = caught.value.spent
+    assert spent is not None and spent.cost_usd == pytest.approx(cost) and spent.priced
+    assert (spent.prompt_tokens, spent.completion_tokens) == (300, 40)
+    assert turn.reserved_usd == 0.0 and turn.calls == 1
+    assert turn.cost_usd == pytest.approx(cost) and turn.tokens == 340
+    assert turn.by_role["classifier"]["calls"] == 1
+    assert ledger.spend(DEPLOYMENT_SCOPE) == pytest.approx(cost)  # type: ignore[attr-defined]
+    # The backend lists the failure and keeps ``usage`` for successful calls.
+    assert backend.failures[0][0] == "classifier" and backend.usage.calls == 0
+
+
+def test_a_malformed_reply_is_settled_at_its_cost_in_memory(fake_openai: FakeOpenAI) -> None:
+    settle_malformed_against(MemoryStore(), fake_openai)
+
+
+def test_a_malformed_reply_is_settled_at_its_cost_in_the_store(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    with SessionStore(str(tmp_path / "spend.db")) as store:
+        settle_malformed_against(store, fake_openai)
+
+
+def test_a_failed_repair_round_costs_both_answers(fake_openai: FakeOpenAI) -> None:
+    """Where the server does not hold replies to the schema, a malformed reply is asked for
+    once more; when that fails too, both answers were paid for and both are counted."""
+    backend = priced_backend(fake_openai)
+    backend.profile("classifier").convention = "prompted"
+    fake_openai.script(
+        Reply.text("no json", prompt_tokens=200, completion_tokens=10),
+        Reply.text("still none", prompt_tokens=260, completion_tokens=20),
+    )
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+
+    with pytest.raises(LLMMalformedOutput):
+        turn.complete(STRUCTURED)
+
+    assert len(fake_openai.requests_to("chat")) == 2
+    assert turn.tokens == 200 + 10 + 260 + 20
+    assert turn.cost_usd == pytest.approx(460 / 1000 * 1.0 + 30 / 1000 * 2.0)
+
+
+def test_an_empty_answer_without_usage_is_estimated_not_free(fake_openai: FakeOpenAI) -> None:
+    """A server that answers nothing and reports no usage still read the prompt: the error
+    carries an estimate of it, never zero."""
+    backend = priced_backend(fake_openai)
+    fake_openai.script(Reply.text("", prompt_tokens=None))
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+
+    with pytest.raises(LLMRefusal, match="empty answer") as caught:
+        turn.complete(REQUEST)
+
+    spent = caught.value.spent
+    assert spent is not None and spent.prompt_tokens > 0 and spent.completion_tokens == 0
+    assert turn.cost_usd == pytest.approx(spent.cost_usd) and turn.cost_usd > 0
+
+
 def race_workers_against(ledger: SpendReservations, fake: FakeOpenAI, racers: int = 8) -> None:
     """``racers`` turns (one call each, as on as many workers) race for a deployment cap
     with room for three calls' worst case, reserving in ``ledger``; the ledger's total,
@@ -211,7 +304,7 @@ def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
     path = str(tmp_path / "deploy.db")
     # Every answered call costs $2.20 (1,000 prompt and 600 reply tokens), under its worst
     # case (a few dollars at these prices); the structured calls' "ok" is malformed and fails
-    # closed, so each turn pays for its actor. Four racing turns would spend $8.80 together
+    # closed, yet is paid for like any answer. Four racing turns would spend $8.80 together
     # without reservations (each read the total before any had spent).
     cap = 5.0
     fake_openai.always(Reply.text("ok", prompt_tokens=1000, completion_tokens=600).delayed(0.3))
@@ -260,7 +353,10 @@ def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
         spent = [stores[0].load_session(session.id)[1]["cost_usd"] for session in sessions]
         assert samples and max(samples) <= cap and total <= cap
         assert 0 < total == pytest.approx(sum(spent))
-        assert len(fake_openai.requests_to("chat")) >= 2  # calls were made, then refused
+        # Calls were made, then refused: the first answer (even a malformed one) took $2.20
+        # of the $5 and no other call's worst case fits in what is left.
+        assert len(fake_openai.requests_to("chat")) >= 1
+        assert total == pytest.approx(2.20 * len(fake_openai.requests_to("chat")))
     finally:
         for store in stores:
             store.close()
