@@ -99,8 +99,6 @@ __all__ = [
     "forget_endpoint",
 ]
 
-#: The reply length a worst-case cost assumes when neither the request nor the settings cap it.
-UNCAPPED_REPLY_TOKENS = 4096
 #: Tokens a chat template may add around each message (and to prime the reply), for the bound.
 MESSAGE_FRAMING_TOKENS = 16
 
@@ -137,15 +135,15 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
         reply, the validation errors and twice the reply budget). ``None`` when the model has
         no price. Generous by design: near a cap, a call is refused rather than risked.
 
-        A bound only as good as its inputs: a reply with no cap from the request or
-        ``PEDRAG_MAX_TOKENS`` is assumed to stay within ``UNCAPPED_REPLY_TOKENS``, and a server
-        that answers with a dearer model than the one asked for costs what that model does."""
+        The reply budget is the request's ``max_tokens`` (or ``PEDRAG_MAX_TOKENS``), else the
+        context window, else ``UNCAPPED_REPLY_TOKENS``, which is then sent as the cap
+        (``_reply_limit``), so no reply can pass the bound. A server that answers with a
+        dearer model than the one asked for costs what that model does."""
         model = self.model_for(request.role)
         price = self._price(request.role, model, model)
         if price is None:
             return None
-        reply = self.settings.max_tokens_for(request.role, request.max_tokens)
-        reply = reply or UNCAPPED_REPLY_TOKENS
+        _, reply = self._reply_limit(request, model)
         prompt = MESSAGE_FRAMING_TOKENS + sum(
             len(content.encode("utf-8")) + MESSAGE_FRAMING_TOKENS for _, content in request.messages
         )

@@ -61,6 +61,10 @@ logger = logging.getLogger(__name__)
 REPLY_RESERVE_TOKENS = 512
 #: Below this many tokens left for the reply, a request does not fit the context window.
 MIN_REPLY_TOKENS = 16
+#: The reply cap sent with a priced request that has none (no ``max_tokens``, no
+#: ``PEDRAG_MAX_TOKENS``) to a model whose context window is not known: the worst-case cost
+#: assumes it, so it is sent, and the bound holds.
+UNCAPPED_REPLY_TOKENS = 4096
 
 #: Sent with every request so logs and the test server can tell the roles apart; real
 #: endpoints ignore unknown headers.
@@ -206,8 +210,8 @@ class OpenAITransport:
                 # ``schema`` beside the type is llama.cpp's extension (it then constrains
                 # decoding to the schema); servers without it ignore the key.
                 arguments["response_format"] = {"type": "json_object", "schema": schema}
-        max_tokens = self.settings.max_tokens_for(request.role, request.max_tokens)
-        window = self.settings.context_tokens or profile.context_tokens
+        max_tokens, _ = self._reply_limit(request, model)
+        window = self._window(profile)
         if window is not None:
             messages, max_tokens = _fit_context(messages, max_tokens, window, request.role)
         if _NO_LATE_SYSTEM in quirks:
@@ -219,6 +223,28 @@ class OpenAITransport:
             key = "max_completion_tokens" if _MAX_COMPLETION_TOKENS in quirks else "max_tokens"
             arguments[key] = max_tokens
         return arguments
+
+    def _window(self, profile: EndpointProfile) -> int | None:
+        """The context window: ``PEDRAG_CONTEXT_TOKENS``, else what ``/v1/models`` said."""
+        return self.settings.context_tokens or profile.context_tokens
+
+    def _reply_limit(self, request: LLMRequest, model: str) -> tuple[int | None, int]:
+        """The reply cap to send (``None``: none) and the most tokens the reply can have,
+        which the worst-case cost (``max_cost_usd``) assumes, in this order: the request's
+        ``max_tokens`` or ``PEDRAG_MAX_TOKENS[_<ROLE>]`` (sent; the server stops there); else
+        the context window (prompt and reply share it, so no reply is longer; nothing more
+        is sent); else, for a priced model, :data:`UNCAPPED_REPLY_TOKENS`, sent as the cap so
+        that the bound is one the server keeps. An unpriced call reserves nothing and is sent
+        without a cap, as asked."""
+        cap = self.settings.max_tokens_for(request.role, request.max_tokens)
+        if cap is not None:
+            return cap, cap
+        window = self._window(self._profile_for(model))
+        if window is not None:
+            return None, window
+        if self._price(request.role, model, model) is None:
+            return None, UNCAPPED_REPLY_TOKENS
+        return UNCAPPED_REPLY_TOKENS, UNCAPPED_REPLY_TOKENS
 
     def _failed(self, role: str, error: LLMError) -> None:
         with self._usage_lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,41 @@ def test_the_worst_case_bound_covers_what_the_call_costs(fake_openai: FakeOpenAI
     assert backend.complete(REQUEST).cost_usd <= bound
     unpriced = LLMRequest(role="actor", messages=(("user", "hi"),))
     assert backend.max_cost_usd(unpriced) is None  # no price: nothing to reserve
+
+
+def test_an_uncapped_reply_is_bounded_by_the_context_window_or_by_a_cap_that_is_sent(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """The bound's reply budget: the request's ``max_tokens``; else the context window (no
+    reply is longer, and nothing more is sent); else 4,096 tokens, sent as the cap so that a
+    server cannot answer past the bound. An unpriced call is sent as asked."""
+    backend = priced_backend(fake_openai)
+    uncapped = LLMRequest(role="classifier", messages=(("user", "Is it 56?"),))
+    prompt = 16 + len(b"Is it 56?") + 16  # framing and one token per byte, as the bound counts
+
+    def bound_reply(request: LLMRequest, backend: OpenAIBackend = backend) -> float:
+        bound = backend.max_cost_usd(request)
+        assert bound is not None
+        return (bound - PRICE.cost(prompt, 0)) / PRICE.cost(0, 1)  # the reply tokens assumed
+
+    assert bound_reply(REQUEST) == pytest.approx(50)
+    assert bound_reply(uncapped) == pytest.approx(4096)
+    fake_openai.script(Reply.text("ok", prompt_tokens=10, completion_tokens=4096))
+    answered = backend.complete(uncapped)
+    assert fake_openai.requests_to("chat")[-1]["max_tokens"] == 4096
+    assert answered.cost_usd <= backend.max_cost_usd(uncapped)  # type: ignore[operator]
+
+    windowed = priced_backend(fake_openai)
+    windowed.settings = replace(windowed.settings, context_tokens=1000)
+    assert bound_reply(uncapped, windowed) == pytest.approx(1000)
+    fake_openai.script(Reply.text("ok"))
+    windowed.complete(uncapped)
+    assert "max_tokens" not in fake_openai.requests_to("chat")[-1]
+
+    unpriced = LLMRequest(role="actor", messages=(("user", "hi"),))
+    fake_openai.script(Reply.text("ok"))
+    backend.complete(unpriced)
+    assert "max_tokens" not in fake_openai.requests_to("chat")[-1]
 
 
 def test_two_calls_of_one_turn_cannot_both_pass_the_session_cap(
