@@ -69,6 +69,8 @@ class Reply:
     error_code: str | None = None
     embeddings: tuple[tuple[float, ...], ...] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Fields a server adds to its completion body beside OpenAI's (llama.cpp's ``timings``).
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def text(
@@ -134,6 +136,11 @@ class Reply:
             prompt_tokens=prompt_tokens,
             completion_tokens=0,
         )
+
+    def with_fields(self, **fields: Any) -> Reply:
+        """This reply with extra top-level fields in its completion body, as a server adds
+        them (llama.cpp's ``timings={"cache_n": 120, ...}``)."""
+        return replace(self, extra={**self.extra, **fields})
 
     def delayed(self, seconds: float) -> Reply:
         """This reply, sent only after ``seconds`` (to trigger client timeouts)."""
@@ -522,6 +529,7 @@ def _completion_body(request: RecordedRequest, reply: Reply, number: int) -> dic
     usage = _usage(reply)
     if usage is not None:
         body["usage"] = usage
+    body.update(reply.extra)
     return body
 
 

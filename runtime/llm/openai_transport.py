@@ -42,7 +42,9 @@ from pedrag.runtime.llm.openai_profile import (
     CONVENTIONS,
     JSON_OBJECT,
     JSON_SCHEMA,
+    LLAMA_CPP,
     EndpointProfile,
+    _answered_by_llama_cpp,
     _error_text,
     _fold_late_systems,
     _names_any,
@@ -136,13 +138,26 @@ class OpenAITransport:
                 if _NO_STREAM_OPTIONS not in quirks:
                     arguments["stream_options"] = {"include_usage": True}
             try:
-                return self._client.chat.completions.create(**arguments), convention
+                answer = self._client.chat.completions.create(**arguments)
             except openai.APIStatusError as error:
                 if error.status_code not in _ADAPTABLE_STATUSES:
                     raise
                 if not self._learn(profile, error, arguments, convention, quirks, request.role):
                     raise
+                continue
+            if not stream and not profile.server and _answered_by_llama_cpp(answer):
+                self._learn_server(profile, LLAMA_CPP, model)
+            return answer, convention
         raise LLMError(f"{self.url} kept rejecting the {request.role} request's parameters")
+
+    def _learn_server(self, profile: EndpointProfile, server: str, model: str) -> None:
+        """Remember that ``model``'s endpoint is ``server`` (once, logged like a lesson)."""
+        with profile.lock:
+            if profile.server:
+                return
+            profile.server = server
+            profile.events.append(f"server: {server} (its answer carries timings)")
+        logger.info("%s (%s) is %s: prompts are sent with cache_prompt", self.url, model, server)
 
     def _learn(
         self,
@@ -217,6 +232,10 @@ class OpenAITransport:
         if _NO_LATE_SYSTEM in quirks:
             messages = _fold_late_systems(messages)
         arguments["messages"] = messages
+        if profile.server == LLAMA_CPP:
+            # Reuse the KV cache of the previous request's common prefix (the stable system
+            # prompt, the history): llama-server's own field, which older builds need asked.
+            arguments["extra_body"] = {"cache_prompt": True}
         if request.temperature is not None and _NO_TEMPERATURE not in quirks:
             arguments["temperature"] = request.temperature
         if max_tokens is not None:
