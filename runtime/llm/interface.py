@@ -109,6 +109,10 @@ class LLMResponse:
     #: False when no price is known for the model: ``cost_usd`` is then 0 and means
     #: "not known", and reports show tokens only.
     priced: bool = True
+    #: Of ``prompt_tokens``, how many the server read from its prefix cache, as it reported
+    #: (``usage.prompt_tokens_details.cached_tokens``: OpenAI, vLLM, llama-server; else
+    #: llama.cpp's ``timings.cache_n``); ``None`` when it reported nothing about it.
+    cached_tokens: int | None = None
 
 
 @runtime_checkable

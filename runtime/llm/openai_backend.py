@@ -80,6 +80,7 @@ from pedrag.runtime.llm.openai_settings import (
 from pedrag.runtime.llm.openai_streaming import OpenAIStreaming
 from pedrag.runtime.llm.openai_transport import (
     ROLE_HEADER,
+    _cached_tokens,
     _estimate_tokens,
     _short,
     _token_counts,
@@ -184,6 +185,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                     request.role,
                     "failed",
                     record=False,
+                    cached_tokens=answers.cached_tokens,
                 )
             raise
 
@@ -241,6 +243,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
             finish_reason,
             convention,
             repairs,
+            cached_tokens=answers.cached_tokens,
         )
 
     def _send(
@@ -377,6 +380,7 @@ class _Answers:
     count: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int | None = None  # None: the server said nothing about its prompt cache
 
     def add(self, completion: Any, request: LLMRequest) -> None:
         if not isinstance(getattr(completion, "choices", None), list):
@@ -386,6 +390,10 @@ class _Answers:
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.model = str(getattr(completion, "model", None) or self.model)
+        extra = getattr(completion, "model_extra", None)
+        cached = _cached_tokens(getattr(completion, "usage", None), extra)
+        if cached is not None:
+            self.cached_tokens = (self.cached_tokens or 0) + cached
 
 
 def _content(completion: Any) -> str:

@@ -365,6 +365,7 @@ class OpenAITransport:
         repairs: int = 0,
         *,
         record: bool = True,
+        cached_tokens: int | None = None,
     ) -> LLMResponse:
         """The response of one finished call (streamed or not), priced and added to usage
         (``record=False``: priced only — what a failed call spent, carried by its error)."""
@@ -382,6 +383,7 @@ class OpenAITransport:
             convention=convention,
             repairs=repairs,
             priced=price is not None,
+            cached_tokens=cached_tokens,
         )
         if record:
             self._record(response)
@@ -488,6 +490,22 @@ def _usage_counts(usage: Any, request: LLMRequest, text: str) -> tuple[int, int]
     if completion_tokens is None:
         completion_tokens = _estimate_tokens(text)
     return int(prompt_tokens), int(completion_tokens)
+
+
+def _cached_tokens(usage: Any, extra: Any) -> int | None:
+    """The prompt tokens a server says it read from its prefix cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens`` (vLLM and llama-server send it too), else
+    llama.cpp's ``timings.cache_n`` (``extra``: the answer's fields beyond OpenAI's); ``None``
+    when it says neither."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        return cached
+    timings = extra.get("timings") if isinstance(extra, Mapping) else None
+    cached = timings.get("cache_n") if isinstance(timings, Mapping) else None
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        return cached
+    return None
 
 
 def _estimate_tokens(text: str) -> int:

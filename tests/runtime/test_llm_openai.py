@@ -908,6 +908,28 @@ def test_llama_cpps_server_is_known_from_the_timings_in_its_answer(
     assert backend.profile("actor").events == ["server: llama.cpp (its answer carries timings)"]
 
 
+def test_the_prompt_tokens_a_server_read_from_its_cache_are_reported(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """OpenAI's ``prompt_tokens_details.cached_tokens`` (streamed or not) and llama.cpp's
+    ``timings.cache_n`` become ``LLMResponse.cached_tokens``; a server that says nothing
+    about its cache leaves it ``None``, not 0."""
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script(
+        Reply.text("one", prompt_tokens=900).cached(768),
+        Reply.text("two", prompt_tokens=900).with_fields(timings={"cache_n": 850}),
+        Reply.text("three"),
+        Reply.text("four", prompt_tokens=900).cached(512),
+    )
+
+    assert backend.complete(ask()).cached_tokens == 768
+    assert backend.complete(ask()).cached_tokens == 850
+    assert backend.complete(ask()).cached_tokens is None
+    stream = backend.stream(ask())
+    assert "".join(stream) == "four"
+    assert stream.response is not None and stream.response.cached_tokens == 512
+
+
 def test_other_servers_are_sent_no_cache_prompt(fake_openai: FakeOpenAI) -> None:
     """llama-cpp-python's server (``owned_by: "me"``, no ``timings``; it reuses the common
     prefix by itself) and every other server get the plain OpenAI request."""
