@@ -254,6 +254,39 @@ def test_an_empty_answer_without_usage_is_estimated_not_free(fake_openai: FakeOp
     assert turn.cost_usd == pytest.approx(spent.cost_usd) and turn.cost_usd > 0
 
 
+def test_every_answered_call_of_a_turn_is_in_its_cost_and_the_deployment_total(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """A whole turn on the in-memory store with no deployment cap (no ledger: the turn adds
+    its cost to the deployment total when it commits): every request the server answered,
+    including the structured calls whose "ok" is not the JSON asked for, costs $2.20, and
+    the turn's audit, the session and the deployment total count every one of them."""
+    from pedrag.runtime.turn.tutor import Tutor
+
+    fake_openai.always(Reply.text("ok", prompt_tokens=1000, completion_tokens=600))
+    backend = OpenAIBackend(
+        OpenAISettings(
+            base_url=fake_openai.base_url,
+            api_key="test",
+            retries=0,
+            backoff_s=0,
+            prices=PriceBook(override=PRICE, list_prices=False),
+        ),
+        sleep=lambda seconds: None,
+    )
+    store = MemoryStore()
+    tutor = Tutor(backend=backend, store=store, budget=Budget(max_session_usd=None))
+    session = tutor.start("socratic", "mult_7x8")
+
+    result = tutor.turn(session, "is it 54?")
+
+    answered = len(fake_openai.requests_to("chat"))
+    assert answered >= 2 and backend.failures  # structured calls failed closed
+    assert result.audit["cost_usd"] == pytest.approx(2.20 * answered)
+    assert store.load_session(session.id)[1]["cost_usd"] == pytest.approx(2.20 * answered)
+    assert store.spend(DEPLOYMENT_SCOPE) == pytest.approx(2.20 * answered)
+
+
 def race_workers_against(ledger: SpendReservations, fake: FakeOpenAI, racers: int = 8) -> None:
     """``racers`` turns (one call each, as on as many workers) race for a deployment cap
     with room for three calls' worst case, reserving in ``ledger``; the ledger's total,
