@@ -324,12 +324,17 @@ class Usage:
 
     by_role: dict[str, RoleUsage] = field(default_factory=dict)
 
-    def record(self, response: LLMResponse, role: str | None = None) -> None:
+    def record(
+        self, response: LLMResponse, role: str | None = None, *, failed: bool = False
+    ) -> None:
+        """File ``response`` under its role. ``failed``: what a call that failed after the
+        server answered spent (``LLMError.spent``): its tokens and cost count, as paid for,
+        but not as a call (``calls`` counts the answers that were used)."""
         role = role or response.role
         if role is None:
             raise ValueError("cannot file usage: neither the response nor the caller names a role")
         entry = RoleUsage(
-            calls=1,
+            calls=0 if failed else 1,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
             cost_usd=response.cost_usd,

@@ -172,8 +172,8 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
             if answers.count and error.spent is None:
                 # The server answered and was paid, though the call failed (malformed,
                 # refused, empty, or its repair round failed): the error carries the cost so
-                # the budget settles it instead of counting the tokens as free. Not added to
-                # ``usage`` (successful calls), the call is listed in ``failures``.
+                # the budget settles it instead of counting the tokens as free. ``usage``
+                # counts its tokens and cost but not a call; ``failures`` lists it.
                 error.spent = self._account(
                     "",
                     None,
@@ -184,7 +184,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                     started,
                     request.role,
                     "failed",
-                    record=False,
+                    failed=True,
                     cached_tokens=answers.cached_tokens,
                 )
             raise

@@ -364,11 +364,12 @@ class OpenAITransport:
         convention: str = "",
         repairs: int = 0,
         *,
-        record: bool = True,
+        failed: bool = False,
         cached_tokens: int | None = None,
     ) -> LLMResponse:
         """The response of one finished call (streamed or not), priced and added to usage
-        (``record=False``: priced only — what a failed call spent, carried by its error)."""
+        (``failed``: what a call that failed after the server answered spent, carried by its
+        error; its tokens and cost are added to usage, not as a call)."""
         price = self._price(role, answered_model, asked_model)
         response = LLMResponse(
             text=text,
@@ -385,13 +386,12 @@ class OpenAITransport:
             priced=price is not None,
             cached_tokens=cached_tokens,
         )
-        if record:
-            self._record(response)
+        self._record(response, failed=failed)
         return response
 
-    def _record(self, response: LLMResponse) -> None:
+    def _record(self, response: LLMResponse, *, failed: bool = False) -> None:
         with self._usage_lock:
-            self.usage.record(response)
+            self.usage.record(response, failed=failed)
 
 
 def _fit_context(

@@ -201,8 +201,9 @@ def settle_malformed_against(ledger: SpendReservations, fake: FakeOpenAI) -> Non
     assert turn.cost_usd == pytest.approx(cost) and turn.tokens == 340
     assert turn.by_role["classifier"]["calls"] == 1
     assert ledger.spend(DEPLOYMENT_SCOPE) == pytest.approx(cost)  # type: ignore[attr-defined]
-    # The backend lists the failure and keeps ``usage`` for successful calls.
+    # The backend lists the failure; its ``usage`` counts the tokens and cost, not a call.
     assert backend.failures[0][0] == "classifier" and backend.usage.calls == 0
+    assert backend.usage.total_tokens == 340 and backend.usage.cost_usd == pytest.approx(cost)
 
 
 def test_a_malformed_reply_is_settled_at_its_cost_in_memory(fake_openai: FakeOpenAI) -> None:
