@@ -228,7 +228,12 @@ class OpenAITransport:
         max_tokens, _ = self._reply_limit(request, model)
         window = self._window(profile)
         if window is not None:
-            messages, max_tokens = _fit_context(messages, max_tokens, window, request.role)
+            # A priced call's bound assumes no reply outlasts the window: say so to the server
+            # too (PEDRAG_CONTEXT_TOKENS may be smaller than the server's own window).
+            cap = max_tokens is None and self._price(request.role, model, model) is not None
+            messages, max_tokens = _fit_context(
+                messages, max_tokens, window, request.role, cap_reply=cap
+            )
         if _NO_LATE_SYSTEM in quirks:
             messages = _fold_late_systems(messages)
         arguments["messages"] = messages
@@ -251,8 +256,9 @@ class OpenAITransport:
         """The reply cap to send (``None``: none) and the most tokens the reply can have,
         which the worst-case cost (``max_cost_usd``) assumes, in this order: the request's
         ``max_tokens`` or ``PEDRAG_MAX_TOKENS[_<ROLE>]`` (sent; the server stops there); else
-        the context window (prompt and reply share it, so no reply is longer; nothing more
-        is sent); else, for a priced model, :data:`UNCAPPED_REPLY_TOKENS`, sent as the cap so
+        the context window (prompt and reply share it, so no reply is longer; a priced
+        request is sent the room the prompt leaves, :func:`_fit_context`); else, for a priced
+        model, :data:`UNCAPPED_REPLY_TOKENS`, sent as the cap so
         that the bound is one the server keeps. An unpriced call reserves nothing and is sent
         without a cap, as asked."""
         cap = self.settings.max_tokens_for(request.role, request.max_tokens)
@@ -395,12 +401,19 @@ class OpenAITransport:
 
 
 def _fit_context(
-    messages: list[dict[str, Any]], max_tokens: int | None, window: int, role: str
+    messages: list[dict[str, Any]],
+    max_tokens: int | None,
+    window: int,
+    role: str,
+    *,
+    cap_reply: bool = False,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """``messages`` within a context window of ``window`` tokens: the leading system
     messages (the stable prompt, the schema), the system messages right before the last
     message (the actor's per-turn contract) and the last message are kept; history in between
-    is dropped oldest first; then the reply budget shrinks to what is left. Raises ``LLMError``
+    is dropped oldest first; then the reply budget shrinks to what is left (``cap_reply``: an
+    uncapped reply is given what is left as its cap, so no reply outlasts ``window``, even on
+    a server whose own window is larger). Raises ``LLMError``
     when even the kept messages leave no room — failing closed beats a silently cut contract.
     Token counts are estimated on the generous side (three characters a token)."""
     reserve = max_tokens if max_tokens is not None else REPLY_RESERVE_TOKENS
@@ -428,6 +441,8 @@ def _fit_context(
                 role=role,
             )
         max_tokens = room
+    elif cap_reply and max_tokens is None:
+        max_tokens = window - prompt
     return [*kept_head, *history, *last], max_tokens
 
 
