@@ -4,7 +4,9 @@ cost in calls and time?
 Runs a fixed set of scripted sessions (the same messages every run) through the supervised
 tutor and prints, per role: calls, the share of structured calls that validated on the first
 try (and after the one repair), the structured-output convention used, the convention
-fallbacks the backend made; and per turn: latency median and p90, model calls per turn
+fallbacks the backend made, the share of prompt tokens the server read from its prefix cache
+(when it reports it: OpenAI, vLLM and llama.cpp's ``llama-server`` do, llama-cpp-python's
+server does not); and per turn: latency median and p90, model calls per turn
 (ordinary turns — no judge required — apart from judged ones), and how many replies the
 student got from the model rather than the template.
 
@@ -61,6 +63,8 @@ class Call:
     convention: str = ""
     repairs: int = 0
     latency_ms: float = 0.0
+    prompt_tokens: int = 0
+    cached_tokens: int | None = None  # as the server reported (None: it did not say)
 
 
 @dataclass
@@ -87,6 +91,8 @@ class Recorder:
                 response.convention,
                 response.repairs,
                 response.latency_ms,
+                response.prompt_tokens,
+                response.cached_tokens,
             )
         )
         return response
@@ -159,6 +165,17 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def cached_share(calls: list[Call]) -> str:
+    """The share of the prompt tokens the server said it read from its prefix cache, over
+    the calls where it said (OpenAI's ``cached_tokens``, llama.cpp's ``timings.cache_n``);
+    "n/r" when it never said (llama-cpp-python's server reports nothing about its cache)."""
+    told = [call for call in calls if call.cached_tokens is not None]
+    prompt = sum(call.prompt_tokens for call in told)
+    if not told or not prompt:
+        return "n/r"
+    return f"{sum(call.cached_tokens or 0 for call in told) / prompt:.0%}"
+
+
 def report(run: Run) -> None:
     print(f"\n== {run.name}: {len(run.turns)} turns in {run.seconds:.0f} s")
     by_role: dict[str, list[Call]] = defaultdict(list)
@@ -167,7 +184,7 @@ def report(run: Run) -> None:
     if by_role:
         print(
             f"{'role':<11} {'calls':>5} {'first-try valid':>16} {'valid':>7} "
-            f"{'convention':<22} {'mean s':>7}"
+            f"{'convention':<22} {'mean s':>7} {'cached':>7}"
         )
         for role, calls in sorted(by_role.items()):
             structured = [call for call in calls if call.structured]
@@ -183,7 +200,7 @@ def report(run: Run) -> None:
             mean = statistics.fmean(call.latency_ms for call in calls) / 1000
             print(
                 f"{role:<11} {len(calls):>5} {first_text:>16} {valid_text:>7} "
-                f"{', '.join(conventions):<22} {mean:>7.1f}"
+                f"{', '.join(conventions):<22} {mean:>7.1f} {cached_share(calls):>7}"
             )
         structured = [call for call in run.calls if call.structured]
         if structured:

@@ -69,6 +69,10 @@ class Reply:
     error_code: str | None = None
     embeddings: tuple[tuple[float, ...], ...] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: Fields a server adds to its completion body beside OpenAI's (llama.cpp's ``timings``).
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: ``usage.prompt_tokens_details.cached_tokens``; ``None`` leaves the details out.
+    cached_tokens: int | None = None
 
     @classmethod
     def text(
@@ -134,6 +138,16 @@ class Reply:
             prompt_tokens=prompt_tokens,
             completion_tokens=0,
         )
+
+    def with_fields(self, **fields: Any) -> Reply:
+        """This reply with extra top-level fields in its completion body, as a server adds
+        them (llama.cpp's ``timings={"cache_n": 120, ...}``)."""
+        return replace(self, extra={**self.extra, **fields})
+
+    def cached(self, tokens: int) -> Reply:
+        """This reply with ``tokens`` of its prompt reported as read from the prefix cache
+        (``usage.prompt_tokens_details.cached_tokens``, as OpenAI reports it)."""
+        return replace(self, cached_tokens=tokens)
 
     def delayed(self, seconds: float) -> Reply:
         """This reply, sent only after ``seconds`` (to trigger client timeouts)."""
@@ -488,15 +502,18 @@ def _error_body(message: str, code: str | None) -> dict[str, Any]:
     return {"error": {"message": message, "type": "fake_error", "param": None, "code": code}}
 
 
-def _usage(reply: Reply) -> dict[str, int] | None:
+def _usage(reply: Reply) -> dict[str, Any] | None:
     if reply.prompt_tokens is None:
         return None
     completion = reply.completion_tokens or 0
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": completion,
         "total_tokens": reply.prompt_tokens + completion,
     }
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
 
 
 def _completion_body(request: RecordedRequest, reply: Reply, number: int) -> dict[str, Any]:
@@ -522,6 +539,7 @@ def _completion_body(request: RecordedRequest, reply: Reply, number: int) -> dic
     usage = _usage(reply)
     if usage is not None:
         body["usage"] = usage
+    body.update(reply.extra)
     return body
 
 

@@ -109,6 +109,10 @@ class LLMResponse:
     #: False when no price is known for the model: ``cost_usd`` is then 0 and means
     #: "not known", and reports show tokens only.
     priced: bool = True
+    #: Of ``prompt_tokens``, how many the server read from its prefix cache, as it reported
+    #: (``usage.prompt_tokens_details.cached_tokens``: OpenAI, vLLM, llama-server; else
+    #: llama.cpp's ``timings.cache_n``); ``None`` when it reported nothing about it.
+    cached_tokens: int | None = None
 
 
 @runtime_checkable
@@ -209,15 +213,29 @@ class EmbeddingBackend(Protocol):
 
 
 class LLMError(PedragError):
-    """Base of every LLM failure. Messages never quote the prompt (it may hold student text)."""
+    """Base of every LLM failure. Messages never quote the prompt (it may hold student text).
+
+    ``spent`` is what a call that failed *after the server answered* cost — a malformed,
+    refused or empty reply, or a repair round that failed after a first reply: the tokens the
+    server reported (estimated where it reported none) and their price, as an
+    :class:`LLMResponse` whose ``text`` is empty. ``None`` when nothing was answered (a
+    timeout, a rejected request). The budget settles a failed call's reservation with it
+    rather than releasing it, so tokens paid for are never counted as free."""
 
     def __init__(
-        self, message: str, *, role: str | None = None, model: str | None = None, attempts: int = 1
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        model: str | None = None,
+        attempts: int = 1,
+        spent: LLMResponse | None = None,
     ) -> None:
         super().__init__(message)
         self.role = role
         self.model = model
         self.attempts = attempts
+        self.spent = spent
 
 
 class LLMTimeout(LLMError):
@@ -306,12 +324,17 @@ class Usage:
 
     by_role: dict[str, RoleUsage] = field(default_factory=dict)
 
-    def record(self, response: LLMResponse, role: str | None = None) -> None:
+    def record(
+        self, response: LLMResponse, role: str | None = None, *, failed: bool = False
+    ) -> None:
+        """File ``response`` under its role. ``failed``: what a call that failed after the
+        server answered spent (``LLMError.spent``): its tokens and cost count, as paid for,
+        but not as a call (``calls`` counts the answers that were used)."""
         role = role or response.role
         if role is None:
             raise ValueError("cannot file usage: neither the response nor the caller names a role")
         entry = RoleUsage(
-            calls=1,
+            calls=0 if failed else 1,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
             cost_usd=response.cost_usd,

@@ -44,7 +44,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.runtime.llm.interface import (
@@ -80,6 +80,7 @@ from pedrag.runtime.llm.openai_settings import (
 from pedrag.runtime.llm.openai_streaming import OpenAIStreaming
 from pedrag.runtime.llm.openai_transport import (
     ROLE_HEADER,
+    _cached_tokens,
     _estimate_tokens,
     _short,
     _token_counts,
@@ -99,8 +100,6 @@ __all__ = [
     "forget_endpoint",
 ]
 
-#: The reply length a worst-case cost assumes when neither the request nor the settings cap it.
-UNCAPPED_REPLY_TOKENS = 4096
 #: Tokens a chat template may add around each message (and to prime the reply), for the bound.
 MESSAGE_FRAMING_TOKENS = 16
 
@@ -137,15 +136,15 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
         reply, the validation errors and twice the reply budget). ``None`` when the model has
         no price. Generous by design: near a cap, a call is refused rather than risked.
 
-        A bound only as good as its inputs: a reply with no cap from the request or
-        ``PEDRAG_MAX_TOKENS`` is assumed to stay within ``UNCAPPED_REPLY_TOKENS``, and a server
-        that answers with a dearer model than the one asked for costs what that model does."""
+        The reply budget is the request's ``max_tokens`` (or ``PEDRAG_MAX_TOKENS``), else the
+        context window, else ``UNCAPPED_REPLY_TOKENS``, which is then sent as the cap
+        (``_reply_limit``), so no reply can pass the bound. A server that answers with a
+        dearer model than the one asked for costs what that model does."""
         model = self.model_for(request.role)
         price = self._price(request.role, model, model)
         if price is None:
             return None
-        reply = self.settings.max_tokens_for(request.role, request.max_tokens)
-        reply = reply or UNCAPPED_REPLY_TOKENS
+        _, reply = self._reply_limit(request, model)
         prompt = MESSAGE_FRAMING_TOKENS + sum(
             len(content.encode("utf-8")) + MESSAGE_FRAMING_TOKENS for _, content in request.messages
         )
@@ -166,10 +165,38 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
     def _complete(self, request: LLMRequest) -> LLMResponse:
         model = self.model_for(request.role)
         started = time.monotonic()
+        answers = _Answers(model)
+        try:
+            return self._complete_counted(request, model, started, answers)
+        except LLMError as error:
+            if answers.count and error.spent is None:
+                # The server answered and was paid, though the call failed (malformed,
+                # refused, empty, or its repair round failed): the error carries the cost so
+                # the budget settles it instead of counting the tokens as free. ``usage``
+                # counts its tokens and cost but not a call; ``failures`` lists it.
+                error.spent = self._account(
+                    "",
+                    None,
+                    answers.model,
+                    model,
+                    answers.prompt_tokens,
+                    answers.completion_tokens,
+                    started,
+                    request.role,
+                    "failed",
+                    failed=True,
+                    cached_tokens=answers.cached_tokens,
+                )
+            raise
+
+    def _complete_counted(
+        self, request: LLMRequest, model: str, started: float, answers: _Answers
+    ) -> LLMResponse:
+        """:meth:`complete`, counting each answer the server sends in ``answers`` as soon as
+        it arrives, before it is checked."""
         completion, attempts, convention = self._send(request, model, ())
+        answers.add(completion, request)
         text, finish_reason = self._reply_text(request, model, completion, attempts)
-        answered_model = str(getattr(completion, "model", None) or model)
-        prompt_tokens, completion_tokens = _token_counts(completion, request, text)
         parsed: dict[str, Any] | None = None
         repairs = 0
         if request.json_schema is not None:
@@ -181,7 +208,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                 )
 
             try:
-                parsed = parse(text, answered_model, finish_reason)
+                parsed = parse(text, answers.model, finish_reason)
             except LLMMalformedOutput as error:
                 if convention == JSON_SCHEMA:
                     # The server was held to the schema; asking again would not help (and
@@ -197,28 +224,26 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                     repair_request = _with_max_tokens(request, request.max_tokens * 2)
                 completion, more, convention = self._send(repair_request, model, extra)
                 attempts += more
+                answers.add(completion, request)
                 text, finish_reason = self._reply_text(request, model, completion, attempts)
-                answered_model = str(getattr(completion, "model", None) or model)
-                more_prompt, more_completion = _token_counts(completion, request, text)
-                prompt_tokens += more_prompt
-                completion_tokens += more_completion
                 try:
-                    parsed = parse(text, answered_model, finish_reason)
+                    parsed = parse(text, answers.model, finish_reason)
                 except LLMMalformedOutput as again:
                     again.attempts = attempts
                     raise
         return self._account(
             text,
             parsed,
-            answered_model,
+            answers.model,
             model,
-            prompt_tokens,
-            completion_tokens,
+            answers.prompt_tokens,
+            answers.completion_tokens,
             started,
             request.role,
             finish_reason,
             convention,
             repairs,
+            cached_tokens=answers.cached_tokens,
         )
 
     def _send(
@@ -344,3 +369,37 @@ def _repair_instruction(error: LLMMalformedOutput) -> str:
 
 def _with_max_tokens(request: LLMRequest, max_tokens: int) -> LLMRequest:
     return replace(request, max_tokens=max_tokens)
+
+
+@dataclass
+class _Answers:
+    """The answers one call has received so far (a repair round adds one): their tokens, as
+    the server reported them or estimated, and the model that answered last."""
+
+    model: str
+    count: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int | None = None  # None: the server said nothing about its prompt cache
+
+    def add(self, completion: Any, request: LLMRequest) -> None:
+        if not isinstance(getattr(completion, "choices", None), list):
+            return  # no chat completion (a wrong base URL answering 200): nothing was generated
+        prompt_tokens, completion_tokens = _token_counts(completion, request, _content(completion))
+        self.count += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.model = str(getattr(completion, "model", None) or self.model)
+        extra = getattr(completion, "model_extra", None)
+        cached = _cached_tokens(getattr(completion, "usage", None), extra)
+        if cached is not None:
+            self.cached_tokens = (self.cached_tokens or 0) + cached
+
+
+def _content(completion: Any) -> str:
+    """The first choice's raw text (reasoning included: it was generated and paid for), or ""
+    for an answer without one."""
+    try:
+        return str(completion.choices[0].message.content or "")
+    except (AttributeError, IndexError, TypeError):
+        return ""

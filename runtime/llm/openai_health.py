@@ -24,6 +24,7 @@ from pedrag.runtime.llm.interface import (
 )
 from pedrag.runtime.llm.openai_profile import (
     _context_window,
+    _server_kind,
 )
 from pedrag.runtime.llm.openai_transport import (
     HEALTH_ROLE,
@@ -55,7 +56,7 @@ class OpenAIHealth(OpenAITransport):
         """The endpoint's health, before any turn: ``/v1/models`` answers and lists the
         models ``roles`` use (when it lists any), then one tiny chat request succeeds.
         Raises :class:`EndpointProblem` naming the URL and the fix; remembers the context
-        window the listing reports."""
+        window the listing reports, and the server kind it shows (llama.cpp's)."""
         url = self.url
         needed = list(dict.fromkeys(self.model_for(role) for role in roles))
         listed, entries = self._list_models(url)
@@ -74,10 +75,13 @@ class OpenAIHealth(OpenAITransport):
                 )
         context = None
         for model in needed:
-            found = _context_window(entries.get(model, {}))
+            entry = entries.get(model, {})
+            found = _context_window(entry)
             if found is not None:
                 self._profile_for(model).context_tokens = found
                 context = found if context is None else min(context, found)
+            if _server_kind(entry):
+                self._profile_for(model).server = _server_kind(entry)
         started = time.monotonic()
         model = needed[0] if needed else self.settings.default_model
         tiny = LLMRequest(

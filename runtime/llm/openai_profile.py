@@ -4,9 +4,10 @@ Runtime stage: LLM backends (adaptation). Takes a server's error answer to a req
 arguments sent; gives the process-wide :class:`EndpointProfile` of that endpoint and model,
 changed by the lesson: the next structured-output convention (``json_schema`` ->
 ``json_object`` -> prompted), or a quirk (``max_completion_tokens``, no ``temperature``, no
-``stream_options``, no system message after the history). A lesson is learned only when the
-error names the parameter, never from the status alone; a second session does not pay for the
-first one's lesson.
+``stream_options``, no system message after the history); and what the server said it is
+(llama.cpp's ``llama-server``, which is then asked to reuse its prompt cache). A lesson is
+learned only when the error names the parameter, never from the status alone; a second
+session does not pay for the first one's lesson.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ _NO_STREAM_OPTIONS = "no_stream_options"
 # it is then sent at the head of the student's message instead.
 _NO_LATE_SYSTEM = "no_late_system"
 
+#: The server kind of llama.cpp's own ``llama-server``, which reuses the KV cache of a
+#: previous request's common prefix when asked (``cache_prompt``; older builds drop the cache
+#: without it). Known from its ``/v1/models`` listing (``owned_by: "llamacpp"``) or from the
+#: ``timings`` object it adds to every completion. llama-cpp-python's server (``owned_by:
+#: "me"``, no ``timings``) reuses the common prefix by itself and ignores unknown fields.
+LLAMA_CPP = "llama.cpp"
+
 #: Statuses whose error may say a parameter is unsupported: 400 (OpenAI, vLLM), 404 (some
 #: gateways), 422 (FastAPI validation), 500 (llama-cpp-python's server on ``json_schema``).
 _ADAPTABLE_STATUSES = frozenset({400, 404, 422, 500})
@@ -50,6 +58,8 @@ class EndpointProfile:
     convention: str = JSON_SCHEMA
     quirks: set[str] = field(default_factory=set)
     context_tokens: int | None = None
+    #: What the server said it is (:data:`LLAMA_CPP`), or "" when it did not say.
+    server: str = ""
     events: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -89,6 +99,19 @@ def _context_window(entry: Mapping[str, Any]) -> int | None:
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
     return None
+
+
+def _server_kind(entry: Mapping[str, Any]) -> str:
+    """The server kind a ``/v1/models`` entry says it comes from ("" when it says none we
+    know): llama.cpp's ``llama-server`` lists its models as ``owned_by: "llamacpp"``."""
+    return LLAMA_CPP if entry.get("owned_by") == "llamacpp" else ""
+
+
+def _answered_by_llama_cpp(completion: Any) -> bool:
+    """Whether a chat completion carries llama.cpp's ``timings`` object (its server adds it
+    to every answer; the ``openai`` client keeps such extra fields)."""
+    extra = getattr(completion, "model_extra", None)
+    return isinstance(extra, Mapping) and isinstance(extra.get("timings"), Mapping)
 
 
 def _error_text(error: openai.APIStatusError) -> str:

@@ -26,6 +26,7 @@ from pedrag.runtime.llm.interface import (
 )
 from pedrag.runtime.llm.openai_transport import (
     OpenAITransport,
+    _cached_tokens,
     _usage_counts,
 )
 
@@ -58,6 +59,7 @@ class OpenAIStreaming(OpenAITransport):
         chunks, attempts = self._with_retries(open_chunks, role=role, model=model)
         parts: list[str] = []
         usage: Any = None
+        timings: Any = None
         finish_reason: str | None = None
         answered_model = model
         parsed: dict[str, Any] | None = None
@@ -75,6 +77,9 @@ class OpenAIStreaming(OpenAITransport):
                     raise mapped from error
                 answered_model = str(getattr(chunk, "model", None) or answered_model)
                 usage = getattr(chunk, "usage", None) or usage
+                extra = getattr(chunk, "model_extra", None)
+                if isinstance(extra, dict) and extra.get("timings"):
+                    timings = extra  # llama.cpp's, on the last chunk
                 for choice in getattr(chunk, "choices", None) or ():
                     delta = getattr(choice, "delta", None)
                     if getattr(delta, "refusal", None):
@@ -137,4 +142,5 @@ class OpenAIStreaming(OpenAITransport):
                 finish_reason or "incomplete",
                 sent.get("convention", ""),
                 0,
+                cached_tokens=_cached_tokens(usage, timings),
             )

@@ -42,7 +42,9 @@ from pedrag.runtime.llm.openai_profile import (
     CONVENTIONS,
     JSON_OBJECT,
     JSON_SCHEMA,
+    LLAMA_CPP,
     EndpointProfile,
+    _answered_by_llama_cpp,
     _error_text,
     _fold_late_systems,
     _names_any,
@@ -61,6 +63,10 @@ logger = logging.getLogger(__name__)
 REPLY_RESERVE_TOKENS = 512
 #: Below this many tokens left for the reply, a request does not fit the context window.
 MIN_REPLY_TOKENS = 16
+#: The reply cap sent with a priced request that has none (no ``max_tokens``, no
+#: ``PEDRAG_MAX_TOKENS``) to a model whose context window is not known: the worst-case cost
+#: assumes it, so it is sent, and the bound holds.
+UNCAPPED_REPLY_TOKENS = 4096
 
 #: Sent with every request so logs and the test server can tell the roles apart; real
 #: endpoints ignore unknown headers.
@@ -132,13 +138,26 @@ class OpenAITransport:
                 if _NO_STREAM_OPTIONS not in quirks:
                     arguments["stream_options"] = {"include_usage": True}
             try:
-                return self._client.chat.completions.create(**arguments), convention
+                answer = self._client.chat.completions.create(**arguments)
             except openai.APIStatusError as error:
                 if error.status_code not in _ADAPTABLE_STATUSES:
                     raise
                 if not self._learn(profile, error, arguments, convention, quirks, request.role):
                     raise
+                continue
+            if not stream and not profile.server and _answered_by_llama_cpp(answer):
+                self._learn_server(profile, LLAMA_CPP, model)
+            return answer, convention
         raise LLMError(f"{self.url} kept rejecting the {request.role} request's parameters")
+
+    def _learn_server(self, profile: EndpointProfile, server: str, model: str) -> None:
+        """Remember that ``model``'s endpoint is ``server`` (once, logged like a lesson)."""
+        with profile.lock:
+            if profile.server:
+                return
+            profile.server = server
+            profile.events.append(f"server: {server} (its answer carries timings)")
+        logger.info("%s (%s) is %s: prompts are sent with cache_prompt", self.url, model, server)
 
     def _learn(
         self,
@@ -206,19 +225,51 @@ class OpenAITransport:
                 # ``schema`` beside the type is llama.cpp's extension (it then constrains
                 # decoding to the schema); servers without it ignore the key.
                 arguments["response_format"] = {"type": "json_object", "schema": schema}
-        max_tokens = self.settings.max_tokens_for(request.role, request.max_tokens)
-        window = self.settings.context_tokens or profile.context_tokens
+        max_tokens, _ = self._reply_limit(request, model)
+        window = self._window(profile)
         if window is not None:
-            messages, max_tokens = _fit_context(messages, max_tokens, window, request.role)
+            # A priced call's bound assumes no reply outlasts the window: say so to the server
+            # too (PEDRAG_CONTEXT_TOKENS may be smaller than the server's own window).
+            cap = max_tokens is None and self._price(request.role, model, model) is not None
+            messages, max_tokens = _fit_context(
+                messages, max_tokens, window, request.role, cap_reply=cap
+            )
         if _NO_LATE_SYSTEM in quirks:
             messages = _fold_late_systems(messages)
         arguments["messages"] = messages
+        if profile.server == LLAMA_CPP:
+            # Reuse the KV cache of the previous request's common prefix (the stable system
+            # prompt, the history): llama-server's own field, which older builds need asked.
+            arguments["extra_body"] = {"cache_prompt": True}
         if request.temperature is not None and _NO_TEMPERATURE not in quirks:
             arguments["temperature"] = request.temperature
         if max_tokens is not None:
             key = "max_completion_tokens" if _MAX_COMPLETION_TOKENS in quirks else "max_tokens"
             arguments[key] = max_tokens
         return arguments
+
+    def _window(self, profile: EndpointProfile) -> int | None:
+        """The context window: ``PEDRAG_CONTEXT_TOKENS``, else what ``/v1/models`` said."""
+        return self.settings.context_tokens or profile.context_tokens
+
+    def _reply_limit(self, request: LLMRequest, model: str) -> tuple[int | None, int]:
+        """The reply cap to send (``None``: none) and the most tokens the reply can have,
+        which the worst-case cost (``max_cost_usd``) assumes, in this order: the request's
+        ``max_tokens`` or ``PEDRAG_MAX_TOKENS[_<ROLE>]`` (sent; the server stops there); else
+        the context window (prompt and reply share it, so no reply is longer; a priced
+        request is sent the room the prompt leaves, :func:`_fit_context`); else, for a priced
+        model, :data:`UNCAPPED_REPLY_TOKENS`, sent as the cap so
+        that the bound is one the server keeps. An unpriced call reserves nothing and is sent
+        without a cap, as asked."""
+        cap = self.settings.max_tokens_for(request.role, request.max_tokens)
+        if cap is not None:
+            return cap, cap
+        window = self._window(self._profile_for(model))
+        if window is not None:
+            return None, window
+        if self._price(request.role, model, model) is None:
+            return None, UNCAPPED_REPLY_TOKENS
+        return UNCAPPED_REPLY_TOKENS, UNCAPPED_REPLY_TOKENS
 
     def _failed(self, role: str, error: LLMError) -> None:
         with self._usage_lock:
@@ -318,8 +369,13 @@ class OpenAITransport:
         finish_reason: str,
         convention: str = "",
         repairs: int = 0,
+        *,
+        failed: bool = False,
+        cached_tokens: int | None = None,
     ) -> LLMResponse:
-        """The response of one finished call (streamed or not), priced and added to usage."""
+        """The response of one finished call (streamed or not), priced and added to usage
+        (``failed``: what a call that failed after the server answered spent, carried by its
+        error; its tokens and cost are added to usage, not as a call)."""
         price = self._price(role, answered_model, asked_model)
         response = LLMResponse(
             text=text,
@@ -334,22 +390,30 @@ class OpenAITransport:
             convention=convention,
             repairs=repairs,
             priced=price is not None,
+            cached_tokens=cached_tokens,
         )
-        self._record(response)
+        self._record(response, failed=failed)
         return response
 
-    def _record(self, response: LLMResponse) -> None:
+    def _record(self, response: LLMResponse, *, failed: bool = False) -> None:
         with self._usage_lock:
-            self.usage.record(response)
+            self.usage.record(response, failed=failed)
 
 
 def _fit_context(
-    messages: list[dict[str, Any]], max_tokens: int | None, window: int, role: str
+    messages: list[dict[str, Any]],
+    max_tokens: int | None,
+    window: int,
+    role: str,
+    *,
+    cap_reply: bool = False,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """``messages`` within a context window of ``window`` tokens: the leading system
     messages (the stable prompt, the schema), the system messages right before the last
     message (the actor's per-turn contract) and the last message are kept; history in between
-    is dropped oldest first; then the reply budget shrinks to what is left. Raises ``LLMError``
+    is dropped oldest first; then the reply budget shrinks to what is left (``cap_reply``: an
+    uncapped reply is given what is left as its cap, so no reply outlasts ``window``, even on
+    a server whose own window is larger). Raises ``LLMError``
     when even the kept messages leave no room — failing closed beats a silently cut contract.
     Token counts are estimated on the generous side (three characters a token)."""
     reserve = max_tokens if max_tokens is not None else REPLY_RESERVE_TOKENS
@@ -377,6 +441,8 @@ def _fit_context(
                 role=role,
             )
         max_tokens = room
+    elif cap_reply and max_tokens is None:
+        max_tokens = window - prompt
     return [*kept_head, *history, *last], max_tokens
 
 
@@ -439,6 +505,22 @@ def _usage_counts(usage: Any, request: LLMRequest, text: str) -> tuple[int, int]
     if completion_tokens is None:
         completion_tokens = _estimate_tokens(text)
     return int(prompt_tokens), int(completion_tokens)
+
+
+def _cached_tokens(usage: Any, extra: Any) -> int | None:
+    """The prompt tokens a server says it read from its prefix cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens`` (vLLM and llama-server send it too), else
+    llama.cpp's ``timings.cache_n`` (``extra``: the answer's fields beyond OpenAI's); ``None``
+    when it says neither."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        return cached
+    timings = extra.get("timings") if isinstance(extra, Mapping) else None
+    cached = timings.get("cache_n") if isinstance(timings, Mapping) else None
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        return cached
+    return None
 
 
 def _estimate_tokens(text: str) -> int:

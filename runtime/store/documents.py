@@ -40,6 +40,13 @@ def _require_document(value: object, what: str) -> None:
     """Refuse anything that would not come back unchanged from a JSON column."""
     if not isinstance(value, dict):
         raise StoreError(f"{what} must be a dict, got {type(value).__name__}")
+    _require_json(value, what)
+
+
+def _require_json(value: object, what: str) -> None:
+    """Refuse a value (of any JSON type) that would not come back unchanged from a JSON
+    column: NaN or infinity (orjson, the columns' writer, would store ``null``), U+0000, a
+    non-str key, a tuple, anything not plain JSON; the error names where it is."""
     if _plainly_json(value):
         return
     try:
@@ -188,8 +195,8 @@ def json_text(value: Any) -> str:
     to the same values (tested: ``json.loads`` of either is equal). What orjson cannot write
     (an int beyond 64 bits, a lone surrogate, a non-str key, anything passed through above) is
     left to ``json.dumps`` as before. orjson writes NaN and infinity as ``null``; every
-    document the store writes has been refused them first (:func:`_require_document`), the
-    solved exercises of a learner's goal are ids."""
+    value the store writes to a JSON column has been refused them first
+    (:func:`_require_document`, :func:`_require_json`)."""
     try:
         return orjson.dumps(value, option=_ORJSON_DEFERS).decode()
     except TypeError:  # orjson.JSONEncodeError is one

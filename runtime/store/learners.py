@@ -18,6 +18,7 @@ from pedrag.runtime.store.connection import StoreConnection
 from pedrag.runtime.store.documents import (
     _as_utc,
     _require_document,
+    _require_json,
     _require_session_id,
     _utcnow,
 )
@@ -36,14 +37,22 @@ class LearnerRecords(StoreConnection):
         now: datetime,
     ) -> None:
         dialect_insert = self._upsert_insert()
+        checked = []
         for goal_id, goal in goals.items():
+            # Refused before any row is written (the caller's transaction then writes
+            # nothing): NaN would be stored as null in ``solved`` and as NULL in ``mastery``.
+            mastery, solved = float(goal["mastery"]), list(goal["solved"])
+            _require_json(mastery, f"learner goal {goal_id!r} mastery")
+            _require_json(solved, f"learner goal {goal_id!r} solved")
+            checked.append((goal_id, mastery, int(goal["evidence"]), solved))
+        for goal_id, mastery, evidence, solved in checked:
             row = dialect_insert(learner_goals).values(
                 tenant=self._tenant,
                 learner_id=learner_id,
                 goal_id=goal_id,
-                mastery=float(goal["mastery"]),
-                evidence=int(goal["evidence"]),
-                solved=list(goal["solved"]),
+                mastery=mastery,
+                evidence=evidence,
+                solved=solved,
                 updated_at=now,
             )
             connection.execute(

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from pedrag.runtime.llm.interface import (
     LLMBackend,
     LLMBudgetExceeded,
+    LLMError,
     LLMRequest,
     LLMResponse,
     LLMStream,
@@ -143,6 +144,12 @@ class BudgetedBackend:
         reserved = self._admit(request)
         try:
             response = self.inner.complete(request)
+        except LLMError as error:
+            if error.spent is None:
+                self._release(reserved)
+            else:  # answered, paid for, then failed (malformed, refused): settle what it cost
+                self._account(request, error.spent, reserved)
+            raise
         except BaseException:
             self._release(reserved)
             raise
@@ -212,7 +219,8 @@ class BudgetedBackend:
         self.reserved_usd += estimate
 
     def _release(self, reserved: float, *, uncount: bool = False, ledger: bool = True) -> None:
-        """Give back a reservation whose call was not made, or failed (nothing to count)."""
+        """Give back a reservation whose call was not made, or failed unanswered (nothing to
+        count; a call answered, then failed, is settled with ``LLMError.spent``)."""
         with self._lock:
             self.reserved_usd -= reserved
             if uncount:

@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from pedrag.runtime.llm.interface import LLMBudgetExceeded, LLMRequest, LLMResponse
+from pedrag.runtime.llm.interface import (
+    LLMBudgetExceeded,
+    LLMMalformedOutput,
+    LLMRefusal,
+    LLMRequest,
+    LLMResponse,
+)
 from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
 from pedrag.runtime.llm.pricing import Price, PriceBook
 from pedrag.runtime.store.errors import StoreError
@@ -36,6 +43,15 @@ from tests.fake_openai import FakeOpenAI, Reply
 PRICE = Price(input_per_1k=1.0, output_per_1k=2.0)
 REQUEST = LLMRequest(role="classifier", messages=(("user", "Is it 56?"),), max_tokens=50)
 HELD_S = 1.0  # how long the server holds each reply: every racer asks meanwhile
+INTENT_SCHEMA = {
+    "type": "object",
+    "properties": {"intent": {"type": "string"}},
+    "required": ["intent"],
+    "additionalProperties": False,
+}
+STRUCTURED = LLMRequest(
+    role="classifier", messages=(("user", "Is it 56?"),), json_schema=INTENT_SCHEMA, max_tokens=50
+)
 
 
 def priced_backend(fake: FakeOpenAI) -> OpenAIBackend:
@@ -86,6 +102,43 @@ def test_the_worst_case_bound_covers_what_the_call_costs(fake_openai: FakeOpenAI
     assert backend.max_cost_usd(unpriced) is None  # no price: nothing to reserve
 
 
+def test_an_uncapped_reply_is_bounded_by_the_context_window_or_by_a_cap_that_is_sent(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """The bound's reply budget: the request's ``max_tokens``; else the context window (no
+    reply is longer; the room the prompt leaves is sent as the cap); else 4,096 tokens, sent
+    as the cap, so that a server cannot answer past the bound. An unpriced call is sent as
+    asked."""
+    backend = priced_backend(fake_openai)
+    uncapped = LLMRequest(role="classifier", messages=(("user", "Is it 56?"),))
+    prompt = 16 + len(b"Is it 56?") + 16  # framing and one token per byte, as the bound counts
+
+    def bound_reply(request: LLMRequest, backend: OpenAIBackend = backend) -> float:
+        bound = backend.max_cost_usd(request)
+        assert bound is not None
+        return (bound - PRICE.cost(prompt, 0)) / PRICE.cost(0, 1)  # the reply tokens assumed
+
+    assert bound_reply(REQUEST) == pytest.approx(50)
+    assert bound_reply(uncapped) == pytest.approx(4096)
+    fake_openai.script(Reply.text("ok", prompt_tokens=10, completion_tokens=4096))
+    answered = backend.complete(uncapped)
+    assert fake_openai.requests_to("chat")[-1]["max_tokens"] == 4096
+    assert answered.cost_usd <= backend.max_cost_usd(uncapped)  # type: ignore[operator]
+
+    windowed = priced_backend(fake_openai)
+    windowed.settings = replace(windowed.settings, context_tokens=1000)
+    assert bound_reply(uncapped, windowed) == pytest.approx(1000)
+    fake_openai.script(Reply.text("ok"))
+    windowed.complete(uncapped)
+    # Sent the room the prompt leaves: a server with a larger window still stops in the bound.
+    assert 900 < fake_openai.requests_to("chat")[-1]["max_tokens"] < 1000
+
+    unpriced = LLMRequest(role="actor", messages=(("user", "hi"),))
+    fake_openai.script(Reply.text("ok"))
+    backend.complete(unpriced)
+    assert "max_tokens" not in fake_openai.requests_to("chat")[-1]
+
+
 def test_two_calls_of_one_turn_cannot_both_pass_the_session_cap(
     fake_openai: FakeOpenAI,
 ) -> None:
@@ -123,6 +176,118 @@ def test_a_failed_call_gives_its_reservation_back(fake_openai: FakeOpenAI) -> No
         turn.complete(REQUEST)
     assert turn.reserved_usd == 0.0 and turn.calls == 1
     assert store.spend(DEPLOYMENT_SCOPE) == 0.0
+
+
+def settle_malformed_against(ledger: SpendReservations, fake: FakeOpenAI) -> None:
+    """A classifier reply that is not the JSON asked for fails closed, but the server reported
+    300 prompt and 40 reply tokens for it: the error carries their cost, and the turn and the
+    ledger settle the reservation with it rather than giving it back (the tokens were paid)."""
+    backend = priced_backend(fake)
+    fake.script(Reply.text("it is about multiplication", prompt_tokens=300, completion_tokens=40))
+    turn = BudgetedBackend(
+        backend,
+        Budget(max_session_usd=None, max_deployment_usd=10.0),
+        session_usd=0.0,
+        deployment_usd=0.0,
+        ledger=ledger,
+    )
+
+    with pytest.raises(LLMMalformedOutput) as caught:
+        turn.complete(STRUCTURED)
+
+    cost = 300 / 1000 * 1.0 + 40 / 1000 * 2.0  # PRICE, by hand: $0.38
+    spent = caught.value.spent
+    assert spent is not None and spent.cost_usd == pytest.approx(cost) and spent.priced
+    assert (spent.prompt_tokens, spent.completion_tokens) == (300, 40)
+    assert turn.reserved_usd == 0.0 and turn.calls == 1
+    assert turn.cost_usd == pytest.approx(cost) and turn.tokens == 340
+    assert turn.by_role["classifier"]["calls"] == 1
+    assert ledger.spend(DEPLOYMENT_SCOPE) == pytest.approx(cost)  # type: ignore[attr-defined]
+    # The backend lists the failure; its ``usage`` counts the tokens and cost, not a call.
+    assert backend.failures[0][0] == "classifier" and backend.usage.calls == 0
+    assert backend.usage.total_tokens == 340 and backend.usage.cost_usd == pytest.approx(cost)
+
+
+def test_a_malformed_reply_is_settled_at_its_cost_in_memory(fake_openai: FakeOpenAI) -> None:
+    settle_malformed_against(MemoryStore(), fake_openai)
+
+
+def test_a_malformed_reply_is_settled_at_its_cost_in_the_store(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    with SessionStore(str(tmp_path / "spend.db")) as store:
+        settle_malformed_against(store, fake_openai)
+
+
+def test_a_failed_repair_round_costs_both_answers(fake_openai: FakeOpenAI) -> None:
+    """Where the server does not hold replies to the schema, a malformed reply is asked for
+    once more; when that fails too, both answers were paid for and both are counted."""
+    backend = priced_backend(fake_openai)
+    backend.profile("classifier").convention = "prompted"
+    fake_openai.script(
+        Reply.text("no json", prompt_tokens=200, completion_tokens=10),
+        Reply.text("still none", prompt_tokens=260, completion_tokens=20),
+    )
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+
+    with pytest.raises(LLMMalformedOutput):
+        turn.complete(STRUCTURED)
+
+    assert len(fake_openai.requests_to("chat")) == 2
+    assert turn.tokens == 200 + 10 + 260 + 20
+    assert turn.cost_usd == pytest.approx(460 / 1000 * 1.0 + 30 / 1000 * 2.0)
+
+
+def test_an_empty_answer_without_usage_is_estimated_not_free(fake_openai: FakeOpenAI) -> None:
+    """A server that answers nothing and reports no usage still read the prompt: the error
+    carries an estimate of it, never zero."""
+    backend = priced_backend(fake_openai)
+    fake_openai.script(Reply.text("", prompt_tokens=None))
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+
+    with pytest.raises(LLMRefusal, match="empty answer") as caught:
+        turn.complete(REQUEST)
+
+    spent = caught.value.spent
+    assert spent is not None and spent.prompt_tokens > 0 and spent.completion_tokens == 0
+    assert turn.cost_usd == pytest.approx(spent.cost_usd) and turn.cost_usd > 0
+
+
+def test_every_answered_call_of_a_turn_is_in_its_cost_and_the_deployment_total(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """A whole turn on the in-memory store with no deployment cap (no ledger: the turn adds
+    its cost to the deployment total when it commits): every request the server answered,
+    including the structured calls whose "ok" is not the JSON asked for, costs $2.20, and
+    the turn's audit, the session and the deployment total count every one of them."""
+    from pedrag.runtime.turn.tutor import Tutor
+
+    fake_openai.always(Reply.text("ok", prompt_tokens=1000, completion_tokens=600))
+    backend = OpenAIBackend(
+        OpenAISettings(
+            base_url=fake_openai.base_url,
+            api_key="test",
+            retries=0,
+            backoff_s=0,
+            prices=PriceBook(override=PRICE, list_prices=False),
+        ),
+        sleep=lambda seconds: None,
+    )
+    store = MemoryStore()
+    tutor = Tutor(backend=backend, store=store, budget=Budget(max_session_usd=None))
+    session = tutor.start("socratic", "mult_7x8")
+
+    result = tutor.turn(session, "is it 54?")
+
+    answered = len(fake_openai.requests_to("chat"))
+    assert answered >= 2 and backend.failures  # structured calls failed closed
+    assert result.audit["cost_usd"] == pytest.approx(2.20 * answered)
+    assert store.load_session(session.id)[1]["cost_usd"] == pytest.approx(2.20 * answered)
+    assert store.spend(DEPLOYMENT_SCOPE) == pytest.approx(2.20 * answered)
 
 
 def race_workers_against(ledger: SpendReservations, fake: FakeOpenAI, racers: int = 8) -> None:
@@ -211,7 +376,7 @@ def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
     path = str(tmp_path / "deploy.db")
     # Every answered call costs $2.20 (1,000 prompt and 600 reply tokens), under its worst
     # case (a few dollars at these prices); the structured calls' "ok" is malformed and fails
-    # closed, so each turn pays for its actor. Four racing turns would spend $8.80 together
+    # closed, yet is paid for like any answer. Four racing turns would spend $8.80 together
     # without reservations (each read the total before any had spent).
     cap = 5.0
     fake_openai.always(Reply.text("ok", prompt_tokens=1000, completion_tokens=600).delayed(0.3))
@@ -260,7 +425,10 @@ def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
         spent = [stores[0].load_session(session.id)[1]["cost_usd"] for session in sessions]
         assert samples and max(samples) <= cap and total <= cap
         assert 0 < total == pytest.approx(sum(spent))
-        assert len(fake_openai.requests_to("chat")) >= 2  # calls were made, then refused
+        # Calls were made, then refused: the first answer (even a malformed one) took $2.20
+        # of the $5 and no other call's worst case fits in what is left.
+        assert len(fake_openai.requests_to("chat")) >= 1
+        assert total == pytest.approx(2.20 * len(fake_openai.requests_to("chat")))
     finally:
         for store in stores:
             store.close()

@@ -871,6 +871,80 @@ def test_the_health_check_lists_models_learns_the_context_window_and_sends_one_t
     assert fake_openai.listings == 1 and fake_openai.requests == []
 
 
+def test_llama_cpps_server_is_known_from_its_listing_and_asked_to_reuse_the_prompt_cache(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """llama.cpp's ``llama-server`` lists its models as ``owned_by: "llamacpp"``: every
+    request to it, streamed or not, asks for ``cache_prompt`` (older builds drop the KV cache
+    of the previous prompt without it)."""
+    fake_openai.serve_models(
+        {"id": "local-model", "owned_by": "llamacpp", "meta": {"n_ctx_train": 8192}}
+    )
+    backend, _ = make_backend(fake_openai, PEDRAG_MODEL="local-model")
+    backend.check()
+    assert backend.profile("actor").server == "llama.cpp"
+    fake_openai.script("Think about 7 x 4.", "Half of it?")
+
+    backend.complete(ask())
+    assert "".join(backend.stream(ask())) == "Half of it?"
+
+    assert [sent.body.get("cache_prompt") for sent in fake_openai.requests] == [True, True]
+
+
+def test_llama_cpps_server_is_known_from_the_timings_in_its_answer(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """Without a health check (a service), the ``timings`` object llama-server adds to every
+    answer says what it is: the requests after the first ask for ``cache_prompt``."""
+    backend, _ = make_backend(fake_openai)
+    timings = {"cache_n": 0, "prompt_n": 40, "predicted_n": 5}
+    fake_openai.script(Reply.text("one").with_fields(timings=timings), "two")
+
+    backend.complete(ask())
+    backend.complete(ask())
+
+    first, second = fake_openai.requests
+    assert "cache_prompt" not in first and second["cache_prompt"] is True
+    assert backend.profile("actor").events == ["server: llama.cpp (its answer carries timings)"]
+
+
+def test_the_prompt_tokens_a_server_read_from_its_cache_are_reported(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """OpenAI's ``prompt_tokens_details.cached_tokens`` (streamed or not) and llama.cpp's
+    ``timings.cache_n`` become ``LLMResponse.cached_tokens``; a server that says nothing
+    about its cache leaves it ``None``, not 0."""
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script(
+        Reply.text("one", prompt_tokens=900).cached(768),
+        Reply.text("two", prompt_tokens=900).with_fields(timings={"cache_n": 850}),
+        Reply.text("three"),
+        Reply.text("four", prompt_tokens=900).cached(512),
+    )
+
+    assert backend.complete(ask()).cached_tokens == 768
+    assert backend.complete(ask()).cached_tokens == 850
+    assert backend.complete(ask()).cached_tokens is None
+    stream = backend.stream(ask())
+    assert "".join(stream) == "four"
+    assert stream.response is not None and stream.response.cached_tokens == 512
+
+
+def test_other_servers_are_sent_no_cache_prompt(fake_openai: FakeOpenAI) -> None:
+    """llama-cpp-python's server (``owned_by: "me"``, no ``timings``; it reuses the common
+    prefix by itself) and every other server get the plain OpenAI request."""
+    fake_openai.serve_models({"id": "gemma-3-270m", "owned_by": "me"})
+    backend, _ = make_backend(fake_openai, PEDRAG_MODEL="gemma-3-270m")
+    backend.check()
+    fake_openai.script("one", "two")
+
+    backend.complete(ask())
+    backend.complete(ask())
+
+    assert backend.profile("actor").server == ""
+    assert all("cache_prompt" not in sent for sent in fake_openai.requests)
+
+
 def test_the_health_check_names_an_unserved_model_and_what_is_served(
     fake_openai: FakeOpenAI,
 ) -> None:

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.store.session_store import (
     ENV_DB,
     ENV_SYNCHRONOUS,
@@ -193,6 +194,46 @@ def test_values_json_would_silently_change_are_refused(
     with pytest.raises(StoreError, match=problem):
         store.save_turn("s1", 1, state, {"turn": 1})
     assert store.load_session("s1") == ({}, {"turn": 0}, 0)
+
+
+@pytest.mark.parametrize(
+    ("goal", "problem"),
+    [
+        (
+            {"mastery": 0.5, "evidence": 1, "solved": ["mult_7x8", float("nan")]},
+            r"learner goal 'times_tables' solved\[1\] is nan, which JSON cannot hold",
+        ),
+        (
+            {"mastery": float("inf"), "evidence": 1, "solved": []},
+            r"learner goal 'times_tables' mastery is inf",
+        ),
+        (
+            {"mastery": 0.5, "evidence": 1, "solved": [{"id": "a\x00b"}]},
+            r"solved\[0\]\['id'\] contains U\+0000",
+        ),
+    ],
+)
+def test_a_learner_goal_json_would_change_is_refused_and_the_turn_writes_nothing(
+    store: SessionStore, goal: dict[str, Any], problem: str
+) -> None:
+    """orjson, the JSON columns' writer, stores NaN and infinity as null: a goal's ``solved``
+    (a JSON column) and ``mastery`` are refused first, with the store's document check, and
+    the turn that carried them is not written at all."""
+    store.create_learner("ada")
+    store.create_session("s1", {}, {"turn": 0})
+    with pytest.raises(StoreError, match=problem):
+        store.save_turn("s1", 1, {"turn": 1}, {"turn": 1}, ("ada", {"times_tables": goal}))
+    assert store.load_session("s1") == ({}, {"turn": 0}, 0)
+    assert store.load_learner_goals("ada") == {}
+
+
+def test_the_in_memory_store_refuses_a_nan_in_a_learner_goal_too() -> None:
+    goal = {"mastery": 0.5, "evidence": 1, "solved": [float("nan")]}
+    with MemoryStore() as memory:
+        memory.create_session("s1", {}, {"turn": 0})
+        with pytest.raises(StoreError, match="not a plain JSON document"):
+            memory.save_turn("s1", 1, {"turn": 1}, {"turn": 1}, ("ada", {"times_tables": goal}))
+        assert memory.load_learner_goals("ada") == {}
 
 
 def test_a_database_error_after_the_state_update_rolls_the_whole_turn_back(

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine, text
 from pedrag.runtime.store.migrate import HEAD
 from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 from tests.fake_openai import FakeOpenAI
-from tests.runtime.test_budget import race_workers_against
+from tests.runtime.test_budget import race_workers_against, settle_malformed_against
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
 
@@ -304,3 +304,12 @@ def test_racing_turns_cannot_spend_past_the_deployment_cap_on_postgresql(
     three calls' worst case, reserving in the PostgreSQL store; the total never passes it."""
     with SessionStore(fresh_database(pg_url)) as store:
         race_workers_against(store, fake_openai)
+
+
+def test_a_malformed_reply_is_settled_at_its_cost_on_postgresql(
+    pg_url: str, fake_openai: FakeOpenAI
+) -> None:
+    """As on SQLite: a reply that fails its schema is paid for, so its reservation in the
+    PostgreSQL ledger is settled with its cost, not given back."""
+    with SessionStore(fresh_database(pg_url)) as store:
+        settle_malformed_against(store, fake_openai)
