@@ -262,7 +262,7 @@ def test_a_remembered_switch_cycle_answer_follows_the_switch_conditions(tmp_path
 
 _LOADED = (
     "import sys; from pedrag.cli import main; code = main(sys.argv[1:]); "
-    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect.answer'); "
+    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect.answer', 'lark'); "
     "print('LOADED', *[m for m in heavy if m in sys.modules], file=sys.stderr); sys.exit(code)"
 )
 
@@ -305,7 +305,8 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
     text = SOCRATIC.read_text("utf-8")
     edited.write_text(text.replace('when: "frustration >= 0.8"', 'when: "frustration >= 0.85"', 1))
     assert edited.read_text("utf-8") != text
-    report, _ = run(str(edited))  # a new condition to parse: the tables are built again
+    report, edited_loaded = run(str(edited))  # a new condition, well formed: read without lark
+    assert "lark" not in edited_loaded.split()
     import yaml
 
     assert json.loads(report)["summary"]["rules"] == len(yaml.safe_load(text)["rules"])
