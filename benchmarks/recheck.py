@@ -15,6 +15,9 @@ runs, on a copy of the files in a temporary folder with a cache folder of its ow
 Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
 report is compared with a `--no-cache` report of the same files: they must be identical.
+Compiled modules are kept between runs in a folder of the run's own, as an installed pedrag
+keeps them (`--compile-each-run`: as the environment says, which on the shared machine,
+`PYTHONDONTWRITEBYTECODE=1`, compiles pedrag's modules from source in every process).
 
     python benchmarks/recheck.py
     python benchmarks/recheck.py --rules 500 --repeat 5
@@ -40,6 +43,21 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from theory_gen import generate  # noqa: E402
 
+BYTECODE: dict[str, str] = {}
+"""Where the child processes keep compiled modules (`main` sets it to a temporary folder)."""
+
+
+def child_environment(cache: Path) -> dict[str, str]:
+    """The environment of a `pedrag check` child: the cache folder, and compiled modules kept
+    as an installed pedrag keeps them. With `PYTHONDONTWRITEBYTECODE` set (as on the shared
+    machine) and no `__pycache__`, every process compiled pedrag's modules from source again,
+    which no installed copy does; they are kept in a folder of the run's own
+    (`PYTHONPYCACHEPREFIX`), so the source tree is not touched."""
+    env = {**os.environ, "PEDRAG_CACHE_DIR": str(cache), **BYTECODE}
+    if BYTECODE:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
 
 def run_check(target: Path, cache: Path, *extra: str) -> tuple[float, float, dict]:  # type: ignore[type-arg]
     """(CPU seconds, wall seconds, report) of one `pedrag check` process."""
@@ -49,7 +67,7 @@ def run_check(target: Path, cache: Path, *extra: str) -> tuple[float, float, dic
         [sys.executable, "-m", "pedrag.cli", "check", str(target), "--format", "json", *extra],
         capture_output=True,
         text=True,
-        env={**os.environ, "PEDRAG_CACHE_DIR": str(cache)},
+        env=child_environment(cache),
         cwd=ROOT,
     )
     wall = time.perf_counter() - started
@@ -117,9 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rules", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--compile-each-run",
+        action="store_true",
+        help="keep no compiled modules between runs (PYTHONDONTWRITEBYTECODE as inherited)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        if not args.compile_each_run:
+            BYTECODE["PYTHONPYCACHEPREFIX"] = str(root / "bytecode")
         shipped = root / "theories"
         shutil.copytree(
             ROOT / "theories", shipped, ignore=shutil.ignore_patterns("*.py", "__pycache__")

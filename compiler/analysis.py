@@ -60,6 +60,11 @@ across processes."""
 QUICK_BUDGET = 200
 """Cells the first-state search may try before a question goes to z3 (`Analysis.decide`)."""
 
+_GROUPS = frozenset({"conflicts", "redundant", "invariant group"})
+"""Answers about a group of rules, computed from answers about its members (`_MEMBERS`),
+which the on-disk cache keeps as long as it keeps the group's (`Shard.keep_members`)."""
+_MEMBERS = frozenset({"pair", "implies", "invariant"})
+
 # Answers by content, shared by every Analysis in this process (see the module docstring).
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _CONTEXTS: dict[tuple[Any, ...], int] = {}
@@ -212,6 +217,8 @@ class Analysis:
         # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
         self._cell_memo: dict[tuple[str, frozenset[Fraction]], tuple[Cell, ...]] = {}
         self._memo: dict[str, Any] = {}
+        # The member answers each group answer being computed asks (`_cached`), innermost last.
+        self._members: list[list[str]] = []
         self._points: dict[str, dict[str, Any] | None] = {}
         self._rule_keys: dict[str, tuple[str, int]] = {}
         self._order = {name: index for index, name in enumerate(self.domains)}
@@ -561,21 +568,35 @@ class Analysis:
         text = repr(key) if persist else ""
         if len(text) > 400:  # a group's key names every rule in it: store its digest instead
             text = f"{key[0]} {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+        group = persist and key[0] in _GROUPS
+        if persist and self._members and key[0] in _MEMBERS:
+            self._members[-1].append(text)
         if persist:
             stored = self._shard.get(text)
             if stored is not MISSING:
+                if group:
+                    self._shard.keep_members(text)
                 value = thaw(stored) if thaw else stored
                 _CACHE.setdefault(full, value)
                 return value
+        members: list[str] = []
         if full in _CACHE:
             value = _CACHE[full]
         else:
-            value = compute()
+            if group:
+                self._members.append(members)
+            try:
+                value = compute()
+            finally:
+                if group:
+                    self._members.pop()
             if (isinstance(value, Outcome) and value.unknown) or isinstance(value, _Undecided):
                 return value
             _CACHE[full] = value
         if persist:
             self._shard.put(text, freeze(value) if freeze else value)
+            if members:
+                self._shard.put_members(text, members)
         return value
 
     def save_cache(self) -> None:

@@ -32,8 +32,8 @@ asks z3 only about that rule and its pairs.
 - **Safe to lose.** A shard that cannot be read (truncated, another version's, a full disk)
   is ignored and rewritten; a shard is written to a temporary file renamed into place, so a
   reader never sees half a shard, and an edit's new answers are appended to the shard's
-  journal (`Shard`). Folding the journal in keeps the answers that check used, so a shard
-  does not grow with every edit.
+  journal (`Shard`). Folding the journal in keeps the answers that check used (and the
+  answers a group answer it used was made from), so a shard does not grow with every edit.
 - **Cannot lie.** Every shard file and every journal record carries a BLAKE2b checksum of its
   bytes (the journal's of its length too), verified before anything is unmarshalled or
   unpickled: a damaged shard or record (a flipped bit, a truncation) is dropped, its answers
@@ -89,6 +89,9 @@ def _version() -> str:
     return __version__
 
 
+MEMBERS = "members "
+"""The key prefix of a group answer's member list (`Shard.keep_members`)."""
+
 JOURNAL_SHARE = 4
 """A shard's journal is folded into it once it holds a quarter as many answers as the shard."""
 
@@ -113,6 +116,7 @@ class Shard:
         self.path = path
         self.used: dict[str, Any] = {}
         self.added: dict[str, Any] = {}
+        self.touched: set[str] = set()  # kept through a fold unread (`keep_members`)
         self._raw: dict[str, bytes] | None = None if path is not None else {}
         self._journaled = 0
         self._repair = False  # something damaged was dropped: rewrite the shard on save
@@ -162,6 +166,22 @@ class Shard:
         self.used[key] = value
         self.added[key] = value
 
+    def put_members(self, key: str, members: list[str]) -> None:
+        """Record the answers the group answer `key` was computed from (`keep_members`)."""
+        self.put(MEMBERS + key, tuple(members))
+
+    def keep_members(self, key: str) -> None:
+        """Keep, through the next fold, the answers the group answer `key` was computed from,
+        without reading them. A check that finds a group's answer never asks its pairs, and a
+        fold keeps only what the check used: without this, the first re-check dropped every
+        pair and implication, and an edit to one rule then re-asked its whole group's (218
+        pairs of a 5,000-rule theory's conflict group), not only its own."""
+        members = self.get(MEMBERS + key)
+        if members is MISSING:
+            return
+        raw = self.raw
+        self.touched.update(m for m in members if m in raw and m not in self.used)
+
     def _pickled(self, key: str, value: Any) -> bytes:
         if key not in self.added and key in self.raw:
             return self.raw[key]
@@ -172,6 +192,7 @@ class Shard:
         every file, what earlier checks stored too, up to `PARSED_MAX`, the least recently
         used first to go: checking one file must not evict another's)."""
         used = {key: self._pickled(key, value) for key, value in self.used.items()}
+        used.update((key, self.raw[key]) for key in self.touched if key not in used)
         if not self.keeps_unused:
             return used
         merged = {k: v for k, v in self.raw.items() if k not in used}
@@ -185,7 +206,8 @@ class Shard:
         if self._repair:
             self.added.clear()  # the fold below writes what this check used, answers included
         grown = (self.journaled + len(self.added)) * JOURNAL_SHARE > len(self.raw)
-        unused = not self.keeps_unused and len(self.used) * 2 < len(self.raw)
+        keeping = len(self.used) + len(self.touched)
+        unused = not self.keeps_unused and keeping * 2 < len(self.raw)
         try:
             if self.added and not grown:
                 record = {key: self._pickled(key, value) for key, value in self.added.items()}

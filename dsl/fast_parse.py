@@ -73,7 +73,7 @@ def _tokens(text: str) -> list[Token]:
 class _Reader:
     """Recursive descent over the token list. Each rule returns (node, start, end, height):
     the node's container (the extent lark's position propagation gives its parent) and the
-    height of lark's tree under it (what `parser._check_depth` measures)."""
+    height of lark's tree under it (what `lark_parse._check_depth` measures)."""
 
     def __init__(self, text: str, limit: int, max_literal: float) -> None:
         self.tokens = _tokens(text)

@@ -30,7 +30,11 @@ CheckName = Annotated[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # defer_build: a model's validator is built when a file is first validated, not when this
+    # module is imported. A re-check of an unchanged file reads its validated model back from
+    # the check cache (`LoadedFiles`) and never validates, so it no longer pays for building
+    # every model's schema (the largest part of importing the front end).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 def _condition_text(value: Any) -> Any:

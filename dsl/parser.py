@@ -1,8 +1,10 @@
-"""Condition text -> AST, with offsets, using the Lark grammar shipped in `grammar/`.
+"""Condition text -> AST, with offsets, for the grammar shipped in `grammar/`.
 
-One LALR parser is built once per process (a few milliseconds) and reused. Syntax errors
-raise `ConditionSyntaxError` carrying the offset and what the parser expected, which the
-loader turns into a diagnostic at the YAML file's line and column.
+Front end. Takes a condition's text; gives its AST, read by the recursive-descent reader
+(`fast_parse`) when it is certainly well formed, else by the grammar's LALR parser
+(`lark_parse`, imported only then), remembered by text (`remembering`). Syntax errors raise
+`ConditionSyntaxError` carrying the offset and what the parser expected, which the loader
+turns into a diagnostic at the YAML file's line and column.
 """
 
 from __future__ import annotations
@@ -14,19 +16,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
-
 from pedrag.dsl import ast
 from pedrag.dsl.fast_parse import Declined, read_condition
 from pedrag.kernel.errors import PedragError
-from pedrag.kernel.rungs import is_rung_name, parse_rung
 from pedrag.kernel.suggest import phrase
 
 # How deeply a condition may nest (`not not ...`, parentheses inside arithmetic, a chain of
@@ -34,30 +26,6 @@ from pedrag.kernel.suggest import phrase
 # generated Python, whose parser allows 200 nested parentheses) walks the tree recursively, so
 # the limit is enforced once, here, where it can be reported at the offending column.
 MAX_DEPTH = 64
-
-_TERMINAL_NAMES = {
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "STRING": "a quoted string",
-    "COMP_OP": "a comparison",
-    "PLUS": "`+`",
-    "LPAR": "`(`",
-    "RPAR": "`)`",
-    "LSQB": "`[`",
-    "RSQB": "`]`",
-    "COMMA": "`,`",
-    "STAR": "`*`",
-    "MINUS": "`-`",
-    "AND": "`and`",
-    "OR": "`or`",
-    "NOT": "`not`",
-    "IN": "`in`",
-    "IMPLIES": "`implies`",
-    "TRUE": "`true`",
-    "FALSE": "`false`",
-    "$END": "end of condition",
-}
-
 
 MAX_LITERAL = 1e15
 """The largest magnitude a number in a condition may have: metric ranges are finite, and a
@@ -131,137 +99,9 @@ def keep_tables(path: str) -> None:
     _TABLES[:] = [path]
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="basic",
-        propagate_positions=True,
-        maybe_placeholders=False,
-        cache=_TABLES[0] if _TABLES else False,
-    )
-
-
-def _span(meta_or_token: object) -> tuple[int, int]:
-    start = getattr(meta_or_token, "start_pos", None)
-    end = getattr(meta_or_token, "end_pos", None)
-    if start is None or end is None:
-        return ast.NO_SPAN
-    return (int(start), int(end))
-
-
-@v_args(meta=True)
-class _ToAst(Transformer):  # type: ignore[type-arg]
-    def number(self, meta, children):  # type: ignore[no-untyped-def]
-        token = children[0]
-        text = str(token)
-        value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
-        if not abs(value) <= MAX_LITERAL:  # also catches 1e400, which reads as inf
-            raise ConditionSyntaxError(
-                f"the number `{text if len(text) <= 24 else text[:20] + '...'}` is too large "
-                f"(a condition's numbers are at most {MAX_LITERAL:.0e} in magnitude)",
-                int(token.start_pos or 0),
-                length=len(text),
-            )
-        return ast.Number(value, span=_span(token))
-
-    def true(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Bool(True, span=_span(meta))
-
-    def false(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Bool(False, span=_span(meta))
-
-    def string(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.String(str(children[0])[1:-1], span=_span(children[0]))
-
-    def name(self, meta, children):  # type: ignore[no-untyped-def]
-        token = children[0]
-        text = str(token)
-        if is_rung_name(text):
-            return ast.Rung(parse_rung(text), span=_span(token))
-        return ast.Name(text, span=_span(token))
-
-    def call(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Call(str(children[0]), tuple(children[1:]), span=_span(meta))
-
-    def neg(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Neg(children[-1], span=_span(meta))
-
-    def sum(self, meta, children):  # type: ignore[no-untyped-def]
-        # operand (op operand)+, folded left-associatively: a - b - c is (a - b) - c.
-        node = children[0]
-        for op, right in zip(children[1::2], children[2::2], strict=True):
-            node = ast.Arith(node, str(op), right, span=(node.span[0], right.span[1]))
-        return node
-
-    def product(self, meta, children):  # type: ignore[no-untyped-def]
-        node = children[0]
-        for right in children[1:]:
-            node = ast.Mul(node, right, span=(node.span[0], right.span[1]))
-        return node
-
-    def compare(self, meta, children):  # type: ignore[no-untyped-def]
-        operands = tuple(c for c in children if not isinstance(c, Token))
-        ops = tuple(str(c) for c in children if isinstance(c, Token))
-        return ast.Compare(operands, ops, span=_span(meta))
-
-    def list(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.ListExpr(tuple(c for c in children if c is not None), span=_span(meta))
-
-    def in_(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.In(children[0], children[1], False, span=_span(meta))
-
-    def not_in(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.In(children[0], children[1], True, span=_span(meta))
-
-    def not_(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Not(children[0], span=_span(meta))
-
-    def and_expr(self, meta, children):  # type: ignore[no-untyped-def]
-        node = ast.conjoin(list(children))
-        return _respan(node, _span(meta))
-
-    def or_expr(self, meta, children):  # type: ignore[no-untyped-def]
-        node = ast.disjoin(list(children))
-        return _respan(node, _span(meta))
-
-    def implies(self, meta, children):  # type: ignore[no-untyped-def]
-        return ast.Implies(children[0], children[1], span=_span(meta))
-
-
-def _respan(node: ast.Expr, span: tuple[int, int]) -> ast.Expr:
-    from dataclasses import replace
-
-    return replace(node, span=span)
-
-
-def _describe_expected(expected: set[str] | frozenset[str]) -> tuple[str, ...]:
-    names = sorted(
-        {_TERMINAL_NAMES.get(e, f"`{e.lower()}`") for e in expected if not e.startswith("__")}
-    )
-    return tuple(names)
-
-
-def _check_depth(tree: Tree) -> None:  # type: ignore[type-arg]
-    """Reject a parse tree that nests more than MAX_DEPTH levels, without recursing.
-
-    A flat chain of `and`/`or` costs one level; `a + b + c` folds into nested binary nodes, so
-    a sum or product of k operands costs k - 1 levels.
-    """
-    stack: list[tuple[Tree, int]] = [(tree, 1)]  # type: ignore[type-arg]
-    while stack:
-        node, depth = stack.pop()
-        if node.data in ("sum", "product"):
-            depth += sum(1 for c in node.children if not isinstance(c, Token)) - 2
-        if depth > MAX_DEPTH:
-            offset = getattr(node.meta, "start_pos", 0) if not node.meta.empty else 0
-            raise ConditionSyntaxError(
-                f"condition is nested too deeply (more than {MAX_DEPTH} levels); "
-                "simplify it or split it across rules",
-                int(offset or 0),
-            )
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+def tables_path() -> str | None:
+    """Where `keep_tables` asked the LALR tables to be kept (None: not kept)."""
+    return _TABLES[0] if _TABLES else None
 
 
 class ParsedConditions(Protocol):
@@ -310,57 +150,8 @@ def _parse_condition(text: str) -> ast.Expr:
 
 def parse_with_lark(text: str) -> ast.Expr:
     """`parse_condition` by the grammar's LALR parser alone (the reference `fast_parse` is
-    tested against)."""
-    if not text.strip():
-        raise ConditionSyntaxError("empty condition", 0, ("a condition",))
-    try:
-        tree = _parser().parse(text)
-    except UnexpectedCharacters as exc:
-        position = exc.pos_in_stream or 0
-        slip = _slip(text, position)
-        if slip is not None:
-            start, length, message, suggestion = slip
-            raise ConditionSyntaxError(
-                message, start, _describe_expected(exc.allowed or set()), suggestion, length
-            ) from None
-        raise ConditionSyntaxError(
-            f"unexpected character {text[position]!r}",
-            position,
-            _describe_expected(exc.allowed or set()),
-        ) from None
-    except UnexpectedEOF as exc:
-        raise ConditionSyntaxError(
-            "condition ends too early",
-            len(text.rstrip()),
-            _describe_expected(set(exc.expected)),
-        ) from None
-    except UnexpectedToken as exc:
-        token = exc.token
-        if token.type == "$END":
-            offset = len(text.rstrip())
-            found = "end of condition"
-        else:
-            offset = token.start_pos or 0
-            found = repr(str(token))
-            slip = _slip(text, offset)
-            if slip is not None:
-                start, length, message, suggestion = slip
-                raise ConditionSyntaxError(
-                    message, start, _describe_expected(exc.expected or set()), suggestion, length
-                ) from None
-        raise ConditionSyntaxError(
-            f"unexpected {found}",
-            offset,
-            _describe_expected(exc.expected or set()),
-        ) from None
-    except UnexpectedInput as exc:  # pragma: no cover - other lark errors
-        raise ConditionSyntaxError(str(exc), getattr(exc, "pos_in_stream", 0) or 0) from None
-    if isinstance(tree, Tree):
-        _check_depth(tree)
-        try:
-            return _ToAst().transform(tree)  # type: ignore[no-any-return]
-        except VisitError as exc:  # lark wraps what a callback raises
-            if isinstance(exc.orig_exc, ConditionSyntaxError):
-                raise exc.orig_exc from None
-            raise
-    raise ConditionSyntaxError("not a condition", 0)  # pragma: no cover
+    tested against, and the only reporter of syntax errors). lark is imported only here: a
+    check whose conditions the fast reader reads (or the cache remembers) never loads it."""
+    from pedrag.dsl.lark_parse import parse
+
+    return parse(text)

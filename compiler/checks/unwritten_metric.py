@@ -74,6 +74,11 @@ def _readers(analysis: Analysis) -> dict[str, list[str]]:
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    if all(
+        is_written(name, metric.source, metric.type, metric.writer is not None)
+        for name, metric in analysis.theory.metrics.items()
+    ):
+        return  # nothing to report: every condition's walk (`_readers`) is spared
     readers = _readers(analysis)
     for name, metric in analysis.theory.metrics.items():
         if name not in readers or is_written(

@@ -23,7 +23,7 @@ from pedrag.compiler.check_cache import ENV_CACHE_DIR, CheckCache, Shard
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.reports.json_report import format_json
-from pedrag.dsl.parser import _parser
+from pedrag.dsl.lark_parse import _parser
 from tests.compiler.test_check_cache import RULES, _theory
 
 FLIPS = 4  # single-bit flips per file (seeded positions)

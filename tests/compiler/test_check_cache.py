@@ -12,7 +12,7 @@ from typing import Any
 
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler.analysis import Analysis
-from pedrag.compiler.check_cache import ENV_CACHE_DIR, MISSING, CheckCache, default_folder
+from pedrag.compiler.check_cache import ENV_CACHE_DIR, MISSING, CheckCache, Shard, default_folder
 from pedrag.compiler.checks import catalog
 from pedrag.dsl.loader import load_text
 
@@ -93,6 +93,30 @@ def test_after_a_one_rule_edit_only_that_rule_is_asked_again(tmp_path: Path) -> 
     fresh, fresh_asked = _check(text, CheckCache.disabled())
     assert found == fresh
     assert asked < fresh_asked
+
+
+def test_a_folded_shard_keeps_the_pairs_of_the_groups_it_answered(tmp_path: Path) -> None:
+    # An unchanged re-check finds each group's answer and asks none of its pairs; folding the
+    # shard then must not drop those pairs, or an edit re-asks its whole group's.
+    rules = [*RULES, ("late", "hints >= 5", "hint")]
+    edited = [*RULES, ("late", "hints >= 4", "hint")]
+    direct = CheckCache(tmp_path / "direct")
+    _check(_theory(rules), direct)
+    _, asked_direct = _check(_theory(edited), direct)
+    folded = CheckCache(tmp_path / "folded")
+    _check(_theory(rules), folded)
+    (path,) = (tmp_path / "folded").glob("*.pickle")
+    stale = Shard(path)
+    for key in list(stale.raw):
+        stale.get(key)  # kept by the fold below, as a check that used them would keep them
+    for index in range(200):  # answers no check uses any more: the next check folds them out
+        stale.put(f"stale {index}", index)
+    stale.save()
+    _check(_theory(rules), folded)
+    assert Shard(path).get("stale 0") is MISSING  # the re-check folded the shard
+    found, asked = _check(_theory(edited), folded)
+    assert found == _check(_theory(edited), CheckCache.disabled())[0]
+    assert asked == asked_direct
 
 
 def test_a_change_of_semantics_uses_another_shard(tmp_path: Path) -> None:
@@ -238,7 +262,7 @@ def test_a_remembered_switch_cycle_answer_follows_the_switch_conditions(tmp_path
 
 _LOADED = (
     "import sys; from pedrag.cli import main; code = main(sys.argv[1:]); "
-    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect.answer'); "
+    "heavy = ('z3', 'networkx', 'pedrag.runtime.detect.answer', 'lark'); "
     "print('LOADED', *[m for m in heavy if m in sys.modules], file=sys.stderr); sys.exit(code)"
 )
 
@@ -281,7 +305,8 @@ def test_a_cached_recheck_of_the_shipped_set_loads_neither_z3_nor_networkx_nor_t
     text = SOCRATIC.read_text("utf-8")
     edited.write_text(text.replace('when: "frustration >= 0.8"', 'when: "frustration >= 0.85"', 1))
     assert edited.read_text("utf-8") != text
-    report, _ = run(str(edited))  # a new condition to parse: the tables are built again
+    report, edited_loaded = run(str(edited))  # a new condition, well formed: read without lark
+    assert "lark" not in edited_loaded.split()
     import yaml
 
     assert json.loads(report)["summary"]["rules"] == len(yaml.safe_load(text)["rules"])
@@ -315,6 +340,23 @@ def test_after_an_edit_the_cached_report_is_the_fresh_one_witnesses_included(
     fresh = report(CheckCache.disabled())
     assert any(d.get("witness") for d in fresh)
     assert cached == fresh
+
+
+def test_a_fold_keeps_a_found_group_answers_members_unread(tmp_path: Path) -> None:
+    path = tmp_path / "shard.pickle"
+    first = Shard(path)
+    first.put("group", [(0, 1, "sat")])
+    first.put_members("group", ["pair a", "pair b"])
+    for key in ("pair a", "pair b", *(f"other {i}" for i in range(20))):
+        first.put(key, key.upper())
+    first.save()
+    second = Shard(path)
+    assert second.get("group") == [(0, 1, "sat")]
+    second.keep_members("group")
+    second.save()  # most answers went unused: folded, keeping the group and its members
+    third = Shard(path)
+    assert third.get("pair a") == "PAIR A" and third.get("pair b") == "PAIR B"
+    assert third.get("other 0") is MISSING
 
 
 def test_a_shard_journals_an_edit_folds_when_grown_and_ignores_a_torn_record(
