@@ -166,7 +166,8 @@ def test_health_readiness_and_metrics(service: dict[str, Any]) -> None:
     client.post(
         f"/v1/sessions/{session['id']}/turns", json={"message": "hello"}, headers=auth(service)
     )
-    text = client.get("/metrics").text
+    assert client.get("/metrics").status_code == 401  # counts of every tenant: a key only
+    text = client.get("/metrics", headers=auth(service)).text
     assert "pedrag_turn_seconds_count" in text and "pedrag_model_calls_total" in text
     assert "pedrag_reveals_blocked_total" in text and "pedrag_fallbacks_total" in text
 
@@ -228,7 +229,7 @@ def test_the_stream_delivers_only_released_text_then_the_turn_record(
     assert stored["records"][-1]["drafts"][0]["flagged"]
     blocked = [
         line
-        for line in client.get("/metrics").text.splitlines()
+        for line in client.get("/metrics", headers=auth(service)).text.splitlines()
         if line.startswith("pedrag_reveals_blocked_total ")
     ]
     assert blocked and float(blocked[0].split()[1]) >= 1
