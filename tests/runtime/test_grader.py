@@ -206,12 +206,66 @@ ATTACKS = {
         "def total(xs): return -1"
     ),
     "frame walk": ("import sys\nharness = sys._getframe(0).f_back\ndef total(xs): return -1"),
+    "report sent through the harness's frame": (
+        "import os, sys\n"
+        "try:\n    frame = sys._getframe(1)\nexcept ValueError:\n    frame = None\n"
+        "while frame is not None and 'send' not in frame.f_locals:\n    frame = frame.f_back\n"
+        "if frame is not None:\n"
+        "    frame.f_locals['send']({'results': [{'value': '6'}, {'value': '0'}]})\n"
+        "    os._exit(0)\n"
+        "def total(xs): return -1"
+    ),
+    "harness frame from a generator": (
+        "def walk():\n    yield\n"
+        "g = walk()\nnext(g)\nharness = g.gi_frame.f_back\ndef total(xs): return -1"
+    ),
+    "code swapped": (
+        "def total(xs): return -1\ndef right(xs): return sum(xs)\ntotal.__code__ = right.__code__"
+    ),
     "rebound builtins": (
         "import builtins\nbuiltins.type = lambda x: int\nbuiltins.repr = lambda x: '6'\n"
         "def total(xs): return -1"
     ),
     "exit before the report": "import os\ndef total(xs): return os._exit(0)",
 }
+
+
+# What the standard library needs frames or class attributes for (issue 24's leftover: the
+# sandbox refused `sys._getframe`, so `namedtuple()` failed): each is graded on its result.
+LIBRARY_USES = {
+    "collections.namedtuple": (
+        "from collections import namedtuple\n"
+        "Acc = namedtuple('Acc', 'sum count')\n"
+        "def total(xs):\n    acc = Acc(0, 0)\n    for x in xs:\n"
+        "        acc = acc._replace(sum=acc.sum + x, count=acc.count + 1)\n    return acc.sum"
+    ),
+    "typing.NamedTuple class": (
+        "from typing import NamedTuple\n"
+        "class Acc(NamedTuple):\n    sum: int = 0\n"
+        "def total(xs):\n    acc = Acc()\n    for x in xs:\n        acc = Acc(acc.sum + x)\n"
+        "    return acc.sum"
+    ),
+    "typing.NamedTuple call and TypeVar": (
+        "from typing import NamedTuple, TypeVar\nT = TypeVar('T')\n"
+        "Acc = NamedTuple('Acc', [('sum', int)])\n"
+        "def total(xs):\n    return Acc(sum(xs)).sum"
+    ),
+    "enum call": (
+        "from enum import Enum\nOp = Enum('Op', 'ADD SUB')\n"
+        "def total(xs, op=Op.ADD):\n    return sum(xs) if op is Op.ADD else -sum(xs)"
+    ),
+    "dataclass": (
+        "from dataclasses import dataclass\n"
+        "@dataclass\nclass Acc:\n    sum: int = 0\n"
+        "def total(xs):\n    acc = Acc()\n    for x in xs:\n        acc.sum += x\n    return acc.sum"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_USES))
+def test_code_using_the_standard_librarys_class_builders_is_graded(name: str) -> None:
+    result = run_tests(LIBRARY_USES[name], TESTS)
+    assert result.error is None and result.passed, (name, result)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
