@@ -3,12 +3,15 @@ sandbox that fails closed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning.code_runner import run_tests
-from pedrag.runtime.learning.grader import GradingRules, grade, shows_work
+from pedrag.runtime.learning.grader import GradingRules, grade, grade_exercise, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
+from tests.runtime.tutor_fixtures import shipped
 
 MULT = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
 ORGANELLE = AnswerKey(answer="chloroplast", prompt="Where does photosynthesis take place?")
@@ -288,3 +291,43 @@ def test_feedback_on_code_never_quotes_a_hidden_test() -> None:
             assert call not in said and f"expected {expect}" not in said
         if public:
             assert "total([1, 2, 3])" in said  # the public example may be shown
+
+
+# -- the shipped "choose the correct verb (a / b)" exercises -------------------------------
+
+
+def _two_option_exercises() -> list[tuple[str, object, str, str]]:
+    """(id, exercise, right option, wrong option) of every shipped exercise whose prompt
+    offers two options "(a / b)"; the right one is the option the answer sentence uses."""
+    found = []
+    for curriculum in shipped().curricula.values():
+        for exercise in curriculum.model.exercises:
+            offered = re.search(r"\(([\w']+) / ([\w']+)\)", exercise.prompt)
+            if offered is None:
+                continue
+            options = offered.groups()
+            used = [o for o in options if re.search(rf"\b{o}\b", exercise.answer, re.I)]
+            assert len(used) == 1, exercise.id
+            (right,) = used
+            (wrong,) = [o for o in options if o != right]
+            found.append((exercise.id, exercise, right, wrong))
+    return found
+
+
+TWO_OPTIONS = _two_option_exercises()
+
+
+@pytest.mark.parametrize(
+    "exercise, right, wrong", [row[1:] for row in TWO_OPTIONS], ids=[row[0] for row in TWO_OPTIONS]
+)
+def test_choosing_an_option_is_graded_on_that_option_alone(
+    exercise: object, right: str, wrong: str
+) -> None:
+    # The learner answers with the option, in a sentence, or with the whole sentence; the
+    # wrong option is wrong however close its spelling ("know" for "knows" is no typo).
+    answer = exercise.answer  # type: ignore[attr-defined]
+    wrong_sentence = re.sub(rf"\b{right}\b", wrong, answer, count=1, flags=re.I)
+    for message in (right, f"I think {right}", f"{right.capitalize()}.", answer):
+        assert grade_exercise(message, exercise).verdict == "correct", message
+    for message in (wrong, f"I think {wrong}", wrong_sentence):
+        assert grade_exercise(message, exercise).verdict == "wrong", message
