@@ -12,7 +12,8 @@ A submission is a message the grader reads as an answer (``correct``, ``wrong``)
 could not run (``error``: counted, and scored as not passed). The last submission is the score.
 A learner who says they are done ("I'm done", "end the exam": :func:`asks_to_end`) ends the
 exam there (:func:`end_exam`): the latest submission is the score, none is not passed, and the
-reply is the one result line, as when the submissions run out.
+reply is the one result line, as when the submissions run out. An instructor's end (the
+``ending`` mark, set between turns) ends it the same way at the learner's next message.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class ExamRecord:
     passed: bool = False
     held: int = 0  # messages answered with the hold line so far
     last: str = ""  # the latest submission's verdict, kept unsaid: the score if the exam ends
+    ending: bool = False  # an instructor ended the exam: the learner's next message ends it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class ExamRecord:
             "passed": self.passed,
             "held": self.held,
             "last": self.last,
+            "ending": self.ending,
         }
 
     @classmethod
@@ -106,6 +109,7 @@ class ExamRecord:
             bool(data.get("passed")),
             int(data.get("held", 0)),
             str(data.get("last", "")),
+            bool(data.get("ending")),
         )
 
 

@@ -169,9 +169,10 @@ def _assess_exam(
     if exam_record.over or key is None:
         step = exam_step(exam_record, "none", submissions)
         return Assessment(Grade("none", reason="the exam is over"), (), None, (), step)
-    if asks_to_end(message):
-        # The learner is done before the submissions ran out: the latest one is the score
-        # (kept unsaid until now), and the reply is the one result line.
+    if asks_to_end(message) or exam_record.ending:
+        # The learner (or an instructor, between turns) ended the exam before the submissions
+        # ran out: the latest one is the score (kept unsaid until now), and the reply is the
+        # one result line.
         step = end_exam(exam_record)
         if not exam_record.used:
             ended = Grade("none", reason="the exam was ended with no submission")

@@ -14,6 +14,7 @@ from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.instructor import InstructorChange, InstructorError, apply_change
 from pedrag.runtime.turn.tutor import Tutor
 
 LEARNING = Path(__file__).parent.parent / "data" / "runtime" / "learning.yaml"
@@ -104,6 +105,21 @@ def test_an_answer_said_with_i_am_done_is_a_submission_not_the_end() -> None:
     reply = tutor.turn(session, "72, I'm done").tutor
     assert reply.startswith("Answer recorded (submission 1 of 3)")
     assert tutor.turn(session, "done").tutor == PASSED and session.state.solved
+
+
+def test_an_instructor_ends_an_exam_at_the_learners_next_message() -> None:
+    backend = CountingActor()
+    tutor = _tutor(backend)
+    session = tutor.start("socratic", exercise="times_exam", seed=6)
+    assert tutor.turn(session, "72").tutor.startswith("Answer recorded (submission 1 of 3)")
+    apply_change(tutor, session.id, InstructorChange({}, end_exam=True))
+    session = tutor.resume(session.id)
+    assert tutor.turn(session, "can I have a hint?").tutor == PASSED and session.state.solved
+    assert tutor.turn(session, "71").tutor == PASSED  # over: the later answer changes nothing
+    practice = tutor.start("socratic", exercise="mult_7x8", seed=6)
+    with pytest.raises(InstructorError, match="not an exam"):
+        apply_change(tutor, practice.id, InstructorChange({}, end_exam=True))
+    assert backend.calls["actor"] == 0
 
 
 def test_a_streamed_exam_turn_is_the_template_too() -> None:
