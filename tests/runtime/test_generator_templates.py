@@ -85,3 +85,25 @@ def test_no_offline_reply_says_a_sentence_twice_in_a_row() -> None:
     for reply in replies:
         sentences = re.findall(r"[^.!?\s][^.!?]*[.!?]", reply)
         assert all(a != b for a, b in zip(sentences, sentences[1:], strict=False)), reply
+
+
+def test_a_worked_example_is_not_promised_without_being_shown() -> None:
+    # Found trying the tutor as a learner: once the parallel example had been shown, the
+    # action's template promised another ("Watch me do a similar arithmetic problem step by
+    # step; ...") and showed nothing.
+    tutor = Tutor(store=MemoryStore())
+    session = tutor.start("socratic", exercise="mult_7x8", seed=1)
+    messages = (
+        "I don't understand the question",
+        "I added 7 and 8, that's 15",
+        "why do we multiply before we add?",
+        "just help me please I'm really upset",
+        "can you give me a hint?",
+        "7 times 7 is 49, plus 8 is 57",
+        "just give me the answer",
+    )
+    results = [tutor.turn(session, message) for message in messages]
+    assert "model_worked_example" in [result.action for result in results]
+    example = "What is 6 times 8?"  # the exercise's worked example
+    for result in results:
+        assert example in result.tutor or not re.search(r"\bwatch me\b", result.tutor, re.I)
