@@ -19,7 +19,8 @@ set a trusted toggle the session's theory lets an instructor set (`writer: instr
 default `explain_mode` and `exam_active`), or lift a conduct restriction (which also resets the
 count of hostile turns behind it, so it returns only after new hostile turns). The change is
 committed with a compare-and-set on the session's turn: it never overwrites a turn taken at the
-same time. An exam session's lockdown cannot be switched off.
+same time. An exam session's lockdown cannot be switched off; --end-exam ends the exam instead
+(the learner's next message gets the one result line, the latest submission as the score).
 """
 EPILOG = """\
 examples:
@@ -35,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id (see `pedrag audit --list`)")
     parser.add_argument(
         "--lift-conduct", action="store_true", help="lift the session's conduct restriction"
+    )
+    parser.add_argument(
+        "--end-exam",
+        action="store_true",
+        help="end the session's exam: the learner's next message gets the result, the latest "
+        "submission as the score",
     )
     parser.add_argument(
         "--set",
@@ -75,9 +82,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"pedrag instructor: {error}", file=sys.stderr)
         return 2
-    if not toggles and not args.lift_conduct:
+    if not toggles and not args.lift_conduct and not args.end_exam:
         print(
-            "pedrag instructor: nothing to change: give --lift-conduct or --set NAME=on|off",
+            "pedrag instructor: nothing to change: give --lift-conduct, --end-exam or "
+            "--set NAME=on|off",
             file=sys.stderr,
         )
         return 2
@@ -95,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         tutor = Tutor(theories, store=store)
         try:
             session = apply_change(
-                tutor, args.session, InstructorChange(toggles, args.lift_conduct)
+                tutor, args.session, InstructorChange(toggles, args.lift_conduct, args.end_exam)
             )
         except SessionNotFound:
             print(
@@ -114,12 +122,18 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(
             json.dumps(
-                {"session": session.id, "theory": session.state.theory_id, "trusted": trusted}
+                {
+                    "session": session.id,
+                    "theory": session.state.theory_id,
+                    "trusted": trusted,
+                    "exam_ending": args.end_exam,
+                }
             )
         )
     else:
         changes = ", ".join(
-            f"{name} = {'on' if value else 'off'}" for name, value in trusted.items()
+            [f"{name} = {'on' if value else 'off'}" for name, value in trusted.items()]
+            + (["the exam ends at the learner's next message"] if args.end_exam else [])
         )
         print(f"session {session.id} ({session.state.theory_id}): {changes}")
     return 0

@@ -67,6 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="theory/curriculum files or folders to serve (repeatable; default: shipped set)",
     )
     parser.add_argument(
+        "--metrics-public",
+        action="store_true",
+        help="answer GET /metrics without an API key, for a Prometheus scraper that sends none "
+        "(default: an instructor key or above; or $PEDRAG_SERVE_METRICS_PUBLIC=1)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default="info",
@@ -199,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.worker_timeout > 0:
         print("pedrag serve: --worker-timeout must be above 0 seconds", file=sys.stderr)
         return 2
+    if args.metrics_public:
+        os.environ["PEDRAG_SERVE_METRICS_PUBLIC"] = "1"  # read by every worker
     if args.theories:
         os.environ["PEDRAG_SERVE_THEORIES"] = os.pathsep.join(
             str(Path(path).resolve()) for path in args.theories
@@ -220,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         # Fail here, with a message, rather than in every worker: the database opens (and is
         # migrated) and the theories load.
         load_service(ServiceSettings.from_env()).store.close()
-    except (StoreError, TheoryLoadError) as error:
+    except (StoreError, TheoryLoadError, ValueError) as error:
         print(f"pedrag serve: {error}", file=sys.stderr)
         return 2
     metrics_dir = None

@@ -5,7 +5,8 @@ and the value it must return); gives one outcome per test, or an error. The chil
 isolated (``python -I``: no site, no user paths, no environment), in an empty temporary folder,
 with CPU-time, memory, file-size and process limits, and an audit hook that refuses sockets,
 subprocesses, ``os.system``/``exec``/``fork``, writing files, ``ctypes``, listing folders and
-reaching into frames or the garbage collector. Anything that goes wrong — a limit, a timeout, a
+reaching into frames or the garbage collector (``sys._getframe`` raises ``ValueError``, as on a
+Python without frames, so ``namedtuple``, ``typing`` and ``enum`` still work). Anything that goes wrong — a limit, a timeout, a
 crash, a report that is not the harness's — fails closed: the answer is not graded correct
 (seed 2, §3.5: correctness comes from execution, never from a model's opinion).
 
@@ -42,7 +43,7 @@ _HARNESS = r"""
 import ast, sys
 # Imported before the audit hook, which refuses frame access (`sys._getframe`) that some of
 # these use while importing: the learner's code finds them ready.
-import collections, dataclasses, decimal, fractions, functools, itertools, json, math
+import collections, dataclasses, decimal, enum, fractions, functools, itertools, json, math
 import random, re, statistics, string, typing
 
 
@@ -57,12 +58,20 @@ def _main():
     containers = (list, tuple, set, frozenset, dict)
     blocked = ("socket.", "subprocess.", "os.system", "os.exec", "os.fork", "os.posix_spawn",
                "os.spawn", "ctypes.", "os.kill", "os.remove", "os.rename", "os.rmdir",
-               "os.mkdir", "shutil.", "sys._getframe",
+               "os.mkdir", "shutil.",
                "sys._current_frames", "gc.", "sys.settrace", "sys.setprofile", "os.chdir",
                "os.open", "os.truncate", "os.chmod", "os.link", "os.symlink", "os.dup",
                "object.__getattr__", "object.__setattr__", "object.__delattr__",
                "function.__new__", "code.__new__", "sys.addaudithook")
     modules = ("socket", "ctypes", "subprocess", "multiprocessing", "gc", "inspect")
+    # What the standard library reads and sets while it builds the learner's classes
+    # (dataclasses, typing.NamedTuple, enum): harmless on the learner's own functions and
+    # classes, and no harness object is reachable to use them on (no frame, no gc). Frame
+    # attributes (tb_frame, gi_frame, ...) and setting __code__ stay refused.
+    readable = frozenset(("__code__", "__defaults__", "__kwdefaults__"))
+    settable = frozenset(("__defaults__", "__kwdefaults__", "__doc__", "__module__",
+                          "__qualname__", "__name__", "__bases__"))
+    text_kind = str
 
     def plain(value, depth=0):
         # Only the exact built-in types: a subclass can rig __eq__ or __repr__.
@@ -76,6 +85,16 @@ def _main():
         return all(plain(item, depth + 1) for item in to_list(value))
 
     def guard(event, args):
+        if event == "sys._getframe":
+            # As on a Python without frames: the standard library's callers (namedtuple,
+            # typing, enum) catch ValueError and go on; the learner's code gets no frame, so
+            # none leads to this one and its report.
+            raise ValueError("call stack is not available in the grader")
+        if size(args) > 1 and kind_of(args[1]) is text_kind and (
+            (event == "object.__getattr__" and args[1] in readable)
+            or (event == "object.__setattr__" and args[1] in settable)
+        ):
+            return
         if event.startswith(blocked):
             raise PermissionError("not allowed in the grader: " + event)
         if event in ("open", "os.listdir", "os.scandir") and args and (

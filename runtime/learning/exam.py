@@ -10,10 +10,15 @@ active, so no model output can confirm, hint at or grade an answer.
 
 A submission is a message the grader reads as an answer (``correct``, ``wrong``) or code it
 could not run (``error``: counted, and scored as not passed). The last submission is the score.
+A learner who says they are done ("I'm done", "end the exam": :func:`asks_to_end`) ends the
+exam there (:func:`end_exam`): the latest submission is the score, none is not passed, and the
+reply is the one result line, as when the submissions run out. An instructor's end (the
+``ending`` mark, set between turns) ends it the same way at the learner's next message.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +60,24 @@ def waiting_line(held: int, left: int, allowed: int) -> str:
 
 PASSED = "The exam is over: your answer was correct. You passed."
 FAILED = "The exam is over: your answer was not correct, so this exam is not passed."
+NO_ANSWER = "The exam is over: no answer was submitted, so this exam is not passed."
+
+# The whole message says the learner is done with the exam, and nothing else (an answer with
+# it, "72, I'm done", is a submission as usual; the next "I'm done" ends the exam).
+_ENDING = re.compile(
+    r"(?:(?:ok(?:ay)?|so|right)[,.!]?\s+)?"
+    r"(?:(?:i[’']?m|i am)\s+(?:done|finished)(?:\s+with\s+(?:the|this|my)\s+exam)?"
+    r"|(?:please\s+)?(?:end|finish|close|submit)\s+(?:the|this|my)\s+exam(?:\s+now)?"
+    r"|that[’']?s\s+(?:it|all)"
+    r"|done)"
+    r"(?:[,.!]?\s*(?:please|thanks|thank\s+you))?\s*[.!]*",
+    re.IGNORECASE,
+)
+
+
+def asks_to_end(message: str) -> bool:
+    """Whether the learner's whole message asks to end the exam now."""
+    return _ENDING.fullmatch(message.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -63,9 +86,18 @@ class ExamRecord:
     over: bool = False
     passed: bool = False
     held: int = 0  # messages answered with the hold line so far
+    last: str = ""  # the latest submission's verdict, kept unsaid: the score if the exam ends
+    ending: bool = False  # an instructor ended the exam: the learner's next message ends it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"used": self.used, "over": self.over, "passed": self.passed, "held": self.held}
+        return {
+            "used": self.used,
+            "over": self.over,
+            "passed": self.passed,
+            "held": self.held,
+            "last": self.last,
+            "ending": self.ending,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ExamRecord:
@@ -76,6 +108,8 @@ class ExamRecord:
             bool(data.get("over")),
             bool(data.get("passed")),
             int(data.get("held", 0)),
+            str(data.get("last", "")),
+            bool(data.get("ending")),
         )
 
 
@@ -93,15 +127,27 @@ def exam_step(record: ExamRecord, verdict: str, allowed: int) -> ExamStep:
         return ExamStep(record, False, False, result_line(record))
     if verdict not in ("correct", "wrong", "error"):
         left = max(allowed - record.used, 0)
-        held = ExamRecord(record.used, held=record.held + 1)
+        held = ExamRecord(record.used, held=record.held + 1, last=record.last)
         return ExamStep(held, False, False, waiting_line(record.held, left, allowed))
     used = record.used + 1
     if used < allowed:
-        new = ExamRecord(used, held=record.held)
+        new = ExamRecord(used, held=record.held, last=verdict)
         return ExamStep(new, True, False, RECORDED.format(used=used, allowed=allowed))
-    new = ExamRecord(used, over=True, passed=verdict == "correct")
+    new = ExamRecord(used, over=True, passed=verdict == "correct", last=verdict)
     return ExamStep(new, True, True, result_line(new))
 
 
+def end_exam(record: ExamRecord) -> ExamStep:
+    """The exam ended before its submissions ran out: the latest submission is the score."""
+    if record.over:
+        return ExamStep(record, False, False, result_line(record))
+    new = ExamRecord(
+        record.used, over=True, passed=record.last == "correct", held=record.held, last=record.last
+    )
+    return ExamStep(new, False, True, result_line(new))
+
+
 def result_line(record: ExamRecord) -> str:
-    return PASSED if record.passed else FAILED
+    if record.passed:
+        return PASSED
+    return FAILED if record.used else NO_ANSWER

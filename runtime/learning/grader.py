@@ -63,6 +63,9 @@ class GradingRules:
     tolerance: float | None = None
     units: tuple[str, ...] = ()
     public_tests: int = 0
+    # A misconception's `answers:`: graded wrong as written, before the lenient text match
+    # (which folds plurals and typos: "know" is no misspelling of "knows" in an agreement drill).
+    wrong_answers: tuple[str, ...] = ()
 
 
 def grading_inputs(
@@ -83,6 +86,11 @@ def grading_inputs(
         getattr(exercise, "tolerance", None),
         tuple(getattr(exercise, "units", ()) or ()),
         len(ordered) - sum(1 for t in tests if not getattr(t, "public", False)),
+        tuple(
+            answer
+            for item in getattr(exercise, "misconceptions", ()) or ()
+            for answer in getattr(getattr(item, "signals", None), "answers", ()) or ()
+        ),
     )
     return key, tuple((t.call, t.expect) for t in ordered), rules
 
@@ -135,12 +143,18 @@ def grade(
             reader.Reading(said, "an accepted spelling"),
             "an `accept:` spelling of the answer (the whole message)",
         )
+    if _as_written(said, rules.wrong_answers):
+        return _wrong(
+            said,
+            reader.Reading(said, "a misconception's answer"),
+            "a misconception's `answers:` entry (the whole message)",
+        )
     if reader.read_number(key.answer) is not None:
         result = _grade_number(message, key, context, rules.tolerance, rules.units)
     elif _expression_key(key.answer):
         result = _grade_expression(message, key)
     else:
-        result = _grade_text(message, key)
+        result = _grade_text(message, key, rules.wrong_answers)
     if result.verdict == "wrong" and intent in NOT_ANSWERS:
         return Grade("none", reason=f"not an answer (the message reads as {intent})")
     return result
@@ -252,17 +266,22 @@ def _same_expression(left: object, right: object) -> bool:
 
 def _accepted_text(message: str, key: AnswerKey) -> bool:
     """The whole message (trimmed) is one of the key's spellings (``accept:`` as written)."""
+    return _as_written(message, (key.answer, *key.accept))
+
+
+def _as_written(text: str, spellings: Sequence[str]) -> bool:
     return any(
-        message.casefold() == spelling.strip().strip(".!").strip().casefold()
-        for spelling in (key.answer, *key.accept)
+        text.casefold() == spelling.strip().strip(".!").strip().casefold() for spelling in spellings
     )
 
 
-def _grade_text(message: str, key: AnswerKey) -> Grade:
+def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ()) -> Grade:
     reading = reader.read_message(message, kind="text")
     if not reading.committed or reading.answer is None:
         return Grade("none", reason=reading.reason)
     said = reading.answer
+    if _as_written(said, wrong_answers):
+        return _wrong(said, reading, f"{reading.reason}, a misconception's answer as written")
     spellings = (key.answer, *key.accept)
     if re.search(r"\d", said) and not any(re.search(r"\d", s) for s in spellings):
         return Grade("none", reason="a number does not answer a text question")

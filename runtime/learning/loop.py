@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pedrag.kernel.sources import ADVERSARIAL_INTENTS
-from pedrag.runtime.learning.exam import ExamRecord, ExamStep, exam_step
+from pedrag.runtime.learning.exam import ExamRecord, ExamStep, asks_to_end, end_exam, exam_step
 from pedrag.runtime.learning.grader import Grade, GradingRules, grade, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
 
@@ -169,6 +169,19 @@ def _assess_exam(
     if exam_record.over or key is None:
         step = exam_step(exam_record, "none", submissions)
         return Assessment(Grade("none", reason="the exam is over"), (), None, (), step)
+    if asks_to_end(message) or exam_record.ending:
+        # The learner (or an instructor, between turns) ended the exam before the submissions
+        # ran out: the latest one is the score (kept unsaid until now), and the reply is the
+        # one result line.
+        step = end_exam(exam_record)
+        if not exam_record.used:
+            ended = Grade("none", reason="the exam was ended with no submission")
+            return Assessment(ended, (), None, tuple(wrong_answers), step)
+        latest = Grade(
+            "correct" if exam_record.last == "correct" else "wrong",
+            reason="the latest submission, scored when the exam was ended",
+        )
+        return replace(_scored(message, latest, wrong_answers, record, tracing), exam=step)
     if intent in ADVERSARIAL_INTENTS:
         # seed 2, G4: an exam is never passed through an injection or a demand; not graded.
         step = exam_step(exam_record, "none", submissions)

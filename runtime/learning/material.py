@@ -335,11 +335,19 @@ def placeholders(text: str) -> list[str]:
 
 
 def fill(text: str, values: Mapping[str, str]) -> str | None:
-    """``text`` with every placeholder filled, or None when one has no value this turn."""
+    """``text`` with every placeholder filled, or None when one has no value this turn. A
+    sentence said twice in a row (a hint that ends "What do you get?" in a wording that asks
+    it too) is said once."""
     missing = [name for name in placeholders(text) if not values.get(name)]
     if missing:
         return None
-    return PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
+    return _REPEATED_SENTENCE.sub(
+        r"\1", PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
+    )
+
+
+# A sentence (from a word start to its end mark) followed by itself, once or more.
+_REPEATED_SENTENCE = re.compile(r"(?<!\S)([^.!?\s][^.!?]*[.!?])(?:\s+\1)+(?!\S)")
 
 
 def wordings(template: str | None, variants: Sequence[str]) -> tuple[str, ...]:

@@ -124,6 +124,7 @@ DATABASE_UNAVAILABLE = "the database is unavailable; retry the request later"
 ENV_THEORIES = "PEDRAG_SERVE_THEORIES"
 ENV_RETENTION_INTERVAL = "PEDRAG_SERVE_RETENTION_INTERVAL"
 ENV_START_RETRY = "PEDRAG_SERVE_START_RETRY_SECONDS"
+ENV_METRICS_PUBLIC = "PEDRAG_SERVE_METRICS_PUBLIC"
 _EXAM_METRIC = runtime_step("exam_lockdown").metric
 # Ids in paths have the shape of ids the service hands out: anything else (a NUL, a lone
 # surrogate, 10 kB) is 422 before it reaches the database.
@@ -155,6 +156,8 @@ class ServiceSettings:
     retention_interval_seconds: float = 3600.0  # how often expired sessions are purged
     # PEDRAG_SERVE_START_RETRY_SECONDS: how long a starting worker waits for the database.
     start_retry_seconds: float = 60.0
+    # PEDRAG_SERVE_METRICS_PUBLIC=1 (`--metrics-public`): /metrics answers without a key.
+    metrics_public: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> ServiceSettings:
@@ -166,7 +169,19 @@ class ServiceSettings:
             theories=tuple(part for part in raw.split(os.pathsep) if part) if raw else (),
             retention_interval_seconds=float(interval) if interval else 3600.0,
             start_retry_seconds=float(start_retry) if start_retry else 60.0,
+            metrics_public=_flag(env, ENV_METRICS_PUBLIC),
         )
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    """A yes/no environment variable: "1" or "true" is yes, unset, "", "0" or "false" no;
+    anything else is refused rather than guessed."""
+    value = env.get(name, "").strip().lower()
+    if value in ("1", "true"):
+        return True
+    if value in ("", "0", "false"):
+        return False
+    raise ValueError(f"{name} is 1 or 0 (true or false), not {value!r}")
 
 
 @dataclass
@@ -262,7 +277,7 @@ def create_app(
     )
     app.add_middleware(RequestContext)
     _install_errors(app)
-    _install_routes(app)
+    _install_routes(app, settings)
     _document_roles(app)
     playground = importlib.resources.files("pedrag.runtime.service").joinpath("playground")
     app.mount("/playground", StaticFiles(directory=str(playground), html=True), name="playground")
@@ -489,7 +504,7 @@ def _install_errors(app: FastAPI) -> None:
 # -- routes ------------------------------------------------------------------------------------
 
 
-def _install_routes(app: FastAPI) -> None:
+def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
         return RedirectResponse("/playground/")
@@ -510,9 +525,14 @@ def _install_routes(app: FastAPI) -> None:
             raise Problem(503, "not-ready", "database unavailable") from error
         return Health(status="ready", detail=f"{len(state.theories.ids)} theories")
 
-    @app.get("/metrics", tags=["operations"], response_class=Response)
+    # The metrics count every tenant's turns: an instructor key or above reads them, unless
+    # the deployment opts in to an open scrape endpoint (`pedrag serve --metrics-public`).
+    metrics_role = [] if settings.metrics_public else [Depends(role("instructor"))]
+
+    @app.get("/metrics", tags=["operations"], response_class=Response, dependencies=metrics_role)
     def prometheus() -> Response:
-        """Prometheus text exposition (turn latency, model calls, fallbacks, reveals blocked)."""
+        """Prometheus text exposition (turn latency, model calls, fallbacks, reveals blocked),
+        summed over every tenant of the service."""
         body, content_type = metrics.exposition()
         return Response(body, media_type=content_type)
 

@@ -14,7 +14,9 @@ commits it with a compare-and-set on the turn count: a toggle racing a turn neve
 the turn (:class:`~pedrag.runtime.store.session_store.TurnConflict`).
 
 An exam session (its exercise is an exam) keeps its lockdown: switching it off is refused, as
-the exam fails closed (seed 2, §3.2).
+the exam fails closed (seed 2, §3.2). An instructor may end the exam instead (``end_exam``):
+the learner's next message gets the one result line, the latest submission as the score
+(`pedrag.runtime.learning.exam`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from pedrag.kernel.ceiling import runtime_step
 from pedrag.kernel.errors import PedragError
+from pedrag.runtime.learning.exam import EXAM, ExamRecord
 from pedrag.runtime.store.errors import TurnConflict
 from pedrag.runtime.turn.state import EXAM_LOCK, MetricSchema, SetMetrics, StateWriter
 from pedrag.runtime.turn.trusted_writer import CALM_TURNS, HOSTILE_TURNS
@@ -48,6 +51,7 @@ class InstructorChange:
 
     metrics: Mapping[str, bool]
     lift_conduct_restriction: bool = False
+    end_exam: bool = False  # the exam ends at the learner's next message, as "I'm done" ends it
 
 
 def instructor_metrics(schema: MetricSchema) -> tuple[str, ...]:
@@ -115,6 +119,12 @@ def _apply_once(tutor: Any, session_id: str, change: InstructorChange) -> Any:
         updates[_CONDUCT_STEP.metric] = False
         extra[HOSTILE_TURNS] = 0
         extra[CALM_TURNS] = 0
+    if change.end_exam:
+        if state.extra.get(EXAM_LOCK) is not True:
+            raise InstructorError("this session's exercise is not an exam: no exam to end")
+        record = ExamRecord.from_dict(extra.get(EXAM))
+        if not record.over:
+            extra[EXAM] = replace(record, ending=True).to_dict()
     writer = StateWriter(schema)
     new = writer.apply(state, SetMetrics("trusted", updates)) if updates else state
     if extra != dict(new.extra):

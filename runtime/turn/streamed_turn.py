@@ -9,7 +9,9 @@ Stages 1-5 are the pipeline's (``pipeline.prepare``) and 9-11 its ``commit``. On
 (the contract requires the judge), an exam turn or one over the ceiling, the reply is supervised
 whole first (``supervision.supervise``) and then given out sentence by sentence; on any other
 the actor's deltas go through a :class:`~pedrag.runtime.turn.streaming.StreamGuard` (seed 2,
-§3.5: hold a fence until it closes, then release it if safe or replace it).
+§3.5: hold a fence until it closes, then release it if safe or replace it) until a unit is
+withheld or makes the judge due under the plain turn's rule; from there the whole draft is
+reviewed as the plain turn reviews it (issue 26, item 7).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pedrag.runtime.detect.detector import MAX_REPLY_CHARS
 from pedrag.runtime.llm.interface import LLMError, LLMRefusal, open_stream
 from pedrag.runtime.store.safe_text import clean_text
 from pedrag.runtime.turn.commit import commit
@@ -31,6 +34,7 @@ from pedrag.runtime.turn.session import Session
 from pedrag.runtime.turn.streaming import MAX_STREAM_SECONDS, StreamGuard
 from pedrag.runtime.turn.supervision import (
     check,
+    consults_judge,
     detector_for,
     fallbacks,
     over_ceiling,
@@ -50,6 +54,7 @@ class StreamProgress:
     completed: bool = False  # the model's stream ran to its end
     fallback: bool = False  # the action's template (or the neutral line) was given out
     interrupted: bool = False  # the caller stopped reading before the end
+    reviewed: bool = False  # the rest of the draft was held and reviewed whole (streamed)
 
     def to_dict(self, pieces: int) -> dict[str, Any]:
         completed = self.completed if self.mode == "streamed" else self.outcome is not None
@@ -59,6 +64,7 @@ class StreamProgress:
             "completed": completed,
             "withheld": list(self.withheld),
             "interrupted": self.interrupted,
+            "reviewed": self.reviewed,
         }
 
 
@@ -110,8 +116,14 @@ def _buffered_pieces(context: TurnContext, progress: StreamProgress) -> Generato
 
 
 def _streamed_pieces(context: TurnContext, progress: StreamProgress) -> Generator[str, None, None]:
-    """Stages 6-7 on the live stream (seed 2, §3.5: hold a fence until it closes, then
-    release it if safe or replace it). No revision here: what is out cannot be redone."""
+    """Stages 6-8 on the live stream (seed 2, §3.5: hold a fence until it closes, then
+    release it if safe or replace it). Units go out while the detector clears them and the
+    judge is not due under the plain turn's rule (``supervision.consults_judge``: a number or
+    a word of the hidden answer at or below H4). From the first unit that is withheld or
+    needs the judge, nothing more goes out: the whole draft is read and reviewed as the plain
+    turn reviews it (``supervise`` with it as the first draft: detector, judge, one revision,
+    template), so both make the same judge calls on the same draft; the reply follows what is
+    already out when it begins with it, else the action's template does."""
     text = context.text
     detector = detector_for(context)
     given = generation_input(context)
@@ -123,6 +135,10 @@ def _streamed_pieces(context: TurnContext, progress: StreamProgress) -> Generato
     upstream = open_stream(context.backend, build_request(given))
     started = False  # leading whitespace is held back, as generate() strips it
     deadline = time.monotonic() + MAX_STREAM_SECONDS
+    shown = ""  # what has been given out
+    later: list[str] = []  # the model's text once the draft is to be reviewed whole
+    held = 0  # characters in later
+    watch = _JudgeWatch(context)
     try:
         for delta in upstream:
             if time.monotonic() > deadline:
@@ -134,40 +150,78 @@ def _streamed_pieces(context: TurnContext, progress: StreamProgress) -> Generato
             if not started:
                 delta = delta.lstrip()
                 started = bool(delta)
+            if progress.reviewed:
+                later.append(delta)
+                held += len(delta)
+                if held > MAX_REPLY_CHARS:
+                    break  # the review refuses a draft this long (reply-too-long) in any case
+                continue
             piece = guard.feed(delta)
-            if piece:
+            if guard.withheld or (piece and watch.due(shown + piece)):
+                progress.reviewed = True  # the piece is not given out
+            elif piece:
+                shown += piece
                 yield piece
-            if guard.stopped:
-                break
         else:
             if not guard.text.strip():
                 raise LLMRefusal("the actor returned an empty reply", role="actor")
-            piece = guard.finish()
-            if piece:
-                yield piece
+            if not progress.reviewed:
+                piece = guard.finish()
+                progress.reviewed = bool(guard.withheld) or watch.due(shown + piece, whole=True)
+                if piece and not progress.reviewed:
+                    shown += piece
+                    yield piece
             progress.completed = True
     except LLMError as error:
         # Fail closed mid-stream: what is out was cleared and stays; what is held is dropped.
         context.failures.append({"stage": "generator", "error": f"{type(error).__name__}: {error}"})
     finally:
         upstream.close()  # a stop, an error or the caller's close(): the model stops too
-        verdict = guard.verdict
-        draft.update(flagged=verdict.flagged, reason=verdict.reason)
+        written = guard.text + "".join(later)
         progress.withheld = list(dict.fromkeys(f.rule_id for f in guard.withheld))
-    if progress.completed and not guard.withheld:
+        whole = progress.completed or held > MAX_REPLY_CHARS  # as whole as it will be
+        if not (progress.reviewed and whole):  # else the draft's review checks it
+            verdict = check(detector, written, text) if later else guard.verdict
+            draft.update(flagged=verdict.flagged, reason=verdict.reason)
+    if progress.reviewed and whole:
+        outcome = supervise(context, first_draft=written.strip())
+        outcome.drafts[0]["streamed"] = True
+        progress.outcome = outcome
+        if outcome.reply.startswith(shown):
+            yield from pieces_of(outcome.reply[len(shown) :])
+            return
+    elif progress.completed:
         return
-    # The model's part ended early (withheld unit or error): the action's template follows,
-    # checked together with what is already out; a neutral line if that trips.
-    released = guard.released
-    separator = "" if not released or released[-1].isspace() else " "
+    # The model's part ended early (an error, the time budget) or its review did not keep
+    # what is out: the action's template follows, checked together with what is already out;
+    # a neutral line if that trips.
+    separator = "" if not shown or shown[-1].isspace() else " "
     for fallback in fallbacks(context, given.topic):
-        if not check(detector, released + separator + fallback, text).flagged:
+        if not check(detector, shown + separator + fallback, text).flagged:
             progress.fallback = True
             yield separator + fallback
             return
-    if not released:
+    if not shown:
         progress.fallback = True
         yield SAFE_LINE
+
+
+class _JudgeWatch:
+    """Whether the streamed text so far needs the judge (``consults_judge``), asked of each
+    new part of it with an overlap (a number or word split across pieces is still seen), so
+    a long reply costs linear time; ``whole=True`` asks of the whole text, as the plain turn
+    does once its draft is complete."""
+
+    OVERLAP = 200
+
+    def __init__(self, context: TurnContext) -> None:
+        self.context = context
+        self.checked = 0
+
+    def due(self, written: str, *, whole: bool = False) -> bool:
+        start = 0 if whole else max(0, self.checked - self.OVERLAP)
+        self.checked = len(written)
+        return consults_judge(self.context, written[start:])
 
 
 def _framed(

@@ -56,9 +56,17 @@ def over_ceiling(context: TurnContext) -> bool:
     return context.choice.rung > context.contract.ceiling
 
 
-def supervise(context: TurnContext) -> Outcome:
+def consults_judge(context: TurnContext, draft: str) -> bool:
+    """Whether the judge sees ``draft`` this turn (``judge.must_consult`` on the turn's
+    contract and hidden answer): the plain and the streamed turn ask here."""
+    key = context.exercise.key if context.exercise else None
+    return must_consult(context.contract, draft, key)
+
+
+def supervise(context: TurnContext, first_draft: str | None = None) -> Outcome:
     """Stages 6-8 for a prepared turn: generate, detect, judge; revise once, else fail
-    closed to the action's template."""
+    closed to the action's template. ``first_draft``: the actor's first draft, already
+    written (the streamed turn's, read whole), reviewed as a generated one would be."""
     backend, contract, text = context.backend, context.contract, context.text
     failures = context.failures
     detector = detector_for(context)
@@ -83,14 +91,17 @@ def supervise(context: TurnContext) -> Outcome:
     rejected: list[str] = []  # every rule id that failed a draft this turn
 
     def attempt(note: str | None) -> tuple[str | None, DetectorVerdict | None]:
-        try:
-            draft, _ = generate(
-                backend, given if note is None else replace(given, revision_note=note)
-            )
-            draft = clean_text(draft)
-        except LLMError as error:
-            failures.append({"stage": "generator", "error": f"{type(error).__name__}: {error}"})
-            return None, None
+        if note is None and first_draft is not None:
+            draft = first_draft
+        else:
+            try:
+                draft, _ = generate(
+                    backend, given if note is None else replace(given, revision_note=note)
+                )
+                draft = clean_text(draft)
+            except LLMError as error:
+                failures.append({"stage": "generator", "error": f"{type(error).__name__}: {error}"})
+                return None, None
         verdict = check(detector, draft, text)
         drafts.append({"n": len(drafts) + 1, "flagged": verdict.flagged, "reason": verdict.reason})
         return draft, verdict
@@ -102,7 +113,7 @@ def supervise(context: TurnContext) -> Outcome:
         if verdict.flagged:
             rejected.extend(verdict.rule_ids)
             return "revise", verdict.rule_ids
-        if not must_consult(contract, draft, key):
+        if not consults_judge(context, draft):
             return "allow", ()
         sources = list(context.policy.sources)
         passages = grounding.for_prompt() if grounding is not None else []

@@ -374,9 +374,11 @@ class Tutor:
         supervised whole, as in :meth:`turn`, and then given out sentence by sentence. On any
         other turn the actor's deltas go through a ``StreamGuard``: a unit (sentence, run of
         code lines, fence) is given out only once the detector has cleared it together with
-        everything given out before it. A withheld unit is replaced by the guard's line and
-        ends the model's part of the reply; a model error mid-stream keeps what was given out.
-        Either way the action's template (itself checked) follows, and the audit says so.
+        everything given out before it, and only while the judge is not due under
+        :meth:`turn`'s rule. From a withheld unit or one that makes the judge due, the whole
+        draft is reviewed as :meth:`turn` reviews it (judge, one revision, template) and what
+        agrees with what is out follows; a model error mid-stream keeps what was given out
+        and the action's template (itself checked) follows, and the audit says so.
         State and audit are committed once, after the last piece, and record exactly the
         pieces given out; a caller that stops early (``close()``) gets the turn committed with
         what it received, marked ``interrupted``. A generator never started runs no turn.

@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from pedrag.runtime.learning.exam import FAILED, PASSED
+import pytest
+
+from pedrag.runtime.learning.exam import FAILED, NO_ANSWER, PASSED
 from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.instructor import InstructorChange, InstructorError, apply_change
 from pedrag.runtime.turn.tutor import Tutor
 
 LEARNING = Path(__file__).parent.parent / "data" / "runtime" / "learning.yaml"
@@ -70,6 +73,52 @@ def test_a_wrong_last_submission_fails_the_exam_and_nothing_reopens_it() -> None
         result = tutor.turn(session, message)
     assert result.tutor == FAILED and not session.state.solved
     assert tutor.turn(session, "72").tutor == FAILED and not session.state.solved
+    assert backend.calls["actor"] == 0
+
+
+@pytest.mark.parametrize(
+    "messages, result, solved",
+    [
+        (["it's 71", "72", "I'm done"], PASSED, True),  # the latest submission is the score
+        (["72", "it's 71", "I am finished with the exam."], FAILED, False),
+        (["can I have a hint?", "end the exam please"], NO_ANSWER, False),
+    ],
+    ids=["latest-correct", "latest-wrong", "no-submission"],
+)
+def test_the_learner_ends_an_exam_early_with_the_one_result_line(
+    messages: list[str], result: str, solved: bool
+) -> None:
+    backend = CountingActor()
+    tutor = _tutor(backend)
+    session = tutor.start("socratic", exercise="times_exam", seed=4)
+    replies = [tutor.turn(session, message).tutor for message in messages]
+    assert replies[-1] == result and session.state.solved is solved
+    assert all(not any(word in r.lower() for word in FEEDBACK) for r in replies[:-1])
+    after = [tutor.turn(session, m).tutor for m in ("72", "I'm done", "did I pass?")]
+    assert after == [result] * 3  # over: nothing reopens it, no other line
+    assert backend.calls["actor"] == 0 and backend.calls["judge"] == 0
+
+
+def test_an_answer_said_with_i_am_done_is_a_submission_not_the_end() -> None:
+    tutor = _tutor(CountingActor())
+    session = tutor.start("socratic", exercise="times_exam", seed=5)
+    reply = tutor.turn(session, "72, I'm done").tutor
+    assert reply.startswith("Answer recorded (submission 1 of 3)")
+    assert tutor.turn(session, "done").tutor == PASSED and session.state.solved
+
+
+def test_an_instructor_ends_an_exam_at_the_learners_next_message() -> None:
+    backend = CountingActor()
+    tutor = _tutor(backend)
+    session = tutor.start("socratic", exercise="times_exam", seed=6)
+    assert tutor.turn(session, "72").tutor.startswith("Answer recorded (submission 1 of 3)")
+    apply_change(tutor, session.id, InstructorChange({}, end_exam=True))
+    session = tutor.resume(session.id)
+    assert tutor.turn(session, "can I have a hint?").tutor == PASSED and session.state.solved
+    assert tutor.turn(session, "71").tutor == PASSED  # over: the later answer changes nothing
+    practice = tutor.start("socratic", exercise="mult_7x8", seed=6)
+    with pytest.raises(InstructorError, match="not an exam"):
+        apply_change(tutor, practice.id, InstructorChange({}, end_exam=True))
     assert backend.calls["actor"] == 0
 
 

@@ -3,12 +3,15 @@ sandbox that fails closed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning.code_runner import run_tests
-from pedrag.runtime.learning.grader import GradingRules, grade, shows_work
+from pedrag.runtime.learning.grader import GradingRules, grade, grade_exercise, shows_work
 from pedrag.runtime.learning.mastery import Tracing, update
+from tests.runtime.tutor_fixtures import shipped
 
 MULT = AnswerKey(answer="56", accept=("fifty-six",), prompt="What is 7 times 8?")
 ORGANELLE = AnswerKey(answer="chloroplast", prompt="Where does photosynthesis take place?")
@@ -206,12 +209,66 @@ ATTACKS = {
         "def total(xs): return -1"
     ),
     "frame walk": ("import sys\nharness = sys._getframe(0).f_back\ndef total(xs): return -1"),
+    "report sent through the harness's frame": (
+        "import os, sys\n"
+        "try:\n    frame = sys._getframe(1)\nexcept ValueError:\n    frame = None\n"
+        "while frame is not None and 'send' not in frame.f_locals:\n    frame = frame.f_back\n"
+        "if frame is not None:\n"
+        "    frame.f_locals['send']({'results': [{'value': '6'}, {'value': '0'}]})\n"
+        "    os._exit(0)\n"
+        "def total(xs): return -1"
+    ),
+    "harness frame from a generator": (
+        "def walk():\n    yield\n"
+        "g = walk()\nnext(g)\nharness = g.gi_frame.f_back\ndef total(xs): return -1"
+    ),
+    "code swapped": (
+        "def total(xs): return -1\ndef right(xs): return sum(xs)\ntotal.__code__ = right.__code__"
+    ),
     "rebound builtins": (
         "import builtins\nbuiltins.type = lambda x: int\nbuiltins.repr = lambda x: '6'\n"
         "def total(xs): return -1"
     ),
     "exit before the report": "import os\ndef total(xs): return os._exit(0)",
 }
+
+
+# What the standard library needs frames or class attributes for (issue 24's leftover: the
+# sandbox refused `sys._getframe`, so `namedtuple()` failed): each is graded on its result.
+LIBRARY_USES = {
+    "collections.namedtuple": (
+        "from collections import namedtuple\n"
+        "Acc = namedtuple('Acc', 'sum count')\n"
+        "def total(xs):\n    acc = Acc(0, 0)\n    for x in xs:\n"
+        "        acc = acc._replace(sum=acc.sum + x, count=acc.count + 1)\n    return acc.sum"
+    ),
+    "typing.NamedTuple class": (
+        "from typing import NamedTuple\n"
+        "class Acc(NamedTuple):\n    sum: int = 0\n"
+        "def total(xs):\n    acc = Acc()\n    for x in xs:\n        acc = Acc(acc.sum + x)\n"
+        "    return acc.sum"
+    ),
+    "typing.NamedTuple call and TypeVar": (
+        "from typing import NamedTuple, TypeVar\nT = TypeVar('T')\n"
+        "Acc = NamedTuple('Acc', [('sum', int)])\n"
+        "def total(xs):\n    return Acc(sum(xs)).sum"
+    ),
+    "enum call": (
+        "from enum import Enum\nOp = Enum('Op', 'ADD SUB')\n"
+        "def total(xs, op=Op.ADD):\n    return sum(xs) if op is Op.ADD else -sum(xs)"
+    ),
+    "dataclass": (
+        "from dataclasses import dataclass\n"
+        "@dataclass\nclass Acc:\n    sum: int = 0\n"
+        "def total(xs):\n    acc = Acc()\n    for x in xs:\n        acc.sum += x\n    return acc.sum"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_USES))
+def test_code_using_the_standard_librarys_class_builders_is_graded(name: str) -> None:
+    result = run_tests(LIBRARY_USES[name], TESTS)
+    assert result.error is None and result.passed, (name, result)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
@@ -234,3 +291,43 @@ def test_feedback_on_code_never_quotes_a_hidden_test() -> None:
             assert call not in said and f"expected {expect}" not in said
         if public:
             assert "total([1, 2, 3])" in said  # the public example may be shown
+
+
+# -- the shipped "choose the correct verb (a / b)" exercises -------------------------------
+
+
+def _two_option_exercises() -> list[tuple[str, object, str, str]]:
+    """(id, exercise, right option, wrong option) of every shipped exercise whose prompt
+    offers two options "(a / b)"; the right one is the option the answer sentence uses."""
+    found = []
+    for curriculum in shipped().curricula.values():
+        for exercise in curriculum.model.exercises:
+            offered = re.search(r"\(([\w']+) / ([\w']+)\)", exercise.prompt)
+            if offered is None:
+                continue
+            options = offered.groups()
+            used = [o for o in options if re.search(rf"\b{o}\b", exercise.answer, re.I)]
+            assert len(used) == 1, exercise.id
+            (right,) = used
+            (wrong,) = [o for o in options if o != right]
+            found.append((exercise.id, exercise, right, wrong))
+    return found
+
+
+TWO_OPTIONS = _two_option_exercises()
+
+
+@pytest.mark.parametrize(
+    "exercise, right, wrong", [row[1:] for row in TWO_OPTIONS], ids=[row[0] for row in TWO_OPTIONS]
+)
+def test_choosing_an_option_is_graded_on_that_option_alone(
+    exercise: object, right: str, wrong: str
+) -> None:
+    # The learner answers with the option, in a sentence, or with the whole sentence; the
+    # wrong option is wrong however close its spelling ("know" for "knows" is no typo).
+    answer = exercise.answer  # type: ignore[attr-defined]
+    wrong_sentence = re.sub(rf"\b{right}\b", wrong, answer, count=1, flags=re.I)
+    for message in (right, f"I think {right}", f"{right.capitalize()}.", answer):
+        assert grade_exercise(message, exercise).verdict == "correct", message
+    for message in (wrong, f"I think {wrong}", wrong_sentence):
+        assert grade_exercise(message, exercise).verdict == "wrong", message

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from pedrag.runtime.detect.detector import AnswerKey, CodeMode, Detector
@@ -26,6 +27,7 @@ from pedrag.runtime.llm.interface import (
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
 from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.async_tutor import AsyncTutor
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.streaming import DEFAULT_REPLACEMENT, StreamGuard
 from pedrag.runtime.turn.tutor import Session, TurnResult, Tutor
@@ -181,6 +183,7 @@ def test_prose_reaches_the_caller_before_the_model_has_finished(fake_openai: Fak
         "completed": True,
         "withheld": [],
         "interrupted": False,
+        "reviewed": False,
     }
     assert not result.fallback and not result.failures
 
@@ -239,14 +242,14 @@ def test_a_fence_at_a_no_code_ceiling_never_reaches_the_caller(
     session = tutor.start(exercise="sum_list", seed=1)
     pieces, result, record = run(tutor, session, "how do I start?")
     assert result.contract.ceiling <= 4 and not result.contract.judge_required  # streamed
-    assert result.tutor.startswith("Think about what the loop keeps. ")
     for piece in pieces:
         assert "`" not in piece and "def total" not in piece and "result +=" not in piece
-    assert DEFAULT_REPLACEMENT in result.tutor
-    assert "What does result hold" not in result.tutor  # the model's part ends at the reveal
-    assert record["stream"]["withheld"][0] == "code-fence"
+    # The withheld fence ends the release: the draft is reviewed whole as turn() reviews it
+    # (it and its revision are refused), so the action's template follows what is out.
+    assert "What does result hold" not in result.tutor
+    assert record["stream"]["withheld"][0] == "code-fence" and record["stream"]["reviewed"]
     assert record["drafts"][0]["flagged"] and not record["detector"]["flagged"]
-    assert result.fallback
+    assert result.fallback and result.revised
 
 
 def test_a_safe_fence_at_a_code_ceiling_goes_out_whole_once_it_closes(
@@ -268,7 +271,7 @@ def test_a_safe_fence_at_a_code_ceiling_goes_out_whole_once_it_closes(
     assert result.tutor == "".join(chunks) and not result.fallback
 
 
-def test_an_answer_reveal_in_the_third_sentence_is_replaced(fake_openai: FakeOpenAI) -> None:
+def test_an_answer_reveal_in_the_third_sentence_never_goes_out(fake_openai: FakeOpenAI) -> None:
     first, second = (
         "Let's think about groups.",
         " Seven groups of eight things is one way to see it.",
@@ -279,10 +282,14 @@ def test_an_answer_reveal_in_the_third_sentence_is_replaced(fake_openai: FakeOpe
     session = tutor.start(exercise="mult_7x8", seed=1)
     pieces, result, record = run(tutor, session, "how do I start?")
     assert not result.contract.judge_required
-    assert pieces[:2] == [first, second]
-    assert pieces[2] == f" {DEFAULT_REPLACEMENT}"
-    assert "56" not in result.tutor and "Can you check it" not in result.tutor
-    assert record["stream"]["withheld"] == ["answer-reveal"]
+    # The second sentence mentions numbers: the judge is due (issue 26, item 7), so nothing
+    # more goes out until the whole draft is reviewed as turn() reviews it; the draft and its
+    # revision state the answer, so the action's template follows what is already out.
+    assert pieces[0] == first and len(pieces) == 2
+    assert "56" not in result.tutor and "Seven groups" not in result.tutor
+    assert record["stream"]["reviewed"] and record["stream"]["withheld"] == []
+    assert [draft["flagged"] for draft in record["drafts"]] == [True, True]
+    assert record["drafts"][0]["streamed"] and result.revised and result.fallback
     assert not record["detector"]["flagged"] and record["fingerprint"]
     assert session.state.turn == 1
 
@@ -379,6 +386,119 @@ def test_a_risky_turn_is_judged_whole_before_anything_goes_out(fake_openai: Fake
     assert "".join(pieces) == result.tutor == result.audit["tutor"]
     assert result.audit["stream"]["mode"] == "buffered" and len(pieces) > 1
     assert not any(request.get("stream") for request in actor_requests(fake_openai))
+
+
+# -- the judge on streamed turns that are not risky (issue 26, item 7) ---------------------------
+
+
+class ScriptedActorAndJudge(OfflineBackend):
+    """The actor writes ``drafts`` in turn (streamed a word at a time, as the offline backend
+    streams); the judge answers ``verdicts`` in turn and logs each call in ``events``, where
+    the test logs each piece it is given; every other role is the offline backend's."""
+
+    def __init__(self, drafts: list[str], verdicts: list[str]) -> None:
+        super().__init__()
+        self.drafts, self.verdicts = list(drafts), list(verdicts)
+        self.events: list[tuple[str, str]] = []
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        if request.role == "actor":
+            return LLMResponse(text=self.drafts.pop(0), role="actor")
+        if request.role == "judge":
+            verdict = self.verdicts.pop(0)
+            self.events.append(("judge", verdict))
+            rule = "within-contract" if verdict == "allow" else "answer-reveal"
+            parsed = {"verdict": verdict, "rule_id": rule, "reason": "Scripted."}
+            return LLMResponse(text=json.dumps(parsed), parsed=parsed, role="judge")
+        return super().complete(request)
+
+    def judge_calls(self) -> int:
+        return sum(1 for kind, _ in self.events if kind == "judge")
+
+
+JUDGED_DRAFTS = [
+    # (exercise, drafts, judge verdicts, judge calls, pieces given out before the judge)
+    ("sum_list", ["Think about what the loop must remember. What would you name it?"], [], 0, None),
+    (
+        "mult_7x8",
+        ["Let's think about groups. How many groups of eight are there?"],
+        ["allow"],
+        1,
+        ["Let's think about groups."],
+    ),
+    (
+        "mult_7x8",
+        ["Seven rows of eight dots. Count one row.", "Picture rows of eight dots. Count a row."],
+        ["revise", "allow"],
+        2,
+        [],
+    ),
+    (
+        "mult_7x8",
+        ["Let's go slowly. Seven rows of eight dots.", "Picture rows of eight dots. Count a row."],
+        ["revise", "allow"],
+        2,
+        ["Let's go slowly."],
+    ),
+    (
+        "mult_7x8",
+        ["The answer is 56. Check it.", "How many groups of eight are there?"],
+        ["allow"],
+        1,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("exercise, drafts, verdicts, calls, before_judge", JUDGED_DRAFTS)
+def test_plain_streamed_and_async_turns_call_the_judge_alike(
+    exercise: str,
+    drafts: list[str],
+    verdicts: list[str],
+    calls: int,
+    before_judge: list[str] | None,
+) -> None:
+    message = "how do I start?"
+    plain_backend = ScriptedActorAndJudge(drafts, verdicts)
+    plain_tutor = make_tutor(plain_backend)
+    plain = plain_tutor.turn(plain_tutor.start(exercise=exercise, seed=1), message)
+    assert not plain.contract.judge_required and plain.contract.ceiling <= 4  # not risky
+
+    backend = ScriptedActorAndJudge(drafts, verdicts)
+    tutor = make_tutor(backend)
+    session = tutor.start(exercise=exercise, seed=1)
+    for piece in tutor.stream(session, message):
+        backend.events.append(("piece", piece))
+    result = session.results[-1]
+    assert result.audit["stream"]["mode"] == "streamed"
+
+    async_backend = ScriptedActorAndJudge(drafts, verdicts)
+    async_tutor = AsyncTutor(make_tutor(async_backend))
+
+    async def stream_async() -> str:
+        session = await async_tutor.start(exercise=exercise, seed=1)
+        return "".join([piece async for piece in async_tutor.stream(session, message)])
+
+    async_reply = anyio.run(stream_async)
+
+    assert plain_backend.judge_calls() == backend.judge_calls() == calls
+    assert async_backend.judge_calls() == calls and async_reply == result.tutor
+    assert result.audit["stream"]["reviewed"] == (calls > 0)
+    if before_judge is None:
+        assert result.tutor == plain.tutor
+        return
+    first_judged = backend.events.index(("judge", verdicts[0]))
+    assert [text for _, text in backend.events[:first_judged]] == before_judge
+    if not before_judge:  # nothing was out when the judge was due: the plain turn's reply
+        assert result.tutor == plain.tutor
+        reviewed = [
+            {key: value for key, value in draft.items() if key != "streamed"}
+            for draft in result.audit["drafts"]
+        ]
+        assert reviewed == plain.audit["drafts"]  # the same review, the same record
+    else:
+        assert result.tutor.startswith(before_judge[0])
+        assert "eight" not in result.tutor or verdicts == ["allow"]
 
 
 # -- the caller stops early --------------------------------------------------------------------

@@ -262,5 +262,11 @@ def test_a_stream_that_never_ends_is_cut_by_the_time_budget(
 def test_a_stream_that_never_stops_writing_is_cut_by_the_size_budget() -> None:
     tutor = Tutor(shipped(), EndlessStream("and more "), CURRICULUM, MemoryStore())
     session = tutor.start(exercise="mult_7x8", seed=1)
+    started = time.monotonic()
     streamed = "".join(tutor.stream(session, "how do I start?"))
-    assert len(streamed) < 1000 and session.results[-1].fallback
+    result = session.results[-1]
+    # Cut at the size budget; the cut draft is then reviewed as turn() reviews it: refused as
+    # too long and written once more (the scripted actor's revision is short).
+    assert len(streamed) < 1000 and result.revised and time.monotonic() - started < 10
+    assert result.audit["stream"]["withheld"] == ["reply-too-long"]
+    assert result.audit["drafts"][0]["flagged"]

@@ -19,7 +19,7 @@ from pedrag.runtime.store.session_store import SessionStore
 ROLES = ("learner", "instructor", "admin")
 
 # The oracle, written out here and not read from the service: what each role may do.
-PUBLIC = {("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics")}
+PUBLIC = {("get", "/healthz"), ("get", "/readyz")}
 LEARNER = {
     ("get", "/v1/theories"),
     ("post", "/v1/sessions"),
@@ -33,7 +33,9 @@ ADMIN = {
     ("post", "/v1/keys"),
     ("delete", "/v1/keys/{key_id}"),
 }
-# Everything else needs an instructor key: toggles, audits, learner records, checks.
+# Everything else needs an instructor key: toggles, audits, learner records, checks, and the
+# Prometheus metrics (counts of every tenant's turns), unless the service opts in to an open
+# scrape endpoint.
 
 BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/theories/check"): {"source": "pedrag: 1\n"},
@@ -110,6 +112,25 @@ def test_every_route_of_the_openapi_document_answers_each_role_as_its_role_allow
         if needed is not None:  # no key at all: 401 before anything else
             assert call(url, **{**kwargs, "headers": {}}).status_code == 401
     assert walked == 3 * len(routes)
+
+
+def test_metrics_need_an_instructor_key_unless_the_service_makes_them_public(
+    service: dict[str, Any],
+) -> None:
+    client = service["client"]
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", headers=_as(service, "learner")).status_code == 403
+    assert "pedrag_turn_seconds" in client.get("/metrics", headers=_as(service, "instructor")).text
+    public = create_app(ServiceSettings(db=service["db"], metrics_public=True), backend=None)
+    with TestClient(public) as open_client:
+        assert "pedrag_turn_seconds" in open_client.get("/metrics").text
+        document = open_client.get("/openapi.json").json()
+        assert "x-pedrag-role" not in document["paths"]["/metrics"]["get"]
+    env = {"PEDRAG_SERVE_METRICS_PUBLIC": "1"}
+    assert ServiceSettings.from_env(env).metrics_public
+    assert not ServiceSettings.from_env({}).metrics_public
+    with pytest.raises(ValueError, match="PEDRAG_SERVE_METRICS_PUBLIC"):
+        ServiceSettings.from_env({"PEDRAG_SERVE_METRICS_PUBLIC": "yes please"})
 
 
 def test_a_learner_key_changes_no_toggle_reads_no_audit_lists_no_learner(

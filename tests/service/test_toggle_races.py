@@ -86,7 +86,7 @@ def test_a_toggle_racing_a_turn_is_never_lost(service: dict[str, Any]) -> None:
                 lost.append(race)
     reruns = [
         line.split()[-1]
-        for line in client.get("/metrics").text.splitlines()
+        for line in client.get("/metrics", headers=service["instructor"]).text.splitlines()
         if line.startswith("pedrag_turn_reruns_total ")
     ]
     print(f"toggle races: {dict(outcomes)}; turns re-run: {reruns}; lost toggles: {len(lost)}")
