@@ -9,8 +9,8 @@ typical 1 s model call.
 Persistence is on, as it is by default: the SQLite store on a file on local disk (in the
 working directory's filesystem, not /tmp, which may be memory), WAL mode, one transaction per
 turn, at the default `synchronous=NORMAL` and at `FULL` (one fsync per commit), with the
-in-memory store as the baseline of the same turn loop without persistence. Commits per turn
-are counted, not assumed.
+in-memory store as the baseline of the same turn loop without persistence. Commits and SQL
+statements per turn are counted (SQLite's own trace of what it ran), not assumed.
 
 Times are CPU time of the process (``time.process_time``): wall clock on a shared machine is
 mostly other people's work. ``--profile`` runs warm turns on the SQLite store under cProfile
@@ -67,7 +67,9 @@ class Run:
         self.kind = store_kind
         self.backend = TimedOffline()
         self.commits = 0
+        self.statements = 0
         self.measured_commits = 0
+        self.measured_statements = 0
         self.folder: str | None = None
         self.samples: list[float] = []
         if store_kind != "memory":
@@ -80,7 +82,8 @@ class Run:
             self.store: Any = SessionStore(
                 str(Path(self.folder) / "bench.db"), synchronous=store_kind.upper()
             )
-            event.listen(self.store._engine, "commit", self._count)
+            # Every statement SQLite runs, whether through SQLAlchemy or on the driver directly.
+            event.listen(self.store._engine, "checkout", self._trace)
         else:
             self.store = MemoryStore()
         self.tutor = Tutor(theories, None, CURRICULUM, self.store)
@@ -88,20 +91,26 @@ class Run:
         self.tutor.backend = self.backend
         self.session = self.tutor.start(theory="socratic", exercise="mult_7x8", seed=1)
 
-    def _count(self, _connection: Any) -> None:
-        self.commits += 1
+    def _trace(self, dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        dbapi_connection.set_trace_callback(self._count)
+
+    def _count(self, statement: str) -> None:
+        self.statements += 1
+        if statement.lstrip().upper().startswith("COMMIT"):
+            self.commits += 1
 
     def turn(self, index: int, message: str) -> None:
         if index % 20 == 0:  # fresh sessions keep the socratic theory (no switch) in play
             self.session = self.tutor.start(theory="socratic", exercise="mult_7x8", seed=index)
         self.backend.seconds = 0.0
-        before = self.commits
+        before, ran = self.commits, self.statements
         started = time.process_time()
         self.tutor.turn(self.session, message)
         elapsed = time.process_time() - started - self.backend.seconds
         if index >= 50:  # warm-up
             self.samples.append(elapsed * 1000)
             self.measured_commits += self.commits - before
+            self.measured_statements += self.statements - ran
 
     def result(self) -> dict[str, Any]:
         if self.folder is not None:
@@ -119,6 +128,7 @@ class Run:
             "goal_median_ms": 2.0,
             "store": self.kind,
             "commits_per_turn": round(self.measured_commits / len(samples), 3),
+            "statements_per_turn": round(self.measured_statements / len(samples), 3),
         }
 
 
@@ -262,7 +272,8 @@ def main() -> int:
             f"  {STORES[result['store']]}:\n"
             f"    median {result['median_ms']:.3f} ms, p99 {result['p99_ms']:.3f} ms "
             f"({result['median_share_of_1s_call']:.3%} of a 1 s model call{versus}); "
-            f"{result['commits_per_turn']:g} commits per turn; goal median < 2 ms: {goal}"
+            f"{result['commits_per_turn']:g} commits and {result['statements_per_turn']:g} SQL "
+            f"statements per turn; goal median < 2 ms: {goal}"
         )
     return 0
 
