@@ -19,6 +19,11 @@ and prints, per turn, the calls into pedrag's own code, the history preparations
 
     python benchmarks/turn_overhead.py [--turns 2000] [--store normal|full|memory] [--format json]
     python benchmarks/turn_overhead.py --profile [--turns 200]
+    python benchmarks/turn_overhead.py --stages [--turns 1000] [--store normal|full|memory]
+
+``--stages`` times each stage of the turn pipeline (``pedrag.runtime.turn.pipeline``) without
+the profiler, with the detector's checks, the grader and the store's ``save_turn`` inside them
+timed apart: CPU per turn, the offline backend's share shown on its own.
 """
 
 from __future__ import annotations
@@ -211,6 +216,73 @@ def profile(turns: int, top: int = 15) -> dict[str, Any]:
     }
 
 
+# The pipeline's stages as `run_turn` calls them, and the parts timed apart inside them.
+_STAGES = (
+    "open_turn",
+    "read",
+    "write_trusted",
+    "decide_contract",
+    "choose_action",
+    "supervise",
+    "progress_lines",
+    "commit",
+)
+
+
+def stages(turns: int, store_kind: str = "normal") -> dict[str, Any]:
+    """CPU per turn of each pipeline stage (and of the detector, the grader and the store's
+    write inside them), measured by wrapping the functions the pipeline calls."""
+    from pedrag.runtime.turn import pipeline, supervision, trusted_writes
+
+    spent: dict[str, float] = {}
+
+    def timed(function: Any, label: str) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - started
+
+        return wrapper
+
+    originals = [(pipeline, name, getattr(pipeline, name)) for name in _STAGES]
+    originals += [
+        (pipeline, "check", pipeline.check),
+        (supervision, "check", supervision.check),
+        (trusted_writes, "assess", trusted_writes.assess),
+    ]
+    try:
+        for module, name, function in originals[: len(_STAGES)]:
+            setattr(module, name, timed(function, name))
+        detector_check = timed(supervision.check, "  detector (in supervise, progress_lines)")
+        pipeline.check = supervision.check = detector_check
+        trusted_writes.assess = timed(trusted_writes.assess, "  grader (in write_trusted)")
+        run = Run(store_kind, TheorySet.shipped())
+        if hasattr(run.store, "save_turn"):
+            run.store.save_turn = timed(run.store.save_turn, "  save_turn (in commit)")
+        messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
+        backend = 0.0
+        for index in range(turns + 50):
+            if index == 50:
+                spent.clear()
+                backend = 0.0
+            run.turn(index, messages[index % len(messages)])
+            backend += run.backend.seconds
+        run.result()
+    finally:
+        for module, name, function in originals:
+            setattr(module, name, function)
+    per_turn = {label: round(seconds * 1000 / turns, 3) for label, seconds in spent.items()}
+    order = [*_STAGES, *sorted(label for label in per_turn if label.startswith("  "))]
+    return {
+        "turns": turns,
+        "store": store_kind,
+        "offline_backend_ms": round(backend * 1000 / turns, 3),
+        "stages_ms": {label: per_turn[label] for label in order if label in per_turn},
+    }
+
+
 STORES = {
     "normal": "SQLite file, WAL, synchronous=NORMAL (default)",
     "full": "SQLite file, WAL, synchronous=FULL",
@@ -233,7 +305,24 @@ def main() -> int:
     parser.add_argument(
         "--profile", action="store_true", help="profile warm SQLite turns instead (cProfile)"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="CPU per pipeline stage instead (no profiler)"
+    )
     args = parser.parse_args()
+    if args.stages:
+        kind = "normal" if args.store == "all" else args.store
+        timing = stages(args.turns, kind)
+        if args.format == "json":
+            print(json.dumps(timing, indent=2))
+            return 0
+        print(
+            f"CPU per turn by stage ({timing['turns']} warm turns, {STORES[kind]}; the "
+            f"offline backend's {timing['offline_backend_ms']:.3f} ms is inside read and "
+            "supervise):"
+        )
+        for label, ms in timing["stages_ms"].items():
+            print(f"  {ms:7.3f} ms  {label}")
+        return 0
     if args.profile:
         figures = profile(min(args.turns, 500))
         if args.format == "json":
