@@ -9,8 +9,8 @@ typical 1 s model call.
 Persistence is on, as it is by default: the SQLite store on a file on local disk (in the
 working directory's filesystem, not /tmp, which may be memory), WAL mode, one transaction per
 turn, at the default `synchronous=NORMAL` and at `FULL` (one fsync per commit), with the
-in-memory store as the baseline of the same turn loop without persistence. Commits per turn
-are counted, not assumed.
+in-memory store as the baseline of the same turn loop without persistence. Commits and SQL
+statements per turn are counted (SQLite's own trace of what it ran), not assumed.
 
 Times are CPU time of the process (``time.process_time``): wall clock on a shared machine is
 mostly other people's work. ``--profile`` runs warm turns on the SQLite store under cProfile
@@ -19,6 +19,11 @@ and prints, per turn, the calls into pedrag's own code, the history preparations
 
     python benchmarks/turn_overhead.py [--turns 2000] [--store normal|full|memory] [--format json]
     python benchmarks/turn_overhead.py --profile [--turns 200]
+    python benchmarks/turn_overhead.py --stages [--turns 1000] [--store normal|full|memory]
+
+``--stages`` times each stage of the turn pipeline (``pedrag.runtime.turn.pipeline``) without
+the profiler, with the detector's checks, the grader and the store's ``save_turn`` inside them
+timed apart: CPU per turn, the offline backend's share shown on its own.
 """
 
 from __future__ import annotations
@@ -67,7 +72,9 @@ class Run:
         self.kind = store_kind
         self.backend = TimedOffline()
         self.commits = 0
+        self.statements = 0
         self.measured_commits = 0
+        self.measured_statements = 0
         self.folder: str | None = None
         self.samples: list[float] = []
         if store_kind != "memory":
@@ -80,7 +87,8 @@ class Run:
             self.store: Any = SessionStore(
                 str(Path(self.folder) / "bench.db"), synchronous=store_kind.upper()
             )
-            event.listen(self.store._engine, "commit", self._count)
+            # Every statement SQLite runs, whether through SQLAlchemy or on the driver directly.
+            event.listen(self.store._engine, "checkout", self._trace)
         else:
             self.store = MemoryStore()
         self.tutor = Tutor(theories, None, CURRICULUM, self.store)
@@ -88,20 +96,26 @@ class Run:
         self.tutor.backend = self.backend
         self.session = self.tutor.start(theory="socratic", exercise="mult_7x8", seed=1)
 
-    def _count(self, _connection: Any) -> None:
-        self.commits += 1
+    def _trace(self, dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        dbapi_connection.set_trace_callback(self._count)
+
+    def _count(self, statement: str) -> None:
+        self.statements += 1
+        if statement.lstrip().upper().startswith("COMMIT"):
+            self.commits += 1
 
     def turn(self, index: int, message: str) -> None:
         if index % 20 == 0:  # fresh sessions keep the socratic theory (no switch) in play
             self.session = self.tutor.start(theory="socratic", exercise="mult_7x8", seed=index)
         self.backend.seconds = 0.0
-        before = self.commits
+        before, ran = self.commits, self.statements
         started = time.process_time()
         self.tutor.turn(self.session, message)
         elapsed = time.process_time() - started - self.backend.seconds
         if index >= 50:  # warm-up
             self.samples.append(elapsed * 1000)
             self.measured_commits += self.commits - before
+            self.measured_statements += self.statements - ran
 
     def result(self) -> dict[str, Any]:
         if self.folder is not None:
@@ -119,6 +133,7 @@ class Run:
             "goal_median_ms": 2.0,
             "store": self.kind,
             "commits_per_turn": round(self.measured_commits / len(samples), 3),
+            "statements_per_turn": round(self.measured_statements / len(samples), 3),
         }
 
 
@@ -201,6 +216,73 @@ def profile(turns: int, top: int = 15) -> dict[str, Any]:
     }
 
 
+# The pipeline's stages as `run_turn` calls them, and the parts timed apart inside them.
+_STAGES = (
+    "open_turn",
+    "read",
+    "write_trusted",
+    "decide_contract",
+    "choose_action",
+    "supervise",
+    "progress_lines",
+    "commit",
+)
+
+
+def stages(turns: int, store_kind: str = "normal") -> dict[str, Any]:
+    """CPU per turn of each pipeline stage (and of the detector, the grader and the store's
+    write inside them), measured by wrapping the functions the pipeline calls."""
+    from pedrag.runtime.turn import pipeline, supervision, trusted_writes
+
+    spent: dict[str, float] = {}
+
+    def timed(function: Any, label: str) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - started
+
+        return wrapper
+
+    originals = [(pipeline, name, getattr(pipeline, name)) for name in _STAGES]
+    originals += [
+        (pipeline, "check", pipeline.check),
+        (supervision, "check", supervision.check),
+        (trusted_writes, "assess", trusted_writes.assess),
+    ]
+    try:
+        for module, name, function in originals[: len(_STAGES)]:
+            setattr(module, name, timed(function, name))
+        detector_check = timed(supervision.check, "  detector (in supervise, progress_lines)")
+        pipeline.check = supervision.check = detector_check
+        trusted_writes.assess = timed(trusted_writes.assess, "  grader (in write_trusted)")
+        run = Run(store_kind, TheorySet.shipped())
+        if hasattr(run.store, "save_turn"):
+            run.store.save_turn = timed(run.store.save_turn, "  save_turn (in commit)")
+        messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
+        backend = 0.0
+        for index in range(turns + 50):
+            if index == 50:
+                spent.clear()
+                backend = 0.0
+            run.turn(index, messages[index % len(messages)])
+            backend += run.backend.seconds
+        run.result()
+    finally:
+        for module, name, function in originals:
+            setattr(module, name, function)
+    per_turn = {label: round(seconds * 1000 / turns, 3) for label, seconds in spent.items()}
+    order = [*_STAGES, *sorted(label for label in per_turn if label.startswith("  "))]
+    return {
+        "turns": turns,
+        "store": store_kind,
+        "offline_backend_ms": round(backend * 1000 / turns, 3),
+        "stages_ms": {label: per_turn[label] for label in order if label in per_turn},
+    }
+
+
 STORES = {
     "normal": "SQLite file, WAL, synchronous=NORMAL (default)",
     "full": "SQLite file, WAL, synchronous=FULL",
@@ -223,7 +305,24 @@ def main() -> int:
     parser.add_argument(
         "--profile", action="store_true", help="profile warm SQLite turns instead (cProfile)"
     )
+    parser.add_argument(
+        "--stages", action="store_true", help="CPU per pipeline stage instead (no profiler)"
+    )
     args = parser.parse_args()
+    if args.stages:
+        kind = "normal" if args.store == "all" else args.store
+        timing = stages(args.turns, kind)
+        if args.format == "json":
+            print(json.dumps(timing, indent=2))
+            return 0
+        print(
+            f"CPU per turn by stage ({timing['turns']} warm turns, {STORES[kind]}; the "
+            f"offline backend's {timing['offline_backend_ms']:.3f} ms is inside read and "
+            "supervise):"
+        )
+        for label, ms in timing["stages_ms"].items():
+            print(f"  {ms:7.3f} ms  {label}")
+        return 0
     if args.profile:
         figures = profile(min(args.turns, 500))
         if args.format == "json":
@@ -262,7 +361,8 @@ def main() -> int:
             f"  {STORES[result['store']]}:\n"
             f"    median {result['median_ms']:.3f} ms, p99 {result['p99_ms']:.3f} ms "
             f"({result['median_share_of_1s_call']:.3%} of a 1 s model call{versus}); "
-            f"{result['commits_per_turn']:g} commits per turn; goal median < 2 ms: {goal}"
+            f"{result['commits_per_turn']:g} commits and {result['statements_per_turn']:g} SQL "
+            f"statements per turn; goal median < 2 ms: {goal}"
         )
     return 0
 

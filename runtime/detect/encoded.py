@@ -66,9 +66,14 @@ def _printable(data: bytes) -> str | None:
     return text if readable / len(text) >= 0.95 else None
 
 
+def _too_short(compact: str) -> bool:
+    """A run (without white space) too short to be a base64 payload."""
+    return len(compact) < (4 if compact.endswith("=") else _MIN_BASE64)
+
+
 def _decode_base64(run: str) -> str | None:
     compact = re.sub(r"\s+", "", run)
-    if len(compact) < (4 if compact.endswith("=") else _MIN_BASE64):
+    if _too_short(compact):
         return None
     padded = compact.rstrip("=")
     padded += "=" * (-len(padded) % 4)
@@ -156,9 +161,13 @@ def _base64_candidates(text: str) -> Iterator[_Candidate]:
             group.append(tokens[index + len(group)])
         for size in range(len(group), 0, -1):
             start, end = group[0].start(), group[size - 1].end()
-            joined_length = sum(len(token.group(0)) for token in group[:size])
-            if end - start > MAX_PAYLOAD_CHARS or (size > 1 and joined_length % 4):
-                continue  # a wrapped payload is padded to a multiple of four
+            if end - start > MAX_PAYLOAD_CHARS:
+                continue
+            if size > 1:
+                if sum(len(token.group(0)) for token in group[:size]) % 4:
+                    continue  # a wrapped payload is padded to a multiple of four
+            elif _too_short(group[0].group(0)):
+                continue  # most words of a reply: no decoding needed to refuse them
             decoded = _decode_base64(text[start:end])
             if decoded:
                 yield _Candidate(start, end, "base64", decoded)

@@ -18,6 +18,7 @@ and code run against its tests in a subprocess (`pedrag.runtime.learning.code_ru
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -149,7 +150,7 @@ def grade(
             reader.Reading(said, "a misconception's answer"),
             "a misconception's `answers:` entry (the whole message)",
         )
-    if reader.read_number(key.answer) is not None:
+    if _number_targets(key, context) is not None:
         result = _grade_number(message, key, context, rules.tolerance, rules.units)
     elif _expression_key(key.answer):
         result = _grade_expression(message, key)
@@ -182,15 +183,24 @@ def _wrong(answer: str, reading: reader.Reading, why: str) -> Grade:
     )
 
 
-def _grade_number(
-    message: str,
-    key: AnswerKey,
-    context: str | None,
-    tolerance: float | None,
-    units: tuple[str, ...],
-) -> Grade:
+@dataclass(frozen=True)
+class _NumberTargets:
+    """What a numeric key gives the reader, read from the key alone: the accepted values, the
+    prompt's (and context's) other numbers, its own spellings of an accepted value, and the
+    worked solution's intermediate values."""
+
+    accepted: tuple[Fraction, ...]
+    givens: tuple[Fraction, ...]
+    restated: tuple[str, ...]
+    steps: tuple[Fraction, ...]
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise (its key), not per message
+def _number_targets(key: AnswerKey, context: str | None) -> _NumberTargets | None:
+    """The key's :class:`_NumberTargets`; None when its answer is not one number."""
     target = reader.read_number(key.answer)
-    assert target is not None
+    if target is None:
+        return None
     accepted = [target, *(v for v in map(reader.read_number, key.accept) if v is not None)]
     given_text = reader.canonical("\n".join(p for p in (key.prompt, context) if p))
     given = reader.numbers(given_text)
@@ -201,6 +211,20 @@ def _grade_number(
         for n in reader.numbers(reader.canonical(key.solution or ""))
         if n.value not in accepted and n.value not in givens
     ]
+    return _NumberTargets(tuple(accepted), tuple(givens), tuple(restated), tuple(steps))
+
+
+def _grade_number(
+    message: str,
+    key: AnswerKey,
+    context: str | None,
+    tolerance: float | None,
+    units: tuple[str, ...],
+) -> Grade:
+    targets = _number_targets(key, context)
+    assert targets is not None
+    accepted, givens, steps = targets.accepted, targets.givens, targets.steps
+    restated = targets.restated
     reading = reader.read_message(
         message, kind="number", givens=givens, steps=steps, restated=restated
     )

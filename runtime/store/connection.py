@@ -46,6 +46,7 @@ from pedrag.runtime.store.documents import _require_tenant_id, json_text
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
+from pedrag.runtime.store.statements import Statements, core_statements, sqlite_write
 
 ENV_DB = "PEDRAG_DB"
 """Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
@@ -239,6 +240,21 @@ class StoreConnection:
             with connection.begin():
                 yield connection
 
+    @contextmanager
+    def _write_statements(self) -> Iterator[Statements]:
+        """A write transaction whose statements run as :class:`Statements`: on SQLite on the
+        pooled connection's DB-API directly (``pedrag.runtime.store.statements``: the turn's
+        commit, where SQLAlchemy's connection cost more CPU than the driver's work), on
+        PostgreSQL as :meth:`_transaction`. Driver errors are translated by :meth:`_errors`."""
+        if self._engine.dialect.name != "sqlite":
+            with self._transaction(write=True) as connection:
+                yield core_statements(connection)
+            return
+        if self._closed or (self._parent is not None and self._parent._closed):
+            raise StoreError("the session store is closed")
+        with sqlite_write(self._engine) as statements:
+            yield statements
+
     def _connect(self) -> Connection:
         """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
         again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for
@@ -283,6 +299,16 @@ class StoreConnection:
             cause = getattr(error, "orig", None) or error
             kind = StoreUnavailable if _connection_lost(error) else StoreError
             raise kind(f"could not {action} in {self.url}: {cause}") from error
+        except Exception as error:
+            # A statement run on the driver directly (_write_statements): the driver's own
+            # error, translated as SQLAlchemy's wrapping of it is above.
+            engine = getattr(self, "_engine", None)
+            driver = engine.dialect.loaded_dbapi if engine is not None else None
+            if driver is None or not isinstance(error, driver.Error):
+                raise
+            lost = isinstance(error, driver.OperationalError | driver.InterfaceError)
+            kind = StoreUnavailable if lost else StoreError
+            raise kind(f"could not {action} in {self.url}: {error}") from error
 
 
 def _connection_lost(error: BaseException) -> bool:

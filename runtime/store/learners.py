@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.connection import StoreConnection
@@ -24,6 +25,7 @@ from pedrag.runtime.store.documents import (
 )
 from pedrag.runtime.store.errors import AlreadyExists, LearnerNotFound
 from pedrag.runtime.store.schema import audit_records, learner_goals, learners, sessions
+from pedrag.runtime.store.statements import Statements
 
 
 class LearnerRecords(StoreConnection):
@@ -31,12 +33,12 @@ class LearnerRecords(StoreConnection):
 
     def _write_learner(
         self,
-        connection: Connection,
+        statements: Statements,
         learner_id: str,
         goals: Mapping[str, Mapping[str, Any]],
         now: datetime,
     ) -> None:
-        dialect_insert = self._upsert_insert()
+        upsert = _GOAL_UPSERTS[self._engine.dialect.name]
         checked = []
         for goal_id, goal in goals.items():
             # Refused before any row is written (the caller's transaction then writes
@@ -46,29 +48,17 @@ class LearnerRecords(StoreConnection):
             _require_json(solved, f"learner goal {goal_id!r} solved")
             checked.append((goal_id, mastery, int(goal["evidence"]), solved))
         for goal_id, mastery, evidence, solved in checked:
-            row = dialect_insert(learner_goals).values(
-                tenant=self._tenant,
-                learner_id=learner_id,
-                goal_id=goal_id,
-                mastery=mastery,
-                evidence=evidence,
-                solved=solved,
-                updated_at=now,
-            )
-            connection.execute(
-                row.on_conflict_do_update(
-                    index_elements=[
-                        learner_goals.c.tenant,
-                        learner_goals.c.learner_id,
-                        learner_goals.c.goal_id,
-                    ],
-                    set_={
-                        "mastery": row.excluded.mastery,
-                        "evidence": row.excluded.evidence,
-                        "solved": row.excluded.solved,
-                        "updated_at": row.excluded.updated_at,
-                    },
-                )
+            statements.rowcount(
+                upsert,
+                {
+                    "g_tenant": self._tenant,
+                    "g_learner": learner_id,
+                    "g_goal": goal_id,
+                    "g_mastery": mastery,
+                    "g_evidence": evidence,
+                    "g_solved": solved,
+                    "g_now": now,
+                },
             )
 
     def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
@@ -174,3 +164,33 @@ class LearnerRecords(StoreConnection):
             ).first()
             is not None
         )
+
+
+def _goal_upsert(dialect_insert: Any) -> Any:
+    """A learner's goal written or replaced, values bound by name (built once per dialect:
+    a turn's commit runs it through ``Statements``, which keeps its compiled form)."""
+    columns = learner_goals.c
+    row = dialect_insert(learner_goals).values(
+        tenant=bindparam("g_tenant", type_=columns.tenant.type),
+        learner_id=bindparam("g_learner", type_=columns.learner_id.type),
+        goal_id=bindparam("g_goal", type_=columns.goal_id.type),
+        mastery=bindparam("g_mastery", type_=columns.mastery.type),
+        evidence=bindparam("g_evidence", type_=columns.evidence.type),
+        solved=bindparam("g_solved", type_=columns.solved.type),
+        updated_at=bindparam("g_now", type_=columns.updated_at.type),
+    )
+    return row.on_conflict_do_update(
+        index_elements=[columns.tenant, columns.learner_id, columns.goal_id],
+        set_={
+            "mastery": row.excluded.mastery,
+            "evidence": row.excluded.evidence,
+            "solved": row.excluded.solved,
+            "updated_at": row.excluded.updated_at,
+        },
+    )
+
+
+_GOAL_UPSERTS = {
+    "sqlite": _goal_upsert(sqlite.insert),
+    "postgresql": _goal_upsert(postgresql.insert),
+}

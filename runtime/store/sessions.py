@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.documents import (
@@ -32,6 +32,7 @@ from pedrag.runtime.store.errors import (
 )
 from pedrag.runtime.store.learners import LearnerRecords
 from pedrag.runtime.store.schema import audit_records, sessions
+from pedrag.runtime.store.statements import Statements, core_statements
 from pedrag.runtime.store.stored import StoredSession
 
 
@@ -100,7 +101,7 @@ class SessionRecords(LearnerRecords):
         audit = _safe_audit(audit)  # text from models and endpoints: cleaned, not refused
         now = _utcnow()
         with self._errors(f"save turn {turn_index} of session {session_id!r}"):
-            with self._transaction(write=True) as connection:
+            with self._write_statements() as statements:
                 # The compare-and-set: only the writer that saw turns == n - 1 advances it. On
                 # PostgreSQL a concurrent writer blocks on the row lock, then re-checks the
                 # condition against the committed row and matches nothing.
@@ -113,15 +114,15 @@ class SessionRecords(LearnerRecords):
                     "b_now": now,
                 }
                 if version is None:
-                    advanced = connection.execute(_ADVANCE, values)
+                    advanced = statements.rowcount(_ADVANCE, values)
                 else:
-                    advanced = connection.execute(_ADVANCE_AT, {**values, "b_version": version})
-                if advanced.rowcount != 1:
-                    self._raise_conflict(connection, session_id, turn_index)
+                    advanced = statements.rowcount(_ADVANCE_AT, {**values, "b_version": version})
+                if advanced != 1:
+                    self._raise_conflict(statements, session_id, turn_index)
                 # A record already stored for this turn (only possible if the tables were
                 # edited behind the store's back) fails on the primary key: StoreError, and
                 # the update above is rolled back with it.
-                connection.execute(
+                statements.rowcount(
                     _RECORD,
                     {
                         "session_id": session_id,
@@ -132,16 +133,12 @@ class SessionRecords(LearnerRecords):
                     },
                 )
                 if learner is not None:
-                    self._write_learner(connection, learner[0], learner[1], now)
+                    self._write_learner(statements, learner[0], learner[1], now)
 
-    def _raise_conflict(self, connection: Connection, session_id: str, turn_index: int) -> None:
+    def _raise_conflict(self, statements: Statements, session_id: str, turn_index: int) -> None:
         """A compare-and-set on the turn count matched nothing: say why (no such session of
         this tenant, or another writer committed first)."""
-        committed = connection.execute(
-            select(sessions.c.turns).where(
-                sessions.c.id == session_id, sessions.c.tenant == self._tenant
-            )
-        ).scalar_one_or_none()
+        committed = statements.scalar(_TURNS, {"b_id": session_id, "b_tenant": self._tenant})
         if committed is None:
             raise SessionNotFound(session_id)
         raise TurnConflict(
@@ -173,7 +170,7 @@ class SessionRecords(LearnerRecords):
                     .values(state=state, updated_at=_utcnow(), version=sessions.c.version + 1)
                 )
                 if changed.rowcount != 1:
-                    self._raise_conflict(connection, session_id, turns + 1)
+                    self._raise_conflict(core_statements(connection), session_id, turns + 1)
 
     def load_session(self, session_id: str) -> tuple[dict[str, Any], dict[str, Any], int]:
         """``(meta, state, turns)`` as of the last committed turn; resume with turn
@@ -298,4 +295,14 @@ _ADVANCE = (
 )
 # The same, also against the version the turn read (a toggle since makes it match nothing).
 _ADVANCE_AT = _ADVANCE.where(sessions.c.version == bindparam("b_version"))
-_RECORD = insert(audit_records)
+_RECORD = insert(audit_records).values(
+    session_id=bindparam("session_id", type_=audit_records.c.session_id.type),
+    turn_index=bindparam("turn_index", type_=audit_records.c.turn_index.type),
+    record=bindparam("record", type_=audit_records.c.record.type),
+    created_at=bindparam("created_at", type_=audit_records.c.created_at.type),
+    tenant=bindparam("tenant", type_=audit_records.c.tenant.type),
+)
+# The committed turn count of a session, when a compare-and-set matched nothing.
+_TURNS = select(sessions.c.turns).where(
+    sessions.c.id == bindparam("b_id"), sessions.c.tenant == bindparam("b_tenant")
+)

@@ -10,7 +10,7 @@ metric outside it as ``unwritten-metric``); others keep their value.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pedrag.kernel.sources import writes_observed
@@ -33,7 +33,9 @@ class Fingerprint:
     taught: bool = False
 
     def to_dict(self) -> dict[str, bool]:
-        return asdict(self)
+        # What `dataclasses.asdict` gives for flat bool fields, without its deep copy (a
+        # tenth of the commit stage's own time).
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
 
 def fingerprint(reply: str, *, rung: int, tags: frozenset[str], revealed: bool) -> Fingerprint:

@@ -8,6 +8,8 @@ import urllib.parse
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pedrag.runtime.detect.answer import (
     find_answer_reveals,
@@ -563,3 +565,19 @@ def test_an_answer_hidden_with_invisible_or_look_alike_characters_is_found(reply
     assert [finding.rule_id for finding in findings] == ["answer-reveal"]
     span = reply[findings[0].start : findings[0].end]  # in the reply as given
     assert span.startswith(("5", "fifty")) and span.endswith(("6", "six"))
+
+
+@given(st.text(alphabet="ABCNTYabcxyz0123456789+/_-=", max_size=9))
+def test_a_token_refused_as_too_short_never_decodes(token: str) -> None:
+    """The base64 pass skips decoding a single token `_too_short` refuses (most words of a
+    reply): only sound if decoding would have refused it too."""
+    from pedrag.runtime.detect.encoded import _decode_base64, _too_short
+
+    if _too_short(token):
+        assert _decode_base64(token) is None
+
+
+def test_a_four_character_padded_token_is_still_read() -> None:
+    key = AnswerKey("56")
+    found = find_encoded_payloads(f"Try {base64.b64encode(b'56').decode()} maybe", key)
+    assert [finding.rule_id for finding in found] == ["encoded-payload"]

@@ -331,3 +331,23 @@ def test_choosing_an_option_is_graded_on_that_option_alone(
         assert grade_exercise(message, exercise).verdict == "correct", message
     for message in (wrong, f"I think {wrong}", wrong_sentence):
         assert grade_exercise(message, exercise).verdict == "wrong", message
+
+
+def test_a_keys_numbers_are_read_once_per_key_value_and_each_key_keeps_its_own() -> None:
+    """The grader reads a numeric key's givens once per exercise (cached by the key's value):
+    a key that differs only in its prompt must not be graded with the other's givens."""
+    from pedrag.runtime.learning.grader import _number_targets
+
+    plain = AnswerKey("56", prompt="What is 7 times 8?")
+    restating = AnswerKey("56", prompt="Is 56 the product of 7 and 8?")
+    assert _number_targets(AnswerKey("56", prompt="What is 7 times 8?"), None) is (
+        _number_targets(plain, None)
+    )
+    assert _number_targets(restating, None).restated == ("56",)
+    assert _number_targets(plain, None).restated == ()
+    assert _number_targets(AnswerKey("Paris"), None) is None
+    # each key is graded with its own prompt's numbers, whichever was read first
+    for _ in range(2):
+        assert grade("it's 56", plain).verdict == "correct"
+        assert grade("it's 56", restating).verdict == "none"  # copying the prompt's 56 out
+        assert grade("54", plain).verdict == "wrong"

@@ -688,6 +688,26 @@ def test_the_quick_document_check_passes_exactly_what_the_full_check_passes(valu
     assert _plainly_json(value) == (_json_problem(value, "audit") is None)
 
 
+@pytest.mark.parametrize("container", [list, dict])
+def test_the_quick_check_reads_101_levels_and_leaves_deeper_documents_to_the_full_check(
+    container: type,
+) -> None:
+    """Containers at depth 0 to 100 pass the quick walk; one deeper is left to the full check,
+    which stores it (the limit bounds the walk's recursion, it refuses nothing)."""
+    from pedrag.runtime.store.documents import _plainly_json, _require_document
+
+    def nested(levels: int) -> Any:
+        value: Any = "leaf"
+        for _ in range(levels):
+            value = [value] if container is list else {"k": value}
+        return value
+
+    assert _plainly_json(nested(101))
+    assert not _plainly_json(nested(102))
+    _require_document({"deep": nested(150)}, "state")  # the full check passes it
+    assert not _plainly_json([nested(50), float("nan")])
+
+
 # Strings with everything safe_text changes (NUL, ESC and an ANSI sequence, a C1 control,
 # a lone surrogate, credentials in a URL, a form feed) and what only looks like it (a
 # literal backslash before u, b or f, an @ without a URL, non-ASCII text).

@@ -1,0 +1,143 @@
+"""A write transaction's statements, run on SQLite's DB-API directly: the turn's hot path.
+
+Runtime stage: persistence. Takes SQLAlchemy Core statements (the store's own, built once in
+its modules) and their bound values; gives :class:`Statements`, what a write transaction of
+the store runs them through: on SQLite each statement compiled once to its SQL text and
+parameter order (with the column types' own bind processors, so JSON columns get the store's
+``json_text`` and timestamps SQLAlchemy's text, byte for byte) and executed on a DB-API cursor
+inside ``BEGIN IMMEDIATE`` ... ``COMMIT``; on PostgreSQL through a SQLAlchemy connection, as
+every other transaction.
+
+Why: a committed turn is two statements. Through SQLAlchemy's connection, on SQLite, the
+transaction alone (pool checkout, the ``begin`` hook, commit, the connection's events) cost
+about 110 us of CPU and each statement about 50 us more, where the driver itself takes about
+65 us for the whole transaction (``docs/runtime.md``, "Overhead"). The statements, their
+compare-and-set and their errors are the store's unchanged: the SQL is SQLAlchemy's compiled
+form of the same Core statement, and driver errors reach the store's one translation into
+:class:`~pedrag.runtime.store.errors.StoreError` (``StoreConnection._errors``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql.expression import Executable
+
+_REQUIRED = object()
+
+
+class Statements(Protocol):
+    """What a write transaction runs its statements through."""
+
+    def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
+        """Run ``statement``; how many rows it changed."""
+        ...
+
+    def scalar(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        """Run ``statement``; the first column of its first row, or None for no row."""
+        ...
+
+
+@dataclass(frozen=True)
+class CompiledStatement:
+    """A Core statement compiled for one dialect with a positional parameter style: its SQL
+    text and, in order, each parameter's name, its value when none is given (a literal in
+    the statement; required otherwise) and the column type's bind processor."""
+
+    sql: str
+    parameters: tuple[tuple[str, Any, Callable[[Any], Any] | None], ...]
+
+    @classmethod
+    def of(cls, statement: Executable, dialect: Dialect) -> CompiledStatement:
+        compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+        if compiled.positiontup is None:
+            raise ValueError(f"dialect {dialect.name!r} does not take positional parameters")
+        parameters = []
+        for name in compiled.positiontup:
+            bind = compiled.binds[name]
+            default = _REQUIRED if bind.required else bind.effective_value
+            process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+            parameters.append((name, default, process))
+        return cls(compiled.string, tuple(parameters))
+
+    def values(self, given: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would."""
+        values = []
+        for name, default, process in self.parameters:
+            value = given.get(name, default)
+            if value is _REQUIRED:
+                raise KeyError(f"no value for the statement's parameter {name!r}")
+            values.append(value if process is None else process(value))
+        return tuple(values)
+
+
+@functools.lru_cache(maxsize=64)
+def compiled_form(statement: Executable, dialect: Dialect) -> CompiledStatement:
+    """The compiled form of one of the store's statements, kept: they are module constants
+    with their values bound by name, never built per call (so the cache holds a few)."""
+    return CompiledStatement.of(statement, dialect)
+
+
+class _DriverStatements:
+    """Statements on a DB-API cursor inside a transaction the caller began."""
+
+    def __init__(self, cursor: Any, dialect: Dialect) -> None:
+        self._cursor = cursor
+        self._dialect = dialect
+
+    def _execute(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        form = compiled_form(statement, self._dialect)
+        return self._cursor.execute(form.sql, form.values(values))
+
+    def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
+        return int(self._execute(statement, values).rowcount)
+
+    def scalar(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        row = self._execute(statement, values).fetchone()
+        return None if row is None else row[0]
+
+
+class _CoreStatements:
+    """Statements on a SQLAlchemy connection inside its transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
+        return int(self._connection.execute(statement, dict(values)).rowcount)  # type: ignore[attr-defined]
+
+    def scalar(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        return self._connection.execute(statement, dict(values)).scalar_one_or_none()
+
+
+def core_statements(connection: Connection) -> Statements:
+    return _CoreStatements(connection)
+
+
+@contextmanager
+def sqlite_write(engine: Engine) -> Iterator[Statements]:
+    """A write transaction on a pooled SQLite connection's DB-API connection, its write lock
+    taken at ``BEGIN IMMEDIATE`` (as the store's ``begin`` hook does for every write):
+    committed on normal exit, rolled back on any exception. Give it only statements built
+    once (module constants): their compiled forms are kept."""
+    pooled = engine.raw_connection()
+    try:
+        cursor = pooled.cursor()
+        try:
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield _DriverStatements(cursor, engine.dialect)
+            except BaseException:
+                pooled.rollback()
+                raise
+            pooled.commit()
+        finally:
+            cursor.close()
+    finally:
+        pooled.close()  # back to the pool
