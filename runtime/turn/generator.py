@@ -163,9 +163,11 @@ def build_request(given: GenerationInput) -> LLMRequest:
     unchanged prefix (llama.cpp's ``cache_prompt``, OpenAI's automatic prefix caching), so the
     first system message holds what a session repeats every turn (identity, ladder, the
     exercise, the rules), then the earlier exchanges (each turn only appends to them), then a
-    second system message with what this turn decides (the action, its wording and material,
-    the metrics, the grader's facts, the contract, the passages) right before the student's
-    message. Putting the contract last also puts it nearest the reply it binds."""
+    second, short system message with only what a model needs this turn (the action, its
+    wording hint and material, the metrics, the grader's facts, the contract, the passages)
+    right before the student's message. Putting the contract last also puts it nearest the
+    reply it binds. What only the offline backend reads rides on the request as its
+    :class:`ActorPlan`."""
     stable = "\n\n".join(
         [
             f"You are a tutor following the {given.theory_name}. {given.theory_description}".strip(),
