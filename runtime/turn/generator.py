@@ -118,11 +118,14 @@ def contract_block(contract: Contract) -> str:
 
 def _material_lines(given: GenerationInput) -> list[str]:
     """This turn's teaching material, one JSON line, without the exercise's prompt (the stable
-    message has it), and which of it the learner has not had yet. How to use it is a session
-    rule, said once in the stable message."""
+    message has it) or a misconception the diagnosis already names, and which of it the
+    learner has not had yet. How to use it is a session rule, said once in the stable
+    message."""
     if given.material is None:
         return []
     shown = {k: v for k, v in given.material.items() if k != "prompt" and v}
+    if shown.get("misconception") == shown.get("diagnosis"):
+        shown.pop("misconception", None)  # the same text twice (turn_material)
     new = [name for name in (given.said or {}).get("fresh", ()) if name in shown]
     lines = []
     if shown:

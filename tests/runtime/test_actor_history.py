@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse
@@ -152,3 +153,24 @@ def test_the_offline_actor_writes_its_reply_from_the_plan_not_from_the_prompt() 
     # Without a plan (a plain chat request), the safe line, whatever the prompt says.
     plain = OfflineBackend().complete(LLMRequest(role="actor", messages=bare)).text
     assert plain == SAFE_LINE
+
+
+def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
+    # Issue 30's floor (benchmarks/model_calls.py measures it over 60 turns): with the
+    # per-turn message short, about half of an actor prompt or more is what the previous one
+    # started with, so a server's prompt cache covers it. On this curriculum, with its
+    # teaching material in the per-turn message, the median was 0.33 before (WORDINGS and
+    # ALREADY SAID in the prompt) and is 0.49 now.
+    backend = RecordingActor()
+    tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
+    session = tutor.start(theory="socratic", exercise="mult_7x8", seed=3)
+    messages = ["hello", "is it 54?", "I'm stuck", "I added 7 and 8", "can I get a hint?", "hmm"]
+    for message in [*messages, "I think 7 x 4 is 28", "so double it?"]:
+        tutor.turn(session, message)
+    prompts = [
+        "".join(f"<{who}>{text}" for who, text in r.messages) for r in backend.actor_requests
+    ]
+    shares = []
+    for earlier, later in zip(prompts, prompts[1:], strict=False):
+        shares.append(len(os.path.commonprefix([earlier, later])) / len(later))
+    assert sorted(shares)[len(shares) // 2] > 0.45
