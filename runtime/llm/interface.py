@@ -42,6 +42,25 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 @dataclass(frozen=True)
+class ActorPlan:
+    """What the actor's prompt asks for, as data, for a backend that answers without a model
+    (the offline one): the action's wordings filled with the topic (the template first, then
+    its variants; empty when no exercise is in play), the teaching material the turn may use,
+    what the tutor said before in the session (reply fingerprints, the previous reply, the
+    reply count, which material is still new), the grader's facts, and whether a refused draft
+    is being written again. Never sent to a server: a model reads the prompt, where only what
+    it can use appears (issue 30: the per-turn suffix stays short, so a server's prompt cache
+    covers most of the prompt)."""
+
+    template: str
+    wordings: tuple[str, ...] = ()
+    material: Mapping[str, str] = field(default_factory=dict)
+    said: Mapping[str, Any] = field(default_factory=dict)
+    grader_facts: tuple[str, ...] = ()
+    revising: bool = False
+
+
+@dataclass(frozen=True)
 class LLMRequest:
     """One model call. ``json_schema`` asks for a JSON object reply validated against it."""
 
@@ -60,6 +79,9 @@ class LLMRequest:
     # that judges without a model: the offline one reads the object, not the prompt's JSON.
     # Never sent to a server.
     contract: Any = field(default=None, hash=False, compare=False)
+    # The actor's plan as data (:class:`ActorPlan`), for a backend that writes the reply
+    # without a model. Never sent to a server.
+    actor: ActorPlan | None = field(default=None, hash=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

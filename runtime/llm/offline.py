@@ -6,11 +6,12 @@ gives an :class:`~pedrag.runtime.llm.interface.LLMResponse` worked out from the 
 - ``classifier`` / ``analyzer``: the heuristic classifier and analyzer over the framed message,
   for exactly the metrics the request's JSON Schema asks for;
 - ``actor``: on a grounded turn, the best course passage quoted and cited
-  (``pedrag.runtime.llm.offline_grounded``); otherwise one of the action's wordings (``WORDINGS:``,
-  else the ``ACTION TEMPLATE:`` line), filled from the exercise's teaching material
-  (``TEACHING MATERIAL:``): wordings that give the learner something new (the next hint, the
-  worked example) first, rotated by the session's reply count, skipping any recently said
-  (``ALREADY SAID:``) and never the previous reply;
+  (``pedrag.runtime.llm.offline_grounded``, from the prompt's passages); otherwise one of the
+  action's wordings filled from the exercise's teaching material, both read from the request's
+  :class:`~pedrag.runtime.llm.interface.ActorPlan` (not from the prompt, which carries only
+  what a model needs): wordings that give the learner something new (the next hint, the
+  worked example) first, rotated by the session's reply count, skipping any recently said and
+  never the previous reply;
 - ``judge``: the rubric as patterns (:func:`pedrag.runtime.turn.judge.rule_based_verdict`);
 - ``selector``: :func:`pedrag.runtime.policy.rule_engine.offline_select`;
 - ``student`` / ``evaluator`` / ``extractor``: a neutral fixed reply.
@@ -31,21 +32,13 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from pedrag.runtime.learning.material import fill, fingerprint, placeholders
-from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
+from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.policy_core import Contract
 from pedrag.runtime.policy.rule_engine import offline_select
 from pedrag.runtime.turn.analyzer import feeling_phrase, heuristic_inference
 from pedrag.runtime.turn.classifier import heuristic_classification, unframe_message
-from pedrag.runtime.turn.generator import (
-    GRADER_FACTS_MARK,
-    MATERIAL_MARK,
-    REVISION_MARK,
-    SAFE_LINE,
-    SAID_MARK,
-    TEMPLATE_MARK,
-    WORDINGS_MARK,
-)
+from pedrag.runtime.turn.generator import SAFE_LINE
 from pedrag.runtime.turn.judge import DRAFT_CLOSE, DRAFT_OPEN, rule_based_verdict
 from pedrag.runtime.turn.state import MetricField
 from pedrag.runtime.turn.text import as_written
@@ -216,18 +209,12 @@ _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
 _UNGRADED = "the learner's code could not be graded: "
 
 
-def grader_preface(system: str, message: str = "") -> str:
+def grader_preface(facts: tuple[str, ...], message: str = "") -> str:
     """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
     grader decided; the actor only says what it found), the learner's answer quoted as they
     wrote it in ``message``. A correct answer's confirmation is the runtime's own line, so it
     is not repeated here."""
-    start = system.find(GRADER_FACTS_MARK)
-    if start < 0:
-        return ""
-    for line in system[start:].split("\n")[1:]:
-        if not line.startswith("- "):
-            break
-        fact = line[2:].strip()
+    for fact in (fact.strip() for fact in facts):
         if match := _WRONG_FACT.match(fact):
             return f"Not quite: {as_written(match.group(2), message)} isn't it."
         if match := _FAILED_TEST.match(fact):
@@ -236,24 +223,6 @@ def grader_preface(system: str, message: str = "") -> str:
         if fact.startswith(_UNGRADED):
             return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
     return ""
-
-
-def _marked(system: str, mark: str) -> str:
-    start = system.find(mark)
-    if start < 0:
-        return ""
-    return system[start + len(mark) :].split("\n", 1)[0].strip()
-
-
-def _marked_json(system: str, mark: str) -> Any:
-    line = _marked(system, mark)
-    if not line:
-        return None
-    try:
-        value, _ = json.JSONDecoder().raw_decode(line)
-    except ValueError:
-        return None
-    return value
 
 
 class OfflineBackend:
@@ -280,7 +249,8 @@ class OfflineBackend:
         if parsed is not None:
             text = json.dumps(parsed, sort_keys=True)
         elif request.role == "actor":
-            line = self._actor(system, unframe_message(user))
+            plan = request.actor  # None: a request built without the plan (a plain chat)
+            line = self._actor(plan, unframe_message(user)) if plan is not None else SAFE_LINE
             text = grounded_reply(system, unframe_message(user), line) or line
         else:
             text = "I'm not sure yet."
@@ -307,23 +277,19 @@ class OfflineBackend:
         return LLMStream(deltas)
 
     @staticmethod
-    def _actor(system: str, message: str = "") -> str:
-        line = _marked(system, TEMPLATE_MARK)
-        wordings = _marked_json(system, WORDINGS_MARK)
-        if not isinstance(wordings, list) or not wordings:
-            return line or SAFE_LINE
-        material = _marked_json(system, MATERIAL_MARK)
-        material = material if isinstance(material, dict) else {}
-        said = _marked_json(system, SAID_MARK)
-        said = said if isinstance(said, dict) else {}
+    def _actor(plan: ActorPlan, message: str = "") -> str:
+        line = plan.template or SAFE_LINE
+        if not plan.wordings:
+            return line
+        material = dict(plan.material)
+        said = dict(plan.said)
         feeling = feeling_phrase(message)
-        grader = grader_preface(system, message)
+        grader = grader_preface(plan.grader_facts, message)
         diagnosis = prefaces(material, said, "")  # the misconception, after the grader's fact
         first = prefaces({}, said, message) if feeling else ""
         prefix = " ".join(part for part in (first, grader, diagnosis) if part)
-        revising = REVISION_MARK in system
-        reply = fill_wording([str(w) for w in wordings], material, said, prefix, revising)
-        return reply or " ".join(part for part in (prefix, line or SAFE_LINE) if part)
+        reply = fill_wording(list(plan.wordings), material, said, prefix, plan.revising)
+        return reply or " ".join(part for part in (prefix, line) if part)
 
     @staticmethod
     def _judge(user: str, contract: Any = None) -> dict[str, str]:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from pedrag.runtime.llm.interface import LLMRequest, LLMResponse
+import os
+from pathlib import Path
+
+from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.store.memory import MemoryStore
-from pedrag.runtime.turn.classifier import OPEN
-from pedrag.runtime.turn.generator import TURN_MARK
+from pedrag.runtime.turn.classifier import CLOSE, OPEN
+from pedrag.runtime.turn.generator import MATERIAL_MARK, SAFE_LINE, TEMPLATE_MARK, TURN_MARK
 from pedrag.runtime.turn.tutor import HISTORY_TURNS, Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
+
+# The shipped curriculum: exercises with teaching material (hints, misconceptions).
+SHIPPED_CURRICULUM = Path(__file__).parent.parent.parent / "theories" / "curriculum.yaml"
 
 
 class RecordingActor:
@@ -105,3 +111,66 @@ def test_the_actor_prompt_grows_by_appending_so_a_server_can_cache_its_prefix() 
     # What changes from turn to turn is in the per-turn message, not the stable one.
     assert all(TURN_MARK in prompt[-2][1] and "Help ceiling" in prompt[-2][1] for prompt in prompts)
     assert all("Help ceiling" not in prompt[0][1] for prompt in prompts)
+
+
+def test_the_per_turn_suffix_carries_no_machine_data_and_the_plan_carries_it() -> None:
+    # Issue 30: the offline backend's data (every wording, reply fingerprints, the previous
+    # reply) travels on the request as an ActorPlan; the prompt's per-turn message holds only
+    # what a model can use, and what holds all session long is said once, in the stable text.
+    backend = RecordingActor()
+    tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
+    session = tutor.start(theory="socratic", exercise="mult_7x8", seed=2)
+    messages = ["hello", "I added 7 and 8 and got 15", "I'm stuck, can you give me a hint?"]
+    for message in messages:
+        tutor.turn(session, message)
+    last = backend.actor_requests[-1]
+    plan = last.actor
+    assert plan is not None and plan.said["recent"] and plan.said["last_fp"]
+    suffix = last.messages[-2][1]
+    for fingerprint in [*plan.said["recent"], plan.said["last_fp"]]:
+        assert fingerprint not in suffix
+    assert plan.said["last"] not in suffix  # the previous reply is in the history already
+    assert len(plan.wordings) > 1 and not any(w in suffix for w in plan.wordings[1:])
+    assert plan.wordings[0] == plan.template and f"{TEMPLATE_MARK} {plan.template}" in suffix
+    # The material is there, without the exercise's prompt the stable text already has.
+    assert MATERIAL_MARK in suffix and "What is 7 times 8?" not in suffix
+    assert "What is 7 times 8?" in last.messages[0][1]
+    assert "never repeat an earlier reply" in last.messages[0][1]
+    assert "never repeat" not in suffix and "Help ceiling" in suffix
+
+
+def test_the_offline_actor_writes_its_reply_from_the_plan_not_from_the_prompt() -> None:
+    plan = ActorPlan(
+        template="What do you notice?",
+        wordings=("What do you notice?", "Here's a hint: {hint}"),
+        material={"prompt": "What is 7 times 8?", "hint": "Double 7 times 4."},
+        said={"fresh": ["hint"], "count": 0},
+        grader_facts=("the learner's answer '54' is not correct",),
+    )
+    bare = (("system", "You are a tutor."), ("user", f"{OPEN}\nis it 54?\n{CLOSE}"))
+    reply = OfflineBackend().complete(LLMRequest(role="actor", messages=bare, actor=plan)).text
+    assert reply == "Not quite: 54 isn't it. Here's a hint: Double 7 times 4."
+    # Without a plan (a plain chat request), the safe line, whatever the prompt says.
+    plain = OfflineBackend().complete(LLMRequest(role="actor", messages=bare)).text
+    assert plain == SAFE_LINE
+
+
+def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
+    # Issue 30's floor (benchmarks/model_calls.py measures it over 60 turns): with the
+    # per-turn message short, about half of an actor prompt or more is what the previous one
+    # started with, so a server's prompt cache covers it. On this curriculum, with its
+    # teaching material in the per-turn message, the median was 0.33 before (WORDINGS and
+    # ALREADY SAID in the prompt) and is 0.49 now.
+    backend = RecordingActor()
+    tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
+    session = tutor.start(theory="socratic", exercise="mult_7x8", seed=3)
+    messages = ["hello", "is it 54?", "I'm stuck", "I added 7 and 8", "can I get a hint?", "hmm"]
+    for message in [*messages, "I think 7 x 4 is 28", "so double it?"]:
+        tutor.turn(session, message)
+    prompts = [
+        "".join(f"<{who}>{text}" for who, text in r.messages) for r in backend.actor_requests
+    ]
+    shares = []
+    for earlier, later in zip(prompts, prompts[1:], strict=False):
+        shares.append(len(os.path.commonprefix([earlier, later])) / len(later))
+    assert sorted(shares)[len(shares) // 2] > 0.45
