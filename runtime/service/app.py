@@ -99,6 +99,7 @@ from pedrag.runtime.store.session_store import (
     LearnerNotFound,
     SessionNotFound,
     SessionStore,
+    StoredSession,
     StoreError,
     StoreUnavailable,
     TurnConflict,
@@ -830,9 +831,15 @@ _CURRICULA: dict[tuple[str, str], str | None] = {}
 _CURRICULA_LIMIT = 50_000
 
 
-def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
+def _resume(
+    ctx: TenantContext, session_id: str, stored: StoredSession | None = None
+) -> tuple[Tutor, Session]:
+    """The session's tutor and the session, read from the store (from ``stored`` when the
+    caller has read it)."""
     key = (ctx.tenant.id, session_id)
-    if key in _CURRICULA:
+    if stored is not None:
+        curriculum = stored.meta.get("curriculum")
+    elif key in _CURRICULA:
         curriculum = _CURRICULA[key]
     else:
         meta, _, _ = ctx.store.load_session(session_id)
@@ -842,7 +849,7 @@ def _resume(ctx: TenantContext, session_id: str) -> tuple[Tutor, Session]:
         _CURRICULA[key] = curriculum
     tutor = ctx.tutor(curriculum)
     try:
-        return tutor, tutor.resume(session_id)
+        return tutor, tutor.resume(session_id, stored)
     except KeyError as error:
         raise Problem(409, "session-not-runnable", str(error.args[0])) from error
 
@@ -874,12 +881,11 @@ async def _run_turn(
 def _turn_in_thread(
     request: Request, claim: KeyClaim, session_id: str, turn: int | None, message: str
 ) -> TurnResult:
-    """A JSON turn in one worker thread: the key's check and the session's read share one
-    read transaction, and the turn runs in the same thread (one hop off the event loop, where
-    a dependency, a resume and a turn each took one). Re-runs on a toggle as `_run_turn`."""
-    with request.app.state.service.store.reading():
-        ctx = claim.verify(request)
-        tutor, session = _resume(ctx, session_id)
+    """A JSON turn in one worker thread: the key's check and the session's read are one
+    statement, and the turn runs in the same thread (one hop off the event loop, where a
+    dependency, a resume and a turn each took one). Re-runs on a toggle as `_run_turn`."""
+    ctx, stored = claim.verify_with_session(request, session_id)
+    tutor, session = _resume(ctx, session_id, stored)
     for attempt in range(1, TURN_ATTEMPTS + 1):
         if attempt > 1:
             tutor, session = _resume(ctx, session_id)

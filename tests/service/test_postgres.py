@@ -27,6 +27,7 @@ from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_budget import race_workers_against
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
+from tests.service.test_store_tenancy import key_with_session_reads_only_the_keys_tenant
 
 pytestmark = pytest.mark.skipif(postgres_bin() is None, reason=SKIP_REASON)
 
@@ -304,3 +305,10 @@ def test_racing_turns_cannot_spend_past_the_deployment_cap_on_postgresql(
     three calls' worst case, reserving in the PostgreSQL store; the total never passes it."""
     with SessionStore(fresh_database(pg_url)) as store:
         race_workers_against(store, fake_openai)
+
+
+def test_a_keys_check_and_its_tenants_session_come_in_one_statement_on_postgresql(
+    pg_url: str,
+) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        key_with_session_reads_only_the_keys_tenant(store)
