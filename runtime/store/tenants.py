@@ -132,7 +132,7 @@ class TenantDirectory:
         """The record of an API key (revoked or not), or None for an unknown key."""
         store = self._store
         with store._errors("check an API key"):
-            with store._transaction(write=False) as connection:
+            with store._statement() as connection:
                 row = connection.execute(_KEY, {"b_hash": hash_api_key(key)}).one_or_none()
         return _api_key(row) if row is not None else None
 
@@ -146,7 +146,7 @@ class TenantDirectory:
         statements that was two round trips and two passes through SQLAlchemy per turn."""
         store = self._store
         with store._errors(f"check an API key and load session {session_id!r}"):
-            with store._transaction(write=False) as connection:
+            with store._statement() as connection:
                 row = connection.execute(
                     _KEY_AND_SESSION, {"b_hash": hash_api_key(key), "b_session": session_id}
                 ).one_or_none()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,8 +124,13 @@ def test_a_keys_check_and_its_tenants_session_come_in_one_statement(store: Sessi
 def key_with_session_reads_only_the_keys_tenant(store: SessionStore) -> None:
     """``key_with_session`` (a service turn's first read; tests/service/test_postgres.py runs
     it on PostgreSQL too): the key's record as ``key`` gives it, and the session only when it
-    is of the key's tenant, in one statement."""
+    is of the key's tenant, in one statement and outside any transaction (no BEGIN, COMMIT)."""
     from sqlalchemy import event
+
+    def in_transaction(dbapi_connection: Any) -> bool:
+        if hasattr(dbapi_connection, "autocommit"):  # psycopg: BEGIN goes with the statement
+            return not dbapi_connection.autocommit
+        return bool(dbapi_connection.in_transaction)  # pysqlite: BEGIN was run already
 
     store.tenants.create("acme", max_usd=2.5)
     store.tenants.create("other")
@@ -132,12 +138,16 @@ def key_with_session_reads_only_the_keys_tenant(store: SessionStore) -> None:
     acme = store.for_tenant("acme")
     acme.create_session("s1", {"curriculum": "intro"}, {"n": 0})
     acme.save_turn("s1", 1, {"n": 1}, {"turn": 1})
-    statements: list[str] = []
-    event.listen(
-        store._engine, "before_cursor_execute", lambda _c, _r, sql, *_: statements.append(sql)
-    )
+    statements: list[tuple[str, bool]] = []
+
+    def executing(connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        statements.append((sql, in_transaction(connection.connection.dbapi_connection)))
+
+    event.listen(store._engine, "before_cursor_execute", executing)
     found, stored = store.tenants.key_with_session(key, "s1")
-    assert len([sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]) == 1
+    assert len(statements) == 1 and statements[0][0].lstrip().startswith("SELECT")
+    assert statements[0][1] is False
+    event.remove(store._engine, "before_cursor_execute", executing)
     assert found == store.tenants.key(key)
     assert found is not None and found.tenant.max_usd == 2.5 and found.role == "learner"
     assert stored == acme.read_session("s1")
