@@ -26,7 +26,14 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.service.problems import Problem
-from pedrag.runtime.store.session_store import ROLES, SessionStore, Tenant
+from pedrag.runtime.store.session_store import (
+    ROLES,
+    ApiKey,
+    SessionNotFound,
+    SessionStore,
+    StoredSession,
+    Tenant,
+)
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -134,7 +141,12 @@ def authenticate(request: Request, key: str) -> TenantContext:
 def tenant_context(service: Any, key: str) -> TenantContext:
     """:func:`authenticate` without the request: the key's tenant context, read from the
     database (a key's revocation counts from the next request), or a 401/429 problem."""
-    found = service.store.tenants.key(key)
+    return _context_of(service, service.store.tenants.key(key))
+
+
+def _context_of(service: Any, found: ApiKey | None) -> TenantContext:
+    """The tenant context of a key's record as the database gave it (None: an unknown key),
+    or a 401/429 problem."""
     if found is None or found.revoked_at is not None:
         raise Problem(
             401,
@@ -171,7 +183,22 @@ class KeyClaim:
 
     def verify(self, request: Request) -> TenantContext:
         """The key's tenant context, or the 401/403/429 problem :func:`role` would raise."""
-        context = tenant_context(request.app.state.service, self.key)
+        return self._verified(request, tenant_context(request.app.state.service, self.key))
+
+    def verify_with_session(
+        self, request: Request, session_id: str
+    ) -> tuple[TenantContext, StoredSession]:
+        """:meth:`verify`, and the session ``session_id`` of the key's tenant, read by the same
+        statement (``TenantDirectory.key_with_session``); the key's problems come first, then
+        ``SessionNotFound``, as :meth:`verify` and a read would raise them."""
+        service = request.app.state.service
+        found, stored = service.store.tenants.key_with_session(self.key, session_id)
+        context = self._verified(request, _context_of(service, found))
+        if stored is None:
+            raise SessionNotFound(session_id)
+        return context, stored
+
+    def _verified(self, request: Request, context: TenantContext) -> TenantContext:
         request.state.tenant = context.tenant.id
         _require(context, self.required)
         return context

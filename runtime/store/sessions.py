@@ -189,7 +189,7 @@ class SessionRecords(LearnerRecords):
                 ).one_or_none()
         if row is None:
             raise SessionNotFound(session_id)
-        return StoredSession(dict(row.meta), dict(row.state), int(row.turns), int(row.version))
+        return StoredSession.from_row(row)
 
     def audit_records(self, session_id: str) -> list[dict[str, Any]]:
         """The session's audit records as saved, ordered by turn (the record of turn ``n`` is

@@ -23,5 +23,10 @@ class StoredSession:
     turns: int  # committed turns; the next turn is turns + 1
     version: int  # up by one with every state write: a turn or a toggle
 
+    @classmethod
+    def from_row(cls, row: Any) -> StoredSession:
+        """From a row with the session's ``meta``, ``state``, ``turns`` and ``version``."""
+        return cls(dict(row.meta), dict(row.state), int(row.turns), int(row.version))
+
 
 __all__ = ["StoredSession"]

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.connection import StoreConnection
 from pedrag.runtime.store.documents import _as_utc, _require_tenant_id, _utcnow
 from pedrag.runtime.store.errors import AlreadyExists, StoreError
-from pedrag.runtime.store.schema import api_keys, rate_windows, tenants
+from pedrag.runtime.store.schema import api_keys, rate_windows, sessions, tenants
+from pedrag.runtime.store.stored import StoredSession
 
 API_KEY_PREFIX = "pdg_"
 
@@ -129,16 +130,29 @@ class TenantDirectory:
 
     def key(self, key: str) -> ApiKey | None:
         """The record of an API key (revoked or not), or None for an unknown key."""
-        digest = hash_api_key(key)
         store = self._store
         with store._errors("check an API key"):
-            with store._transaction(write=False) as connection:
-                row = connection.execute(
-                    select(tenants, *_KEY_COLUMNS)
-                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
-                    .where(api_keys.c.key_hash == digest)
-                ).one_or_none()
+            with store._statement() as connection:
+                row = connection.execute(_KEY, {"b_hash": hash_api_key(key)}).one_or_none()
         return _api_key(row) if row is not None else None
+
+    def key_with_session(
+        self, key: str, session_id: str
+    ) -> tuple[ApiKey | None, StoredSession | None]:
+        """:meth:`key`, with the session ``session_id`` of the key's tenant (None if that
+        tenant has no such session: another tenant's is as unknown as none), in one statement.
+
+        Why: a service turn checks its key and reads its session before anything else; as two
+        statements that was two round trips and two passes through SQLAlchemy per turn."""
+        store = self._store
+        with store._errors(f"check an API key and load session {session_id!r}"):
+            with store._statement() as connection:
+                row = connection.execute(
+                    _KEY_AND_SESSION, {"b_hash": hash_api_key(key), "b_session": session_id}
+                ).one_or_none()
+        if row is None:
+            return None, None
+        return _api_key(row), None if row.turns is None else StoredSession.from_row(row)
 
     def list_keys(self, tenant_id: str) -> builtins.list[ApiKey]:
         """The tenant's keys (revoked ones too), oldest first; never the keys themselves."""
@@ -203,6 +217,21 @@ _KEY_COLUMNS = (
     api_keys.c.label,
     api_keys.c.created_at.label("key_created_at"),
     api_keys.c.revoked_at,
+)
+
+
+# The key's record and its tenant, built once and bound by name (every request checks a key).
+_KEY = (
+    select(tenants, *_KEY_COLUMNS)
+    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+    .where(api_keys.c.key_hash == bindparam("b_hash"))
+)
+# The same, with the session a turn resumes: of the key's tenant only (the join says so).
+_KEY_AND_SESSION = _KEY.add_columns(
+    sessions.c.meta, sessions.c.state, sessions.c.turns, sessions.c.version
+).outerjoin(
+    sessions,
+    and_(sessions.c.id == bindparam("b_session"), sessions.c.tenant == api_keys.c.tenant),
 )
 
 

@@ -60,6 +60,7 @@ from pedrag.runtime.turn.supervision import revision_note
 if TYPE_CHECKING:  # SQLAlchemy loads only when a tutor opens a SQL store
     from pedrag.runtime.course.index import CourseIndex
     from pedrag.runtime.store.session_store import SessionStore
+    from pedrag.runtime.store.stored import StoredSession
 
 __all__ = [
     "GOAL_RECORDS",
@@ -284,14 +285,16 @@ class Tutor:
         self.store.create_session(session_id, session_meta, state.to_dict())
         return Session(session_id, state, seed, info, session_meta, learner=learner)
 
-    def resume(self, session_id: str) -> Session:
-        """A session from the store, as of its last committed turn, ready for its next turn.
+    def resume(self, session_id: str, stored: StoredSession | None = None) -> Session:
+        """A session from the store, as of its last committed turn, ready for its next turn;
+        from ``stored`` when the caller has read it already (the service reads it with the
+        API key's check).
 
         Raises ``SessionNotFound`` for an unknown id, and ``KeyError`` when this tutor has not
         loaded the session's current theory or its exercise's curriculum."""
         version = None
-        if hasattr(self.store, "read_session"):
-            stored = self.store.read_session(session_id)
+        if stored is not None or hasattr(self.store, "read_session"):
+            stored = stored or self.store.read_session(session_id)
             meta, state_dict, version = stored.meta, stored.state, stored.version
         else:
             meta, state_dict, _ = self.store.load_session(session_id)

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from pedrag.cli import main as cli_main
 from pedrag.runtime.llm.interface import LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline import OfflineBackend
-from pedrag.runtime.service.app import RequestIdFilter, ServiceSettings, create_app
+from pedrag.runtime.service.app import TURN_PATHS, RequestIdFilter, ServiceSettings, create_app
 from pedrag.runtime.store.session_store import SessionStore
 
 REVEALING = (
@@ -156,6 +156,29 @@ def test_openapi_describes_the_turn_record_and_every_route(service: dict[str, An
     } <= paths
     turn = schema["components"]["schemas"]["TurnOut"]["properties"]
     assert set(turn) == {"session_id", "turn", "reply", "rung"}  # the learner view
+
+
+def test_every_route_is_the_one_its_own_path_reaches(service: dict[str, Any]) -> None:
+    """The turn routes are moved to the front of the router (app._turns_first): no route
+    shadows another, so each request still reaches the route declared for it."""
+    import re
+
+    from fastapi.routing import APIRoute
+    from starlette.routing import Match
+
+    routes = service["client"].app.router.routes
+    assert [getattr(route, "path", None) for route in routes[:2]] == list(TURN_PATHS)
+    checked = 0
+    for route in routes:
+        if not isinstance(route, APIRoute):
+            continue
+        path = re.sub(r"\{[^}]+\}", "0123456789ab", route.path)
+        for method in route.methods:
+            scope = {"type": "http", "method": method, "path": path, "root_path": ""}
+            reached = next(r for r in routes if r.matches(scope)[0] == Match.FULL)
+            assert reached is route, (method, route.path, getattr(reached, "path", reached))
+            checked += 1
+    assert checked >= 20
 
 
 def test_health_readiness_and_metrics(service: dict[str, Any]) -> None:

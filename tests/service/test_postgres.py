@@ -27,6 +27,7 @@ from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_budget import race_workers_against, settle_malformed_against
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
+from tests.service.test_store_tenancy import key_with_session_reads_only_the_keys_tenant
 
 pytestmark = pytest.mark.skipif(postgres_bin() is None, reason=SKIP_REASON)
 
@@ -313,3 +314,10 @@ def test_a_malformed_reply_is_settled_at_its_cost_on_postgresql(
     PostgreSQL ledger is settled with its cost, not given back."""
     with SessionStore(fresh_database(pg_url)) as store:
         settle_malformed_against(store, fake_openai)
+
+
+def test_a_keys_check_and_its_tenants_session_come_in_one_statement_on_postgresql(
+    pg_url: str,
+) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        key_with_session_reads_only_the_keys_tenant(store)

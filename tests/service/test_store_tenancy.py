@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,6 +115,56 @@ def test_api_keys_are_stored_hashed_and_map_to_their_tenant(store: SessionStore)
     assert key not in dump and hash_api_key(key) in dump
     with pytest.raises(StoreError, match="no tenant"):
         store.tenants.issue_key("nobody")
+
+
+def test_a_keys_check_and_its_tenants_session_come_in_one_statement(store: SessionStore) -> None:
+    key_with_session_reads_only_the_keys_tenant(store)
+
+
+def key_with_session_reads_only_the_keys_tenant(store: SessionStore) -> None:
+    """``key_with_session`` (a service turn's first read; tests/service/test_postgres.py runs
+    it on PostgreSQL too): the key's record as ``key`` gives it, and the session only when it
+    is of the key's tenant, in one statement and outside any transaction (no BEGIN, COMMIT)."""
+    from sqlalchemy import event
+
+    def in_transaction(dbapi_connection: Any) -> bool:
+        if hasattr(dbapi_connection, "autocommit"):  # psycopg: BEGIN goes with the statement
+            return not dbapi_connection.autocommit
+        return bool(dbapi_connection.in_transaction)  # pysqlite: BEGIN was run already
+
+    store.tenants.create("acme", max_usd=2.5)
+    store.tenants.create("other")
+    key, other_key = store.tenants.issue_key("acme"), store.tenants.issue_key("other")
+    acme = store.for_tenant("acme")
+    acme.create_session("s1", {"curriculum": "intro"}, {"n": 0})
+    acme.save_turn("s1", 1, {"n": 1}, {"turn": 1})
+    statements: list[tuple[str, bool]] = []
+
+    def executing(connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        statements.append((sql, in_transaction(connection.connection.dbapi_connection)))
+
+    event.listen(store._engine, "before_cursor_execute", executing)
+    found, stored = store.tenants.key_with_session(key, "s1")
+    assert len(statements) == 1 and statements[0][0].lstrip().startswith("SELECT")
+    assert statements[0][1] is False
+    event.remove(store._engine, "before_cursor_execute", executing)
+    assert found == store.tenants.key(key)
+    assert found is not None and found.tenant.max_usd == 2.5 and found.role == "learner"
+    assert stored == acme.read_session("s1")
+    assert stored is not None and (stored.meta, stored.state, stored.turns) == (
+        {"curriculum": "intro"},
+        {"n": 1},
+        1,
+    )
+    # Another tenant's session is as unknown as none; the key is still checked.
+    found, stored = store.tenants.key_with_session(other_key, "s1")
+    assert found is not None and found.tenant.id == "other" and stored is None
+    assert store.tenants.key_with_session(key, "nope")[1] is None
+    assert store.tenants.key_with_session(key + "x", "s1") == (None, None)
+    # A revoked key comes back revoked (the service refuses it: 401, not 404).
+    assert found is not None and store.tenants.revoke_key(found.id)
+    found, stored = store.tenants.key_with_session(other_key, "s1")
+    assert found is not None and found.revoked_at is not None
 
 
 def test_request_counts_are_per_tenant_and_per_minute(store: SessionStore) -> None:
