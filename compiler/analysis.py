@@ -35,7 +35,7 @@ from typing import Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import Box as CellBox
-from pedrag.compiler.box_measure import cell_boxes, covers
+from pedrag.compiler.box_measure import cell_boxes, covering_set
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -1031,43 +1031,45 @@ class Analysis:
     def _shadow(
         self, rule: RuleInfo, higher: list[RuleInfo]
     ) -> tuple[Outcome, tuple[int, ...]] | None:
+        """Whether the rules `higher` together are eligible wherever `rule` is, and a minimal
+        set of them that is (positions in `higher`), with a state where `rule` and the first
+        of them are eligible. Decided by cutting their cell boxes out of `rule`'s
+        (`box_measure.covering_set`); z3 is asked (for an unsat core it shrinks) only where a
+        condition has linear atoms or the pieces grow too many. The cells are the theory's
+        (cut at every constant, `cuts`), so each rule's boxes are made once per check; the
+        answer does not depend on the cells chosen, as long as every atom is constant on
+        each of them. The formula form this replaced (`rule` and not each higher rule) grew
+        to thousands of boxes at a few hundred higher rules, and z3's cores over hundreds of
+        tracked rules were most of a priority theory's check."""
         base = [self.eligible[rule.id]]
-        tracked = [F.not_(self.eligible[h.id]) for h in higher]
-        covered = self._covered(rule, higher)
-        if covered is False:
-            return None
-        # Covered: z3 names the core the message shrinks (its answer is unsat, as decided).
-        # Undecided by boxes (linear atoms, too many pieces): `decide` as for any question.
-        if covered:
-            outcome = self.solve(base, tracked, witness=False)
-        else:
+        core = self._covering(rule, higher)
+        if core is None:
+            tracked = [F.not_(self.eligible[h.id]) for h in higher]
             outcome = self.decide(base, tracked, witness=False)
-        if outcome.sat:
+            if outcome.sat:
+                return None
+            if outcome.unknown:
+                return outcome, ()
+            core = self.minimal_core(base, tracked, outcome.core)
+        elif not core:
             return None
-        if outcome.unknown:
-            return outcome, ()
-        core = self.minimal_core(base, tracked, outcome.core)
         witness = self.decide([*base, *(self.eligible[higher[i].id] for i in core[:1])])
         return witness, core
 
-    def _covered(self, rule: RuleInfo, higher: list[RuleInfo]) -> bool | None:
-        """Whether the rules `higher` together are eligible wherever `rule` is, decided by
-        cutting their cell boxes out of `rule`'s (`box_measure.covers`); None when a condition
-        has linear atoms or the pieces grow too many. The cells are the theory's (cut at every
-        constant, `cuts`), so each rule's boxes are made once per check, not once per question;
-        a yes or no does not depend on the cells chosen, as long as every atom is constant on
-        each of them. The formula form this replaced (`rule` and not each higher rule) grew to
-        thousands of boxes at a few hundred higher rules."""
+    def _covering(self, rule: RuleInfo, higher: list[RuleInfo]) -> tuple[int, ...] | None:
+        """`box_measure.covering_set` of `rule`'s eligible boxes by the rules `higher`
+        (owners are positions in `higher`): `()` when not covered, None when boxes cannot
+        tell (a linear atom, too many pieces)."""
         region = self._eligible_boxes(rule)
         if region is None:
             return None
-        boxes: list[CellBox] = []
-        for h in higher:
+        owned: list[tuple[int, CellBox]] = []
+        for position, h in enumerate(higher):
             found = self._eligible_boxes(h)
             if found is None:
                 return None
-            boxes.extend(found)
-        return covers(region, boxes, self._theory_cells()[1])
+            owned.extend((position, box) for box in found)
+        return covering_set(region, owned, self._theory_cells()[1])
 
     def _theory_cells(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
         """Each variable's cell representatives under the theory's cuts, and their full masks."""

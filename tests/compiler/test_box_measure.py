@@ -190,6 +190,7 @@ def test_a_shadow_needing_two_higher_rules_is_decided_by_cutting() -> None:
     )
     analysis = _analysis(text)
     low, left, right, gap = analysis.rules
-    assert analysis._covered(low, [left, right]) is True
-    assert analysis._covered(low, [left, gap]) is False
+    assert analysis._covering(low, [left, right]) == (0, 1)
+    assert analysis._covering(low, [left, gap]) == ()
+    assert analysis._covering(low, [gap, left, right]) == (1, 2)  # `gap` is not needed
     assert [tuple(r.id for r in f.rules) for f in analysis.shadowed()] == [("low", "left", "right")]
