@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pedrag.lsp.positions import span_range
+from pedrag.lsp.positions import LineIndex, span_range
 
 # Findings about the whole rule set: wrong while a broken rule is masked.
 WHOLE_SET_CHECKS = frozenset(
@@ -192,7 +192,7 @@ def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     return diagnostics
 
 
-def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) -> Any:
+def to_lsp(text: str | LineIndex, diagnostic: Any, uri: str, docs_url: str | None = None) -> Any:
     """A diagnostic as the editor reads it; its code links to the check's page on the
     documentation site (`[tool.pedrag] docs-url`, or the default)."""
     from lsprotocol import types
@@ -200,6 +200,7 @@ def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) ->
     from pedrag.compiler.config import check_page
     from pedrag.compiler.reports.text import witness_text
 
+    lines = text if isinstance(text, LineIndex) else LineIndex(text)
     severity = {
         "error": types.DiagnosticSeverity.Error,
         "warning": types.DiagnosticSeverity.Warning,
@@ -212,7 +213,7 @@ def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) ->
         message += f"\nhelp: {diagnostic.help}"
     related = [
         types.DiagnosticRelatedInformation(
-            location=types.Location(uri=uri, range=span_range(text, span)), message="related"
+            location=types.Location(uri=uri, range=span_range(lines, span)), message="related"
         )
         for span in diagnostic.related
     ]
@@ -221,7 +222,7 @@ def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) ->
         start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)
     )
     return types.Diagnostic(
-        range=span_range(text, span) if span else whole,
+        range=span_range(lines, span) if span else whole,
         message=message,
         severity=severity,
         code=diagnostic.check,
@@ -234,3 +235,65 @@ def to_lsp(text: str, diagnostic: Any, uri: str, docs_url: str | None = None) ->
             "guard": diagnostic.data.get("guard"),
         },
     )
+
+
+def converter() -> Any:
+    """The server's cattrs converter (pygls's), with a diagnostic already in its JSON form
+    (`LspForms`) passed through as it is."""
+    from lsprotocol import types
+    from pygls.protocol import default_converter
+
+    made = default_converter()
+    default = made.get_unstructure_hook(types.Diagnostic)
+    made.register_unstructure_hook(
+        types.Diagnostic, lambda found: found if type(found) is dict else default(found)
+    )
+    return made
+
+
+class LspForms:
+    """Diagnostics in the JSON form the server publishes, kept per document between
+    publishes: a keystroke in a file with 80,000 findings converts (`to_lsp`, then the
+    converter) only the findings that changed, where converting every one took longer than
+    checking the edit. A form is kept by everything it is made of: the finding's check,
+    severity, message, help, witness and fix data, and its ranges in the current text, so a
+    finding whose line moved or changed is converted again. Only the forms the last publish
+    of a document used are kept."""
+
+    def __init__(self) -> None:
+        self._unstructure = converter().unstructure
+        self.kept: dict[str, dict[Any, dict[str, Any]]] = {}
+
+    def convert(
+        self, text: str, diagnostics: list[Any], uri: str, docs_url: str | None
+    ) -> list[dict[str, Any]]:
+        lines = LineIndex(text)
+        kept = self.kept.get(uri, {})
+        used: dict[Any, dict[str, Any]] = {}
+        out = []
+        for diagnostic in diagnostics:
+            key = (
+                docs_url,
+                diagnostic.check,
+                diagnostic.severity.value,
+                diagnostic.message,
+                diagnostic.help,
+                lines.range_of(diagnostic.span) if diagnostic.span else None,
+                tuple(lines.range_of(span) for span in diagnostic.related),
+                tuple((k, type(v), v) for k, v in diagnostic.witness.items())
+                if diagnostic.witness
+                else None,
+                repr((diagnostic.data.get("suggested_rule"), diagnostic.data.get("guard")))
+                if diagnostic.data
+                else None,
+            )
+            form = used.get(key) or kept.get(key)
+            if form is None:
+                form = self._unstructure(to_lsp(lines, diagnostic, uri, docs_url))
+            used[key] = form
+            out.append(form)
+        self.kept[uri] = used
+        return out
+
+    def forget(self, uri: str) -> None:
+        self.kept.pop(uri, None)

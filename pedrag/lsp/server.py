@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
-from pedrag.lsp.checking import analyse, carry_over, semantic_findings, to_lsp
+from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
@@ -88,7 +88,10 @@ def create_server() -> Any:
     from pedrag.kernel.history import NAMES as HISTORY_FUNCTIONS
 
     server = LanguageServer(
-        "pedrag", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        "pedrag",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.Full,
+        converter_factory=converter,
     )
     checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pedrag-check")
     finder = ConfigFinder(frozenset(catalog()))
@@ -98,6 +101,7 @@ def create_server() -> Any:
     # The last semantic findings shown for each document, and the text they are placed in:
     # shown again (moved with the edit) while the next semantic run is under way.
     shown: dict[str, tuple[str, list[Any]]] = {}
+    forms = LspForms()  # the published diagnostics' JSON forms, kept between publishes
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -132,7 +136,7 @@ def create_server() -> Any:
             types.PublishDiagnosticsParams(
                 uri=uri,
                 version=version,
-                diagnostics=[to_lsp(text, d, uri, docs_url) for d in diagnostics],
+                diagnostics=forms.convert(text, diagnostics, uri, docs_url),  # type: ignore[arg-type]
             )
         )
         published.add(uri)
@@ -143,6 +147,7 @@ def create_server() -> Any:
             pending.pop(uri).cancel()
         indexes.pop(uri, None)
         shown.pop(uri, None)
+        forms.forget(uri)
         if uri in published:
             published.discard(uri)
             server.text_document_publish_diagnostics(
