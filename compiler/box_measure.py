@@ -237,8 +237,10 @@ def covering_set(
     if not covered:
         return None if covered is None else ()
     kept = sorted({widest[number][0] for number in used})
+    named = set(kept)
+    needed = [item for item in widest if item[0] in named]  # every box of those owners
     for owner in list(kept):
-        trial = [box for who, box in widest if who != owner and who in kept]
+        trial = [box for who, box in needed if who != owner and who in kept]
         if _covers(region, trial, full, None):  # None (too many pieces): kept, never wrong
             kept.remove(owner)
     return tuple(kept)
