@@ -1149,12 +1149,14 @@ class Analysis:
         region = self._eligible_boxes(rule)
         if region is None:
             return None
-        owned: list[tuple[int, CellBox]] = []
-        for position, h in enumerate(higher):
-            found = self._eligible_boxes(h)
-            if found is None:
-                return None
-            owned.extend((position, box) for box in found)
+        boxes = [self._eligible_boxes(h) for h in higher]  # each made once per check
+        if any(found is None for found in boxes):
+            return None
+        owned = [
+            (position, box)
+            for position, found in enumerate(boxes)
+            for box in found  # type: ignore[union-attr]
+        ]
         return covering_set(region, owned, self._theory_cells()[1])
 
     def _theory_cells(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
@@ -1172,11 +1174,12 @@ class Analysis:
     def _eligible_boxes(self, rule: RuleInfo) -> list[CellBox] | None:
         """`rule`'s eligibility as boxes over the theory's cells (`_theory_cells`)."""
         memo: dict[str, list[CellBox] | None] = self._memo.setdefault("eligible boxes", {})
-        if rule.id not in memo:
+        found = memo.get(rule.id, _UNSET)
+        if found is _UNSET:
             node = self.eligible[rule.id]
             values = self._theory_cells()[0]
-            memo[rule.id] = cell_boxes(node, {var: values[var] for var in node.vars})
-        return memo[rule.id]
+            found = memo[rule.id] = cell_boxes(node, {var: values[var] for var in node.vars})
+        return found  # type: ignore[no-any-return]
 
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:

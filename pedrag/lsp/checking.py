@@ -57,6 +57,8 @@ def carry_over(old_text: str, new_text: str, findings: list[Any]) -> list[Any]:
         if span.end_line <= before:
             return span
         if span.line >= first_after:
+            if not shift:
+                return span
             return replace(span, line=span.line + shift, end_line=span.end_line + shift)
         return False  # inside the edited block
 
@@ -66,7 +68,12 @@ def carry_over(old_text: str, new_text: str, findings: list[Any]) -> list[Any]:
         related = tuple(moved(r) for r in finding.related)
         if span is False or any(r is False for r in related):
             continue
-        out.append(replace(finding, span=span, related=related))
+        if span is finding.span and all(
+            a is b for a, b in zip(related, finding.related, strict=True)
+        ):
+            out.append(finding)  # not moved: the same finding (80,000 copies cost seconds)
+        else:
+            out.append(replace(finding, span=span, related=related))
     return out
 
 
@@ -135,6 +142,9 @@ class ResolvedMemo:
 
 RESOLVED = ResolvedMemo()
 
+LOADED: dict[tuple[str, str], Any] = {}
+"""The last document loaded, by its text and path."""
+
 WARMED: set[str] = set()
 """Documents checked once in this server: the process's memo holds their answers since."""
 DISK_CACHE = True  # `pedrag lsp --no-cache` turns it off
@@ -166,7 +176,13 @@ def _analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     from pedrag.compiler.driver import check_loaded, check_text
     from pedrag.dsl.loader import load_text
 
-    loaded = load_text(text, path)  # once: the front end's findings, then the compiler's
+    # Once per text: the front end's findings, then the compiler's (the server's keystroke
+    # asks for the first at once and for both after a pause, on the same text).
+    loaded = LOADED.get((text, path))
+    if loaded is None:
+        loaded = load_text(text, path)
+        LOADED.clear()
+        LOADED[(text, path)] = loaded
     result = check_loaded([loaded], config, semantic=False)
     diagnostics = list(result.diagnostics)
     if not semantic:
@@ -271,6 +287,22 @@ class LspForms:
         kept = self.kept.get(uri, {})
         used: dict[Any, dict[str, Any]] = {}
         out = []
+        # Many findings share a span (a rule's condition) or a witness (one kept answer).
+        ranges: dict[Any, tuple[int, int, int, int]] = {}
+        witnesses: dict[int, tuple[Any, ...]] = {}
+
+        def range_of(span: Any) -> tuple[int, int, int, int]:
+            hit = ranges.get(span)
+            if hit is None:
+                hit = ranges[span] = lines.range_of(span)
+            return hit
+
+        def witness_key(witness: dict[str, Any]) -> tuple[Any, ...]:
+            hit = witnesses.get(id(witness))  # alive all call long: the finding holds it
+            if hit is None:
+                hit = witnesses[id(witness)] = tuple((k, type(v), v) for k, v in witness.items())
+            return hit
+
         for diagnostic in diagnostics:
             key = (
                 docs_url,
@@ -278,11 +310,9 @@ class LspForms:
                 diagnostic.severity.value,
                 diagnostic.message,
                 diagnostic.help,
-                lines.range_of(diagnostic.span) if diagnostic.span else None,
-                tuple(lines.range_of(span) for span in diagnostic.related),
-                tuple((k, type(v), v) for k, v in diagnostic.witness.items())
-                if diagnostic.witness
-                else None,
+                range_of(diagnostic.span) if diagnostic.span else None,
+                tuple(range_of(span) for span in diagnostic.related),
+                witness_key(diagnostic.witness) if diagnostic.witness else None,
                 repr((diagnostic.data.get("suggested_rule"), diagnostic.data.get("guard")))
                 if diagnostic.data
                 else None,
