@@ -54,25 +54,21 @@ KEYSTROKE_GOAL = 10.0
 # One process: open the document, then the keystroke, each as the server handles it
 # (`pedrag.lsp.server`): the front end's findings published at once with the last semantic
 # ones carried over, then the semantic run and its publish, each publish converted to the
-# JSON the editor reads (`LspForms`, then pygls's converter and `json.dumps`). Prints the
+# JSON the editor reads (`LspForms.convert`, then `LspForms.notification`). Prints the
 # CPU seconds of each, and the semantic run's alone.
 _SERVER = """
 import json, sys, time
 sys.path[:0] = [{root!r}, {bench!r}]
-from lsprotocol import types
 from theory_gen import generate, one_rule_edit
 from pedrag.lsp import checking
 checking.DISK_CACHE = False
 text = generate({rules}, 7, "priority")
 path, uri = {path!r}, "file://" + {path!r}
-forms, converter = checking.LspForms(), checking.converter()
+forms = checking.LspForms()
 shown = None
 
 def publish(text, found):
-    params = types.PublishDiagnosticsParams(
-        uri=uri, version=1, diagnostics=forms.convert(text, found, uri, None)
-    )
-    return len(json.dumps(converter.unstructure(types.PublishDiagnosticsNotification(params=params))))
+    return len(forms.notification(uri, 1, forms.convert(text, found, uri, None)).encode())
 
 def keystroke(text):
     global shown

@@ -4,6 +4,7 @@ converting every diagnostic afresh gives, after edits that keep, move and change
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 from pedrag.lsp import checking
@@ -22,6 +23,17 @@ def _afresh(text: str, found: list[object]) -> list[object]:
     return [unstructure(checking.to_lsp(text, d, URI, None)) for d in found]
 
 
+def _notification(text: str, found: list[object]) -> object:
+    """The publish notification as pygls's converter makes it from `to_lsp`'s objects."""
+    from lsprotocol import types
+
+    params = types.PublishDiagnosticsParams(
+        uri=URI, version=4, diagnostics=[checking.to_lsp(text, d, URI, None) for d in found]
+    )
+    notification = types.PublishDiagnosticsNotification(params=params)
+    return json.loads(json.dumps(checking.converter().unstructure(notification)))
+
+
 def test_kept_forms_equal_forms_made_afresh_across_edits() -> None:
     text = theory_gen.generate(40, 5, "priority")
     edits = [
@@ -38,6 +50,7 @@ def test_kept_forms_equal_forms_made_afresh_across_edits() -> None:
         before = {id(form) for forms_of in forms.kept.values() for form in forms_of.values()}
         converted = forms.convert(version, found, URI, None)
         assert converted == _afresh(version, found)
+        assert json.loads(forms.notification(URI, 4, converted)) == _notification(version, found)
         reused += sum(id(form) in before for form in converted)
     assert reused > 0  # the kept forms were used, not only made
 
