@@ -100,6 +100,9 @@ class PreviousShadow(Analysis):
     def _shadow(
         self, rule: RuleInfo, higher: list[RuleInfo]
     ) -> tuple[Outcome, tuple[int, ...]] | None:
+        point = self.eligible_point(rule)
+        if point is not None and not any(F.evaluate(self.eligible[h.id], point) for h in higher):
+            return None  # eligible there and nothing that beats it is: as `Analysis._shadow`
         base = [self.eligible[rule.id]]
         tracked = [F.not_(self.eligible[h.id]) for h in higher]
         outcome = self.decide(base, tracked, witness=False)

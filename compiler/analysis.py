@@ -1003,15 +1003,11 @@ class Analysis:
             self._memo["shadowed"] = found
             return found
         live = [r for r in self.rules if self.rule_status(r).live]
+        keys = {r.id: rule_key(self, r) for r in live}
         for rule, higher in zip(live, self._higher_meeting(live), strict=True):
             if not higher:
                 continue
-            point = self.eligible_point(rule)
-            if point is not None and not any(
-                F.evaluate(self.eligible[h.id], point) for h in higher
-            ):
-                continue  # eligible there and nothing that beats it is: not shadowed
-            key = ("shadow", rule_key(self, rule), tuple(rule_key(self, h) for h in higher))
+            key = ("shadow", keys[rule.id], tuple([keys[h.id] for h in higher]))
             result = self._cached(key, lambda rule=rule, higher=higher: self._shadow(rule, higher))
             if result is None:
                 continue
@@ -1127,6 +1123,9 @@ class Analysis:
         each of them. The formula form this replaced (`rule` and not each higher rule) grew
         to thousands of boxes at a few hundred higher rules, and z3's cores over hundreds of
         tracked rules were most of a priority theory's check."""
+        point = self.eligible_point(rule)
+        if point is not None and not any(F.evaluate(self.eligible[h.id], point) for h in higher):
+            return None  # eligible there and nothing that beats it is: not shadowed
         base = [self.eligible[rule.id]]
         core = self._covering(rule, higher)
         if core is None:

@@ -88,24 +88,23 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         tuple(analysis.theory.metrics),
         tuple((name, repr(value)) for name, value in unwritten_defaults(analysis).items()),
     )
+    facts: dict[str, tuple[Any, ...]] = {}  # each rule's part of a finding's key, made once
     for number, found in enumerate(analysis.conflicts()):
         first, second = found.rules
         items = (rule_item(second), rule_item(first))
         search = number < MAX_GUARDED
-        key = (
-            "conflict finding",
-            about,
-            rule_key(analysis, first),
-            rule_key(analysis, second),
-            first.id,
-            second.id,
-            first.action,
-            second.action,
-            first.priority,
-            second.priority,
-            found.extra["why"],
-            search,
-        )
+        pair = []
+        for rule in (first, second):
+            made = facts.get(rule.id)
+            if made is None:
+                made = facts[rule.id] = (
+                    rule_key(analysis, rule),
+                    rule.id,
+                    rule.action,
+                    rule.priority,
+                )
+            pair.append(made)
+        key = ("conflict finding", about, *pair, found.extra["why"], search)
         shown = analysis._cached(
             key, lambda found=found, search=search: _shown(analysis, found, search)
         )

@@ -272,13 +272,13 @@ class LspForms:
     publishes: a keystroke in a file with 80,000 findings converts (`to_lsp`, then the
     converter) only the findings that changed, where converting every one took longer than
     checking the edit. A form is kept by everything it is made of: the finding's check,
-    severity, message, help, witness and fix data, and its ranges in the current text, so a
-    finding whose line moved or changed is converted again. Only the forms the last publish
+    severity, message, help, witness (the object) and fix data, and its ranges in the current
+    text, so a finding whose line moved or changed is converted again. Only the forms the last publish
     of a document used are kept."""
 
     def __init__(self) -> None:
         self._unstructure = converter().unstructure
-        self.kept: dict[str, dict[Any, dict[str, Any]]] = {}
+        self.kept: dict[str, dict[Any, Any]] = {}  # key -> (form, the witness it shows)
         self._texts: dict[str, dict[int, tuple[dict[str, Any], str]]] = {}
 
     def convert(
@@ -286,22 +286,15 @@ class LspForms:
     ) -> list[dict[str, Any]]:
         lines = LineIndex(text)
         kept = self.kept.get(uri, {})
-        used: dict[Any, dict[str, Any]] = {}
+        used: dict[Any, Any] = {}
         out = []
-        # Many findings share a span (a rule's condition) or a witness (one kept answer).
+        # Many findings share a span (a rule's condition).
         ranges: dict[Any, tuple[int, int, int, int]] = {}
-        witnesses: dict[int, tuple[Any, ...]] = {}
 
         def range_of(span: Any) -> tuple[int, int, int, int]:
             hit = ranges.get(span)
             if hit is None:
                 hit = ranges[span] = lines.range_of(span)
-            return hit
-
-        def witness_key(witness: dict[str, Any]) -> tuple[Any, ...]:
-            hit = witnesses.get(id(witness))  # alive all call long: the finding holds it
-            if hit is None:
-                hit = witnesses[id(witness)] = tuple((k, type(v), v) for k, v in witness.items())
             return hit
 
         for diagnostic in diagnostics:
@@ -313,16 +306,20 @@ class LspForms:
                 diagnostic.help,
                 range_of(diagnostic.span) if diagnostic.span else None,
                 tuple(range_of(span) for span in diagnostic.related),
-                witness_key(diagnostic.witness) if diagnostic.witness else None,
+                # A witness by its identity (a kept finding's witness is the same object on
+                # every keystroke; witnesses are never changed once made): the entry holds it,
+                # so its id cannot be reused while the entry is kept.
+                id(diagnostic.witness) if diagnostic.witness else None,
                 repr((diagnostic.data.get("suggested_rule"), diagnostic.data.get("guard")))
                 if diagnostic.data
                 else None,
             )
-            form = used.get(key) or kept.get(key)
-            if form is None:
+            entry = used.get(key) or kept.get(key)
+            if entry is None:
                 form = self._unstructure(to_lsp(lines, diagnostic, uri, docs_url))
-            used[key] = form
-            out.append(form)
+                entry = (form, diagnostic.witness)
+            used[key] = entry
+            out.append(entry[0])
         self.kept[uri] = used
         return out
 

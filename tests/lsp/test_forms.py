@@ -47,7 +47,7 @@ def test_kept_forms_equal_forms_made_afresh_across_edits() -> None:
     reused = 0
     for version in edits:
         found = checking.analyse(version, "forms.yaml", True, None)
-        before = {id(form) for forms_of in forms.kept.values() for form in forms_of.values()}
+        before = {id(entry[0]) for kept in forms.kept.values() for entry in kept.values()}
         converted = forms.convert(version, found, URI, None)
         assert converted == _afresh(version, found)
         assert json.loads(forms.notification(URI, 4, converted)) == _notification(version, found)
