@@ -1007,7 +1007,9 @@ class Analysis:
         for rule, higher in zip(live, self._higher_meeting(live), strict=True):
             if not higher:
                 continue
-            key = ("shadow", keys[rule.id], tuple([keys[h.id] for h in higher]))
+            # "cut": the shadowing set is chosen by cutting boxes; an on-disk answer kept by a
+            # tree that named z3's core (same kind, same rules) must not be read as this one.
+            key = ("shadow", "cut", keys[rule.id], tuple([keys[h.id] for h in higher]))
             result = self._cached(key, lambda rule=rule, higher=higher: self._shadow(rule, higher))
             if result is None:
                 continue
