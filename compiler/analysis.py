@@ -35,7 +35,7 @@ from typing import Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import Box as CellBox
-from pedrag.compiler.box_measure import cell_boxes, covers
+from pedrag.compiler.box_measure import cell_boxes, covering_set
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -1024,23 +1024,13 @@ class Analysis:
             self._memo["shadowed"] = found
             return found
         live = [r for r in self.rules if self.rule_status(r).live]
-        for rule in live:
-            box, _ = self.hull(self.eligible[rule.id])
-            higher = [
-                h
-                for h in live
-                if h is not rule
-                and self.beats(h, rule)
-                and box.intersects(self.hull(self.eligible[h.id])[0])
-            ]
+        keys = {r.id: rule_key(self, r) for r in live}
+        for rule, higher in zip(live, self._higher_meeting(live), strict=True):
             if not higher:
                 continue
-            point = self.eligible_point(rule)
-            if point is not None and not any(
-                F.evaluate(self.eligible[h.id], point) for h in higher
-            ):
-                continue  # eligible there and nothing that beats it is: not shadowed
-            key = ("shadow", rule_key(self, rule), tuple(rule_key(self, h) for h in higher))
+            # "cut": the shadowing set is chosen by cutting boxes; an on-disk answer kept by a
+            # tree that named z3's core (same kind, same rules) must not be read as this one.
+            key = ("shadow", "cut", keys[rule.id], tuple([keys[h.id] for h in higher]))
             result = self._cached(key, lambda rule=rule, higher=higher: self._shadow(rule, higher))
             if result is None:
                 continue
@@ -1049,46 +1039,147 @@ class Analysis:
         self._memo["shadowed"] = found
         return found
 
+    def _higher_meeting(self, live: list[RuleInfo]) -> list[list[RuleInfo]]:
+        """For each rule of `live`, the rules of `live` (in order) that beat it and may be
+        eligible in a state where it is: their eligibility hulls meet. Each rule's hull over
+        the theory's cells (the masks of its eligible boxes, joined) is filed in one set of
+        rules (an int's bits) per variable and cell, so a rule's meeting rules are a few
+        ORs and ANDs of those sets, not a hull test against every other rule (a million at
+        1,000 rules, the largest part of a keystroke's shadow work). A rule with linear
+        atoms has no cell boxes: it is tested against every other rule's hull as before."""
+        cell_hulls: list[dict[str, int] | None] = []
+        for rule in live:
+            boxes = self._eligible_boxes(rule)
+            if boxes is None:
+                cell_hulls.append(None)
+                continue
+            if not boxes:  # eligible nowhere: it meets no rule
+                cell_hulls.append({var: 0 for var in self.domains})
+                continue
+            joined: dict[str, int] = dict(boxes[0])
+            for box in boxes[1:]:
+                joined = {v: m | box[v] for v, m in joined.items() if v in box}
+            cell_hulls.append(joined)
+        full = self._theory_cells()[1]
+        cells_of: dict[str, list[int]] = {v: [0] * mask.bit_length() for v, mask in full.items()}
+        free = dict.fromkeys(full, 0)  # rules whose hull leaves the variable whole
+        boxed = 0
+        for position, hull_masks in enumerate(cell_hulls):
+            if hull_masks is None:
+                continue
+            bit = 1 << position
+            boxed |= bit
+            for var in full:
+                if var not in hull_masks:
+                    free[var] |= bit
+                    continue
+                mask = hull_masks[var]
+                row = cells_of[var]
+                while mask:
+                    low = mask & -mask
+                    row[low.bit_length() - 1] |= bit
+                    mask ^= low
+        # The rules that beat each one: a prefix of them ranked by (priority, weight).
+        ranked = sorted(range(len(live)), key=lambda i: (live[i].priority, live[i].weight))
+        above = [0] * len(live)
+        beating = 0
+        k = len(ranked)
+        while k > 0:
+            j = k
+            level = (live[ranked[k - 1]].priority, live[ranked[k - 1]].weight)
+            while j > 0 and (live[ranked[j - 1]].priority, live[ranked[j - 1]].weight) == level:
+                j -= 1
+            for i in ranked[j:k]:
+                above[i] = beating
+            for i in ranked[j:k]:
+                beating |= 1 << i
+            k = j
+        out: list[list[RuleInfo]] = []
+        for position, rule in enumerate(live):
+            own = cell_hulls[position]
+            hull_box = self.hull(self.eligible[rule.id])[0]
+            if own is None:
+                out.append(
+                    [
+                        h
+                        for h in live
+                        if h is not rule
+                        and self.beats(h, rule)
+                        and hull_box.intersects(self.hull(self.eligible[h.id])[0])
+                    ]
+                )
+                continue
+            meeting = above[position] & boxed
+            for var, mask in own.items():
+                if not mask:  # eligible nowhere
+                    meeting = 0
+                    break
+                row = cells_of[var]
+                reach = free[var]
+                while mask:
+                    low = mask & -mask
+                    reach |= row[low.bit_length() - 1]
+                    mask ^= low
+                meeting &= reach
+            found = [live[i] for i in _bits(meeting)]
+            linear = above[position] & ~boxed
+            if linear:  # a rule with linear atoms: by its hull
+                found += [
+                    live[i]
+                    for i in _bits(linear)
+                    if hull_box.intersects(self.hull(self.eligible[live[i].id])[0])
+                ]
+                found.sort(key=lambda r: r.index)
+            out.append(found)
+        return out
+
     def _shadow(
         self, rule: RuleInfo, higher: list[RuleInfo]
     ) -> tuple[Outcome, tuple[int, ...]] | None:
+        """Whether the rules `higher` together are eligible wherever `rule` is, and a minimal
+        set of them that is (positions in `higher`), with a state where `rule` and the first
+        of them are eligible. Decided by cutting their cell boxes out of `rule`'s
+        (`box_measure.covering_set`); z3 is asked (for an unsat core it shrinks) only where a
+        condition has linear atoms or the pieces grow too many. The cells are the theory's
+        (cut at every constant, `cuts`), so each rule's boxes are made once per check; the
+        answer does not depend on the cells chosen, as long as every atom is constant on
+        each of them. The formula form this replaced (`rule` and not each higher rule) grew
+        to thousands of boxes at a few hundred higher rules, and z3's cores over hundreds of
+        tracked rules were most of a priority theory's check."""
+        point = self.eligible_point(rule)
+        if point is not None and not any(F.evaluate(self.eligible[h.id], point) for h in higher):
+            return None  # eligible there and nothing that beats it is: not shadowed
         base = [self.eligible[rule.id]]
-        tracked = [F.not_(self.eligible[h.id]) for h in higher]
-        covered = self._covered(rule, higher)
-        if covered is False:
-            return None
-        # Covered: z3 names the core the message shrinks (its answer is unsat, as decided).
-        # Undecided by boxes (linear atoms, too many pieces): `decide` as for any question.
-        if covered:
-            outcome = self.solve(base, tracked, witness=False)
-        else:
+        core = self._covering(rule, higher)
+        if core is None:
+            tracked = [F.not_(self.eligible[h.id]) for h in higher]
             outcome = self.decide(base, tracked, witness=False)
-        if outcome.sat:
+            if outcome.sat:
+                return None
+            if outcome.unknown:
+                return outcome, ()
+            core = self.minimal_core(base, tracked, outcome.core)
+        elif not core:
             return None
-        if outcome.unknown:
-            return outcome, ()
-        core = self.minimal_core(base, tracked, outcome.core)
         witness = self.decide([*base, *(self.eligible[higher[i].id] for i in core[:1])])
         return witness, core
 
-    def _covered(self, rule: RuleInfo, higher: list[RuleInfo]) -> bool | None:
-        """Whether the rules `higher` together are eligible wherever `rule` is, decided by
-        cutting their cell boxes out of `rule`'s (`box_measure.covers`); None when a condition
-        has linear atoms or the pieces grow too many. The cells are the theory's (cut at every
-        constant, `cuts`), so each rule's boxes are made once per check, not once per question;
-        a yes or no does not depend on the cells chosen, as long as every atom is constant on
-        each of them. The formula form this replaced (`rule` and not each higher rule) grew to
-        thousands of boxes at a few hundred higher rules."""
+    def _covering(self, rule: RuleInfo, higher: list[RuleInfo]) -> tuple[int, ...] | None:
+        """`box_measure.covering_set` of `rule`'s eligible boxes by the rules `higher`
+        (owners are positions in `higher`): `()` when not covered, None when boxes cannot
+        tell (a linear atom, too many pieces)."""
         region = self._eligible_boxes(rule)
         if region is None:
             return None
-        boxes: list[CellBox] = []
-        for h in higher:
-            found = self._eligible_boxes(h)
-            if found is None:
-                return None
-            boxes.extend(found)
-        return covers(region, boxes, self._theory_cells()[1])
+        boxes = [self._eligible_boxes(h) for h in higher]  # each made once per check
+        if any(found is None for found in boxes):
+            return None
+        owned = [
+            (position, box)
+            for position, found in enumerate(boxes)
+            for box in found  # type: ignore[union-attr]
+        ]
+        return covering_set(region, owned, self._theory_cells()[1])
 
     def _theory_cells(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
         """Each variable's cell representatives under the theory's cuts, and their full masks."""
@@ -1105,11 +1196,12 @@ class Analysis:
     def _eligible_boxes(self, rule: RuleInfo) -> list[CellBox] | None:
         """`rule`'s eligibility as boxes over the theory's cells (`_theory_cells`)."""
         memo: dict[str, list[CellBox] | None] = self._memo.setdefault("eligible boxes", {})
-        if rule.id not in memo:
+        found = memo.get(rule.id, _UNSET)
+        if found is _UNSET:
             node = self.eligible[rule.id]
             values = self._theory_cells()[0]
-            memo[rule.id] = cell_boxes(node, {var: values[var] for var in node.vars})
-        return memo[rule.id]
+            found = memo[rule.id] = cell_boxes(node, {var: values[var] for var in node.vars})
+        return found  # type: ignore[no-any-return]
 
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:
@@ -1205,6 +1297,12 @@ class Analysis:
         if error:
             facts["coverage_error"] = error  # |coverage - true share| <= this
         return facts
+
+
+def _bits(value: int) -> list[int]:
+    """The positions of the set bits of `value`, ascending."""
+    text = bin(value)[:1:-1]
+    return [i for i, bit in enumerate(text) if bit == "1"]
 
 
 class _Undecided(list):  # type: ignore[type-arg]

@@ -151,21 +151,26 @@ NOTHING: list[int] = []
 """`first_outside`'s answer when the boxes cover every allowed cell."""
 
 
-def uncovered(start: list[int], boxes: list[Box], order: Sequence[str]) -> list[list[int]] | None:
+def uncovered(
+    start: list[int], boxes: list[Box], order: Sequence[str], used: set[int] | None = None
+) -> list[list[int]] | None:
     """What of the box `start` (a mask per variable of `order`) no box of `boxes` covers, as
     disjoint boxes: each box is cut out of every piece it meets, which leaves at most one piece
-    per variable it constrains. None when the pieces grow past `MAX_PIECES`."""
+    per variable it constrains. None when the pieces grow past `MAX_PIECES`. `used`, if
+    given, gets the index of each box that met a piece (those boxes alone cut what was cut)."""
     index = {var: i for i, var in enumerate(order)}
     pieces = [list(start)]
-    for box in boxes:
+    for number, box in enumerate(boxes):
         # Each box's masks in `order`, made only for the boxes reached: a covered space is
         # often emptied by the first few hundred of thousands.
         row = sorted((index[v], m) for v, m in box.items())
         kept: list[list[int]] = []
+        met = False
         for piece in pieces:
             if any(piece[i] & mask == 0 for i, mask in row):
                 kept.append(piece)
                 continue
+            met = True
             current = piece
             for i, mask in row:
                 outside = current[i] & ~mask
@@ -175,6 +180,8 @@ def uncovered(start: list[int], boxes: list[Box], order: Sequence[str]) -> list[
                     kept.append(part)
                 current = list(current)
                 current[i] &= mask
+        if met and used is not None:
+            used.add(number)
         pieces = kept
         if len(pieces) > MAX_PIECES:
             return None
@@ -187,21 +194,56 @@ def covers(region: list[Box], boxes: list[Box], full: dict[str, int]) -> bool | 
     """Whether the union of `boxes` covers every cell of the union of `region` (boxes over
     the same cells), by cutting `boxes` out of each region box, the widest first; None when
     the uncovered pieces grow past `MAX_PIECES`. `full[var]` is the mask of all of `var`'s
-    cells, for every variable a box constrains. The shadowed-rule question's box form (a rule against the negation of every
-    higher rule) grew to thousands of boxes; here each higher rule is one cut."""
-    if any(not box for box in boxes):
-        return True
-    widest = sorted(boxes, key=len)
+    cells, for every variable a box constrains. The shadowed-rule question's box form (a rule
+    against the negation of every higher rule) grew to thousands of boxes; here each higher
+    rule is one cut."""
+    return _covers(region, sorted(boxes, key=len), full, None)
+
+
+def _covers(
+    region: list[Box], boxes: list[Box], full: dict[str, int], used: set[int] | None
+) -> bool | None:
     order = list(full)
     for box in region:
         # The region box's own masks as the start: a variable it does not name is free.
         start = [box.get(var, mask) for var, mask in full.items()]
-        left = uncovered(start, widest, order)
+        left = uncovered(start, boxes, order, used)
         if left is None:
             return None
         if left:
             return False
     return True
+
+
+def covering_set(
+    region: list[Box], owned: list[tuple[int, Box]], full: dict[str, int]
+) -> tuple[int, ...] | None:
+    """A minimal set of owners whose boxes together cover every cell of the union of `region`:
+    `()` when all of `owned` (pairs of owner and box) do not cover it, None when the uncovered
+    pieces grow past `MAX_PIECES` (or `region` is empty). The answer is a function of the
+    boxes as regions (not of the cells they are drawn on) and of the owners' order, so every
+    process names the same set.
+
+    First the owners whose boxes met some piece while all boxes are cut out, widest first
+    (those cover it: every cell was cut by one of them); then each of those, in ascending
+    order, is dropped when the others still cover it (deletion, as `Analysis.minimal_core`
+    shrinks an unsat core), so no owner named can be dropped. Where several minimal sets exist
+    this need not be the one z3's unsat core shrinks to."""
+    if not region:
+        return None
+    widest = sorted(owned, key=lambda item: len(item[1]))
+    used: set[int] = set()
+    covered = _covers(region, [box for _, box in widest], full, used)
+    if not covered:
+        return None if covered is None else ()
+    kept = sorted({widest[number][0] for number in used})
+    named = set(kept)
+    needed = [item for item in widest if item[0] in named]  # every box of those owners
+    for owner in list(kept):
+        trial = [box for who, box in needed if who != owner and who in kept]
+        if _covers(region, trial, full, None):  # None (too many pieces): kept, never wrong
+            kept.remove(owner)
+    return tuple(kept)
 
 
 def union_share(

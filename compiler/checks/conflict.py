@@ -9,13 +9,12 @@ Only such pairs are examined; disjoint boxes are skipped before z3 is asked.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.compiler.guards import MAX_GUARDED, Guard, separating_guard
-from pedrag.compiler.written import reachable
+from pedrag.compiler.written import reachable, unwritten_defaults
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
 
@@ -79,15 +78,39 @@ def _help(
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    from pedrag.compiler.analysis import Outcome, rule_key
+
+    # A finding's words, witness and fix depend only on its two rules' content, ids, actions
+    # and priorities, whether a guard is searched, and the theory's semantics and unwritten
+    # metrics: kept by those (`Analysis._cached`), so a keystroke in a file with 80,000
+    # conflicts builds only the findings of the rules it changed; spans are placed afresh.
+    about = (
+        tuple(analysis.theory.metrics),
+        tuple((name, repr(value)) for name, value in unwritten_defaults(analysis).items()),
+    )
+    facts: dict[str, tuple[Any, ...]] = {}  # each rule's part of a finding's key, made once
     for number, found in enumerate(analysis.conflicts()):
         first, second = found.rules
-        pair = [analysis.eligible[first.id], analysis.eligible[second.id]]
-        outcome = reachable(analysis, pair, found.outcome)
-        if outcome is None:
-            continue  # only in a state no session reaches: `unwritten-metric` says why
-        finding = replace(found, outcome=outcome)
         items = (rule_item(second), rule_item(first))
-        if finding.outcome.unknown:
+        search = number < MAX_GUARDED
+        pair = []
+        for rule in (first, second):
+            made = facts.get(rule.id)
+            if made is None:
+                made = facts[rule.id] = (
+                    rule_key(analysis, rule),
+                    rule.id,
+                    rule.action,
+                    rule.priority,
+                )
+            pair.append(made)
+        key = ("conflict finding", about, *pair, found.extra["why"], search)
+        shown = analysis._cached(
+            key, lambda found=found, search=search: _shown(analysis, found, search)
+        )
+        if shown is None:
+            continue  # only in a state no session reaches: `unwritten-metric` says why
+        if isinstance(shown, Outcome):  # unknown (never kept: asked again next time)
             yield unknown(
                 INFO.name,
                 f"whether rules `{first.id}` and `{second.id}` can be eligible together",
@@ -95,31 +118,39 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 items,
             )
             continue
-        if finding.extra["why"] == "declared":
-            reason = (
-                f"their actions `{first.action}` and `{second.action}` are declared to conflict"
-            )
-        else:
-            reason = (
-                f"they have equal priority {first.priority} under priority selection and choose "
-                f"different actions (`{first.action}`, `{second.action}`)"
-            )
-        help, guard = _help(
-            analysis,
-            first,
-            second,
-            finding.extra["why"],
-            finding.outcome.state,
-            number < MAX_GUARDED,
-        )
+        message, witness, help, data = shown
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
-            message=f"rules `{first.id}` and `{second.id}` can both be eligible in the same state, and {reason}",
+            message=message,
             span=second.when.span,
             items=items,
             related=(first.when.span,) if first.when.span.file == second.when.span.file else (),
-            witness=with_ceiling(analysis, finding.outcome.witness),
+            witness=witness,
             help=help,
-            data={"guard": guard.as_data()} if guard is not None else {},
+            data=data,
         )
+
+
+def _shown(analysis: Analysis, found: Any, search: bool) -> Any:
+    """A conflict finding's message, witness, help and data; None when only a state no
+    session reaches has it, the `unknown` outcome when the solver did not answer in time."""
+    first, second = found.rules
+    pair = [analysis.eligible[first.id], analysis.eligible[second.id]]
+    outcome = reachable(analysis, pair, found.outcome)
+    if outcome is None or outcome.unknown:
+        return outcome
+    if found.extra["why"] == "declared":
+        reason = f"their actions `{first.action}` and `{second.action}` are declared to conflict"
+    else:
+        reason = (
+            f"they have equal priority {first.priority} under priority selection and choose "
+            f"different actions (`{first.action}`, `{second.action}`)"
+        )
+    help, guard = _help(analysis, first, second, found.extra["why"], outcome.state, search)
+    return (
+        f"rules `{first.id}` and `{second.id}` can both be eligible in the same state, and {reason}",
+        with_ceiling(analysis, outcome.witness),
+        help,
+        {"guard": guard.as_data()} if guard is not None else {},
+    )

@@ -2,10 +2,11 @@
 
 Semantic check. Wherever the rule is eligible, some rule that beats it (higher priority, or
 equal priority and higher weight) is eligible too. The shadowing rules may do it only
-together: the check asks z3 whether the rule's eligible region lies inside the **union** of
-the higher rules' regions, then shrinks the unsat core to a minimal set of shadowing rules
-and names them (pairwise checkers miss shadows that take several rules). A known state where
-the rule is eligible and no higher rule is settles "not shadowed" without z3.
+together: the analysis asks whether the rule's eligible region lies inside the **union** of
+the higher rules' regions (by cutting their boxes out of the rule's, `Analysis._shadow`; z3
+for linear atoms) and names a minimal set of shadowing rules (pairwise checkers miss shadows
+that take several rules). A known state where the rule is eligible and no higher rule is
+settles "not shadowed" at once.
 """
 
 from __future__ import annotations

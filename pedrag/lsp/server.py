@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
-from pedrag.lsp.checking import analyse, carry_over, semantic_findings, to_lsp
+from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
@@ -76,6 +76,33 @@ def _line_key(line: str) -> str | None:
     return found[-1] if found else None
 
 
+def _protocol() -> Any:
+    """pygls's protocol, able to send a message whose JSON text is already made
+    (`LspForms.notification`: a publish's diagnostics encoded once each, not on every
+    keystroke); every other message goes as pygls sends it. It frames the text as pygls's own
+    sender does, through the same writer."""
+    import inspect
+
+    from pygls.protocol import LanguageServerProtocol
+
+    class Protocol(LanguageServerProtocol):  # type: ignore[misc]
+        def send_text(self, body: str) -> None:
+            if self.writer is None:
+                return
+            data = body.encode(self.CHARSET)
+            if self._include_headers:
+                header = (
+                    f"Content-Length: {len(data)}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                )
+                data = header.encode(self.CHARSET) + data
+            written = self.writer.write(data)
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
+
+    return Protocol
+
+
 def create_server() -> Any:
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
@@ -88,7 +115,11 @@ def create_server() -> Any:
     from pedrag.kernel.history import NAMES as HISTORY_FUNCTIONS
 
     server = LanguageServer(
-        "pedrag", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        "pedrag",
+        __version__,
+        text_document_sync_kind=types.TextDocumentSyncKind.Full,
+        converter_factory=converter,
+        protocol_cls=_protocol(),
     )
     checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pedrag-check")
     finder = ConfigFinder(frozenset(catalog()))
@@ -98,6 +129,7 @@ def create_server() -> Any:
     # The last semantic findings shown for each document, and the text they are placed in:
     # shown again (moved with the edit) while the next semantic run is under way.
     shown: dict[str, tuple[str, list[Any]]] = {}
+    forms = LspForms()  # the published diagnostics' JSON forms, kept between publishes
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -128,13 +160,8 @@ def create_server() -> Any:
     def publish(uri: str, text: str, diagnostics: list[Any], version: int | None) -> None:
         config = config_of(uri)
         docs_url = config.docs_url if config is not None else None
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri,
-                version=version,
-                diagnostics=[to_lsp(text, d, uri, docs_url) for d in diagnostics],
-            )
-        )
+        converted = forms.convert(text, diagnostics, uri, docs_url)
+        server.protocol.send_text(forms.notification(uri, version, converted))  # type: ignore[attr-defined]
         published.add(uri)
 
     def forget(uri: str) -> None:
@@ -143,6 +170,7 @@ def create_server() -> Any:
             pending.pop(uri).cancel()
         indexes.pop(uri, None)
         shown.pop(uri, None)
+        forms.forget(uri)
         if uri in published:
             published.discard(uri)
             server.text_document_publish_diagnostics(

@@ -190,6 +190,27 @@ def test_a_shadow_needing_two_higher_rules_is_decided_by_cutting() -> None:
     )
     analysis = _analysis(text)
     low, left, right, gap = analysis.rules
-    assert analysis._covered(low, [left, right]) is True
-    assert analysis._covered(low, [left, gap]) is False
+    assert analysis._covering(low, [left, right]) == (0, 1)
+    assert analysis._covering(low, [left, gap]) == ()
+    assert analysis._covering(low, [gap, left, right]) == (1, 2)  # `gap` is not needed
     assert [tuple(r.id for r in f.rules) for f in analysis.shadowed()] == [("low", "left", "right")]
+
+
+@pytest.mark.parametrize("seed", [3, 7])
+def test_the_rules_left_out_of_a_shadow_question_never_meet_the_rule(seed: int) -> None:
+    # `_higher_meeting` files rules by cell and variable; z3 says every rule it leaves out
+    # (of those that beat the rule) can never be eligible where the rule is.
+    analysis = _analysis(generate(120, seed, "priority"))
+    live = [r for r in analysis.rules if analysis.rule_status(r).live]
+    left_out = 0
+    for rule, higher in zip(live, analysis._higher_meeting(live), strict=True):
+        assert [h.index for h in higher] == sorted(h.index for h in higher)
+        named = {h.id for h in higher}
+        for other in live:
+            if other is rule or not analysis.beats(other, rule):
+                assert other.id not in named
+            elif other.id not in named:
+                left_out += 1
+                pair = [analysis.eligible[rule.id], analysis.eligible[other.id]]
+                assert analysis.solve(pair, witness=False).unsat, (rule.id, other.id)
+    assert left_out > 0
