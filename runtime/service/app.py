@@ -812,7 +812,8 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     )
     def instructor(session_id: PathId, body: InstructorUpdate, ctx: Instructor) -> SessionDetail:
         """Instructor toggles (trusted metrics): exam lockdown, explain mode, any toggle the
-        theory declares with `writer: instructor`, and lifting a conduct restriction."""
+        theory declares with `writer: instructor`, lifting a conduct restriction, and ending
+        an exam early."""
         toggles = dict(body.metrics)
         if body.exam_lockdown is not None:
             toggles[_EXAM_METRIC] = body.exam_lockdown
@@ -820,7 +821,9 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
             toggles[EXPLAIN_MODE_METRIC] = body.explain_mode
         tutor, _ = _resume(ctx, session_id)
         session = apply_change(
-            tutor, session_id, InstructorChange(toggles, body.lift_conduct_restriction)
+            tutor,
+            session_id,
+            InstructorChange(toggles, body.lift_conduct_restriction, body.end_exam),
         )
         log.info("instructor change on session %s: %s", session_id, body.model_dump())
         return _session_detail(tutor, session, session.state.turn)

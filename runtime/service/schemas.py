@@ -201,6 +201,11 @@ class InstructorUpdate(_Body):
         description="any instructor toggle of the theory, by metric name",
     )
     lift_conduct_restriction: bool = False
+    end_exam: bool = Field(
+        False,
+        description="end the session's exam at the learner's next message: the latest "
+        "submission is graded and the one result line is sent (422 when it is not an exam)",
+    )
 
 
 # -- theories ----------------------------------------------------------------------------------
