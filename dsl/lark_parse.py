@@ -198,12 +198,7 @@ def parse(text: str) -> ast.Expr:
         tree = _parser().parse(text)
     except UnexpectedCharacters as exc:
         position = exc.pos_in_stream or 0
-        slip = _slip(text, position)
-        if slip is not None:
-            start, length, message, suggestion = slip
-            raise ConditionSyntaxError(
-                message, start, _describe_expected(exc.allowed or set()), suggestion, length
-            ) from None
+        _raise_slip(text, position, exc.allowed or set())
         raise ConditionSyntaxError(
             f"unexpected character {text[position]!r}",
             position,
@@ -223,12 +218,7 @@ def parse(text: str) -> ast.Expr:
         else:
             offset = token.start_pos or 0
             found = repr(str(token))
-            slip = _slip(text, offset)
-            if slip is not None:
-                start, length, message, suggestion = slip
-                raise ConditionSyntaxError(
-                    message, start, _describe_expected(exc.expected or set()), suggestion, length
-                ) from None
+            _raise_slip(text, offset, exc.expected or set())
         raise ConditionSyntaxError(
             f"unexpected {found}",
             offset,
@@ -245,3 +235,14 @@ def parse(text: str) -> ast.Expr:
                 raise exc.orig_exc from None
             raise
     raise ConditionSyntaxError("not a condition", 0)  # pragma: no cover
+
+
+def _raise_slip(text: str, offset: int, expected: set[str]) -> None:
+    """Raise the slip's own message when the error at ``offset`` is a known slip (``=`` for
+    ``==``, ``&&``, ...); return otherwise, so the caller reports the plain syntax error."""
+    slip = _slip(text, offset)
+    if slip is not None:
+        start, length, message, suggestion = slip
+        raise ConditionSyntaxError(
+            message, start, _describe_expected(expected), suggestion, length
+        ) from None

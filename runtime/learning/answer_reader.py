@@ -286,14 +286,12 @@ def is_candidate_list(text: str) -> bool:
     commits to none of them. The reader's verdict alone also covers worked prose with several
     bare numbers ("I got 243 ... so she bought 117"); an offer needs two different numbers next
     to each other with nothing but separators between them, which a learner's working has not."""
-    if read_message(text).reason != "a list or range of candidates":
-        return False
     canonical_view = canonical(text)
-    found = numbers(canonical_view)
-    return any(
+    side_by_side = any(
         first.value != second.value and _list_gap(canonical_view[first.end : second.start])
-        for first, second in itertools.pairwise(found)
-    )
+        for first, second in itertools.pairwise(numbers(canonical_view))
+    )  # the cheap half first: most messages offer no two numbers side by side
+    return side_by_side and read_message(text).reason == "a list or range of candidates"
 
 
 def read_number(text: str) -> Fraction | None:

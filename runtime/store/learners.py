@@ -28,6 +28,21 @@ from pedrag.runtime.store.schema import audit_records, learner_goals, learners, 
 from pedrag.runtime.store.statements import Statements
 
 
+def delete_sessions(connection: Connection, tenant: str, condition: Any) -> int:
+    """Delete ``tenant``'s sessions that match ``condition`` (a clause over ``sessions``), their
+    audit records first, in the caller's transaction; returns how many sessions went. One
+    place for the rule that no audit record outlives its session (deleting a learner, expiry)."""
+    matching = select(sessions.c.id).where(sessions.c.tenant == tenant, condition)
+    connection.execute(
+        delete(audit_records).where(
+            audit_records.c.tenant == tenant, audit_records.c.session_id.in_(matching)
+        )
+    )
+    return int(
+        connection.execute(delete(sessions).where(sessions.c.tenant == tenant, condition)).rowcount
+    )
+
+
 class LearnerRecords(StoreConnection):
     """Learners of this store's tenant and their goals."""
 
@@ -128,20 +143,9 @@ class LearnerRecords(StoreConnection):
             with self._transaction(write=True) as connection:
                 if not self._learner_exists(connection, learner_id):
                     raise LearnerNotFound(learner_id)
-                owned = select(sessions.c.id).where(
-                    sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
+                deleted = delete_sessions(
+                    connection, self._tenant, sessions.c.learner_id == learner_id
                 )
-                connection.execute(
-                    delete(audit_records).where(
-                        audit_records.c.tenant == self._tenant,
-                        audit_records.c.session_id.in_(owned),
-                    )
-                )
-                deleted = connection.execute(
-                    delete(sessions).where(
-                        sessions.c.tenant == self._tenant, sessions.c.learner_id == learner_id
-                    )
-                ).rowcount
                 connection.execute(
                     delete(learner_goals).where(
                         learner_goals.c.tenant == self._tenant,

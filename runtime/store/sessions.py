@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.documents import (
@@ -30,7 +30,7 @@ from pedrag.runtime.store.errors import (
     StoreError,
     TurnConflict,
 )
-from pedrag.runtime.store.learners import LearnerRecords
+from pedrag.runtime.store.learners import LearnerRecords, delete_sessions
 from pedrag.runtime.store.schema import audit_records, sessions
 from pedrag.runtime.store.statements import Statements, core_statements
 from pedrag.runtime.store.stored import StoredSession
@@ -260,21 +260,8 @@ class SessionRecords(LearnerRecords):
         cutoff = (now or _utcnow()) - timedelta(days=retention_days)
         with self._errors("purge expired sessions"):
             with self._transaction(write=True) as connection:
-                expired = select(sessions.c.id).where(
-                    sessions.c.tenant == self._tenant, sessions.c.updated_at < cutoff
-                )
-                connection.execute(
-                    delete(audit_records).where(
-                        audit_records.c.tenant == self._tenant,
-                        audit_records.c.session_id.in_(expired),
-                    )
-                )
-                deleted = connection.execute(
-                    delete(sessions).where(
-                        sessions.c.tenant == self._tenant, sessions.c.updated_at < cutoff
-                    )
-                ).rowcount
-        return int(deleted)
+                deleted = delete_sessions(connection, self._tenant, sessions.c.updated_at < cutoff)
+        return deleted
 
 
 # A turn's two statements, built once: building them per turn (and their cache keys) was a
