@@ -171,10 +171,9 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
         except LLMError as error:
             if answers.count and error.spent is None:
                 # The server answered and was paid, though the call failed (malformed,
-                # refused, empty, or its repair round failed): the error carries the cost so
-                # the budget settles it instead of counting the tokens as free. ``usage``
-                # counts its tokens and cost but not a call; ``failures`` lists it.
-                error.spent = self._account(
+                # refused, empty, or its repair round failed): ``_account`` says what that
+                # counts as and hands the cost to the error.
+                self._account(
                     "",
                     None,
                     answers.model,
@@ -184,7 +183,7 @@ class OpenAIBackend(OpenAIStreaming, OpenAIHealth):
                     started,
                     request.role,
                     "failed",
-                    failed=True,
+                    failed=error,
                     cached_tokens=answers.cached_tokens,
                 )
             raise

@@ -6,7 +6,9 @@ removed as they pass). Retries happen only before the first delta (opening the s
 after it — an error event, a dropped connection, a read timeout — ends the stream with the mapped
 ``LLMError``, since text already handed out cannot be taken back. Usage comes from the final
 chunk (``stream_options={"include_usage": True}``) and is estimated when a server omits it or
-the stream ends early; the call is accounted once however the stream ends.
+the stream ends early; the call is accounted once however the stream ends — as a call when it
+ends well or is closed by its caller, and as a failed plain call is (tokens and cost in usage,
+not a call; the cost on ``LLMError.spent``) when it ends with an error once open.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class OpenAIStreaming(OpenAITransport):
         answered_model = model
         parsed: dict[str, Any] | None = None
         reasoning = ReasoningFilter()
+        failure: LLMError | None = None
         try:
             iterator = iter(chunks)
             while True:
@@ -122,9 +125,14 @@ class OpenAIStreaming(OpenAITransport):
                     model=answered_model,
                     finish_reason=finish_reason,
                 )
+        except LLMError as error:
+            failure = error
+            raise
         finally:
             # However the stream ends (done, failed, closed by the caller): drop the connection
-            # and account the call once, estimating what the server did not report.
+            # and account the call once, estimating what the server did not report. A stream
+            # that failed once open was answered and paid for: it counts as a failed plain
+            # call does (``_account``), and the stream's response still says what it spent.
             close = getattr(chunks, "close", None)
             if close is not None:
                 close()
@@ -142,5 +150,6 @@ class OpenAIStreaming(OpenAITransport):
                 finish_reason or "incomplete",
                 sent.get("convention", ""),
                 0,
+                failed=failure,
                 cached_tokens=_cached_tokens(usage, timings),
             )

@@ -19,6 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import openai
@@ -370,12 +371,17 @@ class OpenAITransport:
         convention: str = "",
         repairs: int = 0,
         *,
-        failed: bool = False,
+        failed: LLMError | None = None,
         cached_tokens: int | None = None,
     ) -> LLMResponse:
-        """The response of one finished call (streamed or not), priced and added to usage
-        (``failed``: what a call that failed after the server answered spent, carried by its
-        error; its tokens and cost are added to usage, not as a call)."""
+        """The response of one finished call (streamed or not), priced and added to usage.
+
+        The one place for what a call counts as, streamed or not: an answer that was used is a
+        call; ``failed`` — the error of a call that failed after the server answered (a
+        malformed, refused or empty reply, a failed repair round, a stream cut off or
+        refused) — makes it what that call spent: its tokens and cost are added to usage, not
+        as a call, and the error carries it (``failed.spent``, text empty) so the budget
+        settles the reservation with it rather than giving it back."""
         price = self._price(role, answered_model, asked_model)
         response = LLMResponse(
             text=text,
@@ -392,7 +398,9 @@ class OpenAITransport:
             priced=price is not None,
             cached_tokens=cached_tokens,
         )
-        self._record(response, failed=failed)
+        self._record(response, failed=failed is not None)
+        if failed is not None and failed.spent is None:
+            failed.spent = replace(response, text="", parsed=None)
         return response
 
     def _record(self, response: LLMResponse, *, failed: bool = False) -> None:

@@ -257,6 +257,37 @@ def test_an_empty_answer_without_usage_is_estimated_not_free(fake_openai: FakeOp
     assert turn.cost_usd == pytest.approx(spent.cost_usd) and turn.cost_usd > 0
 
 
+def test_a_streamed_call_that_fails_counts_as_the_same_plain_call_does(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """An empty answer, streamed or not, was paid for (300 prompt and 40 reply tokens) and
+    failed: both backends' usage counts its tokens and cost but not a call, both errors carry
+    that cost, and the budget settles the streamed call's reservation with it."""
+    plain, streamed = priced_backend(fake_openai), priced_backend(fake_openai)
+    empty = Reply.text("", prompt_tokens=300, completion_tokens=40)
+    fake_openai.script(empty, empty)
+    turn = BudgetedBackend(
+        streamed, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+
+    with pytest.raises(LLMRefusal, match="empty answer") as plain_failure:
+        plain.complete(REQUEST)
+    stream = turn.stream(REQUEST)
+    with pytest.raises(LLMRefusal, match="empty answer") as streamed_failure:
+        list(stream)
+
+    cost = 300 / 1000 * 1.0 + 40 / 1000 * 2.0  # PRICE, by hand: $0.38
+    for backend, failure in ((plain, plain_failure), (streamed, streamed_failure)):
+        usage = backend.usage.by_role["classifier"]
+        assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (0, 300, 40)
+        assert usage.cost_usd == pytest.approx(cost)
+        assert [role for role, _ in backend.failures] == ["classifier"]
+        spent = failure.value.spent
+        assert spent is not None and spent.cost_usd == pytest.approx(cost) and spent.text == ""
+    assert stream.response is not None and stream.response.cost_usd == pytest.approx(cost)
+    assert turn.reserved_usd == 0.0 and turn.cost_usd == pytest.approx(cost)
+
+
 def test_every_answered_call_of_a_turn_is_in_its_cost_and_the_deployment_total(
     fake_openai: FakeOpenAI,
 ) -> None:
