@@ -187,13 +187,20 @@ class LLMStream(Iterator[str]):
 
 def open_stream(backend: LLMBackend, request: LLMRequest) -> LLMStream:
     """``backend``'s stream of ``request`` as an :class:`LLMStream`. A backend without
-    ``stream`` answers with ``complete``, yielded once; a ``stream`` returning a plain iterator
+    ``stream`` answers with ``complete``, yielded once (a failure's response is its
+    ``LLMError.spent``); a ``stream`` returning a plain iterator
     is wrapped, with usage estimated from the text (it reports none)."""
     stream = getattr(backend, "stream", None)
     if stream is None:
 
         def whole(handle: LLMStream) -> Iterator[str]:
-            response = backend.complete(request)
+            try:
+                response = backend.complete(request)
+            except LLMError as error:
+                # Answered, paid for, then failed: the stream's response is what it spent,
+                # so a budget over the stream settles it as it settles ``complete``.
+                handle.response = error.spent
+                raise
             handle.response = response
             if response.text:
                 yield response.text

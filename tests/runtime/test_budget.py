@@ -288,6 +288,42 @@ def test_a_streamed_call_that_fails_counts_as_the_same_plain_call_does(
     assert turn.reserved_usd == 0.0 and turn.cost_usd == pytest.approx(cost)
 
 
+class CompleteOnly:
+    """A backend without ``stream`` (a third-party one): the budget streams it through
+    ``complete``."""
+
+    def __init__(self, inner: OpenAIBackend) -> None:
+        self.inner = inner
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return self.inner.complete(request)
+
+    def max_cost_usd(self, request: LLMRequest) -> float | None:
+        return self.inner.max_cost_usd(request)
+
+
+def test_a_streamed_call_through_complete_settles_what_its_failure_spent(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """Streamed over a backend that has only ``complete``, a malformed reply that was paid for
+    is settled at its cost, as the same call is when not streamed, not given back."""
+    fake_openai.script(Reply.text("no json", prompt_tokens=300, completion_tokens=40))
+    turn = BudgetedBackend(
+        CompleteOnly(priced_backend(fake_openai)),
+        Budget(max_session_usd=None),
+        session_usd=0.0,
+        deployment_usd=0.0,
+    )
+
+    stream = turn.stream(STRUCTURED)
+    with pytest.raises(LLMMalformedOutput):
+        list(stream)
+
+    cost = 300 / 1000 * 1.0 + 40 / 1000 * 2.0  # PRICE, by hand: $0.38
+    assert stream.response is not None and stream.response.cost_usd == pytest.approx(cost)
+    assert turn.reserved_usd == 0.0 and turn.cost_usd == pytest.approx(cost)
+
+
 def test_every_answered_call_of_a_turn_is_in_its_cost_and_the_deployment_total(
     fake_openai: FakeOpenAI,
 ) -> None:
