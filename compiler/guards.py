@@ -26,8 +26,10 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
+from pedrag.compiler.boxes import hull
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, InvariantInfo, RuleInfo
+from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.printer import to_text
 from pedrag.kernel.exact import decimal_fraction
 
@@ -62,6 +64,71 @@ def narrowed(rule: RuleInfo, guard: ast.Expr) -> str:
     if isinstance(rule.when.expr, (ast.Or, ast.Implies)):
         written = f"({written})"
     return f"{written} and {to_text(guard)}"
+
+
+def tightened(analysis: Analysis, rule: RuleInfo, guard: ast.Expr) -> str:
+    """The rule's condition with the guard added, as a designer would write it: a top-level
+    conjunct the guard implies (a looser bound on the same metric, `attempts >= 3` under
+    `attempts >= 5`, or `true`) is dropped and the guard stands in its place; the others
+    stay as written (a chained comparison is split into its links when the guard implies one).
+    Implication is decided on the two sides' boxes (`compiler/boxes.py`,
+    exact for one-variable comparisons, integer bounds rounded), and the result is kept only
+    when the solver proves it means what `narrowed` does; else `narrowed`."""
+    expr = rule.when.expr
+    guard_node = analysis.translator.condition(guard)
+    conjuncts: list[ast.Expr] = []
+    for part in expr.operands if isinstance(expr, ast.And) else (expr,):
+        # A chain (`3 <= attempts <= 9`) is a conjunction of bounds too: split it when the
+        # guard implies one of its links, so the other stays.
+        links = _links(part)
+        if len(links) > 1 and any(_implies(analysis, guard_node, link) for link in links):
+            conjuncts.extend(links)
+        else:
+            conjuncts.append(part)
+    implied = [_implies(analysis, guard_node, part) for part in conjuncts]
+    if not any(implied):
+        return narrowed(rule, guard)
+    kept = [part for part, redundant in zip(conjuncts, implied, strict=True) if not redundant]
+    tidy = F.and_([guard_node, *(analysis.translator.condition(part) for part in kept)])
+    whole = F.and_([guard_node, analysis.translator.condition(expr)])
+    if not analysis.decide([tidy, F.not_(whole)], witness=False).unsat:
+        return narrowed(rule, guard)  # never expected: the boxes said it implies them
+    parts = [_written(rule, part) for part in kept]
+    parts.insert(implied.index(True), to_text(guard))
+    return " and ".join(parts)
+
+
+def _links(part: ast.Expr) -> list[ast.Expr]:
+    """A chained comparison's links (`3 <= a <= 9`: `3 <= a`, `a <= 9`), else the part."""
+    if not isinstance(part, ast.Compare) or len(part.ops) < 2:
+        return [part]
+    return [
+        ast.Compare((part.operands[index], part.operands[index + 1]), (op,))
+        for index, op in enumerate(part.ops)
+    ]
+
+
+def _implies(analysis: Analysis, guard: F.Node, part: ast.Expr) -> bool:
+    """Whether `part` holds wherever `guard` does, as their boxes show it (False when either
+    is not exactly a box)."""
+    guard_box, guard_exact = hull(guard, analysis.domains)
+    part_box, part_exact = hull(analysis.translator.condition(part), analysis.domains)
+    return guard_exact and part_exact and not guard_box.empty() and guard_box.within(part_box)
+
+
+def _written(rule: RuleInfo, part: ast.Expr) -> str:
+    """A conjunct of the rule's condition as the designer wrote it (spacing folded), or
+    printed when its span does not read back as it."""
+    shown = to_text(part)
+    start, end = part.span
+    if rule.when.text and part.span != ast.NO_SPAN:
+        written = " ".join(rule.when.text[start:end].split())
+        try:
+            if to_text(parse_condition(written)) == shown:
+                shown = written
+        except ConditionSyntaxError:
+            pass
+    return f"({shown})" if isinstance(part, (ast.Or, ast.Implies)) else shown
 
 
 def _decimal(value: Any) -> int | float | None:
@@ -147,7 +214,7 @@ def _first_proved(
             continue
         if not analysis.decide([eligible, node], witness=False).sat:
             continue
-        return Guard(rule.id, to_text(candidate), narrowed(rule, candidate))
+        return Guard(rule.id, to_text(candidate), tightened(analysis, rule, candidate))
     return None
 
 

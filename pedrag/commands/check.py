@@ -56,7 +56,8 @@ lists in the files silence checks per file or per item. Front-end checks are alw
 --fix inserts the suggested rule for each coverage gap after the file's last rule (nothing
 else in the file changes); every fix is checked again first and kept only if the file ends
 with no more errors and a smaller gap. With --unsafe-fixes it also adds the guard a conflict
-or invariant-violation finding's help names (proved by the solver) to that rule's `when:`,
+or invariant-violation finding's help names (proved by the solver) to that rule's `when:`
+(a conjunct the guard implies, such as `attempts >= 3` under `attempts >= 5`, is dropped),
 kept only if the file then has fewer errors and no new one. The file is replaced atomically; a symbolic link is
 written through (the file it points to changes, the link stays). --diff shows the same fixes
 and writes nothing; for a file that fails with no fix to offer (front-end errors, findings

@@ -104,7 +104,7 @@ def test_the_invariant_guard_is_not_one_the_witness_already_meets() -> None:
     assert finding.data["guard"] == {
         "rule": "stuck",
         "add": "attempts > 1",
-        "when": "attempts >= 1 and not exam_active and attempts > 1",
+        "when": "attempts > 1 and not exam_active",  # `attempts >= 1` is implied: dropped
     }
 
 
@@ -134,6 +134,64 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
         original
     )
     assert "added `frustration < 0.5` to rule `push`" in capsys.readouterr().err
+
+
+def test_the_fix_writes_the_tightest_bound_not_a_conjunction_of_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`attempts >= 3` narrowed by `attempts >= 5` is written `attempts >= 5`, and the fixed
+    file, checked again by the real checker, is clean."""
+    path = tmp_path / "invariant-violation.yaml"
+    original = (DATA / "invariant-violation.yaml").read_text("utf-8")
+    path.write_text(original, "utf-8")
+    assert main(["check", str(path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
+    fixed = path.read_text("utf-8")
+    assert fixed == original.replace('"attempts >= 3"', '"attempts >= 5"')
+    assert "added `attempts >= 5` to rule `stuck`" in capsys.readouterr().err
+    assert _errors(fixed, str(path)) == set()
+
+
+@pytest.mark.parametrize(
+    ("when", "tidy"),
+    [
+        # Only the bound the guard tightens goes; the rest stay as written, in place.
+        (
+            "attempts  >=  3 and (hints > 1 or not exam_active)",
+            "attempts >= 5 and (hints > 1 or not exam_active)",
+        ),
+        # A chain is a conjunction of bounds: the link the guard tightens goes.
+        ("hints > 1 and 3 <= attempts <= 9", "hints > 1 and attempts >= 5 and attempts <= 9"),
+        ("true", "attempts >= 5"),
+        # The guard taken from the witness (attempts = 4) makes `attempts >= 4` redundant.
+        ("attempts >= 4", "attempts > 4"),
+        # Nothing implied: the guard is added at the end, as before.
+        ("attempts <= 9 or hints > 1", "(attempts <= 9 or hints > 1) and attempts >= 5"),
+    ],
+)
+def test_a_conjunct_the_guard_implies_is_dropped_and_the_rest_kept_as_written(
+    when: str, tidy: str
+) -> None:
+    text = f"""\
+pedrag: 1
+theory: {{id: t, name: T}}
+metrics:
+  attempts: {{type: int, range: [0, 10], source: trusted}}
+  hints: {{type: int, range: [0, 10], source: inferred}}
+  exam_active: {{type: bool, source: trusted}}
+actions:
+  encourage: {{rung: H0, priority: 5, description: Encourage.}}
+  leading_question: {{rung: H3, priority: 5, description: Ask a leading question.}}
+rules:
+  - {{id: always, when: "true", then: encourage}}
+  - {{id: stuck, when: "{when}", then: leading_question}}
+invariants:
+  - {{id: five_tries, never: "attempts < 5 and rung > H0"}}
+ceiling: {{start: H4, steps: []}}
+"""
+    (finding,) = _findings(text, "t.yaml", "invariant-violation")
+    assert finding.data["guard"]["when"] == tidy
+    edited = guard_edit(text, "t.yaml", finding.data["guard"])
+    assert edited is not None and _findings(edited, "t.yaml", "invariant-violation") == []
 
 
 def test_guards_of_a_generated_theory_each_remove_their_finding() -> None:
