@@ -80,17 +80,28 @@ def _protocol() -> Any:
     """pygls's protocol, able to send a message whose JSON text is already made
     (`LspForms.notification`: a publish's diagnostics encoded once each, not on every
     keystroke); every other message goes as pygls sends it. It frames the text as pygls's own
-    sender does, through the same writer."""
+    sender does, through the same writer.
+
+    Only pygls's public API is used: the transport hands the protocol its writer through
+    `set_writer(writer, include_headers)` (stdio and TCP framed, a WebSocket not), which this
+    class extends to remember the framing itself rather than read pygls's private
+    `_include_headers` (a test pins that no private pygls name is read)."""
     import inspect
 
     from pygls.protocol import LanguageServerProtocol
 
     class Protocol(LanguageServerProtocol):  # type: ignore[misc]
+        framed_by_pedrag = False  # whether to send Content-Length headers (set_writer's say)
+
+        def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+            super().set_writer(writer, include_headers)
+            self.framed_by_pedrag = include_headers
+
         def send_text(self, body: str) -> None:
             if self.writer is None:
                 return
             data = body.encode(self.CHARSET)
-            if self._include_headers:
+            if self.framed_by_pedrag:
                 header = (
                     f"Content-Length: {len(data)}\r\n"
                     f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
