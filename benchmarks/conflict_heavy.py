@@ -20,6 +20,10 @@ a baseline measured in the same run:
   shadowing sets exist they may name different ones (cutting names its own, z3 shrinks its
   unsat core), and the run says how many differ.
 
+Child processes keep compiled modules between them, as an installed pedrag does
+(`benchmarks/compiled_modules.py`; `--compile-each-run`: each compiles pedrag from source where
+the environment says `PYTHONDONTWRITEBYTECODE`).
+
     python benchmarks/conflict_heavy.py 1000 2000
 """
 
@@ -27,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -40,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
+from compiled_modules import add_flag, child_environment, kept_for_the_run, warm_up  # noqa: E402
 from theory_gen import generate  # noqa: E402
 
 from pedrag.compiler import analysis as analysis_module  # noqa: E402
@@ -124,7 +128,7 @@ def cli_check(path: Path) -> tuple[float, dict[str, Any]]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=child_environment(PYTHONPATH=str(ROOT)),
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode not in (0, 1):
@@ -140,7 +144,12 @@ def server_keystroke(rules: int, path: Path) -> tuple[float, float, float]:
         root=str(ROOT), bench=str(ROOT / "benchmarks"), rules=rules, path=str(path)
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env=child_environment(),
     )
     opened, keystroke, semantic, *_ = json.loads(result.stdout.strip().splitlines()[-1])
     return opened, keystroke, semantic
@@ -167,7 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rules", type=int, nargs="*", default=[1000, 2000])
     parser.add_argument("--baseline-rules", type=int, default=300)
     parser.add_argument("--no-server", action="store_true", help="skip the keystroke figure")
+    add_flag(parser)
     args = parser.parse_args(argv)
+    with kept_for_the_run(args.compile_each_run):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Each size's CLI check and server run once: check the shipped theories and import the
+    # server's modules untimed first, so that no timed process is the one compiling them.
+    warm_up([sys.executable, "-m", "pedrag.cli", "check", str(ROOT / "theories"), "--no-cache"])
+    warm_up([sys.executable, "-c", "import pedrag.lsp.checking, pedrag.lsp.server"])
 
     now, found_now = shadow_question(args.baseline_rules, Analysis)
     before, found_before = shadow_question(args.baseline_rules, PreviousShadow)

@@ -16,8 +16,9 @@ Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory o
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
 report is compared with a `--no-cache` report of the same files: they must be identical.
 Compiled modules are kept between runs in a folder of the run's own, as an installed pedrag
-keeps them (`--compile-each-run`: as the environment says, which on the shared machine,
-`PYTHONDONTWRITEBYTECODE=1`, compiles pedrag's modules from source in every process).
+keeps them (`benchmarks/compiled_modules.py`; `--compile-each-run`: as the environment says,
+which on the shared machine, `PYTHONDONTWRITEBYTECODE=1`, compiles pedrag's modules from source
+in every process).
 
     python benchmarks/recheck.py
     python benchmarks/recheck.py --rules 500 --repeat 5
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
 import shutil
@@ -41,22 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from compiled_modules import add_flag, child_environment, kept_for_the_run  # noqa: E402
 from theory_gen import generate  # noqa: E402
-
-BYTECODE: dict[str, str] = {}
-"""Where the child processes keep compiled modules (`main` sets it to a temporary folder)."""
-
-
-def child_environment(cache: Path) -> dict[str, str]:
-    """The environment of a `pedrag check` child: the cache folder, and compiled modules kept
-    as an installed pedrag keeps them. With `PYTHONDONTWRITEBYTECODE` set (as on the shared
-    machine) and no `__pycache__`, every process compiled pedrag's modules from source again,
-    which no installed copy does; they are kept in a folder of the run's own
-    (`PYTHONPYCACHEPREFIX`), so the source tree is not touched."""
-    env = {**os.environ, "PEDRAG_CACHE_DIR": str(cache), **BYTECODE}
-    if BYTECODE:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 def run_check(target: Path, cache: Path, *extra: str) -> tuple[float, float, dict]:  # type: ignore[type-arg]
@@ -67,7 +53,7 @@ def run_check(target: Path, cache: Path, *extra: str) -> tuple[float, float, dic
         [sys.executable, "-m", "pedrag.cli", "check", str(target), "--format", "json", *extra],
         capture_output=True,
         text=True,
-        env=child_environment(cache),
+        env=child_environment(PEDRAG_CACHE_DIR=str(cache)),
         cwd=ROOT,
     )
     wall = time.perf_counter() - started
@@ -135,16 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rules", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument(
-        "--compile-each-run",
-        action="store_true",
-        help="keep no compiled modules between runs (PYTHONDONTWRITEBYTECODE as inherited)",
-    )
+    add_flag(parser)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, kept_for_the_run(args.compile_each_run):
         root = Path(tmp)
-        if not args.compile_each_run:
-            BYTECODE["PYTHONPYCACHEPREFIX"] = str(root / "bytecode")
         shipped = root / "theories"
         shutil.copytree(
             ROOT / "theories", shipped, ignore=shutil.ignore_patterns("*.py", "__pycache__")

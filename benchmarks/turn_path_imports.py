@@ -4,7 +4,10 @@ Each figure is measured in fresh processes (the median of ``--runs``): the time 
 a tutor needs, to build a ``Tutor`` and start a session, and to run the first offline turn, and
 which heavy libraries ended up imported. The baseline is the path every earlier release took
 (and the YAML path still takes): load the theory file (YAML, pydantic, Lark), resolve and lower
-it in-process. The compiled path runs from `pedrag compile` output alone.
+it in-process. The compiled path runs from `pedrag compile` output alone. Compiled modules are
+kept between the processes, as an installed pedrag keeps them (`benchmarks/compiled_modules.py`;
+`--compile-each-run`: each process compiles pedrag from source where the environment says
+`PYTHONDONTWRITEBYTECODE`).
 
     python benchmarks/turn_path_imports.py [--runs 7] [--format json]
 """
@@ -18,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from compiled_modules import add_flag, child_environment, kept_for_the_run
 
 HEAVY = ("z3", "lark", "yaml", "pydantic", "networkx", "openai", "sqlalchemy")
 PROBE = """
@@ -48,6 +53,7 @@ def measure(policy: str, runs: int) -> dict[str, object]:
             capture_output=True,
             text=True,
             check=True,
+            env=child_environment(),
         )
         samples.append(json.loads(out.stdout))
     result: dict[str, object] = {
@@ -62,10 +68,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--format", choices=["text", "json"], default="text")
+    add_flag(parser)
     args = parser.parse_args()
     from pedrag.runtime.policy.theory_set import TheorySet
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, kept_for_the_run(args.compile_each_run):
         path = Path(folder) / "socratic.json"
         path.write_text(json.dumps(TheorySet.shipped()["socratic"].policy.to_json()), "utf-8")
         yaml_path = measure("", args.runs)
