@@ -6,7 +6,8 @@ Takes and gives the same JSON documents as the SQL store: ``create_session``, ``
 (a turn is all-or-nothing and a compare-and-set on the turn index), ``load_session``,
 ``audit_records``, ``list_sessions``, ``add_spend``/``spend``/``reserve_spend``/``settle_spend``.
 Documents are copied through JSON on the way in and out, so what you save is exactly what you
-load, as with SQL.
+load, as with SQL; they are checked and cleaned by the SQL stores' own document check
+(``runtime/store/documents.py``), so a value PostgreSQL would refuse (U+0000) is refused here too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pedrag.runtime.store.documents import _require_document, _require_json, _safe_audit
 from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
 from pedrag.runtime.store.stored import StoredSession
 
@@ -46,6 +48,8 @@ class MemoryStore:
         return "memory://"
 
     def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+        _require_document(meta, "meta")  # refused as the SQL stores refuse it (U+0000, ...)
+        _require_document(state, "state")
         meta, state = _copy(meta, "meta"), _copy(state, "state")
         now = datetime.now(UTC)
         with self._lock:
@@ -71,6 +75,10 @@ class MemoryStore:
         *,
         version: int | None = None,
     ) -> None:
+        _require_document(state, "state")
+        audit = _safe_audit(audit)  # cleaned as the SQL stores clean it (U+0000 -> U+FFFD)
+        if learner is not None:
+            _require_json(dict(learner[1]), "learner")
         state, audit = _copy(state, "state"), _copy(audit, "audit")
         goals = _copy(dict(learner[1]), "learner") if learner is not None else None
         with self._lock:
@@ -114,6 +122,7 @@ class MemoryStore:
     def set_state(
         self, session_id: str, turns: int, state: dict[str, Any], *, version: int | None = None
     ) -> None:
+        _require_document(state, "state")
         state = _copy(state, "state")
         with self._lock:
             session = self._sessions.get(session_id)

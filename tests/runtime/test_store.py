@@ -227,13 +227,46 @@ def test_a_learner_goal_json_would_change_is_refused_and_the_turn_writes_nothing
     assert store.load_learner_goals("ada") == {}
 
 
-def test_the_in_memory_store_refuses_a_nan_in_a_learner_goal_too() -> None:
-    goal = {"mastery": 0.5, "evidence": 1, "solved": [float("nan")]}
+@pytest.mark.parametrize(
+    ("solved", "problem"),
+    [
+        ([float("nan")], r"\['solved'\]\[0\] is nan, which JSON cannot hold"),
+        ([{"id": "a\x00b"}], r"\['solved'\]\[0\]\['id'\] contains U\+0000"),
+    ],
+)
+def test_the_in_memory_store_refuses_what_the_sql_stores_refuse_in_a_learner_goal(
+    solved: list[Any], problem: str
+) -> None:
+    goal = {"mastery": 0.5, "evidence": 1, "solved": solved}
     with MemoryStore() as memory:
         memory.create_session("s1", {}, {"turn": 0})
-        with pytest.raises(StoreError, match="not a plain JSON document"):
+        with pytest.raises(StoreError, match=problem):
             memory.save_turn("s1", 1, {"turn": 1}, {"turn": 1}, ("ada", {"times_tables": goal}))
         assert memory.load_learner_goals("ada") == {}
+        assert memory.load_session("s1") == ({}, {"turn": 0}, 0)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+def test_every_store_refuses_a_nul_in_state_and_meta_and_cleans_it_in_audit(
+    kind: str, db_path: Path
+) -> None:
+    """PostgreSQL cannot hold U+0000: the SQL stores refuse it in what the caller owns (meta,
+    state) and replace it in an audit record (text from models and endpoints); the in-memory
+    store, which tests and throwaway runs use, does the same, so what works there works on
+    PostgreSQL."""
+    with SessionStore(str(db_path)) if kind == "sqlite" else MemoryStore() as store:
+        with pytest.raises(StoreError, match=r"meta\['note'\] contains U\+0000"):
+            store.create_session("s0", {"note": "a\x00b"}, {"turn": 0})
+        with pytest.raises(StoreError, match=r"state\['reply'\] contains U\+0000"):
+            store.create_session("s0", {}, {"reply": "a\x00b"})
+        store.create_session("s1", {}, {"turn": 0})
+        with pytest.raises(StoreError, match=r"state\['reply'\] contains U\+0000"):
+            store.save_turn("s1", 1, {"reply": "a\x00b"}, {"turn": 1})
+        with pytest.raises(StoreError, match=r"state\['reply'\] contains U\+0000"):
+            store.set_state("s1", 0, {"reply": "a\x00b"})
+        store.save_turn("s1", 1, {"turn": 1}, {"reason": "a\x00b"})
+        assert store.audit_records("s1") == [{"reason": "a\ufffdb"}]
+        assert store.load_session("s1") == ({}, {"turn": 1}, 1)
 
 
 def test_a_database_error_after_the_state_update_rolls_the_whole_turn_back(
