@@ -29,7 +29,7 @@ MODEL_CALLS = Counter("pedrag_model_calls", "Model calls made by tutor turns")
 FALLBACKS = Counter("pedrag_fallbacks", "Turns answered by the action's template (fail closed)")
 REVEALS_BLOCKED = Counter(
     "pedrag_reveals_blocked",
-    "Drafts or streamed units the detector stopped before they reached the student",
+    "Drafts the detector stopped before they reached the student (a streamed draft once)",
 )
 TURN_CONFLICTS = Counter(
     "pedrag_turn_conflicts", "Turns refused because another request committed that turn first"
@@ -47,7 +47,8 @@ def record_turn(mode: str, seconds: float, audit: Mapping[str, Any]) -> None:
     if audit.get("fallback"):
         FALLBACKS.inc()
     blocked = sum(1 for draft in audit.get("drafts", ()) if draft.get("flagged"))
-    blocked += len((audit.get("stream") or {}).get("withheld", ()))
+    if not blocked and (audit.get("stream") or {}).get("withheld"):
+        blocked = 1  # a stream cut short before its draft was recorded as flagged
     if blocked:
         REVEALS_BLOCKED.inc(blocked)
 
