@@ -5,11 +5,12 @@ starts a worker with ``create_app`` as its factory); gives an ASGI application.
 
 Why it looks like this:
 
-- **The event loop never blocks.** The Tutor, the store and the checker are synchronous. Turn
-  routes are ``async`` and run the Tutor through :class:`~pedrag.runtime.turn.async_tutor.AsyncTutor`
-  (a worker thread per turn; a streamed turn's pieces cross to the loop through a queue); every
-  other route is a plain ``def``, which FastAPI runs in its thread pool. Both share AnyIO's
-  pool (40 threads by default), so one worker holds at most 40 turns in progress.
+- **The event loop never blocks.** The Tutor, the store and the checker are synchronous. A
+  turn route (JSON or streamed) checks its key, reads its session, runs the Tutor and commits
+  in one worker thread (one hop off the loop per turn; a streamed turn's pieces are held until
+  it commits, so they are handed to the loop together); every other route is a plain ``def``,
+  which FastAPI runs in its thread pool. Both share AnyIO's pool (40 threads by default), so
+  one worker holds at most 40 turns in progress.
 - **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
   API key and touches the database only through its tenant-bound store; an id of another
   tenant is as unknown as an id that was never created (404).
@@ -33,7 +34,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -104,7 +105,6 @@ from pedrag.runtime.store.session_store import (
     StoreUnavailable,
     TurnConflict,
 )
-from pedrag.runtime.turn.async_tutor import AsyncTutor
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.instructor import (
     EXPLAIN_MODE_METRIC,
@@ -763,7 +763,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
         result = await anyio.to_thread.run_sync(
-            _turn_in_thread, request, claim, session_id, body.turn, body.message
+            _turn_in_thread, request, claim, session_id, body.turn, _plain(body.message)
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         return _turn_out(session_id, result)
@@ -782,17 +782,16 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
             }
         },
     )
-    async def stream_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> StreamingResponse:
+    async def stream_turn(
+        session_id: PathId, body: TurnCreate, request: Request, claim: LearnerClaim
+    ) -> StreamingResponse:
         """One supervised turn as Server-Sent Events. Only committed text is shown: the
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
         started = time.perf_counter()
-
-        async def run(tutor: Tutor, session: Session) -> list[str]:
-            return [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
-
-        pieces, session = await _run_turn(ctx, session_id, body.turn, run)
-        result = session.results[-1]  # committed: the stream raised otherwise
+        pieces, result = await anyio.to_thread.run_sync(
+            _turn_in_thread, request, claim, session_id, body.turn, _streamed(body.message)
+        )
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
         end = _turn_out(session_id, result).model_dump(mode="json")
 
@@ -893,32 +892,20 @@ TURN_ATTEMPTS = 3
 """How often a turn runs when instructors' toggles keep landing while it runs."""
 
 
-async def _run_turn(
-    ctx: TenantContext,
+def _turn_in_thread(
+    request: Request,
+    claim: KeyClaim,
     session_id: str,
     turn: int | None,
-    run: Callable[[Tutor, Session], Awaitable[T]],
-) -> tuple[T, Session]:
-    """Resume the session and run one turn on it (``run``). A toggle committed while the turn
-    ran makes its commit match nothing (the version the turn read is gone): the turn is run
-    again on the toggled state, so it obeys the toggle instead of undoing it. Another turn
-    committed meanwhile is a real conflict: 409, as is a toggle storm past the attempts."""
-    for attempt in range(1, TURN_ATTEMPTS + 1):
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, turn)
-        try:
-            return await run(tutor, session), session
-        except TurnConflict as error:
-            _rerun_or_raise(error, attempt, session_id)
-    raise AssertionError("unreachable")
-
-
-def _turn_in_thread(
-    request: Request, claim: KeyClaim, session_id: str, turn: int | None, message: str
-) -> TurnResult:
-    """A JSON turn in one worker thread: the key's check and the session's read are one
-    statement, and the turn runs in the same thread (one hop off the event loop, where a
-    dependency, a resume and a turn each took one). Re-runs on a toggle as `_run_turn`."""
+    run: Callable[[Tutor, Session], T],
+) -> T:
+    """A turn in one worker thread, JSON or streamed (``run``): the key's check and the
+    session's read are one statement, and the turn runs in the same thread (one hop off the
+    event loop, where a dependency, a resume and a turn each took one). A toggle committed
+    while the turn ran makes its commit match nothing (the version the turn read is gone):
+    the turn is run again on the toggled state, so it obeys the toggle instead of undoing
+    it. Another turn committed meanwhile is a real conflict: 409, as is a toggle storm past
+    the attempts."""
     ctx, stored = claim.verify_with_session(request, session_id)
     tutor, session = _resume(ctx, session_id, stored)
     for attempt in range(1, TURN_ATTEMPTS + 1):
@@ -926,10 +913,27 @@ def _turn_in_thread(
             tutor, session = _resume(ctx, session_id)
         _check_turn_index(session, turn)
         try:
-            return tutor.turn(session, message)
+            return run(tutor, session)
         except TurnConflict as error:
             _rerun_or_raise(error, attempt, session_id)
     raise AssertionError("unreachable")
+
+
+def _plain(message: str) -> Callable[[Tutor, Session], TurnResult]:
+    """A JSON turn: the committed turn's result."""
+    return lambda tutor, session: tutor.turn(session, message)
+
+
+def _streamed(message: str) -> Callable[[Tutor, Session], tuple[list[str], TurnResult]]:
+    """A streamed turn, run to its commit in the worker thread (the pieces are held until
+    the turn commits anyway, so none crosses to the loop before): the pieces the stream
+    guard released and the committed turn's result."""
+
+    def run(tutor: Tutor, session: Session) -> tuple[list[str], TurnResult]:
+        pieces = list(tutor.stream(session, message))
+        return pieces, session.results[-1]  # committed: the stream raised otherwise
+
+    return run
 
 
 def _rerun_or_raise(error: TurnConflict, attempt: int, session_id: str) -> None:
