@@ -421,7 +421,8 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        request_headers = dict(scope.get("headers") or [])
+        incoming = request_headers.get(b"x-request-id", b"").decode("latin-1")
         request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
         request_id = request_id or uuid.uuid4().hex
         token = REQUEST_ID.set(request_id)
@@ -453,7 +454,7 @@ class RequestContext:
             return message
 
         try:
-            declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+            declared = request_headers.get(b"content-length", b"")
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                 raise _BodyTooLarge
             await self.app(scope, receive_within_limit, send_with_id)
