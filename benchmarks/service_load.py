@@ -18,8 +18,12 @@ turns only, session creation included (one per ``--turns-per-session`` turns) â€
 baseline's CPU per turn. Wall-clock latencies are printed too but are noise on a shared
 machine; CPU is the figure.
 
+With ``--compare TREE`` a server run from another source tree (``git archive COMMIT | tar -x
+-C TREE``) is driven in the same alternated rounds, each round's server turns measured
+against the same baseline turns: old and new meet the same load on a shared machine.
+
     python benchmarks/service_load.py [--databases sqlite postgresql] [--workers 1 4 16]
-        [--turns 600] [--clients 32]
+        [--turns 600] [--clients 32] [--compare TREE --compare-label old]
 """
 
 from __future__ import annotations
