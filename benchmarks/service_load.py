@@ -18,14 +18,19 @@ turns only, session creation included (one per ``--turns-per-session`` turns) â€
 baseline's CPU per turn. Wall-clock latencies are printed too but are noise on a shared
 machine; CPU is the figure.
 
+With ``--compare TREE`` a server run from another source tree (``git archive COMMIT | tar -x
+-C TREE``) is driven in the same alternated rounds, each round's server turns measured
+against the same baseline turns: old and new meet the same load on a shared machine.
+
     python benchmarks/service_load.py [--databases sqlite postgresql] [--workers 1 4 16]
-        [--turns 600] [--clients 32]
+        [--turns 600] [--clients 32] [--compare TREE --compare-label old]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -34,6 +39,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +135,21 @@ def group_cpu_seconds(group: int) -> float:
     return total / _TICK
 
 
+@dataclass
+class Served:
+    """A server under test: where it answers, its key, its process group, what it measured."""
+
+    label: str
+    base: str
+    key: str
+    group: int
+    latencies: list[float] = field(default_factory=list)
+    wall: float = 0.0
+    cpu: float = 0.0
+    above_by_round: list[float] = field(default_factory=list)
+    alone: list[float] = field(default_factory=list)
+
+
 def summary(latencies: list[float], elapsed: float) -> dict[str, float]:
     return {
         "turns": len(latencies),
@@ -193,65 +214,94 @@ def main() -> int:
     )
     parser.add_argument("--db", help="a PostgreSQL URL (default: a throwaway local server)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--compare",
+        metavar="TREE",
+        help="another source tree of pedrag (e.g. `git archive` of an older commit): its "
+        "server is driven in the same alternated rounds, so old and new meet the same load",
+    )
+    parser.add_argument("--compare-label", default="(compare)", help="its rows' label")
     args = parser.parse_args()
+
+    # The servers driven in the same rounds: this tree's, and with --compare another tree's.
+    trees = [("", ROOT)] + [(" " + args.compare_label, Path(args.compare).resolve())] * bool(
+        args.compare
+    )
 
     def run(url: str, workers_list: list[int]) -> dict[str, Any]:
         results: dict[str, Any] = {}
         chunk = max(1, args.turns // args.rounds)
         for workers in workers_list:
-            db = fresh_database(url)
-            with SessionStore(db) as store:
-                store.tenants.create("bench")
-                key = store.tenants.issue_key("bench")
             in_process = InProcess(url, args.turns_per_session)
-            with tempfile.TemporaryDirectory() as folder:
-                started: list[subprocess.Popen[bytes]] = []
-                log = Path(folder) / "serve.log"
-                with running_server(db, workers=workers, log=log, started=started) as base:
-                    group = started[0].pid
+            with contextlib.ExitStack() as stack:
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+                servers = []
+                for index, (label, tree) in enumerate(trees):
+                    db = fresh_database(url)
+                    with SessionStore(db) as store:
+                        store.tenants.create("bench")
+                        key = store.tenants.issue_key("bench")
+                    started: list[subprocess.Popen[bytes]] = []
+                    base = stack.enter_context(
+                        running_server(
+                            db,
+                            workers=workers,
+                            log=folder / f"serve{index}.log",
+                            env={"PYTHONPATH": str(tree)},
+                            started=started,
+                            cwd=tree,
+                        )
+                    )
+                    servers.append(Served(label, base, key, started[0].pid))
+                for server in servers:
                     # Warm every worker (theory compile caches, connection pools) first: each
                     # drive opens fresh connections, which the kernel hands to any worker.
                     for _ in range(3):
-                        asyncio.run(drive(base, key, 8 * workers, min(args.clients, 8), 2))
-                    # Rounds alternate the baseline and the server, so a change in the
-                    # machine's load during the run falls on both alike.
-                    served: list[float] = []
-                    local: list[float] = []
-                    served_s = local_s = served_cpu = local_cpu = 0.0
-                    above_by_round: list[float] = []
-                    for _ in range(args.rounds):
-                        latencies, wall, cpu = in_process.run(chunk)
-                        local += latencies
-                        local_s += wall
-                        local_cpu += cpu
-                        cpu_before = group_cpu_seconds(group)
-                        begin = time.perf_counter()
-                        served += asyncio.run(
-                            drive(base, key, chunk, args.clients, args.turns_per_session)
+                        asyncio.run(
+                            drive(server.base, server.key, 8 * workers, min(args.clients, 8), 2)
                         )
-                        served_s += time.perf_counter() - begin
-                        round_cpu = group_cpu_seconds(group) - cpu_before
-                        served_cpu += round_cpu
-                        above_by_round.append((round_cpu - cpu) * 1000 / chunk)
+                # Rounds alternate the baseline and the servers, so a change in the
+                # machine's load during the run falls on all alike.
+                local: list[float] = []
+                local_s = local_cpu = 0.0
+                for _ in range(args.rounds):
+                    latencies, wall, cpu = in_process.run(chunk)
+                    local += latencies
+                    local_s += wall
+                    local_cpu += cpu
+                    for server in servers:
+                        cpu_before = group_cpu_seconds(server.group)
+                        begin = time.perf_counter()
+                        server.latencies += asyncio.run(
+                            drive(
+                                server.base, server.key, chunk, args.clients, args.turns_per_session
+                            )
+                        )
+                        server.wall += time.perf_counter() - begin
+                        round_cpu = group_cpu_seconds(server.group) - cpu_before
+                        server.cpu += round_cpu
+                        server.above_by_round.append((round_cpu - cpu) * 1000 / chunk)
+                for server in servers:
                     # Per-turn latency without queueing: one client, one turn at a time.
-                    alone = asyncio.run(
-                        drive(base, key, args.sequential, 1, args.turns_per_session)
+                    server.alone = asyncio.run(
+                        drive(server.base, server.key, args.sequential, 1, args.turns_per_session)
                     )
             in_process.close()
             base_row = summary(local, local_s)
             base_row["cpu_ms_per_turn"] = local_cpu * 1000 / len(local)
             base_row["alone_p50_ms"] = base_row["p50_ms"]
-            row = summary(served, served_s)
-            row["cpu_ms_per_turn"] = served_cpu * 1000 / len(served)
-            row["overhead_cpu_ms"] = row["cpu_ms_per_turn"] - base_row["cpu_ms_per_turn"]
-            # The same difference round by round (each round's server turns against the
-            # baseline turns just before them): its median shrugs off a round that a burst
-            # of other work on the machine fell on.
-            row["overhead_cpu_ms_median"] = statistics.median(above_by_round)
-            row["overhead_cpu_ms_rounds"] = above_by_round
-            row["alone_p50_ms"] = statistics.median(alone) * 1000
             results[f"in_process_{workers}"] = base_row
-            results[f"workers_{workers}"] = row
+            for server in servers:
+                row = summary(server.latencies, server.wall)
+                row["cpu_ms_per_turn"] = server.cpu * 1000 / len(server.latencies)
+                row["overhead_cpu_ms"] = row["cpu_ms_per_turn"] - base_row["cpu_ms_per_turn"]
+                # The same difference round by round (each round's server turns against the
+                # baseline turns just before them): its median shrugs off a round that a
+                # burst of other work on the machine fell on.
+                row["overhead_cpu_ms_median"] = statistics.median(server.above_by_round)
+                row["overhead_cpu_ms_rounds"] = server.above_by_round
+                row["alone_p50_ms"] = statistics.median(server.alone) * 1000
+                results[f"workers_{workers}{server.label}"] = row
         return results
 
     results: dict[str, Any] = {}
@@ -267,14 +317,14 @@ def main() -> int:
         print(json.dumps(results, indent=2))
         return 0
     print(
-        f"{'configuration':<30}{'turns':>6}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'configuration':<40}{'turns':>6}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'alone p50':>11}{'CPU ms/turn':>13}{'above base':>12}{'median':>8}{'goal':>8}"
     )
     for kind, rows in results.items():
         for name, row in rows.items():
             above = row.get("overhead_cpu_ms")
             print(
-                f"{kind + ' ' + name:<30}{row['turns']:>6}{row['turns_per_s']:>9.1f}"
+                f"{kind + ' ' + name:<40}{row['turns']:>6}{row['turns_per_s']:>9.1f}"
                 f"{row['p50_ms']:>9.1f}{row['p99_ms']:>9.1f}{row['alone_p50_ms']:>11.1f}"
                 f"{row['cpu_ms_per_turn']:>13.2f}"
                 + (

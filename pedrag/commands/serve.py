@@ -215,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pedrag.runtime.policy.theory_set import TheoryLoadError
     from pedrag.runtime.service.app import ServiceSettings, load_service
+    from pedrag.runtime.service.transport import HTTP_PROTOCOL
     from pedrag.runtime.store.session_store import StoreError, resolve_db_url
 
     try:
@@ -244,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             log_config=_log_config(args.log_level),
             access_log=False,
+            http=HTTP_PROTOCOL,  # TCP_NODELAY on every connection, whatever the workers
             timeout_graceful_shutdown=10,
             timeout_worker_healthcheck=args.worker_timeout,
         )

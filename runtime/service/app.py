@@ -5,11 +5,12 @@ starts a worker with ``create_app`` as its factory); gives an ASGI application.
 
 Why it looks like this:
 
-- **The event loop never blocks.** The Tutor, the store and the checker are synchronous. Turn
-  routes are ``async`` and run the Tutor through :class:`~pedrag.runtime.turn.async_tutor.AsyncTutor`
-  (a worker thread per turn; a streamed turn's pieces cross to the loop through a queue); every
-  other route is a plain ``def``, which FastAPI runs in its thread pool. Both share AnyIO's
-  pool (40 threads by default), so one worker holds at most 40 turns in progress.
+- **The event loop never blocks.** The Tutor, the store and the checker are synchronous. A
+  turn route (JSON or streamed) checks its key, reads its session, runs the Tutor and commits
+  in one worker thread (one hop off the loop per turn; a streamed turn's pieces are held until
+  it commits, so they are handed to the loop together); every other route is a plain ``def``,
+  which FastAPI runs in its thread pool. Both share AnyIO's pool (40 threads by default), so
+  one worker holds at most 40 turns in progress.
 - **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
   API key and touches the database only through its tenant-bound store; an id of another
   tenant is as unknown as an id that was never created (404).
@@ -27,13 +28,15 @@ import asyncio
 import contextlib
 import contextvars
 import importlib.resources
+import inspect
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -46,7 +49,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -65,6 +68,7 @@ from pedrag.runtime.service.auth import (
     required_role,
     role,
 )
+from pedrag.runtime.service.auth import claim as auth_claim
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
@@ -104,7 +108,6 @@ from pedrag.runtime.store.session_store import (
     StoreUnavailable,
     TurnConflict,
 )
-from pedrag.runtime.turn.async_tutor import AsyncTutor
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.instructor import (
     EXPLAIN_MODE_METRIC,
@@ -297,6 +300,51 @@ def _turns_first(app: FastAPI) -> None:
     app.router.routes.sort(key=lambda route: getattr(route, "path", None) not in TURN_PATHS)
 
 
+_PATH_ID = re.compile(ID_PATTERN)
+_TURN_PARAMETERS = ("session_id", "body", "request", "claim")
+
+
+class _TurnRoute(APIRoute):
+    """A turn route: declared as any route (its path id, its ``TurnCreate`` body, its
+    :func:`~pedrag.runtime.service.auth.deferred_role` dependency, its response model), so the
+    OpenAPI document and the role walk read it as before, and FastAPI's own handler answers
+    every request that is not the plain case. The plain case, a deployment's most frequent
+    request, skips FastAPI's per-request dependency solving (a quarter of the event loop's
+    CPU per turn): the id matches its pattern, the body is ``application/json`` that
+    ``TurnCreate`` accepts, parsed and validated as FastAPI would (``json.loads``, then the
+    model); the key is read by the route's own security schemes (:func:`auth.claim`), the
+    endpoint is called with what FastAPI would have passed, and its answer is serialised once
+    by pydantic. Anything else (a malformed id or body, another content type) goes to
+    FastAPI's handler, so every error is the one FastAPI gives, in the same order (a missing
+    key before a bad body)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        declared = super().get_route_handler()
+        needed = _route_role(self.dependant)
+        parameters = tuple(inspect.signature(self.endpoint).parameters)
+        if needed is None or parameters != _TURN_PARAMETERS:
+            raise TypeError(f"{self.path}: a turn route takes {_TURN_PARAMETERS} and a role")
+        endpoint = self.endpoint
+        dump = TypeAdapter(self.response_model).dump_json if self.response_model else None
+
+        async def handler(request: Request) -> Response:
+            session_id = request.path_params.get("session_id", "")
+            kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if kind != "application/json" or not _PATH_ID.fullmatch(session_id):
+                return await declared(request)
+            try:
+                body = TurnCreate.model_validate(json.loads(await request.body()))
+            except ValueError:  # not JSON, not UTF-8, not a turn (ValidationError): FastAPI's
+                return await declared(request)
+            claim = await auth_claim(request, needed)
+            answer = await endpoint(session_id=session_id, body=body, request=request, claim=claim)
+            if isinstance(answer, Response) or dump is None:
+                return answer  # type: ignore[no-any-return]
+            return Response(dump(answer), media_type="application/json")
+
+        return handler
+
+
 def _route_role(dependant: Any) -> str | None:
     for dependency in dependant.dependencies:
         needed = required_role(dependency.call) or _route_role(dependency)
@@ -373,7 +421,8 @@ class RequestContext:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        request_headers = dict(scope.get("headers") or [])
+        incoming = request_headers.get(b"x-request-id", b"").decode("latin-1")
         request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
         request_id = request_id or uuid.uuid4().hex
         token = REQUEST_ID.set(request_id)
@@ -405,7 +454,7 @@ class RequestContext:
             return message
 
         try:
-            declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+            declared = request_headers.get(b"content-length", b"")
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                 raise _BodyTooLarge
             await self.app(scope, receive_within_limit, send_with_id)
@@ -755,7 +804,23 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         """The instructor view of every turn: the whole audit record."""
         return AuditOut(session_id=session_id, records=ctx.store.audit_records(session_id))
 
-    @app.post("/v1/sessions/{session_id}/turns", response_model=TurnOut, tags=["turns"])
+    def turn_route(path: str, **declared: Any) -> Callable[[Callable[..., Any]], Any]:
+        """``@app.post(path, tags=["turns"], **declared)``, answered by :class:`_TurnRoute`."""
+
+        def add(endpoint: Callable[..., Any]) -> Any:
+            app.router.add_api_route(
+                path,
+                endpoint,
+                methods=["POST"],
+                tags=["turns"],
+                route_class_override=_TurnRoute,
+                **declared,
+            )
+            return endpoint
+
+        return add
+
+    @turn_route("/v1/sessions/{session_id}/turns", response_model=TurnOut)
     async def post_turn(
         session_id: PathId, body: TurnCreate, request: Request, claim: LearnerClaim
     ) -> TurnOut:
@@ -763,14 +828,13 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
         result = await anyio.to_thread.run_sync(
-            _turn_in_thread, request, claim, session_id, body.turn, body.message
+            _turn_in_thread, request, claim, session_id, body.turn, _plain(body.message)
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         return _turn_out(session_id, result)
 
-    @app.post(
+    @turn_route(
         "/v1/sessions/{session_id}/turns/stream",
-        tags=["turns"],
         response_class=StreamingResponse,
         responses={
             200: {
@@ -782,17 +846,16 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
             }
         },
     )
-    async def stream_turn(session_id: PathId, body: TurnCreate, ctx: Learner) -> StreamingResponse:
+    async def stream_turn(
+        session_id: PathId, body: TurnCreate, request: Request, claim: LearnerClaim
+    ) -> StreamingResponse:
         """One supervised turn as Server-Sent Events. Only committed text is shown: the
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
         started = time.perf_counter()
-
-        async def run(tutor: Tutor, session: Session) -> list[str]:
-            return [piece async for piece in AsyncTutor(tutor).stream(session, body.message)]
-
-        pieces, session = await _run_turn(ctx, session_id, body.turn, run)
-        result = session.results[-1]  # committed: the stream raised otherwise
+        pieces, result = await anyio.to_thread.run_sync(
+            _turn_in_thread, request, claim, session_id, body.turn, _streamed(body.message)
+        )
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
         end = _turn_out(session_id, result).model_dump(mode="json")
 
@@ -893,32 +956,20 @@ TURN_ATTEMPTS = 3
 """How often a turn runs when instructors' toggles keep landing while it runs."""
 
 
-async def _run_turn(
-    ctx: TenantContext,
+def _turn_in_thread(
+    request: Request,
+    claim: KeyClaim,
     session_id: str,
     turn: int | None,
-    run: Callable[[Tutor, Session], Awaitable[T]],
-) -> tuple[T, Session]:
-    """Resume the session and run one turn on it (``run``). A toggle committed while the turn
-    ran makes its commit match nothing (the version the turn read is gone): the turn is run
-    again on the toggled state, so it obeys the toggle instead of undoing it. Another turn
-    committed meanwhile is a real conflict: 409, as is a toggle storm past the attempts."""
-    for attempt in range(1, TURN_ATTEMPTS + 1):
-        tutor, session = await anyio.to_thread.run_sync(_resume, ctx, session_id)
-        _check_turn_index(session, turn)
-        try:
-            return await run(tutor, session), session
-        except TurnConflict as error:
-            _rerun_or_raise(error, attempt, session_id)
-    raise AssertionError("unreachable")
-
-
-def _turn_in_thread(
-    request: Request, claim: KeyClaim, session_id: str, turn: int | None, message: str
-) -> TurnResult:
-    """A JSON turn in one worker thread: the key's check and the session's read are one
-    statement, and the turn runs in the same thread (one hop off the event loop, where a
-    dependency, a resume and a turn each took one). Re-runs on a toggle as `_run_turn`."""
+    run: Callable[[Tutor, Session], T],
+) -> T:
+    """A turn in one worker thread, JSON or streamed (``run``): the key's check and the
+    session's read are one statement, and the turn runs in the same thread (one hop off the
+    event loop, where a dependency, a resume and a turn each took one). A toggle committed
+    while the turn ran makes its commit match nothing (the version the turn read is gone):
+    the turn is run again on the toggled state, so it obeys the toggle instead of undoing
+    it. Another turn committed meanwhile is a real conflict: 409, as is a toggle storm past
+    the attempts."""
     ctx, stored = claim.verify_with_session(request, session_id)
     tutor, session = _resume(ctx, session_id, stored)
     for attempt in range(1, TURN_ATTEMPTS + 1):
@@ -926,10 +977,27 @@ def _turn_in_thread(
             tutor, session = _resume(ctx, session_id)
         _check_turn_index(session, turn)
         try:
-            return tutor.turn(session, message)
+            return run(tutor, session)
         except TurnConflict as error:
             _rerun_or_raise(error, attempt, session_id)
     raise AssertionError("unreachable")
+
+
+def _plain(message: str) -> Callable[[Tutor, Session], TurnResult]:
+    """A JSON turn: the committed turn's result."""
+    return lambda tutor, session: tutor.turn(session, message)
+
+
+def _streamed(message: str) -> Callable[[Tutor, Session], tuple[list[str], TurnResult]]:
+    """A streamed turn, run to its commit in the worker thread (the pieces are held until
+    the turn commits anyway, so none crosses to the loop before): the pieces the stream
+    guard released and the committed turn's result."""
+
+    def run(tutor: Tutor, session: Session) -> tuple[list[str], TurnResult]:
+        pieces = list(tutor.stream(session, message))
+        return pieces, session.results[-1]  # committed: the stream raised otherwise
+
+    return run
 
 
 def _rerun_or_raise(error: TurnConflict, attempt: int, session_id: str) -> None:

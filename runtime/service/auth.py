@@ -220,6 +220,13 @@ def deferred_role(required: str) -> Any:
     return claimed
 
 
+async def claim(request: Request, required: str) -> KeyClaim:
+    """What :func:`deferred_role`'s dependency gives, read without FastAPI's dependency
+    solving (the turn routes' plain case, ``app._TurnRoute``): the same security schemes
+    read the same headers, and a missing key is the same 401."""
+    return KeyClaim(api_key(await _BEARER(request), await _HEADER(request)), required)
+
+
 def _require(context: TenantContext, required: str) -> None:
     if ROLES.index(context.role) < ROLES.index(required):
         raise Problem(

@@ -24,9 +24,12 @@ def running_server(
     log: Path,
     env: dict[str, str] | None = None,
     started: list[subprocess.Popen[bytes]] | None = None,
+    cwd: Path | None = None,
 ) -> Iterator[str]:
     """``pedrag serve --workers N`` on 127.0.0.1 (offline backend); yields its base URL.
-    ``env`` adds variables; the server process is appended to ``started`` when given."""
+    ``env`` adds variables; the server process is appended to ``started`` when given; ``cwd``
+    runs the server from that folder (``python -m`` imports pedrag from there first: another
+    source tree, for benchmarks/service_load.py's ``--compare``)."""
     port = free_port()
     env = {**os.environ, "PEDRAG_LLM": "offline", "PEDRAG_DB": db, **(env or {})}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
@@ -47,6 +50,7 @@ def running_server(
             stdout=log_file,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=cwd,
             start_new_session=True,
         )
     if started is not None:

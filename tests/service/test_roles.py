@@ -177,9 +177,11 @@ def test_a_revoked_key_is_refused_from_the_next_request_on(service: dict[str, An
     assert client.delete(f"/v1/keys/{key_id}", headers=admin).status_code == 404
 
 
-def test_a_revoked_key_cannot_post_a_turn(service: dict[str, Any]) -> None:
-    """The turn route checks its key in the turn's own worker thread and read transaction
-    (auth.deferred_role): the same 401s as every other route, and nothing runs."""
+@pytest.mark.parametrize("route", ["turns", "turns/stream"])
+def test_a_revoked_key_cannot_post_a_turn(service: dict[str, Any], route: str) -> None:
+    """The turn routes, JSON and streamed, check their key in the turn's own worker thread
+    and read statement (auth.deferred_role, TenantDirectory.key_with_session): the same 401s
+    as every other route, and nothing runs."""
     client, admin = service["client"], _as(service, "admin")
     issued = client.post("/v1/keys", json={"role": "learner"}, headers=admin).json()
     learner = {"Authorization": f"Bearer {issued['key']}"}
@@ -189,18 +191,16 @@ def test_a_revoked_key_cannot_post_a_turn(service: dict[str, Any]) -> None:
         headers=learner,
     ).json()["id"]
     turn = {"message": "Is it 56?", "turn": 1}
-    assert (
-        client.post(f"/v1/sessions/{session}/turns", json=turn, headers=learner).status_code == 200
-    )
+    assert client.post(f"/v1/sessions/{session}/{route}", json=turn, headers=learner).is_success
     assert client.delete(f"/v1/keys/{issued['id']}", headers=admin).status_code == 200
     turn["turn"] = 2
-    refused = client.post(f"/v1/sessions/{session}/turns", json=turn, headers=learner)
+    refused = client.post(f"/v1/sessions/{session}/{route}", json=turn, headers=learner)
     assert refused.status_code == 401
     assert refused.json()["type"] == "urn:pedrag:problem:revoked-api-key"
     unknown = {"Authorization": "Bearer pdg_not-a-key"}
-    refused = client.post(f"/v1/sessions/{session}/turns", json=turn, headers=unknown)
+    refused = client.post(f"/v1/sessions/{session}/{route}", json=turn, headers=unknown)
     assert refused.json()["type"] == "urn:pedrag:problem:unknown-api-key"
-    assert client.post(f"/v1/sessions/{session}/turns", json=turn).status_code == 401
+    assert client.post(f"/v1/sessions/{session}/{route}", json=turn).status_code == 401
     audit = client.get(f"/v1/sessions/{session}/audit", headers=admin).json()["records"]
     assert len(audit) == 1  # the refused turns ran nothing
 

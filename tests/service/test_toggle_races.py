@@ -52,7 +52,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         }
 
 
-def test_a_toggle_racing_a_turn_is_never_lost(service: dict[str, Any]) -> None:
+@pytest.mark.parametrize("route", ["turns", "turns/stream"])
+def test_a_toggle_racing_a_turn_is_never_lost(service: dict[str, Any], route: str) -> None:
     client = service["client"]
     outcomes: Counter[str] = Counter()
     lost = []
@@ -67,7 +68,7 @@ def test_a_toggle_racing_a_turn_is_never_lost(service: dict[str, Any]) -> None:
             wanted = race % 2 == 0
             turn = pool.submit(
                 client.post,
-                f"{base}/turns",
+                f"{base}/{route}",
                 json={"message": "how do I go on?"},
                 headers=service["learner"],
             )
