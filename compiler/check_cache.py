@@ -23,6 +23,9 @@ asks z3 only about that rule and its pairs.
 - **Whole front ends** of files checked twice with the same bytes, in `loaded/`, keyed by
   the bytes, the name shown and the front end's code (`LoadedFiles`), so a re-check of an
   unchanged file neither composes its YAML nor validates nor resolves it.
+- **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
+  keyed by the text, the name shown, the compiler's code and the checks run
+  (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.
 - **The condition grammar's parser tables** (lark's cache, verified against the grammar's
   hash), so parsing the one condition an edit changed does not rebuild them.
 - **Memos** shared by every file: the material check's findings (the answer-reveal detector
@@ -418,14 +421,22 @@ class LoadedFiles:
     checksummed like a shard (a damaged one is dropped, counted and written again), and only
     the `LOADED_KEPT` most recently written are kept."""
 
-    def __init__(self, folder: Path | None, damage: Damage) -> None:
-        self.folder = folder / "loaded" if folder is not None else None
+    def __init__(self, folder: Path | None, damage: Damage, kind: str = "loaded") -> None:
+        self.folder = folder / kind if folder is not None else None
         self.damage = damage
 
-    def load(self, raw: bytes, shown: str, load: Callable[[bytes, str], T], code: str = "") -> T:
+    def load(
+        self,
+        raw: bytes,
+        shown: str,
+        load: Callable[[bytes, str], T],
+        code: str = "",
+        keep: Callable[[T], bool] = lambda result: True,
+    ) -> T:
         """`load(raw, shown)`, or its result as a check of the same bytes and name kept it.
         `code` names the front end's own code (`driver.front_end_code`), so a working tree
-        whose loader changed without a new version does not read an old one's results."""
+        whose loader changed without a new version does not read an old one's results. A
+        result `keep` refuses (one with a solver timeout in it) is neither kept nor marked."""
         if self.folder is None:
             return load(raw, shown)
         versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
@@ -443,6 +454,8 @@ class LoadedFiles:
                 self.damage.dropped += 1
             kept.unlink(missing_ok=True)
         result = load(raw, shown)
+        if not keep(result):
+            return result
         try:
             if body or seen.exists():
                 data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -554,6 +567,13 @@ class CheckCache:
     def loaded_files(self) -> LoadedFiles:
         """Whole front-end results by file content (`LoadedFiles`)."""
         return LoadedFiles(self.folder, self.damage)
+
+    def kept_findings(self) -> LoadedFiles:
+        """A theory's semantic findings and facts, whole, by the file's text, the name it is
+        shown under, the compiler's code and the checks run (`driver.run_semantic`): kept
+        as a front end is (`LoadedFiles`, in `findings/`), once the same text has been
+        checked twice, so a re-check of an unchanged file builds no analysis at all."""
+        return LoadedFiles(self.folder, self.damage, "findings")
 
     def resolved_conditions(self) -> ResolvedShelves:
         """The resolver's memo: conditions resolved without a diagnostic, by context and text,
