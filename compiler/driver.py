@@ -20,6 +20,7 @@ from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
+from pedrag.dsl.incremental import splice_condition_edit
 from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
@@ -288,7 +289,9 @@ def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
         raw = path.read_bytes()
     except OSError:
         return load_file(path)  # which says why it cannot be read
-    return loaded_files.load(raw, str(path), load_bytes, front_end_code())
+    return loaded_files.load(
+        raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit
+    )
 
 
 @functools.cache

@@ -544,8 +544,8 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
     assert report(CheckCache(folder)) == expected
     assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: no pickle yet
     assert report(CheckCache(folder)) == expected
-    (kept,) = loaded.iterdir()
-    assert kept.suffix == ".pickle"
+    (kept,) = loaded.glob("*.pickle")
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle"]  # and its name
     assert report(CheckCache(folder)) == expected  # the front end read back whole
     body = bytearray(kept.read_bytes())
     body[len(body) // 2] ^= 0x01
@@ -558,4 +558,4 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
     assert repaired.dropped == 0
     theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
     report(CheckCache(folder))
-    assert sorted(p.suffix for p in loaded.iterdir()) == [".pickle", ".seen"]
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle", ".seen"]
