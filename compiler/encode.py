@@ -77,6 +77,8 @@ class Domain:
 # Decimal text, not binary: 0.7 means 7/10 to a designer (`kernel.exact`). Remembered: a theory
 # repeats a few hundred constants thousands of times, and parsing the text is most of the cost.
 _frac = functools.lru_cache(maxsize=4096)(decimal_fraction)
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+"""`a op b` is `b _FLIPPED[op] a`."""
 
 
 class TranslationError(PedragError):
@@ -280,6 +282,10 @@ class Translator:
             if self.domains[left.name].kind in ("int", "real"):
                 atom = self._atoms[key] = F.cmp(left.name, op, _frac(right.value))
                 return atom
+        elif type(left) is ast.Number and type(right) is ast.MetricRef:
+            # `number op metric` (a chained range's first link) is `metric op' number`, the
+            # atom the linear path gives it (one term, coefficient -1, the relation flipped).
+            return self._pair(right, _FLIPPED[op], left, action)
         lkind, rkind = self._kind(left), self._kind(right)
         if lkind == "enum" or rkind == "enum":
             node = self._enum_eq(left, right)
