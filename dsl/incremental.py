@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import LoadedFile
 from pedrag.dsl.model import Theory
 from pedrag.dsl.resolve import TheoryResolver
@@ -51,8 +52,30 @@ def _common_suffix(old: str, new: str, limit: int) -> int:
     return low
 
 
+def _move_conditions(theory: ResolvedTheory, source: SourceText, end: int, delta: int) -> None:
+    """Point every condition's scalar map at the new text, its offsets after the edit moved,
+    so the new front end holds no part of the previous text (or a kept front end spliced
+    from it would carry every earlier version's text along)."""
+    located = [
+        *(rule.when for rule in theory.rules),
+        *(step.when for step in theory.ceiling_steps),
+        *(invariant.condition for invariant in theory.invariants),
+        *theory.monitors.values(),
+        *(switch.when for switch in theory.switches),
+    ]
+    moved: set[int] = set()
+    for item in located:
+        scalar = item.scalar
+        if scalar is None or id(scalar) in moved:
+            continue
+        moved.add(id(scalar))
+        scalar.move(source, end, delta)
+
+
 def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None:
-    """`raw`'s front end from `previous`'s (see the module docstring), or None."""
+    """`raw`'s front end from `previous`'s (see the module docstring), or None. `previous` is
+    used up: its conditions' scalar maps are moved to the new text (`ScalarMap.move`), once
+    the splice is certain."""
     theory, model, positions = previous.theory, previous.model, previous.positions
     if previous.diagnostics or theory is None or positions is None:
         return None
@@ -114,6 +137,7 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
     located = resolver.condition(path, value, "rule")
     if located is None or resolver.diagnostics:
         return None
+    _move_conditions(theory, source, end, delta)
     infos_new = list(theory.rules)
     infos_new[infos[0]] = replace(
         theory.rules[infos[0]], when=located, span=new_positions.span(("rules", index, "id"))

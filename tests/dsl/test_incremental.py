@@ -37,6 +37,12 @@ def _same(spliced: LoadedFile, full: LoadedFile) -> None:
     for mine, theirs in zip(spliced.theory.rules, full.theory.rules, strict=True):
         for node in ast.walk(mine.when.expr):
             assert mine.when.node_span(node) == theirs.when.node_span(node)
+        assert mine.when.scalar is not None and theirs.when.scalar is not None
+        assert mine.when.scalar.source is spliced.source  # no part of the previous text kept
+        assert (mine.when.scalar.start, mine.when.scalar._offsets) == (
+            theirs.when.scalar.start,
+            theirs.when.scalar._offsets,
+        )
 
 
 def test_a_spliced_condition_edit_gives_the_whole_front_ends_result() -> None:
@@ -65,7 +71,11 @@ def test_a_spliced_condition_edit_gives_the_whole_front_ends_result() -> None:
         )
         edited = [*lines[:index], line[:start] + new + line[end:], *lines[index + 1 :]]
         raw = "\n".join(edited).encode("utf-8")
+        if trial % 2 and previous.theory is not None:  # offsets already aligned move too
+            for rule in previous.theory.rules:
+                assert rule.when.scalar is not None and rule.when.scalar._offsets
         made = splice_condition_edit(previous, raw)
+        previous = load_bytes(text.encode("utf-8"), "g.yaml")  # the splice used it up
         assert made is not None, new
         _same(made, load_bytes(raw, "g.yaml"))
         spliced += 1
