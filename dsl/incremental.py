@@ -117,14 +117,22 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
         return None
     source = SourceText(previous.path, text)
 
-    def moved(offset: int) -> int:
-        return offset + delta if offset >= end else offset
-
+    # An offset at or after the edit's end moves by its length (written out, not a function
+    # call per offset: 100,000 of them at 5,000 rules).
     new_positions = Positions(
         source,
-        {p: (moved(a), moved(b)) for p, (a, b) in positions.values.items()},
-        {p: (moved(a), moved(b)) for p, (a, b) in positions.keys.items()},
-        {p: (moved(a), moved(b), v) for p, (a, b, v) in positions.scalars.items()},
+        {
+            p: (a + delta if a >= end else a, b + delta if b >= end else b)
+            for p, (a, b) in positions.values.items()
+        },
+        {
+            p: (a + delta if a >= end else a, b + delta if b >= end else b)
+            for p, (a, b) in positions.keys.items()
+        },
+        {
+            p: (a + delta if a >= end else a, b + delta if b >= end else b, v)
+            for p, (a, b, v) in positions.scalars.items()
+        },
     )
     a, b, _ = new_positions.scalars[path]
     new_positions.scalars[path] = (a, b, value)
