@@ -5,12 +5,13 @@ report), CPU seconds of the child (user + system) and wall seconds, median over 
 runs, on a copy of the files in a temporary folder with a cache folder of its own:
 
 - **cold**: `--no-cache`, the baseline: the same check without the cache, in the same run;
-- **unchanged**: the files as the last two checks saw them (the cache answers everything and
-  gives each file's front end whole); the second check of the same bytes, which writes that
-  front end, is shown on a line of its own (one run);
+- **unchanged**: the files as the last two checks saw them (the cache gives each file's front
+  end and each theory's findings whole); the second check of the same bytes, which writes
+  them, is shown on a line of its own (one run);
 - **one-rule edit**: before each run one rule's condition is narrowed by a bound not used
   before (`frustration >= 0.kk1 and ...` with a new kk each time), so every run is a real miss
-  for that rule and its pairs, as a designer's edit is.
+  for that rule and its pairs, as a designer's edit is (its front end is spliced into the
+  unchanged file's, `pedrag/dsl/incremental.py`).
 
 Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
@@ -89,8 +90,8 @@ def measure(name: str, folder: Path, edited: Path, repeat: int) -> None:
     med = statistics.median
     cold = [run_check(folder, cache, "--no-cache")[:2] for _ in range(repeat)]
     run_check(folder, cache)  # fill the cache
-    # The second check of the same bytes writes each file's whole front end (`LoadedFiles`);
-    # later ones read it back. The second is shown on its own line.
+    # The second check of the same bytes writes each file's whole front end and findings
+    # (`LoadedFiles`); later ones read them back. The second is shown on its own line.
     second = [run_check(folder, cache)[:2]]
     unchanged = [run_check(folder, cache)[:2] for _ in range(repeat)]
     edits, same = [], True

@@ -204,6 +204,9 @@ class Analysis:
         self.timeout_ms = timeout_ms
         self._solver: Any = None  # made by the first query (`_start_solver`)
         self.queries = 0
+        # Some question was left undecided (a solver timeout): the findings are not kept whole
+        # (`driver.run_semantic`), so it is asked again next time, as its answer is.
+        self.undecided = False
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
@@ -301,6 +304,7 @@ class Analysis:
                 return Outcome(
                     "unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names)
                 )
+            self.undecided = True
             return Outcome("unknown")
         finally:
             solver.pop()
@@ -437,6 +441,7 @@ class Analysis:
         solver.set("timeout", self.timeout_ms)
         solver.add(*encoding.constraints, *terms)
         if solver.check() != z3.sat:
+            self.undecided = True
             return None
         model = solver.model()
         return {name: encoding.value(model, name) for name in ordered}

@@ -23,6 +23,9 @@ asks z3 only about that rule and its pairs.
 - **Whole front ends** of files checked twice with the same bytes, in `loaded/`, keyed by
   the bytes, the name shown and the front end's code (`LoadedFiles`), so a re-check of an
   unchanged file neither composes its YAML nor validates nor resolves it.
+- **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
+  keyed by the text, the name shown, the compiler's code and the checks run
+  (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.
 - **The condition grammar's parser tables** (lark's cache, verified against the grammar's
   hash), so parsing the one condition an edit changed does not rebuild them.
 - **Memos** shared by every file: the material check's findings (the answer-reveal detector
@@ -47,6 +50,7 @@ import hashlib
 import marshal
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -405,6 +409,10 @@ SEEN_KEPT = 256
 """Contents remembered as seen once (`LoadedFiles`), the oldest forgotten first."""
 
 
+_DIGEST_NAME = re.compile("[0-9a-f]{40}")
+"""A kept result's file name (`LoadedFiles`): what a `.latest` pointer may name."""
+
+
 class LoadedFiles:
     """Whole front-end results (a file's `LoadedFile`: source, positions, validated model,
     resolved theory, diagnostics) by the file's bytes and the name it is shown under, in
@@ -418,35 +426,56 @@ class LoadedFiles:
     checksummed like a shard (a damaged one is dropped, counted and written again), and only
     the `LOADED_KEPT` most recently written are kept."""
 
-    def __init__(self, folder: Path | None, damage: Damage) -> None:
-        self.folder = folder / "loaded" if folder is not None else None
+    def __init__(self, folder: Path | None, damage: Damage, kind: str = "loaded") -> None:
+        self.folder = folder / kind if folder is not None else None
         self.damage = damage
 
-    def load(self, raw: bytes, shown: str, load: Callable[[bytes, str], T], code: str = "") -> T:
+    def load(
+        self,
+        raw: bytes,
+        shown: str,
+        load: Callable[[bytes, str], T],
+        code: str = "",
+        keep: Callable[[T], bool] = lambda result: True,
+        splice: Callable[[T, bytes], T | None] | None = None,
+    ) -> T:
         """`load(raw, shown)`, or its result as a check of the same bytes and name kept it.
         `code` names the front end's own code (`driver.front_end_code`), so a working tree
-        whose loader changed without a new version does not read an old one's results."""
+        whose loader changed without a new version does not read an old one's results. A
+        result `keep` refuses (one with a solver timeout in it) is neither kept nor marked.
+        `splice(previous, raw)` makes the result from the last one kept under the same name
+        and code, where it can (`pedrag.dsl.incremental`); None from it loads afresh."""
         if self.folder is None:
             return load(raw, shown)
         versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
         digest = hashlib.sha256(versions + b"\x00" + raw).hexdigest()[:40]
         kept, seen = self.folder / f"{digest}.pickle", self.folder / f"{digest}.seen"
+        latest = self.folder / f"{hashlib.sha256(versions).hexdigest()[:40]}.latest"
+        named = self._pointed(latest) if splice is not None else None
         body = _safe_read(kept)
         if body:
-            start = len(_MAGIC) + _DIGEST
-            if body.startswith(_MAGIC) and _checksum(body[start:]) == body[len(_MAGIC) : start]:
-                try:
-                    return pickle.loads(body[start:])  # type: ignore[no-any-return]
-                except Exception:  # another version's classes: load it again
-                    pass
-            else:
-                self.damage.dropped += 1
-            kept.unlink(missing_ok=True)
-        result = load(raw, shown)
+            found = self._read(kept, body)
+            if found is not MISSING:
+                if splice is not None and named != digest:
+                    self._point(latest, digest)
+                return found  # type: ignore[no-any-return]
+        result = None
+        if splice is not None and named is not None and named != digest:
+            previous = self.folder / f"{named}.pickle"
+            old = _safe_read(previous)
+            earlier = self._read(previous, old) if old else MISSING
+            if earlier is not MISSING:
+                result = splice(earlier, raw)
+        if result is None:
+            result = load(raw, shown)
+        if not keep(result):
+            return result
         try:
             if body or seen.exists():
                 data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
                 _write_bytes_atomically(kept, _MAGIC + _checksum(data) + data)
+                if splice is not None:
+                    self._point(latest, digest)
                 seen.unlink(missing_ok=True)
                 self._forget_oldest("*.pickle", LOADED_KEPT)
             else:
@@ -456,6 +485,43 @@ class LoadedFiles:
         except (OSError, RecursionError, pickle.PicklingError):
             pass  # not kept: time, never a result
         return result
+
+    def _point(self, latest: Path, digest: str) -> None:
+        """Name `digest` as the last result kept or read for its name (`splice` starts there),
+        with a checksum (`_pointed`)."""
+        name = digest.encode("ascii")
+        try:
+            _write_bytes_atomically(latest, name + _checksum(name))
+            self._forget_oldest("*.latest", SEEN_KEPT)
+        except OSError:
+            pass
+
+    def _pointed(self, latest: Path) -> str | None:
+        """The digest a `.latest` pointer names, or None: none there, or damaged (counted,
+        removed)."""
+        body = _safe_read(latest)
+        if not body:
+            return None
+        name, check = body[:-_DIGEST], body[-_DIGEST:]
+        if _checksum(name) == check and _DIGEST_NAME.fullmatch(name.decode("ascii", "replace")):
+            return name.decode("ascii")
+        self.damage.dropped += 1
+        latest.unlink(missing_ok=True)
+        return None
+
+    def _read(self, kept: Path, body: bytes) -> Any:
+        """A kept result's pickle, checksummed, or `MISSING` (a damaged one is counted and
+        removed, another version's is removed)."""
+        start = len(_MAGIC) + _DIGEST
+        if body.startswith(_MAGIC) and _checksum(body[start:]) == body[len(_MAGIC) : start]:
+            try:
+                return pickle.loads(body[start:])
+            except Exception:  # another version's classes: load it again
+                pass
+        else:
+            self.damage.dropped += 1
+        kept.unlink(missing_ok=True)
+        return MISSING
 
     def _forget_oldest(self, pattern: str, keep: int) -> None:
         assert self.folder is not None
@@ -554,6 +620,13 @@ class CheckCache:
     def loaded_files(self) -> LoadedFiles:
         """Whole front-end results by file content (`LoadedFiles`)."""
         return LoadedFiles(self.folder, self.damage)
+
+    def kept_findings(self) -> LoadedFiles:
+        """A theory's semantic findings and facts, whole, by the file's text, the name it is
+        shown under, the compiler's code and the checks run (`driver.run_semantic`): kept
+        as a front end is (`LoadedFiles`, in `findings/`), once the same text has been
+        checked twice, so a re-check of an unchanged file builds no analysis at all."""
+        return LoadedFiles(self.folder, self.damage, "findings")
 
     def resolved_conditions(self) -> ResolvedShelves:
         """The resolver's memo: conditions resolved without a diagnostic, by context and text,

@@ -20,6 +20,7 @@ from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
+from pedrag.dsl.incremental import splice_condition_edit
 from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
@@ -220,19 +221,35 @@ def run_semantic(
     ]
     if not checks:
         return [], {}
-    from pedrag.compiler.analysis import Analysis  # z3 is imported only when it is needed
-
     assert loaded.theory is not None
-    analysis = Analysis(loaded.theory, cache=cache)
-    diagnostics: list[Diagnostic] = []
-    for index, check in enumerate(checks, 1):
-        assert check.run is not None
-        if progress is not None:
-            progress(f"{loaded.path}: {check.info.name} ({index}/{len(checks)})")
-        diagnostics.extend(check.run(analysis))
-    facts = analysis.facts()
-    analysis.save_cache()
-    return diagnostics, facts
+    theory = loaded.theory
+    undecided = False
+
+    def analyse(_: bytes, __: str) -> tuple[list[Diagnostic], dict[str, Any]]:
+        from pedrag.compiler.analysis import Analysis  # z3 is imported only when it is needed
+
+        nonlocal undecided
+        analysis = Analysis(theory, cache=cache)
+        diagnostics: list[Diagnostic] = []
+        for index, check in enumerate(checks, 1):
+            assert check.run is not None
+            if progress is not None:
+                progress(f"{loaded.path}: {check.info.name} ({index}/{len(checks)})")
+            diagnostics.extend(check.run(analysis))
+        facts = analysis.facts()
+        analysis.save_cache()
+        undecided = analysis.undecided
+        return diagnostics, facts
+
+    if cache is None:
+        return analyse(b"", "")
+    # The findings depend on the file's text and name, the compiler's code and the checks run
+    # (not on the configuration otherwise: ignores and severities are applied to them after).
+    code = f"{checker_code()}\n{','.join(c.info.name for c in checks)}"
+    text = loaded.source.text.encode("utf-8")
+    return cache.kept_findings().load(
+        text, loaded.path, analyse, code, keep=lambda _: not undecided
+    )
 
 
 def check_paths(
@@ -272,7 +289,9 @@ def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
         raw = path.read_bytes()
     except OSError:
         return load_file(path)  # which says why it cannot be read
-    return loaded_files.load(raw, str(path), load_bytes, front_end_code())
+    return loaded_files.load(
+        raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit
+    )
 
 
 @functools.cache
@@ -284,8 +303,21 @@ def front_end_code() -> str:
     import pedrag.grammar
     import pedrag.kernel
 
+    return _code_of(pedrag.dsl, pedrag.grammar, pedrag.kernel)
+
+
+@functools.cache
+def checker_code() -> str:
+    """`front_end_code` and the compiler's modules (`pedrag.compiler`, all the semantic checks
+    import besides the front end): kept findings are keyed by them (`run_semantic`)."""
+    import pedrag.compiler
+
+    return f"{front_end_code()}:{_code_of(pedrag.compiler)}"
+
+
+def _code_of(*packages: Any) -> str:
     found = []
-    for package in (pedrag.dsl, pedrag.grammar, pedrag.kernel):
+    for package in packages:
         for folder in package.__path__:
             for path in sorted(Path(folder).rglob("*")):
                 if path.suffix in (".py", ".lark") and path.is_file():

@@ -77,6 +77,8 @@ class Domain:
 # Decimal text, not binary: 0.7 means 7/10 to a designer (`kernel.exact`). Remembered: a theory
 # repeats a few hundred constants thousands of times, and parsing the text is most of the cost.
 _frac = functools.lru_cache(maxsize=4096)(decimal_fraction)
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+"""`a op b` is `b _FLIPPED[op] a`."""
 
 
 class TranslationError(PedragError):
@@ -100,21 +102,25 @@ class Translator:
                     name, kind, _frac(metric.low), _frac(metric.high), metric=name
                 )
         self._ceiling_cache: dict[int, Node] = {}
-        # Keyed by the expression's value (AST nodes are frozen dataclasses, spans excluded from
-        # equality), never by `id()`: callers translate temporaries (a chained comparison's
-        # links), whose addresses CPython reuses once they are dropped.
-        self._conditions: dict[ast.Expr, Node] = {}
+        # Keyed by the expression object's `id()`, the expression kept beside its formula so
+        # its address stays its own (callers translate temporaries, a chained comparison's
+        # links, whose addresses CPython reuses once they are dropped). Keying by the value
+        # hashed the whole tree on every lookup (frozen dataclasses cache no hash): a tenth
+        # of a 5,000-rule re-check. Equal expressions in two objects give the same interned
+        # formula either way.
+        self._conditions: dict[int, tuple[ast.Expr, Node]] = {}
+        # `metric op number` atoms by (metric, op, number): a theory repeats a few hundred.
+        self._atoms: dict[tuple[str, str, int | float], Node] = {}
         # A history call's variable -> what every run makes true of it (see the docstring).
         self.links: dict[str, Node] = {}
 
     # -- conditions ------------------------------------------------------------------------
     def condition(self, expr: ast.Expr, action: ActionInfo | None = None) -> Node:
         if action is None:
-            hit = self._conditions.get(expr)
+            hit = self._conditions.get(id(expr))
             if hit is None:
-                hit = self.linked(self._bool(expr, None))
-                self._conditions[expr] = hit
-            return hit
+                hit = self._conditions[id(expr)] = (expr, self.linked(self._bool(expr, None)))
+            return hit[1]
         return self.linked(self._bool(expr, action))
 
     def conjuncts(self, expr: ast.Expr) -> list[tuple[ast.Expr, Node]]:
@@ -269,8 +275,17 @@ class Translator:
         if type(left) is ast.MetricRef and type(right) is ast.Number:
             # Most comparisons are `metric op number`: the atom directly, as the linear path
             # below would normalise it (one term, coefficient 1), without its arithmetic.
+            key = (left.name, op, right.value)
+            atom = self._atoms.get(key)
+            if atom is not None:
+                return atom
             if self.domains[left.name].kind in ("int", "real"):
-                return F.cmp(left.name, op, _frac(right.value))
+                atom = self._atoms[key] = F.cmp(left.name, op, _frac(right.value))
+                return atom
+        elif type(left) is ast.Number and type(right) is ast.MetricRef:
+            # `number op metric` (a chained range's first link) is `metric op' number`, the
+            # atom the linear path gives it (one term, coefficient -1, the relation flipped).
+            return self._pair(right, _FLIPPED[op], left, action)
         lkind, rkind = self._kind(left), self._kind(right)
         if lkind == "enum" or rkind == "enum":
             node = self._enum_eq(left, right)

@@ -104,6 +104,17 @@ class ScalarMap:
         offsets.append(start + min(j, len(raw)))
         return offsets
 
+    def move(self, source: SourceText, at: int, delta: int) -> None:
+        """Read `source` from now on, a text that is this one's with `delta` characters more
+        (fewer, if negative) at offset `at`, nothing else changed: an offset at or after `at`
+        moves by `delta` (`pedrag.dsl.incremental`)."""
+        self.source = source
+        if self.start >= at:
+            self.start += delta
+            self._end += delta
+            if self._aligned is not None:
+                self._aligned = [offset + delta for offset in self._aligned]
+
     def offset(self, value_offset: int) -> int:
         if not self._offsets:
             return self.start

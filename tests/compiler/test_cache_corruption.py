@@ -63,6 +63,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     assert any(name.endswith(".journal") for name in files), sorted(files)
     assert any(name.endswith(".lark.sum") for name in files), sorted(files)
     assert any(name.startswith("loaded/") for name in files), sorted(files)
+    assert any(name.startswith("findings/") for name in files), sorted(files)
     return theory, files, _report(theory, CheckCache.disabled())
 
 

@@ -119,6 +119,34 @@ def test_a_folded_shard_keeps_the_pairs_of_the_groups_it_answered(tmp_path: Path
     assert asked == asked_direct
 
 
+def test_an_unchanged_file_checked_a_third_time_gets_its_findings_whole(tmp_path: Path) -> None:
+    # The first check of a text marks it seen, the second keeps its findings whole
+    # (`CheckCache.kept_findings`), the third reads them back and asks the analysis nothing:
+    # the in-process answers stay empty. An edit is analysed again.
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.driver import check_paths
+    from pedrag.compiler.reports.json_report import format_json
+
+    path = tmp_path / "cached.yaml"
+
+    def report(cache: CheckCache) -> str:
+        analysis_module._CACHE.clear()  # a fresh process: only the disk remembers
+        result = check_paths([str(path)], CheckConfig(), cache=cache)
+        return format_json([f.path for f in result.files], result.diagnostics, result.summary())
+
+    path.write_text(_theory(RULES))
+    fresh = report(CheckCache.disabled())
+    assert [report(CheckCache(tmp_path / "c")) for _ in range(2)] == [fresh, fresh]
+    assert analysis_module._CACHE
+    assert report(CheckCache(tmp_path / "c")) == fresh
+    assert not analysis_module._CACHE
+    assert len(list((tmp_path / "c" / "findings").glob("*.pickle"))) == 1
+    path.write_text(_theory([*RULES[:-1], ("worn_out", "hints >= 4", "probe")]))
+    edited = report(CheckCache(tmp_path / "c"))
+    assert analysis_module._CACHE
+    assert edited == report(CheckCache.disabled()) != fresh
+
+
 def test_a_change_of_semantics_uses_another_shard(tmp_path: Path) -> None:
     cache = CheckCache(tmp_path)
     _check(_theory(RULES), cache)
@@ -516,8 +544,8 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
     assert report(CheckCache(folder)) == expected
     assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: no pickle yet
     assert report(CheckCache(folder)) == expected
-    (kept,) = loaded.iterdir()
-    assert kept.suffix == ".pickle"
+    (kept,) = loaded.glob("*.pickle")
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle"]  # and its name
     assert report(CheckCache(folder)) == expected  # the front end read back whole
     body = bytearray(kept.read_bytes())
     body[len(body) // 2] ^= 0x01
@@ -530,4 +558,4 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
     assert repaired.dropped == 0
     theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
     report(CheckCache(folder))
-    assert sorted(p.suffix for p in loaded.iterdir()) == [".pickle", ".seen"]
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle", ".seen"]

@@ -1,0 +1,148 @@
+"""A one-rule edit re-checked from the cache gives `--no-cache`'s report, byte for byte, and
+shows the finding the edit made: each kind of edit a designer makes to one rule (its
+condition, priority, action, id, deletion, insertion, a move) of a file whose whole front end
+and answers the cache already keeps (checked twice unchanged, as `benchmarks/recheck.py`
+does before it edits).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pedrag.compiler import analysis as analysis_module
+from pedrag.compiler.check_cache import CheckCache
+from pedrag.compiler.config import CheckConfig
+from pedrag.compiler.driver import check_paths
+from pedrag.compiler.reports.json_report import format_json
+
+FLOATS = ["frustration", "confidence"]
+ENUMS = {"affect": ["calm", "confused", "frustrated"]}
+
+
+def _condition(rng: random.Random) -> str:
+    atoms = []
+    for _ in range(rng.randint(1, 2)):
+        kind = rng.choice(["float", "float", "int", "enum", "bool"])
+        if kind == "float":
+            atoms.append(f"{rng.choice(FLOATS)} {rng.choice(['<', '>='])} {rng.randint(1, 9) / 10}")
+        elif kind == "int":
+            atoms.append(f"hints {rng.choice(['<', '>=', '=='])} {rng.randint(0, 5)}")
+        elif kind == "enum":
+            atoms.append(f"affect == {rng.choice(ENUMS['affect'])}")
+        else:
+            atoms.append(rng.choice(["exam", "not exam"]))
+    return " and ".join(atoms)
+
+
+def _rules(count: int = 24) -> list[str]:
+    rng = random.Random(3)
+    return [
+        f'  - {{id: r{i}, when: "{_condition(rng)}", then: a{rng.randrange(5)}}}'
+        for i in range(count)
+    ]
+
+
+def _theory(rules: list[str], selection: str) -> str:
+    lines = [
+        "pedrag: 1",
+        "theory: {id: edits, name: Edits}",
+        f"selection: {selection}",
+        "metrics:",
+        *(f"  {name}: {{type: float, range: [0, 1], source: inferred}}" for name in FLOATS),
+        "  hints: {type: int, range: [0, 5], source: trusted}",
+        "  affect: {type: enum, values: [calm, confused, frustrated], source: inferred}",
+        "  exam: {type: bool, source: trusted}",
+        "actions:",
+        "  a0: {rung: H0, priority: 5, description: A0., conflicts: [a1]}",
+        "  a1: {rung: H1, priority: 5, description: A1.}",
+        "  a2: {rung: H2, priority: 3, description: A2.}",
+        "  a3: {rung: H3, priority: 7, description: A3.}",
+        "  a4: {rung: H4, priority: 5, description: A4.}",
+        "ceiling: {start: H3, steps: [{when: exam, set: H0}]}",
+        "rules:",
+        *rules,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _report(path: Path, cache: CheckCache) -> str:
+    analysis_module._CACHE.clear()  # a fresh process: only the disk remembers
+    result = check_paths([str(path)], CheckConfig(), cache=cache)
+    return format_json([f.path for f in result.files], result.diagnostics, result.summary())
+
+
+def _findings(report: str) -> set[tuple[str, tuple[str, ...]]]:
+    return {(d["check"], tuple(d["items"])) for d in json.loads(report)["diagnostics"]}
+
+
+def _replace(index: int, line: str) -> Callable[[list[str]], list[str]]:
+    return lambda rules: [*rules[:index], line, *rules[index + 1 :]]
+
+
+# Each edit, and a finding it must make appear (check, items), or None where any change does.
+EDITS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, tuple[str, ...]] | None]] = {
+    "condition made dead": (
+        _replace(5, '  - {id: r5, when: "frustration < 0.2 and frustration >= 0.4", then: a2}'),
+        ("dead-rule", ("rule:r5",)),
+    ),
+    "condition narrowed": (
+        _replace(7, '  - {id: r7, when: "frustration >= 0.31 and hints < 2", then: a3}'),
+        None,
+    ),
+    "priority": (
+        _replace(3, '  - {id: r3, when: "confidence >= 0.5", then: a3, priority: 9}'),
+        None,
+    ),
+    "action": (
+        _replace(4, '  - {id: r4, when: "exam and hints >= 1", then: a4}'),
+        ("ceiling-blocked", ("rule:r4", "action:a4")),
+    ),
+    "id": (
+        lambda rules: [rules[0].replace("id: r0,", "id: renamed,"), *rules[1:]],
+        None,
+    ),
+    "delete": (lambda rules: rules[:9] + rules[10:], None),
+    "insert": (
+        lambda rules: [
+            *rules[:6],
+            '  - {id: twin, when: "frustration >= 0.5 and frustration >= 0.6", then: a2}',
+            '  - {id: twin2, when: "frustration >= 0.6", then: a2}',
+            *rules[6:],
+        ],
+        ("redundant-rule", ("rule:twin2", "rule:twin")),
+    ),
+    "move": (lambda rules: [rules[-1], *rules[:-1]], None),
+}
+
+
+@pytest.mark.parametrize("selection", ["weighted", "priority"])
+def test_each_kind_of_one_rule_edit_gives_the_uncached_report(
+    tmp_path: Path, selection: str
+) -> None:
+    rules = _rules()
+    path = tmp_path / "edits.yaml"
+    base = _theory(rules, selection)
+    different, missing = [], []
+    for name, (edit, expected) in EDITS.items():
+        cache = CheckCache(tmp_path / f"cache-{name}")
+        path.write_text(base)
+        before = [_report(path, cache) for _ in range(3)]  # seen, kept whole, read back
+        assert before[0] == before[1] == before[2] == _report(path, CheckCache.disabled())
+        assert list((tmp_path / f"cache-{name}" / "loaded").glob("*.pickle"))
+        path.write_text(_theory(edit(rules), selection))
+        cached, fresh = _report(path, cache), _report(path, CheckCache.disabled())
+        if cached != fresh:
+            different.append(name)
+        if cached == before[0]:
+            missing.append(f"{name}: the report did not change")
+        if expected is not None and expected not in _findings(cached) - _findings(before[0]):
+            missing.append(f"{name}: no new {expected}")
+        assert _report(path, cache) == fresh  # and again, from what the edit's check kept
+    assert different == []
+    assert missing == []
