@@ -403,8 +403,11 @@ class ResolvedShelves:
             shard.save()
 
 
-LOADED_KEPT = 8
-"""Front-end results kept whole (`LoadedFiles`): the files last checked twice unchanged."""
+LOADED_KEPT = 256
+"""Front-end results kept whole (`LoadedFiles`): the files last checked twice unchanged, at
+most this many and at most `LOADED_BYTES` together (a 5,000-rule file's is about 5 MB, a
+shipped theory's tens of KB), so a repository of many small theories keeps all of them."""
+LOADED_BYTES = 64 * 1024 * 1024
 SEEN_KEPT = 256
 """Contents remembered as seen once (`LoadedFiles`), the oldest forgotten first."""
 
@@ -424,7 +427,8 @@ class LoadedFiles:
     is checked: the first time it is marked as seen (an empty `<digest>.seen`), which a
     one-rule edit's re-check, a content never seen before, pays nothing for. The pickle is
     checksummed like a shard (a damaged one is dropped, counted and written again), and only
-    the `LOADED_KEPT` most recently written are kept."""
+    the most recently written are kept, `LOADED_KEPT` and `LOADED_BYTES` at most (the newest
+    always)."""
 
     def __init__(self, folder: Path | None, damage: Damage, kind: str = "loaded") -> None:
         self.folder = folder / kind if folder is not None else None
@@ -477,7 +481,7 @@ class LoadedFiles:
                 if splice is not None:
                     self._point(latest, digest)
                 seen.unlink(missing_ok=True)
-                self._forget_oldest("*.pickle", LOADED_KEPT)
+                self._forget_oldest("*.pickle", LOADED_KEPT, LOADED_BYTES)
             else:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 seen.touch()
@@ -523,14 +527,24 @@ class LoadedFiles:
         kept.unlink(missing_ok=True)
         return MISSING
 
-    def _forget_oldest(self, pattern: str, keep: int) -> None:
+    def _forget_oldest(self, pattern: str, keep: int, budget: int | None = None) -> None:
+        """Delete all but the `keep` newest files of `pattern`, and (with a byte `budget`)
+        the oldest of those until the rest fit in it; the newest is always kept."""
         assert self.folder is not None
-        found = list(self.folder.glob(pattern))
-        if len(found) <= keep:
+        found = []
+        for path in self.folder.glob(pattern):
+            try:
+                found.append((path.stat(), path))
+            except OSError:
+                continue  # removed by another check meanwhile
+        if len(found) <= keep and budget is None:
             return
-        found.sort(key=lambda path: path.stat().st_mtime_ns)
-        for path in found[:-keep]:
-            path.unlink(missing_ok=True)
+        found.sort(key=lambda item: item[0].st_mtime_ns, reverse=True)
+        total = 0
+        for index, (stat, path) in enumerate(found):
+            total += stat.st_size
+            if index and (index >= keep or (budget is not None and total > budget)):
+                path.unlink(missing_ok=True)
 
 
 class _Missing:

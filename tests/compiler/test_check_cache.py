@@ -559,3 +559,37 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
     theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
     report(CheckCache(folder))
     assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle", ".seen"]
+
+
+def test_a_repository_of_many_small_theories_keeps_every_front_end(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # Kept front ends are bounded by bytes, not by a count a repository of a dozen small
+    # theories would overrun (each evicting another's, so none was ever read back).
+    from pedrag.compiler import check_cache
+    from pedrag.compiler.check_cache import Damage, LoadedFiles
+
+    files = LoadedFiles(tmp_path, Damage())
+    loads: list[str] = []
+
+    def load(raw: bytes, shown: str) -> str:
+        loads.append(shown)
+        return raw.decode() * 200
+
+    names = [f"theory_{n}.yaml" for n in range(12)]
+    for _ in range(2):  # the second check of the same bytes keeps the result
+        for name in names:
+            files.load(name.encode(), name, load)
+    loads.clear()
+    for name in names:
+        assert files.load(name.encode(), name, load) == name * 200
+    assert loads == []
+    # Over the byte budget, the oldest go first and the newest always stays.
+    monkeypatch.setattr(check_cache, "LOADED_BYTES", 1)
+    files.load(b"another", "another.yaml", load)
+    files.load(b"another", "another.yaml", load)
+    kept = list((tmp_path / "loaded").glob("*.pickle"))
+    assert len(kept) == 1
+    loads.clear()
+    assert files.load(b"another", "another.yaml", load) == "another" * 200
+    assert loads == []
