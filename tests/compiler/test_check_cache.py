@@ -593,3 +593,29 @@ def test_a_repository_of_many_small_theories_keeps_every_front_end(
     loads.clear()
     assert files.load(b"another", "another.yaml", load) == "another" * 200
     assert loads == []
+
+
+def test_findings_with_an_undecided_question_are_never_kept_whole(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # A solver timeout leaves a question undecided (`Analysis.undecided`): its findings hold
+    # for this run only, so the next check of the same text asks again instead of reading them.
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.driver import check_paths
+
+    path = tmp_path / "cached.yaml"
+    path.write_text(_theory(RULES))
+    analyses: list[Analysis] = []
+    built = Analysis.__init__
+
+    def undecided(self: Analysis, *args: Any, **kwargs: Any) -> None:
+        built(self, *args, **kwargs)
+        self.undecided = True  # as `_decide` sets it when z3 answers unknown
+        analyses.append(self)
+
+    monkeypatch.setattr(Analysis, "__init__", undecided)
+    for _ in range(3):
+        analysis_module._CACHE.clear()
+        check_paths([str(path)], CheckConfig(), cache=CheckCache(tmp_path / "c"))
+    assert len(analyses) == 3
+    assert not list((tmp_path / "c" / "findings").glob("*.pickle"))
