@@ -315,8 +315,8 @@ class _TurnRoute(APIRoute):
     model); the key is read by the route's own security schemes (:func:`auth.claim`), the
     endpoint is called with what FastAPI would have passed, and its answer is serialised once
     by pydantic. Anything else (a malformed id or body, another content type) goes to
-    FastAPI's handler, so every error is the one FastAPI gives, in the same order (a missing
-    key before a bad body)."""
+    FastAPI's handler, so every error is the one FastAPI gives, in the same order (a missing,
+    unknown, revoked or weaker key before a bad body: ``_key_refusal``)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         declared = super().get_route_handler()
@@ -539,8 +539,30 @@ def _install_errors(app: FastAPI) -> None:
     async def _instructor(_request: Request, error: InstructorError) -> Response:
         return problem_response(422, "instructor-toggle", str(error), rid())
 
+    async def _key_refusal(request: Request) -> Response | None:
+        """A turn route checks its key in the turn's worker thread (``KeyClaim``), which a
+        request that fails validation never reaches; its key is checked here first, so an
+        unknown, revoked or weaker key gets the 401/403 it gets on every other route before
+        anything is said about its body."""
+        route = request.scope.get("route")
+        if not isinstance(route, _TurnRoute):
+            return None
+        needed = _route_role(route.dependant)
+        assert needed is not None  # _TurnRoute refuses a route without one
+        try:
+            claimed = await auth_claim(request, needed)
+            await anyio.to_thread.run_sync(claimed.verify, request)
+        except Problem as problem:
+            return await _problem(request, problem)
+        except StoreError as failure:
+            return await _store(request, failure)
+        return None
+
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, error: RequestValidationError) -> Response:
+    async def _invalid(request: Request, error: RequestValidationError) -> Response:
+        refused = await _key_refusal(request)
+        if refused is not None:
+            return refused
         errors = jsonable_encoder(error.errors(), exclude={"input", "ctx", "url"})
         first = errors[0] if errors else {}
         where = ".".join(str(part) for part in first.get("loc", ()))
@@ -548,8 +570,11 @@ def _install_errors(app: FastAPI) -> None:
         return problem_response(422, "invalid-request", detail, rid(), errors=errors)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, error: StarletteHTTPException) -> Response:
+    async def _http(request: Request, error: StarletteHTTPException) -> Response:
         if error.status_code == 400:  # FastAPI's body that is not UTF-8 JSON: a client error
+            refused = await _key_refusal(request)
+            if refused is not None:
+                return refused
             detail = "the body is not JSON in UTF-8"
             return problem_response(422, "invalid-request", detail, rid(), errors=[])
         slug = "not-found" if error.status_code == 404 else f"http-{error.status_code}"

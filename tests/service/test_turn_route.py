@@ -31,7 +31,7 @@ def apps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         patch.setattr(service_app._TurnRoute, "get_route_handler", APIRoute.get_route_handler)
         reference = create_app(ServiceSettings(db=db), backend=None)
     with TestClient(fast) as fast_client, TestClient(reference) as reference_client:
-        yield {"fast": fast_client, "reference": reference_client, "key": key}
+        yield {"fast": fast_client, "reference": reference_client, "key": key, "db": db}
 
 
 def _session(apps: dict[str, Any]) -> str:
@@ -134,3 +134,35 @@ def test_a_plain_turn_skips_dependency_solving_and_answers_as_fastapi_would(
     # A request off the plain case is FastAPI's: its dependencies are solved.
     apps["fast"].post(f"/v1/sessions/{session}/{route}", json={"message": ""}, headers=key)
     assert len(solved) == 2
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(
+    "body", [{"message": 1}, {"message": "hi", "extra": True}, b"\xff not json", b"[]"]
+)
+def test_a_bad_key_is_refused_before_a_bad_body_is_judged(
+    apps: dict[str, Any], route: str, body: Any
+) -> None:
+    # The turn routes check a key in the turn's thread, which a malformed request never
+    # reaches: an unknown or revoked key must still get its 401, not the body's 422 (which
+    # would answer a caller with no valid key).
+    session = _session(apps)
+    with SessionStore(apps["db"]) as store:
+        revoked = store.tenants.issue_key("alpha", role="learner")
+        assert store.tenants.revoke_key(store.tenants.key(revoked).id)  # type: ignore[union-attr]
+    sent = {"json": body} if not isinstance(body, bytes) else {"content": body}
+    path = f"/v1/sessions/{session}/{route}"
+    for key, status, slug in (
+        ("pdg_not_a_key", 401, "unknown-api-key"),
+        (revoked, 401, "revoked-api-key"),
+        (apps["key"], 422, "invalid-request"),
+    ):
+        response = apps["fast"].post(
+            path,
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            **sent,
+        )
+        assert (response.status_code, response.json()["type"].rsplit(":", 1)[1]) == (
+            status,
+            slug,
+        ), response.text
