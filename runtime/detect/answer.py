@@ -748,6 +748,8 @@ _REVERSAL_CUE = re.compile(
 )
 MAX_SPLIT_PARTS = 6
 """An answer split over more parts than this is not read back together."""
+_SPLIT_REACH = 80
+"""The longest gap between two parts of a split answer read back together."""
 
 
 def _roman_value(word: str) -> int | None:
@@ -874,7 +876,7 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
         for mention in mentions[index : index + MAX_SPLIT_PARTS]:
             if previous is not None:
                 gap = text[previous.end : mention.start]
-                if len(gap) > 80 or not _SPLIT_GAP.search(gap):
+                if len(gap) > _SPLIT_REACH or not _SPLIT_GAP.search(gap):
                     break
             joined += str(mention.value.numerator)
             previous = mention
@@ -919,7 +921,52 @@ def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iter
         return
     if not _may_hold_a_number(reply):
         return  # no number can end in the reply: the earlier turns are not read again
+    tail = canonical_text(context[-CONTEXT_TAIL:])
+    if not _may_continue_a_split(reply, tail, str(abs(value.numerator))):
+        return
     yield from _split_across_turns_read(reply, context, target)
+
+
+# The head of a reply a number begun in the earlier turns can run on into: spacing and hyphens,
+# then at most two words (a joining word such as "and", "et" or "point", then a number word).
+_RUN_ON = re.compile(r"[\s-]*\w*[\s-]*\w*")
+
+
+def _may_continue_a_split(reply: str, tail: str, digits: str) -> bool:
+    """Whether reading ``tail + "\\n" + reply`` could find ``digits`` split over the two (the
+    full reading, :func:`_split_across_turns_read`, is the judge): false only where it
+    provably finds nothing, so skipping it never misses a reveal (tested against the full
+    reading on generated texts, ``tests/runtime/test_detector_split_precheck.py``).
+
+    A split found there is a chain of non-negative integers, the first starting in the tail,
+    the last ending in the reply, each within 80 characters of the one before. So either one
+    number of the chain runs from the tail into the reply ("fifty" / "six"), and the reply
+    opens (after spacing and at most one joining word) with a word or digit that can continue
+    a number; or a number wholly in the reply, starting within its first 80 characters, is a
+    later part of the digits. Read on the reply alone, such a number is found where it is
+    (its sign aside: the reply alone may not see the "=" before a "-"), and no later, because
+    the readers look back only for a sign, a label or a pronoun "one", which leave a number
+    out rather than move it. Two readings are not trusted on the reply alone and send the
+    reply to the full reading: "minus" or "negative" in the earlier turns (it negates a
+    number in the reply however far apart, and "minus zero" is a non-negative part), and
+    number words of the other languages (whether one counts depends on the words of the
+    whole text)."""
+    if may_hold_number_words(reply):
+        return True
+    lowered = tail.lower()
+    if "minus" in lowered or "negative" in lowered:
+        return True
+    head = _RUN_ON.match(reply)
+    if head is not None and _may_hold_a_number(head.group()):
+        return True
+    later_parts = digits[1:]
+    return any(
+        mention.start <= _SPLIT_REACH
+        and not mention.percent
+        and mention.value.denominator == 1
+        and str(abs(mention.value.numerator)) in later_parts
+        for mention in (*_digit_mentions(reply), *_word_mentions(reply))
+    )
 
 
 def _split_across_turns_read(
