@@ -403,13 +403,30 @@ def _is_label(text: str, mention: NumberMention) -> bool:
     )
 
 
+class _Readings(NamedTuple):
+    """What each reader finds in a text, before labels and overlaps are settled."""
+
+    digits: tuple[NumberMention, ...]
+    english: tuple[NumberMention, ...]
+    other_languages: tuple[NumberMention, ...]
+
+
+@functools.lru_cache(maxsize=32)  # find_numbers with and without labels, and the split check
+def _readings(text: str) -> _Readings:
+    return _Readings(
+        tuple(_digit_mentions(text)),
+        tuple(_word_mentions(text)),
+        tuple(_foreign_word_mentions(text)),
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def find_numbers(text: str, *, include_labels: bool = False) -> tuple[NumberMention, ...]:
     """Every number written in ``text`` — digits ("2,520,000", "0.5", "1/2", "50%") or words
     ("fifty-six", "one hundred and twelve", "two thirds", and in French, German, Spanish,
     Portuguese or Italian: "cinquante-six", see :mod:`~pedrag.runtime.detect.number_words`) — in
     order. Labels ("step 4", a list marker) are left out unless ``include_labels``."""
-    mentions = _digit_mentions(text) + _word_mentions(text) + _foreign_word_mentions(text)
+    mentions = [mention for found in _readings(text) for mention in found]
     if not include_labels:
         mentions = [mention for mention in mentions if not _is_label(text, mention)]
     mentions.sort(key=lambda mention: (mention.start, -mention.end))
@@ -919,11 +936,9 @@ def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iter
     value = target.value
     if target.percent or value.denominator != 1 or abs(value) < 10:
         return
-    if not _may_hold_a_number(reply):
-        return  # no number can end in the reply: the earlier turns are not read again
     tail = canonical_text(context[-CONTEXT_TAIL:])
     if not _may_continue_a_split(reply, tail, str(abs(value.numerator))):
-        return
+        return  # no part of the answer can end in the reply: the earlier turns are not read
     yield from _split_across_turns_read(reply, context, target)
 
 
@@ -951,21 +966,22 @@ def _may_continue_a_split(reply: str, tail: str, digits: str) -> bool:
     number in the reply however far apart, and "minus zero" is a non-negative part), and
     number words of the other languages (whether one counts depends on the words of the
     whole text)."""
-    if may_hold_number_words(reply):
-        return True
     lowered = tail.lower()
     if "minus" in lowered or "negative" in lowered:
         return True
     head = _RUN_ON.match(reply)
     if head is not None and _may_hold_a_number(head.group()):
         return True
+    if may_hold_number_words(reply):
+        return True
     later_parts = digits[1:]
+    readings = _readings(reply)  # read already: the reply's own numbers were asked first
     return any(
         mention.start <= _SPLIT_REACH
         and not mention.percent
         and mention.value.denominator == 1
         and str(abs(mention.value.numerator)) in later_parts
-        for mention in (*_digit_mentions(reply), *_word_mentions(reply))
+        for mention in (*readings.digits, *readings.english)
     )
 
 
