@@ -1008,15 +1008,21 @@ def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"\w+", text)]
 
 
+@functools.lru_cache(maxsize=64)  # an exercise's solution is read against every reply
+def _solution_shingles(solution: str) -> frozenset[tuple[str, ...]] | None:
+    """The solution's word trigrams; None when it is too short to judge."""
+    tokens = [word for word, _, _ in _tokens_with_spans(solution)]
+    if len(tokens) < _MIN_SOLUTION_TOKENS:
+        return None
+    return frozenset(tuple(tokens[i : i + _SHINGLE]) for i in range(len(tokens) - _SHINGLE + 1))
+
+
 def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
     """Share of the solution's word trigrams found in the reply, with the reply span that
     covers them (0.0 and an empty span when the solution is too short to judge)."""
-    solution_tokens = [word for word, _, _ in _tokens_with_spans(solution)]
-    if len(solution_tokens) < _MIN_SOLUTION_TOKENS:
+    wanted = _solution_shingles(solution)
+    if wanted is None:
         return 0.0, 0, 0
-    wanted = {
-        tuple(solution_tokens[i : i + _SHINGLE]) for i in range(len(solution_tokens) - _SHINGLE + 1)
-    }
     reply_tokens = _tokens_with_spans(reply)
     found: set[tuple[str, ...]] = set()
     start, end = len(reply), 0
