@@ -23,7 +23,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, NamedTuple
@@ -558,7 +558,7 @@ Occurrence = tuple[int, int, str]
 
 
 def _find_number(
-    text: str, target: NumberMention, given_values: frozenset[Fraction] = frozenset()
+    text: str, target: NumberMention, given_values: Container[Fraction] = frozenset()
 ) -> Iterator[Occurrence]:
     for mention in find_numbers(text):
         if _number_matches(mention, target):
@@ -679,7 +679,7 @@ def _short_answer_is_standalone(text: str, span: tuple[int, int]) -> bool:
 
 
 def _occurrences(
-    text: str, target: _Target, given_values: frozenset[Fraction] = frozenset()
+    text: str, target: _Target, given_values: Container[Fraction] = frozenset()
 ) -> list[Occurrence]:
     if target.number is not None:
         return list(_find_number(text, target.number, given_values))
@@ -1122,6 +1122,21 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
     )
 
 
+class _ValuesOnTheTable:
+    """The values written in a text (the exercise's givens and the student's message), read
+    only when asked: only a reply whose arithmetic comes to a target asks (most replies do not,
+    and reading the text was a whole number reading per turn)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._values: frozenset[Fraction] | None = None
+
+    def __contains__(self, value: object) -> bool:
+        if self._values is None:
+            self._values = frozenset(mention.value for mention in find_numbers(self._text))
+        return value in self._values
+
+
 def _reveals(
     reply: str,
     spellings: Iterable[str],
@@ -1133,8 +1148,7 @@ def _reveals(
     the value: reasons built from this must not quote the hidden answer, issue 25)."""
     found: dict[tuple[int, int], str] = {}
     # An expression built only of givens or of the student's own numbers restates them.
-    on_the_table = "\n".join(part for part in (givens, student_message) if part)
-    given_values = frozenset(mention.value for mention in find_numbers(on_the_table))
+    given_values = _ValuesOnTheTable("\n".join(p for p in (givens, student_message) if p))
     values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
