@@ -23,7 +23,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, NamedTuple
@@ -403,13 +403,30 @@ def _is_label(text: str, mention: NumberMention) -> bool:
     )
 
 
+class _Readings(NamedTuple):
+    """What each reader finds in a text, before labels and overlaps are settled."""
+
+    digits: tuple[NumberMention, ...]
+    english: tuple[NumberMention, ...]
+    other_languages: tuple[NumberMention, ...]
+
+
+@functools.lru_cache(maxsize=32)  # find_numbers with and without labels, and the split check
+def _readings(text: str) -> _Readings:
+    return _Readings(
+        tuple(_digit_mentions(text)),
+        tuple(_word_mentions(text)),
+        tuple(_foreign_word_mentions(text)),
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def find_numbers(text: str, *, include_labels: bool = False) -> tuple[NumberMention, ...]:
     """Every number written in ``text`` — digits ("2,520,000", "0.5", "1/2", "50%") or words
     ("fifty-six", "one hundred and twelve", "two thirds", and in French, German, Spanish,
     Portuguese or Italian: "cinquante-six", see :mod:`~pedrag.runtime.detect.number_words`) — in
     order. Labels ("step 4", a list marker) are left out unless ``include_labels``."""
-    mentions = _digit_mentions(text) + _word_mentions(text) + _foreign_word_mentions(text)
+    mentions = [mention for found in _readings(text) for mention in found]
     if not include_labels:
         mentions = [mention for mention in mentions if not _is_label(text, mention)]
     mentions.sort(key=lambda mention: (mention.start, -mention.end))
@@ -541,7 +558,7 @@ Occurrence = tuple[int, int, str]
 
 
 def _find_number(
-    text: str, target: NumberMention, given_values: frozenset[Fraction] = frozenset()
+    text: str, target: NumberMention, given_values: Container[Fraction] = frozenset()
 ) -> Iterator[Occurrence]:
     for mention in find_numbers(text):
         if _number_matches(mention, target):
@@ -662,7 +679,7 @@ def _short_answer_is_standalone(text: str, span: tuple[int, int]) -> bool:
 
 
 def _occurrences(
-    text: str, target: _Target, given_values: frozenset[Fraction] = frozenset()
+    text: str, target: _Target, given_values: Container[Fraction] = frozenset()
 ) -> list[Occurrence]:
     if target.number is not None:
         return list(_find_number(text, target.number, given_values))
@@ -748,6 +765,8 @@ _REVERSAL_CUE = re.compile(
 )
 MAX_SPLIT_PARTS = 6
 """An answer split over more parts than this is not read back together."""
+_SPLIT_REACH = 80
+"""The longest gap between two parts of a split answer read back together."""
 
 
 def _roman_value(word: str) -> int | None:
@@ -874,7 +893,7 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
         for mention in mentions[index : index + MAX_SPLIT_PARTS]:
             if previous is not None:
                 gap = text[previous.end : mention.start]
-                if len(gap) > 80 or not _SPLIT_GAP.search(gap):
+                if len(gap) > _SPLIT_REACH or not _SPLIT_GAP.search(gap):
                     break
             joined += str(mention.value.numerator)
             previous = mention
@@ -917,9 +936,53 @@ def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iter
     value = target.value
     if target.percent or value.denominator != 1 or abs(value) < 10:
         return
-    if not _may_hold_a_number(reply):
-        return  # no number can end in the reply: the earlier turns are not read again
+    tail = canonical_text(context[-CONTEXT_TAIL:])
+    if not _may_continue_a_split(reply, tail, str(abs(value.numerator))):
+        return  # no part of the answer can end in the reply: the earlier turns are not read
     yield from _split_across_turns_read(reply, context, target)
+
+
+# The head of a reply a number begun in the earlier turns can run on into: spacing and hyphens,
+# then at most two words (a joining word such as "and", "et" or "point", then a number word).
+_RUN_ON = re.compile(r"[\s-]*\w*[\s-]*\w*")
+
+
+def _may_continue_a_split(reply: str, tail: str, digits: str) -> bool:
+    """Whether reading ``tail + "\\n" + reply`` could find ``digits`` split over the two (the
+    full reading, :func:`_split_across_turns_read`, is the judge): false only where it
+    provably finds nothing, so skipping it never misses a reveal (tested against the full
+    reading on generated texts, ``tests/runtime/test_detector_split_precheck.py``).
+
+    A split found there is a chain of non-negative integers, the first starting in the tail,
+    the last ending in the reply, each within 80 characters of the one before. So either one
+    number of the chain runs from the tail into the reply ("fifty" / "six"), and the reply
+    opens (after spacing and at most one joining word) with a word or digit that can continue
+    a number; or a number wholly in the reply, starting within its first 80 characters, is a
+    later part of the digits. Read on the reply alone, such a number is found where it is
+    (its sign aside: the reply alone may not see the "=" before a "-"), and no later, because
+    the readers look back only for a sign, a label or a pronoun "one", which leave a number
+    out rather than move it. Two readings are not trusted on the reply alone and send the
+    reply to the full reading: "minus" or "negative" in the earlier turns (it negates a
+    number in the reply however far apart, and "minus zero" is a non-negative part), and
+    number words of the other languages (whether one counts depends on the words of the
+    whole text)."""
+    lowered = tail.lower()
+    if "minus" in lowered or "negative" in lowered:
+        return True
+    head = _RUN_ON.match(reply)
+    if head is not None and _may_hold_a_number(head.group()):
+        return True
+    if may_hold_number_words(reply):
+        return True
+    later_parts = digits[1:]
+    readings = _readings(reply)  # read already: the reply's own numbers were asked first
+    return any(
+        mention.start <= _SPLIT_REACH
+        and not mention.percent
+        and mention.value.denominator == 1
+        and str(abs(mention.value.numerator)) in later_parts
+        for mention in (*readings.digits, *readings.english)
+    )
 
 
 def _split_across_turns_read(
@@ -945,15 +1008,21 @@ def _tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     return [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"\w+", text)]
 
 
+@functools.lru_cache(maxsize=64)  # an exercise's solution is read against every reply
+def _solution_shingles(solution: str) -> frozenset[tuple[str, ...]] | None:
+    """The solution's word trigrams; None when it is too short to judge."""
+    tokens = [word for word, _, _ in _tokens_with_spans(solution)]
+    if len(tokens) < _MIN_SOLUTION_TOKENS:
+        return None
+    return frozenset(tuple(tokens[i : i + _SHINGLE]) for i in range(len(tokens) - _SHINGLE + 1))
+
+
 def solution_overlap(reply: str, solution: str) -> tuple[float, int, int]:
     """Share of the solution's word trigrams found in the reply, with the reply span that
     covers them (0.0 and an empty span when the solution is too short to judge)."""
-    solution_tokens = [word for word, _, _ in _tokens_with_spans(solution)]
-    if len(solution_tokens) < _MIN_SOLUTION_TOKENS:
+    wanted = _solution_shingles(solution)
+    if wanted is None:
         return 0.0, 0, 0
-    wanted = {
-        tuple(solution_tokens[i : i + _SHINGLE]) for i in range(len(solution_tokens) - _SHINGLE + 1)
-    }
     reply_tokens = _tokens_with_spans(reply)
     found: set[tuple[str, ...]] = set()
     start, end = len(reply), 0
@@ -1053,6 +1122,21 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
     )
 
 
+class _ValuesOnTheTable:
+    """The values written in a text (the exercise's givens and the student's message), read
+    only when asked: only a reply whose arithmetic comes to a target asks (most replies do not,
+    and reading the text was a whole number reading per turn)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._values: frozenset[Fraction] | None = None
+
+    def __contains__(self, value: object) -> bool:
+        if self._values is None:
+            self._values = frozenset(mention.value for mention in find_numbers(self._text))
+        return value in self._values
+
+
 def _reveals(
     reply: str,
     spellings: Iterable[str],
@@ -1064,8 +1148,7 @@ def _reveals(
     the value: reasons built from this must not quote the hidden answer, issue 25)."""
     found: dict[tuple[int, int], str] = {}
     # An expression built only of givens or of the student's own numbers restates them.
-    on_the_table = "\n".join(part for part in (givens, student_message) if part)
-    given_values = frozenset(mention.value for mention in find_numbers(on_the_table))
+    given_values = _ValuesOnTheTable("\n".join(p for p in (givens, student_message) if p))
     values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -203,6 +205,65 @@ _ORJSON_DEFERS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class WrittenDocument:
+    """A document already checked and written as its JSON column's text: :func:`json_text`
+    gives the text back instead of writing the document again."""
+
+    text: str
+
+
+def _document_text(value: object, what: str) -> WrittenDocument:
+    """:func:`_require_document` and the column's text in one (the turn's state)."""
+    text = _plain_text(value)
+    if text is None:
+        _require_document(value, what)
+        text = json_text(value)
+    return WrittenDocument(text)
+
+
+def _audit_text(record: dict[str, Any]) -> WrittenDocument:
+    """:func:`_safe_audit` and the column's text in one (the turn's audit record)."""
+    text = _plain_text(record)
+    if text is None or _may_hold_unsafe_text(text):
+        text = json_text(_safe_audit(record))
+    return WrittenDocument(text)
+
+
+def _plain_text(value: object) -> str | None:
+    """The JSON text of ``value`` when it is one :func:`_require_document` passes, decided on
+    the text orjson writes rather than by walking the value in Python (twice as fast on a
+    turn's state and record): a dict that orjson writes (no non-str key, no subclass, no
+    unknown type, not too deep), with no U+0000, and that reads back equal (a tuple reads back
+    a list, NaN or infinity ``null``: not equal). None when unsure: the caller then asks
+    :func:`_require_document`, which names what is wrong and where."""
+    if type(value) is not dict:
+        return None
+    try:
+        text = orjson.dumps(value, option=_ORJSON_DEFERS).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+    if "\\u0000" in text or orjson.loads(text) != value:
+        return None
+    return text
+
+
+_C1_CONTROL = re.compile("[\x7f-\x9f]")
+
+
+def _may_hold_unsafe_text(text: str) -> bool:
+    """Whether a string of the document orjson wrote as ``text`` could be one ``safe_text``
+    changes: it has an ``@`` (a URL's credentials) or a character ``safe_text`` replaces,
+    which orjson writes as an escape (``\\u0000``-``\\u001f`` but ``\\t``, ``\\n``,
+    ``\\r``, written ``\\b`` and ``\\f`` for two of them) or as itself (DEL and the C1
+    controls, ANSI's CSI among them). A lone surrogate orjson refuses to write at all. An
+    escaped backslash before ``u``, ``b`` or ``f`` answers yes too: then the strings are
+    checked one by one."""
+    if "@" in text or "\\u" in text or "\\b" in text or "\\f" in text:
+        return True
+    return "\x7f" in text if text.isascii() else _C1_CONTROL.search(text) is not None
+
+
 def json_text(value: Any) -> str:
     """A JSON column's text (the store's engines write every JSON column with it): orjson's,
     13 times faster than ``json.dumps`` on a turn's state and audit record (7 us against
@@ -212,7 +273,10 @@ def json_text(value: Any) -> str:
     (an int beyond 64 bits, a lone surrogate, a non-str key, anything passed through above) is
     left to ``json.dumps`` as before. orjson writes NaN and infinity as ``null``; every
     value the store writes to a JSON column has been refused them first
-    (:func:`_require_document`, :func:`_require_json`)."""
+    (:func:`_require_document`, :func:`_require_json`). A :class:`WrittenDocument` is
+    its text."""
+    if type(value) is WrittenDocument:
+        return value.text
     try:
         return orjson.dumps(value, option=_ORJSON_DEFERS).decode()
     except TypeError:  # orjson.JSONEncodeError is one

@@ -18,9 +18,10 @@ from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.documents import (
     _as_utc,
+    _audit_text,
+    _document_text,
     _require_document,
     _require_session_id,
-    _safe_audit,
     _utcnow,
 )
 from pedrag.runtime.store.errors import (
@@ -97,8 +98,9 @@ class SessionRecords(LearnerRecords):
         _require_session_id(session_id)
         if isinstance(turn_index, bool) or not isinstance(turn_index, int) or turn_index < 1:
             raise StoreError(f"turn_index must be an int >= 1, got {turn_index!r}")
-        _require_document(state, "state")
-        audit = _safe_audit(audit)  # text from models and endpoints: cleaned, not refused
+        # Checked and written once: the columns are given the text (`WrittenDocument`).
+        state_text = _document_text(state, "state")
+        audit_text = _audit_text(audit)  # text from models and endpoints: cleaned, not refused
         now = _utcnow()
         with self._errors(f"save turn {turn_index} of session {session_id!r}"):
             with self._write_statements() as statements:
@@ -109,7 +111,7 @@ class SessionRecords(LearnerRecords):
                     "b_id": session_id,
                     "b_tenant": self._tenant,
                     "b_before": turn_index - 1,
-                    "b_state": state,
+                    "b_state": state_text,
                     "b_turns": turn_index,
                     "b_now": now,
                 }
@@ -127,7 +129,7 @@ class SessionRecords(LearnerRecords):
                     {
                         "session_id": session_id,
                         "turn_index": turn_index,
-                        "record": audit,
+                        "record": audit_text,
                         "created_at": now,
                         "tenant": self._tenant,
                     },

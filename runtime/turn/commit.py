@@ -16,7 +16,6 @@ import contextlib
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from pedrag.runtime.detect.detector import DetectorVerdict
@@ -106,32 +105,31 @@ def commit(
     # 11. audit, then commit state + record in one transaction
     new = writer.apply(state, CommitTurn(choice.action, choice.rung, adaptation.plan))
     new = writer.apply(new, RecordSpend(backend.calls, backend.tokens, backend.cost_usd))
+    extra = dict(new.extra)  # the turn's bookkeeping, written into one copy
     if host.history_turns > 0:
         # DESIGN, "Learners, grading and mastery": a bounded conversation history for the
         # actor (never for the policy core, whose input has no text field).
-        exchanges = [*new.extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
+        exchanges = [*extra.get(HISTORY, ()), [_bounded(text), _bounded(outcome.reply)]]
         if len(exchanges) > host.history_turns:
             # Trimmed in steps, to the newer half: a window sliding by one exchange a turn
             # would change the actor prompt right after its stable text on every turn and
             # defeat a server's prefix cache (issue 30); in steps, the prompt only grows
             # between trims.
             exchanges = exchanges[-max(1, (host.history_turns + 1) // 2) :]
-        new = replace(new, extra={**new.extra, HISTORY: exchanges})
+        extra[HISTORY] = exchanges
     info = session.exercise
-    said = after_reply(
+    extra[SAID] = after_reply(
         context.said,
         outcome.reply,
         context.material,
         info.material if info else None,
         keep_text=host.keep_transcript,
     )
-    new = replace(new, extra={**new.extra, SAID: said})
     after_reply_events = ("turn", action_event(choice.action))
-    updates, extra = trusted_updates(schema.fields, new.metrics, after_reply_events, new.extra)
+    updates, extra = trusted_updates(schema.fields, new.metrics, after_reply_events, extra)
     if updates:
         new = writer.apply(new, SetMetrics("trusted", updates))
-    if extra != dict(new.extra):
-        new = replace(new, extra=extra)
+    new = new.but(extra=extra)
     following = context.following
     if following is not None:
         # The next exercise starts now: counters and flags start again, and the mastery
@@ -143,7 +141,7 @@ def commit(
         )
         extra[WRONG_ANSWERS] = []
         extra[SAID] = exercise_start(extra.get(SAID, {}))
-        new = replace(writer.apply(new, SetMetrics("trusted", updates)), extra=extra)
+        new = writer.apply(new, SetMetrics("trusted", updates)).but(extra=extra)
     if adaptation.switch_to and new.extra.get(EXAM_LOCK) is not True:
         new = StateWriter(schema).apply(
             new, SwitchTheory(adaptation.switch_to, host.schema(adaptation.switch_to))

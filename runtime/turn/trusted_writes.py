@@ -91,7 +91,7 @@ def _grade(context: TurnContext) -> None:
         state = writer.apply(state, SetMetrics("trusted", updates))
     if assessment.grade.verdict == "correct":
         state = writer.mark_solved(state)
-    context.state = replace(state, extra=extra)
+    context.state = state.but(extra=extra)
     context.assessment = assessment
 
 

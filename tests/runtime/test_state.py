@@ -7,6 +7,7 @@ import pytest
 from pedrag.runtime.turn.state import (
     CommitTurn,
     MetricSchema,
+    SessionState,
     SetMetrics,
     StateError,
     StateWriter,
@@ -61,3 +62,19 @@ def test_switching_theory_keeps_shared_metrics() -> None:
     assert switched.theory_id == target and switched.switches == (target,)
     if "mastery" in switched.metrics:
         assert switched.metrics["mastery"] == 0.6
+
+
+def test_a_state_with_changes_is_what_dataclasses_replace_gives() -> None:
+    from dataclasses import fields, replace
+
+    state = SessionState(theory_id="t", metrics={"a": 1}, extra={"k": [1]}, turn=3)
+    changes = {"metrics": {"a": 2}, "turn": 4, "extra": {}, "solved": True}
+    changed = state.but(**changes)
+    expected = replace(state, **changes)  # type: ignore[arg-type]
+    assert changed == expected and type(changed) is SessionState
+    assert all(getattr(changed, f.name) is getattr(expected, f.name) for f in fields(state))
+    assert state.turn == 3 and state.metrics == {"a": 1}  # the original is untouched
+    with pytest.raises(TypeError, match="no field 'turns'"):
+        state.but(turns=4)
+    with pytest.raises(AttributeError):
+        changed.turn = 5  # type: ignore[misc]  # still frozen

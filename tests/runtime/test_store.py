@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedrag.runtime.store.memory import MemoryStore
@@ -839,6 +839,60 @@ def test_json_columns_read_back_what_the_standard_library_wrote_would(value: Any
     from pedrag.runtime.store.documents import json_text
 
     assert repr(json.loads(json_text(value))) == repr(json.loads(json.dumps(value)))
+
+
+def _outcome(check: Any, value: Any) -> Any:
+    try:
+        return check(value)
+    except StoreError as error:
+        return ("refused", str(error))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(_TEXTY, _AUDITISH, max_size=4) | st.dictionaries(_TEXTY, _WRITABLE))
+def test_the_text_read_check_of_a_record_writes_what_the_walks_would(
+    record: dict[Any, Any],
+) -> None:
+    """`save_turn` checks the turn's record and state on the text orjson writes (read back
+    equal, nothing a string cleaning would change) and gives the columns that text: on every
+    document, the same text the walks and the column's writer give, or the same error."""
+    from pedrag.runtime.store.documents import (
+        _audit_text,
+        _document_text,
+        _require_document,
+        _safe_audit,
+        json_text,
+    )
+
+    def by_walks(value: Any) -> str:
+        _require_document(value, "state")
+        return json_text(value)
+
+    assert _outcome(lambda r: _audit_text(r).text, record) == _outcome(
+        lambda r: json_text(_safe_audit(r)), record
+    )
+    assert _outcome(lambda r: _document_text(r, "state").text, record) == _outcome(by_walks, record)
+
+
+def test_the_text_read_check_leaves_what_only_the_walks_can_judge_to_them() -> None:
+    from pedrag.runtime.store.documents import _audit_text, _document_text, _plain_text
+
+    for doubtful in (
+        {"t": (1, 2)},  # written as a list
+        {"x": float("nan")},  # written as null
+        {1: "a"},  # a key orjson refuses
+        {"label": _Label("a")},  # a subclass orjson passes back
+        {"s": "a\x00b"},  # U+0000
+        {"s": "a\\u0000"},  # only looks like it: a backslash, then u0000
+    ):
+        assert _plain_text(doubtful) is None, doubtful
+    assert _document_text({"s": "a\\u0000"}, "state").text == '{"s":"a\\\\u0000"}'
+    assert _document_text({"label": _Label("a")}, "state").text == '{"label": "a"}'
+    with pytest.raises(StoreError, match=r"state\['t'\] is a tuple"):
+        _document_text({"t": (1, 2)}, "state")
+    assert _audit_text({"url": "https://u:pw@h/x"}).text == '{"url":"https://***@h/x"}'
+    assert _audit_text({"c1": "\x9b"}).text == '{"c1":"\ufffd"}'
+    assert _audit_text({"ok": "plain, é …"}).text == '{"ok":"plain, é …"}'
 
 
 def test_a_turn_is_stored_as_json_text_and_read_back_unchanged(
