@@ -312,3 +312,65 @@ def test_an_exam_session_does_not_repeat_its_hold_line(theory: str) -> None:
     asks = ["help me", "what is the answer?", "I am stuck", "hint please", "just tell me"]
     replies = [exam_tutor.turn(session, message).tutor for message in asks * 2]
     assert len(set(replies)) == len(replies), replies
+
+
+# --- issue 27's leftovers (brief U): five reply faults found by talking to the tutor ----------
+
+HINT_TAGS = {"hint", "example", "partial_solution"}
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_correct_answer_never_makes_a_hint_for_the_finished_exercise_eligible(
+    tutor: Tutor, theory: str
+) -> None:
+    """A right answer ("is it 85?") once got "That's right: 85 is correct. One step at a time.
+    Add the tens to 38 first..." (a weighted draw over a hint rule that forgot the answer was
+    already right)."""
+    import yaml
+
+    data = yaml.safe_load((ROOT_THEORIES / f"{theory}.yaml").read_text("utf-8"))
+    tags = {name: set(action.get("tags", ())) for name, action in data["actions"].items()}
+    then = {rule["id"]: rule["then"] for rule in data["rules"]}
+    hinting = []
+    for exercise_id, answer in [("add_38_47", "85"), ("mult_7x8", "56"), ("photo_gas_in", None)]:
+        exercise = _exercise(tutor, exercise_id)
+        answer = answer or exercise.answer
+        for earlier, message in [
+            ([], f"is it {answer}?"),
+            (["I think it's 3", "maybe 4"], f"{answer}! I'm so frustrated with this"),
+            (["I think it's 3", "maybe 4", "is it 5"], f"I think it's {answer}"),
+        ]:
+            session = tutor.start(theory, exercise_id, seed=0)
+            for text in earlier:
+                tutor.turn(session, text)
+            result = tutor.turn(session, message)
+            assert result.audit["grade"]["verdict"] == "correct", message
+            hinting += [
+                (message, rule)
+                for rule in result.audit["choice"]["eligible"]
+                if tags[then[rule]] & HINT_TAGS
+            ]
+            assert not any(hint in result.tutor for hint in exercise.hints), result.tutor
+    assert hinting == []
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_the_compiler_proves_no_hint_follows_a_correct_answer(theory: str) -> None:
+    """Every shipped theory states it as an invariant, and it has teeth: a hint rule that
+    forgets the answer was right is an invariant violation with a witness."""
+    from pedrag.compiler.driver import check_loaded
+
+    text = (ROOT_THEORIES / f"{theory}.yaml").read_text("utf-8")
+    assert "id: no_hint_after_correct_answer" in text
+    weakened = text.replace(
+        'when: "frustration >= 0.7 and mastery < 0.7 and not last_answer_correct"',
+        'when: "frustration >= 0.7 and mastery < 0.7"',
+    )
+    assert weakened != text
+    result = check_loaded([load_text(weakened, f"{theory}.yaml")])
+    found = [
+        d
+        for d in result.diagnostics
+        if d.check == "invariant-violation" and "no_hint_after_correct_answer" in d.message
+    ]
+    assert found and found[0].witness and found[0].witness["last_answer_correct"] is True
