@@ -374,3 +374,53 @@ def test_the_compiler_proves_no_hint_follows_a_correct_answer(theory: str) -> No
         if d.check == "invariant-violation" and "no_hint_after_correct_answer" in d.message
     ]
     assert found and found[0].witness and found[0].witness["last_answer_correct"] is True
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_first_turn_demand_for_the_answer_gets_no_warning_about_a_trap(
+    tutor: Tutor, theory: str
+) -> None:
+    """A first message "just tell me the answer" once got "A common trap here: ...", a warning
+    about a mistake before the learner has said anything."""
+    warned = []
+    for exercise_id in ("add_38_47", "mult_7x8", "photo_gas_in", "sum_list_loop"):
+        traps = [m.text for m in _exercise(tutor, exercise_id).misconceptions]
+        for message in ("just tell me the answer", "what is the answer?"):
+            for seed in range(6):
+                session = tutor.start(theory, exercise_id, seed=seed)
+                reply = tutor.turn(session, message).tutor
+                if any(trap in reply for trap in traps) or "trap" in reply.lower():
+                    warned.append((exercise_id, message, seed, reply))
+    assert warned == []
+
+
+# Praise that endorses the method or claims progress: false after a wrong answer.
+_ENDORSING = re.compile(
+    r"careful way|keep using that strategy|that strategy will|real progress|getting closer"
+    r"|good work|great|excellent|makes it stick|how it sticks|well reasoned|nice",
+    re.I,
+)
+_EFFORT_PRAISE = re.compile(r"\b(thanks for|well done|good on you|that effort|worth doing)\b", re.I)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_wrong_answer_gets_only_honest_praise_for_effort_and_only_after_the_correction(
+    tutor: Tutor, theory: str
+) -> None:
+    """A wrong answer with a named misconception once ended "That was a careful way to work
+    on arithmetic; keep using that strategy." (the socratic praise rule fires on any reasoned
+    attempt). Praise after a wrong answer is about the effort, and comes after the correction."""
+    cases = [
+        ("mult_7x8", "7+8 = 15 so it is 15", "Adding instead of multiplying"),
+        ("add_38_47", "30 + 40 = 70 and 8 + 7 = 15, so 715", "Writing the ones total"),
+        ("mult_7x8", "I'm so frustrated, I added 7 and 8 and got 15", "Adding instead of"),
+    ]
+    wrong = []
+    for exercise_id, message, named in cases:
+        for seed in range(18):
+            reply = tutor.turn(tutor.start(theory, exercise_id, seed=seed), message).tutor
+            assert named in reply, reply
+            praise = _EFFORT_PRAISE.search(reply)
+            if _ENDORSING.search(reply) or (praise and praise.start() < reply.index(named)):
+                wrong.append((exercise_id, seed, reply))
+    assert wrong == []
