@@ -424,3 +424,37 @@ def test_a_wrong_answer_gets_only_honest_praise_for_effort_and_only_after_the_co
             if _ENDORSING.search(reply) or (praise and praise.start() < reply.index(named)):
                 wrong.append((exercise_id, seed, reply))
     assert wrong == []
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_a_request_for_an_example_gets_the_worked_example_on_another_problem(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    """A first "can you show me an example?" once got a calibration question or a small step;
+    the curriculum has a worked example on another problem for every exercise."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=3)
+    result = tutor.turn(session, "can you show me an example?")
+    assert exercise.worked_example.problem in result.tutor, result.tutor
+    assert exercise.answer not in result.tutor
+    assert result.audit["classified"]["request"] == "example"
+
+
+@pytest.mark.parametrize(
+    ("message", "asked"),
+    [
+        ("can you show me an example?", "example"),
+        ("Could you walk me through a similar example?", "example"),
+        ("another example please", "example"),
+        ("I think it's 15, for example 7 and 8", "none"),
+        ("show me the solution", "none"),  # a demand is never a request
+        ("what is an example of a verb?", "concept"),
+    ],
+)
+def test_a_request_for_an_example_is_told_apart_from_an_example_in_an_attempt(
+    message: str, asked: str
+) -> None:
+    from pedrag.runtime.turn.classifier import heuristic_intent, heuristic_request
+
+    assert heuristic_request(message, heuristic_intent(message)) == asked

@@ -45,6 +45,7 @@ MESSAGES = [
     "I don't understand the question",
     "can you help me?",
     "sorry, I didn't mean that",
+    "can you show me an example?",
 ]
 # A help-seeker (issue 27): the question restated, then the help path to its worked example,
 # and an apology after a hostile turn.
