@@ -458,3 +458,53 @@ def test_a_request_for_an_example_is_told_apart_from_an_example_in_an_attempt(
     from pedrag.runtime.turn.classifier import heuristic_intent, heuristic_request
 
     assert heuristic_request(message, heuristic_intent(message)) == asked
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "question", "goal_id"),
+    [
+        ("sum_list_loop", "what is a for loop?", "for_loops"),
+        ("sum_list_loop", "What are for loops?", "for_loops"),
+        ("while_countdown", "what is a variable?", "python_variables"),
+        ("sum_list_loop", "what is an accumulator?", "loop_accumulators"),
+        ("loop_range_header", "what does range mean?", "for_loops"),
+    ],
+)
+def test_a_question_about_a_term_gets_the_curriculums_concept_of_that_term(
+    tutor: Tutor, theory: str, exercise_id: str, question: str, goal_id: str
+) -> None:
+    """On SRL's sum_list_loop, "what is a for loop?" once got the accumulator concept (the
+    exercise's own goal), though the curriculum explains for loops in another goal."""
+    session = tutor.start(theory, exercise_id, seed=2)
+    reply = tutor.turn(session, question).tutor
+    assert _goal(tutor, goal_id).concept in reply, reply
+    own = _goal(tutor, _exercise(tutor, exercise_id).goal).concept
+    assert goal_id == _exercise(tutor, exercise_id).goal or own not in reply
+
+
+@pytest.mark.parametrize(
+    ("message", "term"),
+    [
+        ("what is a for loop?", "for loop"),
+        ("explain photosynthesis please", "photosynthesis"),
+        ("define a tense", "tense"),
+        ("what is it?", ""),
+        ("what is 7 times 8?", ""),
+        ("why do we multiply before we add?", ""),
+    ],
+)
+def test_the_term_a_concept_question_asks_about(message: str, term: str) -> None:
+    from pedrag.runtime.learning.material import asked_term
+
+    assert asked_term(message) == term
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_question_about_a_term_the_curriculum_does_not_explain_says_so(
+    tutor: Tutor, theory: str
+) -> None:
+    session = tutor.start(theory, "sum_list_loop", seed=2)
+    reply = tutor.turn(session, "what is a list?").tutor
+    assert "nothing on 'list'" in reply, reply
+    assert _goal(tutor, "loop_accumulators").concept in reply  # what it can offer, honestly
