@@ -259,6 +259,18 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     return False
 
 
+def fresh_names(
+    values: Mapping[str, str], said: Mapping[str, Any], material: Material | None
+) -> list[str]:
+    """The placeholders of this turn's material (``values``) that give the learner something new.
+    A term they asked about that no concept explains (``unexplained``) is answered first, so
+    the other new material waits a turn (a wording that says so is put before the others)."""
+    names = [name for name in values if fresh(name, said, material)]
+    if "unexplained" in names:
+        names = [name for name in names if name in ("unexplained", "diagnosis", "slip")]
+    return names
+
+
 def after_reply(
     said: Mapping[str, Any],
     reply: str,

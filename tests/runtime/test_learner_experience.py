@@ -381,7 +381,7 @@ def test_a_first_turn_demand_for_the_answer_gets_no_warning_about_a_trap(
     tutor: Tutor, theory: str
 ) -> None:
     """A first message "just tell me the answer" once got "A common trap here: ...", a warning
-    about a mistake before the learner has said anything."""
+    about a mistake before the learner has said anything (or "What did you try last?")."""
     warned = []
     for exercise_id in ("add_38_47", "mult_7x8", "photo_gas_in", "sum_list_loop"):
         traps = [m.text for m in _exercise(tutor, exercise_id).misconceptions]
@@ -389,7 +389,12 @@ def test_a_first_turn_demand_for_the_answer_gets_no_warning_about_a_trap(
             for seed in range(6):
                 session = tutor.start(theory, exercise_id, seed=seed)
                 reply = tutor.turn(session, message).tutor
-                if any(trap in reply for trap in traps) or "trap" in reply.lower():
+                presumes_a_try = "what did you try last" in reply.lower()
+                if (
+                    any(trap in reply for trap in traps)
+                    or "trap" in reply.lower()
+                    or presumes_a_try
+                ):
                     warned.append((exercise_id, message, seed, reply))
     assert warned == []
 
@@ -505,6 +510,7 @@ def test_a_question_about_a_term_the_curriculum_does_not_explain_says_so(
     tutor: Tutor, theory: str
 ) -> None:
     session = tutor.start(theory, "sum_list_loop", seed=2)
+    tutor.turn(session, "can you show me an example?")  # other material still new after it
     reply = tutor.turn(session, "what is a list?").tutor
     assert "nothing on 'list'" in reply, reply
     assert _goal(tutor, "loop_accumulators").concept in reply  # what it can offer, honestly
