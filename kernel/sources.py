@@ -127,9 +127,9 @@ CONCEPT_QUESTION_METRIC = "concept_question"
 # What the learner asks of the tutor beyond the exercise (issue 27), a classified enum a theory
 # may declare: the question in other words, help that is not the answer, a concept question
 # (the same signal as CONCEPT_QUESTION_METRIC), an explanation of their own reasoning, an
-# apology. A demand for the answer is never a request for help.
+# apology, a worked example. A demand for the answer is never a request for help.
 REQUEST_METRIC = "request"
-REQUESTS = ("none", "restate", "help", "concept", "explanation", "apology")
+REQUESTS = ("none", "restate", "help", "concept", "explanation", "apology", "example")
 GROUNDED_TAG = "grounded"
 GROUNDING_MIN_RUNG = 2  # H2, "point to a concept or source": below it nothing is cited
 COURSE_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"  # a curriculum's `course:`, `pedrag index`

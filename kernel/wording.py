@@ -23,4 +23,5 @@ MATERIAL_PLACEHOLDERS = (
     "solved",
     "diagnosis",
     "slip",
+    "unexplained",
 )

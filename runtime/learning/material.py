@@ -64,10 +64,16 @@ class Material:
     restatement: str = ""  # the question in other words (H1)
     concept: str = ""  # the goal's concept explanation (H2)
     signals: tuple[Signals, ...] = ()  # what signals each misconception, in the same order
+    # The concept explanations of the other goals of the same domain: a question about a term
+    # one of them explains ("what is a for loop?" on an accumulator exercise) gets that one.
+    related: tuple[str, ...] = ()
 
     @classmethod
-    def from_exercise(cls, exercise: Any, goal: Any = None) -> Material:
-        """The exercise's material; ``goal`` (its curriculum goal) gives the concept."""
+    def from_exercise(
+        cls, exercise: Any, goal: Any = None, goals: Mapping[str, Any] | None = None
+    ) -> Material:
+        """The exercise's material; ``goal`` (its curriculum goal) gives the concept, ``goals``
+        (the curriculum's, by id) the related concepts of the goal's domain."""
         worked = getattr(exercise, "worked_example", None)
         parallel = getattr(exercise, "parallel", None)
         misconceptions = tuple(getattr(exercise, "misconceptions", ()) or ())
@@ -82,12 +88,82 @@ class Material:
             restatement=getattr(exercise, "restatement", None) or "",
             concept=(getattr(goal, "concept", None) or "") if goal is not None else "",
             signals=tuple(getattr(item, "signals", Signals()) for item in misconceptions),
+            related=_related_concepts(goal, goals or {}),
         )
+
+    def concept_for(self, message: str) -> str:
+        """The concept explanation for ``message``: when it asks what a term is and that term
+        is not the subject of this exercise's own concept, the related concept that opens
+        with it (or, failing that, mentions it); else this exercise's concept."""
+        term = asked_term(message)
+        if not term or not self.concept or _opens_with(self.concept, term):
+            return self.concept
+        opening = next((text for text in self.related if _opens_with(text, term)), "")
+        if opening or _mentions(self.concept, term):
+            return opening or self.concept
+        return next((text for text in self.related if _mentions(text, term)), self.concept)
+
+    def unexplained(self, message: str) -> str:
+        """The term ``message`` asks about when no concept of the curriculum explains it (the
+        reply then says so and offers this exercise's concept), else ""."""
+        term = asked_term(message)
+        if not term or not self.concept:
+            return ""
+        texts = (self.concept, *self.related)
+        return "" if any(_mentions(text, term) for text in texts) else term
 
     def diagnose(self, message: str) -> str:
         """The misconception the learner's message signals (its text), or ""."""
         index = first_signalled(self.signals, message) if message else None
         return self.misconceptions[index] if index is not None else ""
+
+
+def _related_concepts(goal: Any, goals: Mapping[str, Any]) -> tuple[str, ...]:
+    domain = getattr(goal, "domain", None)
+    if goal is None or domain is None:
+        return ()
+    return tuple(
+        other.concept
+        for other in goals.values()
+        if other is not goal
+        and getattr(other, "domain", None) == domain
+        and getattr(other, "concept", None)
+    )
+
+
+# "what is a for loop?", "what are accumulators?", "what does range mean?", "define a tense":
+# the term a concept question asks about (a few words, nothing else of the message).
+_ASKED_TERM = re.compile(
+    r"^\s*(?:so\s+|and\s+|but\s+)?(?:what(?:'s|\s+is|\s+are)|define|explain)\s+"
+    r"(?:an?\s+|the\s+)?(?P<term>[a-z][a-z0-9_() -]{1,40}?)\s*(?:\?|\.|!|$)"
+    r"|^\s*what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<term2>[a-z][a-z0-9_() -]{1,40}?)\s+mean\b",
+    re.I,
+)
+_ARTICLE = re.compile(r"^(?:an?|the)\s+", re.I)
+
+
+def asked_term(message: str) -> str:
+    """The term a "what is X?" question asks about, in lower case, or ""."""
+    match = _ASKED_TERM.search(message.strip())
+    if match is None:
+        return ""
+    term = (match.group("term") or match.group("term2") or "").strip().lower()
+    term = re.sub(r"\s+(please|again|exactly)$", "", term)
+    return "" if term in {"it", "this", "that", "the answer", "the question"} else term
+
+
+def _forms(term: str) -> tuple[str, ...]:
+    """The term and its singular ("for loops" -> "for loop")."""
+    return (term, term[:-1]) if term.endswith("s") and len(term) > 3 else (term,)
+
+
+def _opens_with(concept: str, term: str) -> bool:
+    opening = _ARTICLE.sub("", concept.strip()).lower()
+    return any(re.match(re.escape(form) + r"\b", opening) for form in _forms(term))
+
+
+def _mentions(concept: str, term: str) -> bool:
+    return any(re.search(r"\b" + re.escape(form) + r"\b", concept, re.I) for form in _forms(term))
 
 
 def _text(item: Any) -> str:
@@ -142,7 +218,10 @@ def turn_material(
     if rung >= 1 and material.restatement:
         out["restatement"] = material.restatement
     if rung >= 2 and material.concept:
-        out["concept"] = material.concept
+        out["concept"] = material.concept_for(message)  # the term the learner asked about
+        unexplained = material.unexplained(message)
+        if unexplained:
+            out["unexplained"] = unexplained  # ... that no concept of the curriculum explains
     diagnosis = material.diagnose(message)
     allowed = (rung if ceiling is None else ceiling) >= 2
     if diagnosis and allowed:
@@ -171,13 +250,25 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     """Whether the placeholder ``name`` would give the learner something not yet given."""
     if material is None:
         return False
-    if name in ("diagnosis", "slip"):
-        return True  # what the learner's message shows this turn
+    if name in ("diagnosis", "slip", "unexplained"):
+        return True  # what the learner's message shows or asks this turn
     if name == "hint":
         return int(said.get("hints", 0)) < len(material.hints)
     if name in SHOWN_ONCE:
         return name not in said.get("shown", ())
     return False
+
+
+def fresh_names(
+    values: Mapping[str, str], said: Mapping[str, Any], material: Material | None
+) -> list[str]:
+    """The placeholders of this turn's material (``values``) that give the learner something new.
+    A term they asked about that no concept explains (``unexplained``) is answered first, so
+    the other new material waits a turn (a wording that says so is put before the others)."""
+    names = [name for name in values if fresh(name, said, material)]
+    if "unexplained" in names:
+        names = [name for name in names if name in ("unexplained", "diagnosis", "slip")]
+    return names
 
 
 def after_reply(

@@ -109,7 +109,7 @@ CONCEPT_INTENTS = ("question", "other")
 # What the learner asks of the tutor (`pedrag.kernel.sources.REQUEST_METRIC`): the question in
 # other words ("I don't understand the question"), help that is not the answer ("can you help
 # me?", "I'm stuck", "a hint please"), a concept question (the grounding signal above), their
-# own reasoning ("... because ..."), an apology.
+# own reasoning ("... because ..."), an apology, a worked example ("can you show me an example?").
 # An apology for how the learner spoke, not the anxious "sorry, I'm probably wrong again".
 _APOLOGY = re.compile(
     r"\b(sorry|apologi[sz]e)\b.{0,40}\b(rude|mean|meant|said|snapped|shout\w*|yell\w*|insult\w*|"
@@ -132,6 +132,17 @@ _HELP = re.compile(
     r"|\bwhat should i (look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b",
     re.I,
 )
+# A request to see a worked example ("can you show me an example?", "another example please"),
+# not the learner's own "for example, ..." inside an attempt.
+_EXAMPLE = re.compile(
+    r"\b(show|give|see|have|get|walk me through|do|work through)\b(\s+\w+){0,4}?\s+"
+    r"(an?|another|one more|some|a similar|a worked)\s+(worked\s+|similar\s+)?"
+    r"(examples?|one solved|problem solved)\b"
+    r"|^\s*(an?|another|one more)\s+(worked\s+)?example\b|\bexamples?\s+please\b"
+    r"|\bwhat would an example (be|look like)\b|\bis there an example\b"
+    r"|\bhelp me with an? (worked |similar )?example\b|\bsee (one|it) (solved|done|worked)\b",
+    re.I,
+)
 _REASONING = re.compile(
     r"\b(because|since|that'?s why|the reason|which means|that means|so that|it works)\b", re.I
 )
@@ -147,6 +158,8 @@ def heuristic_request(message: str, intent: object) -> str:
         return "apology"
     if _RESTATE.search(message):
         return "restate"
+    if _EXAMPLE.search(message):
+        return "example"
     if _HELP.search(message):
         return "help"
     if heuristic_concept_question(message, intent):

@@ -9,7 +9,7 @@ turn's teaching material and what the tutor had said before. The hidden answer i
 
 from __future__ import annotations
 
-from pedrag.runtime.learning.material import fresh
+from pedrag.runtime.learning.material import fresh_names
 from pedrag.runtime.turn.context import HISTORY, TurnContext
 from pedrag.runtime.turn.generator import GenerationInput
 
@@ -39,11 +39,7 @@ def generation_input(context: TurnContext) -> GenerationInput:
         variants=tuple(getattr(action, "variants", ())),
         material=context.material if info is not None else None,
         said={
-            "fresh": [
-                name
-                for name in context.material
-                if fresh(name, said, info.material if info else None)
-            ],
+            "fresh": fresh_names(context.material, said, info.material if info else None),
             "recent": list(said.get("recent", ())),
             "last": str(said.get("last", "")),
             "last_fp": str(said.get("last_fp", "")),

@@ -53,7 +53,7 @@ class ExerciseInfo:
             key,
             bool(exercise.exam),
             tests,
-            Material.from_exercise(exercise, goal),
+            Material.from_exercise(exercise, goal, goals),
             tuple(getattr(exercise, "practises", ()) or ()),
             rules,
             int(getattr(exercise, "submissions", 1) or 1),

@@ -312,3 +312,205 @@ def test_an_exam_session_does_not_repeat_its_hold_line(theory: str) -> None:
     asks = ["help me", "what is the answer?", "I am stuck", "hint please", "just tell me"]
     replies = [exam_tutor.turn(session, message).tutor for message in asks * 2]
     assert len(set(replies)) == len(replies), replies
+
+
+# --- issue 27's leftovers (brief U): five reply faults found by talking to the tutor ----------
+
+HINT_TAGS = {"hint", "example", "partial_solution"}
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_correct_answer_never_makes_a_hint_for_the_finished_exercise_eligible(
+    tutor: Tutor, theory: str
+) -> None:
+    """A right answer ("is it 85?") once got "That's right: 85 is correct. One step at a time.
+    Add the tens to 38 first..." (a weighted draw over a hint rule that forgot the answer was
+    already right)."""
+    import yaml
+
+    data = yaml.safe_load((ROOT_THEORIES / f"{theory}.yaml").read_text("utf-8"))
+    tags = {name: set(action.get("tags", ())) for name, action in data["actions"].items()}
+    then = {rule["id"]: rule["then"] for rule in data["rules"]}
+    hinting = []
+    for exercise_id, answer in [("add_38_47", "85"), ("mult_7x8", "56"), ("photo_gas_in", None)]:
+        exercise = _exercise(tutor, exercise_id)
+        answer = answer or exercise.answer
+        for earlier, message in [
+            ([], f"is it {answer}?"),
+            (["I think it's 3", "maybe 4"], f"{answer}! I'm so frustrated with this"),
+            (["I think it's 3", "maybe 4", "is it 5"], f"I think it's {answer}"),
+        ]:
+            session = tutor.start(theory, exercise_id, seed=0)
+            for text in earlier:
+                tutor.turn(session, text)
+            result = tutor.turn(session, message)
+            assert result.audit["grade"]["verdict"] == "correct", message
+            hinting += [
+                (message, rule)
+                for rule in result.audit["choice"]["eligible"]
+                if tags[then[rule]] & HINT_TAGS
+            ]
+            assert not any(hint in result.tutor for hint in exercise.hints), result.tutor
+    assert hinting == []
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_the_compiler_proves_no_hint_follows_a_correct_answer(theory: str) -> None:
+    """Every shipped theory states it as an invariant, and it has teeth: a hint rule that
+    forgets the answer was right is an invariant violation with a witness."""
+    from pedrag.compiler.driver import check_loaded
+
+    text = (ROOT_THEORIES / f"{theory}.yaml").read_text("utf-8")
+    assert "id: no_hint_after_correct_answer" in text
+    weakened = text.replace(
+        'when: "frustration >= 0.7 and mastery < 0.7 and not last_answer_correct"',
+        'when: "frustration >= 0.7 and mastery < 0.7"',
+    )
+    assert weakened != text
+    result = check_loaded([load_text(weakened, f"{theory}.yaml")])
+    found = [
+        d
+        for d in result.diagnostics
+        if d.check == "invariant-violation" and "no_hint_after_correct_answer" in d.message
+    ]
+    assert found and found[0].witness and found[0].witness["last_answer_correct"] is True
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_first_turn_demand_for_the_answer_gets_no_warning_about_a_trap(
+    tutor: Tutor, theory: str
+) -> None:
+    """A first message "just tell me the answer" once got "A common trap here: ...", a warning
+    about a mistake before the learner has said anything (or "What did you try last?")."""
+    warned = []
+    for exercise_id in ("add_38_47", "mult_7x8", "photo_gas_in", "sum_list_loop"):
+        traps = [m.text for m in _exercise(tutor, exercise_id).misconceptions]
+        for message in ("just tell me the answer", "what is the answer?"):
+            for seed in range(6):
+                session = tutor.start(theory, exercise_id, seed=seed)
+                reply = tutor.turn(session, message).tutor
+                presumes_a_try = "what did you try last" in reply.lower()
+                if (
+                    any(trap in reply for trap in traps)
+                    or "trap" in reply.lower()
+                    or presumes_a_try
+                ):
+                    warned.append((exercise_id, message, seed, reply))
+    assert warned == []
+
+
+# Praise that endorses the method or claims progress: false after a wrong answer.
+_ENDORSING = re.compile(
+    r"careful way|keep using that strategy|that strategy will|real progress|getting closer"
+    r"|good work|great|excellent|makes it stick|how it sticks|well reasoned|nice",
+    re.I,
+)
+_EFFORT_PRAISE = re.compile(r"\b(thanks for|well done|good on you|that effort|worth doing)\b", re.I)
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_wrong_answer_gets_only_honest_praise_for_effort_and_only_after_the_correction(
+    tutor: Tutor, theory: str
+) -> None:
+    """A wrong answer with a named misconception once ended "That was a careful way to work
+    on arithmetic; keep using that strategy." (the socratic praise rule fires on any reasoned
+    attempt). Praise after a wrong answer is about the effort, and comes after the correction."""
+    cases = [
+        ("mult_7x8", "7+8 = 15 so it is 15", "Adding instead of multiplying"),
+        ("add_38_47", "30 + 40 = 70 and 8 + 7 = 15, so 715", "Writing the ones total"),
+        ("mult_7x8", "I'm so frustrated, I added 7 and 8 and got 15", "Adding instead of"),
+    ]
+    wrong = []
+    for exercise_id, message, named in cases:
+        for seed in range(18):
+            reply = tutor.turn(tutor.start(theory, exercise_id, seed=seed), message).tutor
+            assert named in reply, reply
+            praise = _EFFORT_PRAISE.search(reply)
+            if _ENDORSING.search(reply) or (praise and praise.start() < reply.index(named)):
+                wrong.append((exercise_id, seed, reply))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_a_request_for_an_example_gets_the_worked_example_on_another_problem(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    """A first "can you show me an example?" once got a calibration question or a small step;
+    the curriculum has a worked example on another problem for every exercise."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=3)
+    result = tutor.turn(session, "can you show me an example?")
+    assert exercise.worked_example.problem in result.tutor, result.tutor
+    assert exercise.answer not in result.tutor
+    assert result.audit["classified"]["request"] == "example"
+
+
+@pytest.mark.parametrize(
+    ("message", "asked"),
+    [
+        ("can you show me an example?", "example"),
+        ("Could you walk me through a similar example?", "example"),
+        ("another example please", "example"),
+        ("I think it's 15, for example 7 and 8", "none"),
+        ("show me the solution", "none"),  # a demand is never a request
+        ("what is an example of a verb?", "concept"),
+    ],
+)
+def test_a_request_for_an_example_is_told_apart_from_an_example_in_an_attempt(
+    message: str, asked: str
+) -> None:
+    from pedrag.runtime.turn.classifier import heuristic_intent, heuristic_request
+
+    assert heuristic_request(message, heuristic_intent(message)) == asked
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "question", "goal_id"),
+    [
+        ("sum_list_loop", "what is a for loop?", "for_loops"),
+        ("sum_list_loop", "What are for loops?", "for_loops"),
+        ("while_countdown", "what is a variable?", "python_variables"),
+        ("sum_list_loop", "what is an accumulator?", "loop_accumulators"),
+        ("loop_range_header", "what does range mean?", "for_loops"),
+    ],
+)
+def test_a_question_about_a_term_gets_the_curriculums_concept_of_that_term(
+    tutor: Tutor, theory: str, exercise_id: str, question: str, goal_id: str
+) -> None:
+    """On SRL's sum_list_loop, "what is a for loop?" once got the accumulator concept (the
+    exercise's own goal), though the curriculum explains for loops in another goal."""
+    session = tutor.start(theory, exercise_id, seed=2)
+    reply = tutor.turn(session, question).tutor
+    assert _goal(tutor, goal_id).concept in reply, reply
+    own = _goal(tutor, _exercise(tutor, exercise_id).goal).concept
+    assert goal_id == _exercise(tutor, exercise_id).goal or own not in reply
+
+
+@pytest.mark.parametrize(
+    ("message", "term"),
+    [
+        ("what is a for loop?", "for loop"),
+        ("explain photosynthesis please", "photosynthesis"),
+        ("define a tense", "tense"),
+        ("what is it?", ""),
+        ("what is 7 times 8?", ""),
+        ("why do we multiply before we add?", ""),
+    ],
+)
+def test_the_term_a_concept_question_asks_about(message: str, term: str) -> None:
+    from pedrag.runtime.learning.material import asked_term
+
+    assert asked_term(message) == term
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_question_about_a_term_the_curriculum_does_not_explain_says_so(
+    tutor: Tutor, theory: str
+) -> None:
+    session = tutor.start(theory, "sum_list_loop", seed=2)
+    tutor.turn(session, "can you show me an example?")  # other material still new after it
+    reply = tutor.turn(session, "what is a list?").tutor
+    assert "nothing on 'list'" in reply, reply
+    assert _goal(tutor, "loop_accumulators").concept in reply  # what it can offer, honestly
