@@ -70,7 +70,7 @@ def record() -> dict[str, Any]:
         for curriculum, exercise in SESSIONS:
             store = MemoryStore()
             tutor = Tutor(shipped(), OfflineBackend(), curriculum, store)
-            name = f"{theory}/{curriculum.stem}/{exercise}"
+            name = f"{theory}/{curriculum.parent.name}/{curriculum.stem}/{exercise}"
             session = tutor.start(theory=theory, exercise=exercise, seed=number, session_id="s")
             pool = [*_EXTRA_MESSAGES, *messages]
             turns = []
@@ -94,7 +94,9 @@ def record() -> dict[str, Any]:
 
 
 def test_offline_sessions_of_every_shipped_theory_match_the_golden_file() -> None:
-    text = json.dumps(record(), indent=1, ensure_ascii=False) + "\n"
+    recorded = record()
+    assert len(recorded) == len(SESSIONS) * len(shipped().ids)  # no two share a name
+    text = json.dumps(recorded, indent=1, ensure_ascii=False) + "\n"
     if os.environ.get("PEDRAG_REGEN_GOLDEN"):
         GOLDEN.write_text(text, "utf-8")
     assert GOLDEN.read_text("utf-8") == text, (
