@@ -20,6 +20,7 @@ from compiled_modules import child_environment, kept_for_the_run  # noqa: E402
 # starts `pedrag serve` through tests/service/servers.py and warms its workers before timing.)
 UNTIMED_STARTS = {
     "reveal_cpu.py": "each child times `Detector.check` calls after its imports",
+    "turn_lockstep.py": "each tree's child times turns after its imports and 50 warm-up turns",
 }
 
 

@@ -22,7 +22,10 @@ import orjson
 
 from pedrag.runtime.store.errors import StoreError
 from pedrag.runtime.store.safe_text import safe_text
-from pedrag.runtime.store.schema import TENANT_ID_LENGTH
+
+TENANT_ID_LENGTH = 64
+"""The longest tenant id (the schema's column width): here, with its check, so a store that
+checks documents (the in-memory one too) does not import SQLAlchemy to know it."""
 
 
 def _require_session_id(session_id: object, what: str = "session id") -> None:

@@ -67,6 +67,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
+from pedrag.runtime.store.documents import TENANT_ID_LENGTH
+
 # JSONB on PostgreSQL: binary storage, and the server validates the document on insert.
 JSONDocument = JSON().with_variant(JSONB(), "postgresql")
 
@@ -75,7 +77,6 @@ metadata = MetaData()
 DEFAULT_TENANT = "default"
 """The tenant of every row written without one: the CLI, the Python API, a single deployment."""
 
-TENANT_ID_LENGTH = 64
 
 sessions = Table(
     "pedrag_sessions",
