@@ -17,9 +17,19 @@ message with an accepted spelling.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 
 def ascii_fold(text: str) -> str:
     """``text`` in NFKD with its non-ASCII characters dropped, lower-cased."""
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def stem(word: str) -> str:
+    """The Snowball English stem of ``word`` ("carrying" and "carried" -> "carri"): how the
+    detector's text targets and the course material's terms compare inflected words."""
+    import snowballstemmer
+
+    return str(snowballstemmer.stemmer("english").stemWord(word))

@@ -21,9 +21,10 @@ many ordinary words ("cell" / "call"); those are left to the exact rules and the
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
+
+from pedrag.runtime.detect.folding import stem
 
 MIN_TYPO_LETTERS = 6
 MIN_LETTERS = 4
@@ -44,13 +45,6 @@ def allowed_edits(length: int) -> int:
     return 1 if length < 10 else 2
 
 
-@functools.lru_cache(maxsize=256)
-def _stem(word: str) -> str:
-    import snowballstemmer
-
-    return str(snowballstemmer.stemmer("english").stemWord(word))
-
-
 def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
     """Spans of ``folded`` (ASCII, the reply's view) that spell ``compact`` (lower-case
     letters) in one of the ways the module docstring lists."""
@@ -59,7 +53,7 @@ def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
     from rapidfuzz.distance import Levenshtein
 
     edits = allowed_edits(len(compact))
-    stem = _stem(compact)
+    root = stem(compact)
     backwards = compact[::-1] if compact[::-1] != compact else ""
     matches = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(folded)]
     alone: dict[str, bool] = {}  # per distinct word: does it spell the answer by itself?
@@ -69,10 +63,10 @@ def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
             return False  # the exact rules read it
         if word == backwards:
             return True
-        if word[0] == compact[0] and len(word) >= len(stem):
+        if word[0] == compact[0] and len(word) >= len(root):
             if len(word) > len(compact) and word.startswith(compact):
                 return True  # "chloroplastic"
-            if len(compact) >= MIN_TYPO_LETTERS and _stem(word) == stem:
+            if len(compact) >= MIN_TYPO_LETTERS and stem(word) == root:
                 return True
         return bool(
             edits

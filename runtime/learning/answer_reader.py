@@ -177,6 +177,12 @@ _NUMBER = re.compile(
 )
 _ROMAN = re.compile(r"(?<![\w])[MDCLXVI]+(?![\w])")
 _ROMAN_VALID = re.compile(r"^M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})$")
+_ROMAN_GAP = re.compile(
+    r"[\s,;/.\-\u2013\u2014]*(?:\b(?:or|and|to|through)\b[\s,;/.\-\u2013\u2014]*)?",
+    re.IGNORECASE,
+)
+"""What may stand between two numerals of a Roman run ("L LI LII", "L, LI or LII"): the
+pronoun "I" twice in a sentence ("I am stuck, I got 15") is no run."""
 _ROMAN_DIGITS = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
 _ORDINAL_AFTER = re.compile(r"^(?:st|nd|rd|th)\b", re.IGNORECASE)
 
@@ -223,8 +229,9 @@ def _value(match: re.Match[str]) -> tuple[Fraction, Spelling] | None:
 
 def numbers(text: str) -> tuple[Number, ...]:
     """Every number in ``text`` (already canonical, see :func:`canonical`), in order. Roman
-    numerals count only in a run of two or more (a list such as "L LI LII"): a lone "I" or "C"
-    is a word."""
+    numerals count only in a run of two or more different ones with nothing but separators
+    between them (a list such as "L LI LII"): a lone "I" or "C" is a word, and so are two
+    pronouns "I" in one sentence."""
     found: list[Number] = []
     for match in _NUMBER.finditer(text):
         if _ORDINAL_AFTER.match(text[match.end() :]):
@@ -234,12 +241,20 @@ def numbers(text: str) -> tuple[Number, ...]:
             found.append(
                 Number(read[0], match.start(), match.end(), match.group(0).strip(), read[1])
             )
-    romans = [m for m in _ROMAN.finditer(text) if _ROMAN_VALID.match(m.group(0))]
-    if len(romans) >= 2:
-        found += [
-            Number(Fraction(_roman(m.group(0))), m.start(), m.end(), m.group(0), "roman")
-            for m in romans
-        ]
+    runs: list[list[re.Match[str]]] = []
+    for match in _ROMAN.finditer(text):
+        if not _ROMAN_VALID.match(match.group(0)):
+            continue
+        if runs and _ROMAN_GAP.fullmatch(text[runs[-1][-1].end() : match.start()]):
+            runs[-1].append(match)
+        else:
+            runs.append([match])
+    for run in runs:
+        if len({m.group(0) for m in run}) >= 2:
+            found += [
+                Number(Fraction(_roman(m.group(0))), m.start(), m.end(), m.group(0), "roman")
+                for m in run
+            ]
     return tuple(sorted(found, key=lambda n: n.start))
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
+from pedrag.runtime.detect.folding import stem
 from pedrag.runtime.learning.working import first_slip
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ _ASKED_TERM = re.compile(
     r"|^\s*what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<term2>[a-z][a-z0-9_() -]{1,40}?)\s+mean\b",
     re.I,
 )
+_TERM_WORD = re.compile(r"[^\W_]+")
 _ARTICLE = re.compile(r"^(?:an?|the)\s+", re.I)
 
 
@@ -152,18 +154,22 @@ def asked_term(message: str) -> str:
     return "" if term in {"it", "this", "that", "the answer", "the question"} else term
 
 
-def _forms(term: str) -> tuple[str, ...]:
-    """The term and its singular ("for loops" -> "for loop")."""
-    return (term, term[:-1]) if term.endswith("s") and len(term) > 3 else (term,)
+def _stems(text: str) -> list[str]:
+    """The text's words as stems, in order ("for loops" -> ["for", "loop"], "carrying" ->
+    ["carri"], as "carried")."""
+    return [stem(word) for word in _TERM_WORD.findall(text.lower())]
 
 
 def _opens_with(concept: str, term: str) -> bool:
-    opening = _ARTICLE.sub("", concept.strip()).lower()
-    return any(re.match(re.escape(form) + r"\b", opening) for form in _forms(term))
+    wanted = _stems(term)
+    return bool(wanted) and _stems(_ARTICLE.sub("", concept.strip()))[: len(wanted)] == wanted
 
 
 def _mentions(concept: str, term: str) -> bool:
-    return any(re.search(r"\b" + re.escape(form) + r"\b", concept, re.I) for form in _forms(term))
+    wanted, said = _stems(term), _stems(concept)
+    return bool(wanted) and any(
+        said[start : start + len(wanted)] == wanted for start in range(len(said))
+    )
 
 
 def _text(item: Any) -> str:
