@@ -188,3 +188,21 @@ def test_scalar_edits_it_cannot_be_sure_of_are_declined() -> None:
     edited = aliased.replace(target, target.replace("&t a", "&t a2", 1), 1)
     assert edited != aliased
     assert splice_condition_edit(previous, edited.encode("utf-8")) is None, "an alias's target"
+
+
+def test_an_edit_with_another_rule_after_it_on_its_line_is_declined() -> None:
+    """The other rule's spans (columns) move with the edit: the whole front end runs."""
+    text = _generated(2)
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("  - {id: r0,"))
+    joined = "rules: [" + lines[at][4:] + ", " + lines[at + 1][4:] + "]"
+    text = "\n".join([*lines[: at - 1], joined, *lines[at + 2 :]])
+    assert load_bytes(text.encode("utf-8"), "g.yaml").diagnostics == []
+    for edited in (
+        text.replace('when: "', 'when: "engagement < 0.3 and ', 1),
+        text.replace("then: a", "then: a2", 1),
+        text.replace("id: r0,", "id: renamed,", 1),
+    ):
+        assert edited != text
+        previous = load_bytes(text.encode("utf-8"), "g.yaml")
+        assert splice_condition_edit(previous, edited.encode("utf-8")) is None, edited
