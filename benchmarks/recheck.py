@@ -11,7 +11,10 @@ runs, on a copy of the files in a temporary folder with a cache folder of its ow
 - **one-rule edit**: before each run one rule's condition is narrowed by a bound not used
   before (`frustration >= 0.kk1 and ...` with a new kk each time), so every run is a real miss
   for that rule and its pairs, as a designer's edit is (its front end is spliced into the
-  unchanged file's, `pedrag/dsl/incremental.py`).
+  unchanged file's, `pedrag/dsl/incremental.py`); `--edit then|priority|weight|id` edits
+  instead the first rule's action, priority, weight or id, to a value not used before in the
+  run (of the same type; the generated theory's first rule is given `priority: 5, weight: 2`
+  for the two numbers, before any check).
 
 Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
@@ -23,6 +26,7 @@ in every process).
 
     python benchmarks/recheck.py
     python benchmarks/recheck.py --rules 500 --repeat 5
+    python benchmarks/recheck.py --edit then
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -85,7 +91,33 @@ def edit(path: Path, k: int) -> None:
     path.write_text(original[:start] + text, "utf-8")
 
 
-def measure(name: str, folder: Path, edited: Path, repeat: int) -> None:
+_FIRST_VALUE = {
+    key: re.compile(rf"(?<=[{{ ]{key}: )[a-z0-9_.]+")
+    for key in ("id", "then", "priority", "weight")
+}
+
+
+def edit_value(path: Path, original: str, kind: str, k: int) -> None:
+    """The original file with its first rule's `kind` value made the k-th new one (a declared
+    action; a priority 1..10; a weight of the same type; an id no rule has)."""
+    start = original.index("\nrules:")
+    found = _FIRST_VALUE[kind].search(original, start)
+    assert found is not None, kind
+    now = found.group()
+    if kind == "then":
+        actions = sorted(yaml.safe_load(original)["actions"])
+        choices = [name for name in actions if name != now]
+        new = choices[k % len(choices)]
+    elif kind == "priority":
+        new = str([p for p in range(1, 11) if str(p) != now][k % 9])
+    elif kind == "weight":
+        new = f"{k + 3}.5" if "." in now else str(k + 3)
+    else:
+        new = f"{now}_e{k}"
+    path.write_text(original[: found.start()] + new + original[found.end() :], "utf-8")
+
+
+def measure(name: str, folder: Path, edited: Path, repeat: int, kind: str = "when") -> None:
     cache = folder.parent / f"{name}-cache"
     med = statistics.median
     cold = [run_check(folder, cache, "--no-cache")[:2] for _ in range(repeat)]
@@ -95,8 +127,12 @@ def measure(name: str, folder: Path, edited: Path, repeat: int) -> None:
     second = [run_check(folder, cache)[:2]]
     unchanged = [run_check(folder, cache)[:2] for _ in range(repeat)]
     edits, same = [], True
+    original = edited.read_text("utf-8")
     for k in range(repeat):
-        edit(edited, k)
+        if kind == "when":
+            edit(edited, k)
+        else:
+            edit_value(edited, original, kind, k)
         cpu, wall, report = run_check(folder, cache)
         edits.append((cpu, wall))
         same = same and report == run_check(folder, cache / "unused", "--no-cache")[2]
@@ -105,14 +141,14 @@ def measure(name: str, folder: Path, edited: Path, repeat: int) -> None:
         ("cold (--no-cache)", cold),
         ("unchanged, 2nd run", second),
         ("unchanged", unchanged),
-        ("one-rule edit", edits),
+        (f"one-rule edit ({kind})", edits),
     ):
         cpu, wall = med(c for c, _ in runs), med(w for _, w in runs)
         ratio = "" if runs is cold else f"  {base / cpu:5.1f}x faster than cold"
         goal = (
             "  (goal at 5,000 rules: < 0.3 s CPU)" if runs is edits and "generated" in name else ""
         )
-        print(f"  {label:<18} CPU {cpu:6.3f} s  wall {wall:6.3f} s{ratio}{goal}")
+        print(f"  {label:<25} CPU {cpu:6.3f} s  wall {wall:6.3f} s{ratio}{goal}")
     print(f"  edited reports identical to --no-cache: {'yes' if same else 'NO'}")
 
 
@@ -122,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rules", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--edit",
+        choices=("when", "then", "priority", "weight", "id"),
+        default="when",
+        help="which value of the first rule each edit changes (default: its condition)",
+    )
     add_flag(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, kept_for_the_run(args.compile_each_run):
@@ -131,13 +173,17 @@ def main(argv: list[str] | None = None) -> int:
             ROOT / "theories", shipped, ignore=shutil.ignore_patterns("*.py", "__pycache__")
         )
         print(f"shipped set ({len(list(shipped.glob('*.yaml')))} files), median of {args.repeat}")
-        measure("shipped", shipped, shipped / "socratic.yaml", args.repeat)
+        measure("shipped", shipped, shipped / "socratic.yaml", args.repeat, args.edit)
         generated = root / "generated"
         generated.mkdir()
         theory = generated / f"gen_{args.rules}.yaml"
-        theory.write_text(generate(args.rules, 7, "weighted"), "utf-8")
+        text = generate(args.rules, 7, "weighted")
+        if args.edit in ("priority", "weight"):
+            first = text.index("}\n", text.index("\nrules:"))
+            text = text[:first] + ", priority: 5, weight: 2" + text[first:]
+        theory.write_text(text, "utf-8")
         print(f"generated theory, {args.rules} rules, median of {args.repeat}")
-        measure("generated", theory, theory, args.repeat)
+        measure("generated", theory, theory, args.repeat, args.edit)
     return 0
 
 

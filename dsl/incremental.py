@@ -1,31 +1,56 @@
-"""The front end of an edited file made from its previous version's, when only one rule's
-condition text changed.
+"""The front end of an edited file made from its previous version's, when only one of one
+rule's values changed, on one line.
 
 Front end stage helper. Takes a file's previous front end (a `LoadedFile` the check cache
 kept whole for the same name, `compiler.check_cache.LoadedFiles`) and the file's new bytes;
 gives the new file's `LoadedFile`, equal to what `loader.load_bytes` gives, or None where it
 cannot be sure of that (then the whole front end runs). Why: composing, validating and
 resolving a 5,000-rule file is linear in the rules an edit did not touch (0.3 s of CPU);
-re-reading one condition is not.
+re-reading one rule is not.
 
-The one edit it splices is the commonest: the text inside one rule's quoted `when:` scalar
-changed, on one line. Everything else must hold, or it declines: the previous version had no
-diagnostic; the new scalar is quoted with the same quote, holds no quote, backslash, line
-break or unprintable character (so its value is its text), and is no alias's target; the new
-condition resolves without a diagnostic. No other line changed, so every other span (line
-and column) is the previous version's; offsets after the edit move by its length.
+The edits it splices are the commonest: the text inside one rule's quoted `when:` scalar, or
+one rule's plain `id:`, `then:`, `priority:` or `weight:` scalar, changed on one line.
+Everything else must hold, or it declines: the previous version had no diagnostic; no other
+value, key or comment changed; the changed value is no alias's target and nothing outside the
+rule follows it on its line (whose columns would move). A `when:` scalar stays quoted with the
+same quote and holds no quote, backslash, line break or unprintable character (so its value is
+its text), and the new condition resolves without a diagnostic. A plain scalar is written, before
+and after, as a lower_snake_case name YAML reads as text, as digits, or as digits with a decimal
+point, of the same kind (so its value is its text and its type does not change); the rule
+validates (`model.Rule`); a new id is no other rule's, a new action is declared. Offsets after
+the edit move by its length; every other line and column is the previous version's.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+
+import yaml
+from pydantic import ValidationError
 
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import LoadedFile
-from pedrag.dsl.model import Theory
+from pedrag.dsl.model import Rule, Theory
 from pedrag.dsl.resolve import TheoryResolver
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import Positions
+
+_PLAIN_FIELDS = ("id", "then", "priority", "weight")
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_INTEGER = re.compile(r"[1-9][0-9]{0,8}")
+_DECIMAL = re.compile(r"[0-9]{1,9}\.[0-9]{1,9}")
+_STR_TAG, _INT_TAG, _FLOAT_TAG = (f"tag:yaml.org,2002:{tag}" for tag in ("str", "int", "float"))
+_RESOLVER = yaml.resolver.Resolver()  # the implicit tags of `yaml_source`'s loaders
+
+
+def _plain_kind(text: str) -> str | None:
+    """The YAML tag a plain scalar written as `text` reads as, for the forms whose value is
+    plainly its text (a lower_snake_case name, digits, digits with a decimal point); None for
+    any other form (signs, exponents, underscores, quotes, anchors, tags, comments, spaces)."""
+    if _NAME.fullmatch(text) or _INTEGER.fullmatch(text) or _DECIMAL.fullmatch(text):
+        return str(_RESOLVER.resolve(yaml.ScalarNode, text, (True, False)))
+    return None
 
 
 def _common_prefix(old: str, new: str) -> int:
@@ -94,27 +119,54 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
     delta = len(text) - len(old)
     found = [
         (path, first, last)
-        for path, (first, last, _) in positions.scalars.items()
-        if first < start and end < last
+        for path, (first, last) in positions.values.items()
+        if first <= start and end <= last and len(path) == 3 and path[0] == "rules"
     ]
     if len(found) != 1:
         return None
     (path, first, last) = found[0]
-    if len(path) != 3 or path[0] != "rules" or path[2] != "when" or not isinstance(path[1], int):
+    index, name = path[1], path[2]
+    if not isinstance(index, int) or name not in ("when", *_PLAIN_FIELDS):
         return None
-    if sum(1 for a, b, _ in positions.scalars.values() if (a, b) == (first, last)) != 1:
+    if sum(1 for a, b in positions.values.values() if (a, b) == (first, last)) != 1:
         return None  # an alias reads the same scalar elsewhere
-    quoted = text[first : last + delta]
-    quote, value = quoted[:1], quoted[1:-1]
-    if quote not in ('"', "'") or quoted[-1:] != quote or old[first] != quote:
-        return None
-    if quote in value or "\\" in value or not value.isprintable():
-        return None  # not its own text (escapes, a folded line) or not one line
-    index = path[1]
+    line_end = old.find("\n", end)
+    after = old[positions.values[("rules", index)][1] : len(old) if line_end < 0 else line_end]
+    if after.strip() and not after.lstrip().startswith("#"):
+        return None  # something outside the rule follows on the line: its columns move
+    written = text[first : last + delta]
     rule = model.rules[index]
     infos = [position for position, info in enumerate(theory.rules) if info.index == index]
     if len(infos) != 1:
         return None
+    value: str | int | float
+    if name == "when":
+        if not first < start or not end < last:
+            return None
+        quote, value = written[:1], written[1:-1]
+        if quote not in ('"', "'") or written[-1:] != quote or old[first] != quote:
+            return None
+        if quote in value or "\\" in value or not value.isprintable():
+            return None  # not its own text (escapes, a folded line) or not one line
+        new_rule = rule.model_copy(update={"when": value})
+    else:
+        kind = _plain_kind(written)
+        if kind is None or kind != _plain_kind(old[first:last]):
+            return None  # not plainly its text, or YAML reads it as another type
+        if kind not in (_STR_TAG, _INT_TAG, _FLOAT_TAG):
+            return None  # a bool or null
+        value = (
+            written if kind == _STR_TAG else int(written) if kind == _INT_TAG else float(written)
+        )
+        fields = {field: getattr(rule, field) for field in rule.model_fields_set}
+        try:
+            new_rule = Rule.model_validate({**fields, name: value})
+        except ValidationError:
+            return None  # the whole front end says what is wrong
+        if name == "id" and any(other.id == value for other in model.rules):
+            return None  # a duplicate id
+        if name == "then" and value not in theory.actions:
+            return None  # an unknown action
     source = SourceText(previous.path, text)
 
     # An offset at or after the edit's end moves by its length (written out, not a function
@@ -134,21 +186,30 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
             for p, (a, b, v) in positions.scalars.items()
         },
     )
-    a, b, _ = new_positions.scalars[path]
-    new_positions.scalars[path] = (a, b, value)
+    if isinstance(value, str):
+        a, b, _ = new_positions.scalars[path]
+        new_positions.scalars[path] = (a, b, value)
     rules = list(model.rules)
-    rules[index] = rule.model_copy(update={"when": value})
+    rules[index] = new_rule
     new_model = model.model_copy(update={"rules": rules})
     resolver = TheoryResolver(new_model, new_positions, previous.path)
     resolver.metrics = dict(theory.metrics)
     resolver._remember_resolved()
-    located = resolver.condition(path, value, "rule")
+    located = resolver.condition(("rules", index, "when"), new_rule.when, "rule")
     if located is None or resolver.diagnostics:
         return None
     _move_conditions(theory, source, end, delta)
     infos_new = list(theory.rules)
     infos_new[infos[0]] = replace(
-        theory.rules[infos[0]], when=located, span=new_positions.span(("rules", index, "id"))
+        theory.rules[infos[0]],
+        id=new_rule.id,
+        when=located,
+        action=new_rule.then,
+        weight=float(new_rule.weight),
+        priority=new_rule.priority
+        if new_rule.priority is not None
+        else theory.actions[new_rule.then].priority,
+        span=new_positions.span(("rules", index, "id")),
     )
     return LoadedFile(
         path=previous.path,

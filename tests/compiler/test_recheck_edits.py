@@ -1,6 +1,6 @@
 """A one-rule edit re-checked from the cache gives `--no-cache`'s report, byte for byte, and
 shows the finding the edit made: each kind of edit a designer makes to one rule (its
-condition, priority, action, id, deletion, insertion, a move) of a file whose whole front end
+condition, priority, action, id, weight, deletion, insertion, a move) of a file whose whole front end
 and answers the cache already keeps (checked twice unchanged, as `benchmarks/recheck.py`
 does before it edits).
 """
@@ -41,10 +41,12 @@ def _condition(rng: random.Random) -> str:
 
 def _rules(count: int = 24) -> list[str]:
     rng = random.Random(3)
-    return [
+    rules = [
         f'  - {{id: r{i}, when: "{_condition(rng)}", then: a{rng.randrange(5)}}}'
         for i in range(count)
     ]
+    rules[11] = rules[11][:-1] + ", priority: 6, weight: 2}"  # for the one-value edits
+    return rules
 
 
 def _theory(rules: list[str], selection: str) -> str:
@@ -85,6 +87,12 @@ def _replace(index: int, line: str) -> Callable[[list[str]], list[str]]:
     return lambda rules: [*rules[:index], line, *rules[index + 1 :]]
 
 
+def _then(line: str) -> str:
+    """The rule with another action, nothing else changed (a one-value edit)."""
+    now = line[line.index("then: a") + 7]
+    return line.replace(f"then: a{now}", f"then: a{(int(now) + 1) % 5}")
+
+
 # Each edit, and a finding it must make appear (check, items), or None where any change does.
 EDITS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, tuple[str, ...]] | None]] = {
     "condition made dead": (
@@ -107,6 +115,15 @@ EDITS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, tuple[str, .
         lambda rules: [rules[0].replace("id: r0,", "id: renamed,"), *rules[1:]],
         None,
     ),
+    "action alone": (lambda rules: [*rules[:4], _then(rules[4]), *rules[5:]], None),
+    "priority value": (
+        lambda rules: [*rules[:11], rules[11].replace("priority: 6", "priority: 1"), *rules[12:]],
+        None,
+    ),
+    "weight value": (
+        lambda rules: [*rules[:11], rules[11].replace("weight: 2", "weight: 9"), *rules[12:]],
+        None,
+    ),
     "delete": (lambda rules: rules[:9] + rules[10:], None),
     "insert": (
         lambda rules: [
@@ -118,6 +135,14 @@ EDITS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, tuple[str, .
         ("redundant-rule", ("rule:twin2", "rule:twin")),
     ),
     "move": (lambda rules: [rules[-1], *rules[:-1]], None),
+}
+
+# The one-value edits no check reports under a selection: a weight ranks the rules that fire
+# at run time; under weighted selection a rule's priority does not decide.
+SAME_REPORT = {
+    ("weighted", "weight value"),
+    ("priority", "weight value"),
+    ("weighted", "priority value"),
 }
 
 
@@ -139,7 +164,7 @@ def test_each_kind_of_one_rule_edit_gives_the_uncached_report(
         cached, fresh = _report(path, cache), _report(path, CheckCache.disabled())
         if cached != fresh:
             different.append(name)
-        if cached == before[0]:
+        if cached == before[0] and (selection, name) not in SAME_REPORT:
             missing.append(f"{name}: the report did not change")
         if expected is not None and expected not in _findings(cached) - _findings(before[0]):
             missing.append(f"{name}: no new {expected}")
