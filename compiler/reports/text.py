@@ -46,6 +46,8 @@ _TAB = "    "
 def _width(text: str) -> int:
     """Terminal columns `text` takes once tabs are expanded: wide (CJK, emoji) characters take
     two, combining marks none. Carets must line up under what the terminal shows."""
+    if text.isascii():  # nearly every line of a theory file: no wide or combining characters
+        return len(text) + (len(_TAB) - 1) * text.count("\t")
     total = 0
     for char in text:
         if char == "\t":
