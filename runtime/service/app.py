@@ -786,6 +786,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
             raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
         meta: dict[str, Any] = {"curriculum": body.curriculum}
         if body.learner_id is not None:
+            ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
             meta["learner_id"] = body.learner_id
         try:
             session = tutor.start(

@@ -18,7 +18,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pedrag.runtime.store.documents import _require_document, _require_json, _safe_audit
+from pedrag.runtime.store.documents import (
+    _require_document,
+    _require_json,
+    _require_session_id,
+    _safe_audit,
+)
 from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
 from pedrag.runtime.store.stored import StoredSession
 
@@ -48,6 +53,7 @@ class MemoryStore:
         return "memory://"
 
     def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+        _require_session_id(session_id)  # the ids the SQL stores take, no others
         _require_document(meta, "meta")  # refused as the SQL stores refuse it (U+0000, ...)
         _require_document(state, "state")
         meta, state = _copy(meta, "meta"), _copy(state, "state")

@@ -269,6 +269,17 @@ def test_every_store_refuses_a_nul_in_state_and_meta_and_cleans_it_in_audit(
         assert store.load_session("s1") == ({}, {"turn": 1}, 1)
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+@pytest.mark.parametrize("session_id", ["", "x" * 129, 7])
+def test_every_store_refuses_a_session_id_the_sql_columns_cannot_hold(
+    kind: str, session_id: Any, db_path: Path
+) -> None:
+    with SessionStore(str(db_path)) if kind == "sqlite" else MemoryStore() as store:
+        with pytest.raises(StoreError, match="session id must be a str of 1 to 128 characters"):
+            store.create_session(session_id, {}, {"turn": 0})
+        store.create_session("x" * 128, {}, {"turn": 0})  # the longest id is taken
+
+
 def test_a_database_error_after_the_state_update_rolls_the_whole_turn_back(
     store: SessionStore, db_path: Path
 ) -> None:

@@ -472,3 +472,24 @@ def test_a_learner_id_of_another_tenant_answers_exactly_as_an_unknown_id(
     assert client.get("/v1/learners/bob", headers=auth(service)).json()["meta"] == {"of": "alpha"}
     again = client.post("/v1/learners", json={"id": "bob"}, headers=auth(service))
     assert again.status_code == 409
+
+
+def test_a_session_for_a_learner_who_does_not_exist_is_a_404_whatever_the_exercise(
+    service: dict[str, Any],
+) -> None:
+    # The exercise's prerequisites were checked first, so a locked exercise answered "locked for
+    # learner 'nobody'" (422) about a learner the tenant never created.
+    client = service["client"]
+    for exercise in ("mult_7x8", "add_38_47", "next"):
+        response = client.post(
+            "/v1/sessions",
+            json={
+                "theory": "socratic",
+                "curriculum": "intro",
+                "exercise": exercise,
+                "learner_id": "nobody",
+            },
+            headers=auth(service),
+        )
+        assert response.status_code == 404, (exercise, response.text)
+        assert response.json()["type"].endswith("learner-not-found")
