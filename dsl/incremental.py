@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from pedrag.dsl.ir import ResolvedTheory
 from pedrag.dsl.loader import LoadedFile
 from pedrag.dsl.model import Rule, Theory
-from pedrag.dsl.resolve import TheoryResolver
+from pedrag.dsl.resolve import TheoryResolver, rule_priority
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import Positions
 
@@ -206,9 +206,7 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
         when=located,
         action=new_rule.then,
         weight=float(new_rule.weight),
-        priority=new_rule.priority
-        if new_rule.priority is not None
-        else theory.actions[new_rule.then].priority,
+        priority=rule_priority(new_rule, new_model),
         span=new_positions.span(("rules", index, "id")),
     )
     return LoadedFile(

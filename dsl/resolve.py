@@ -30,7 +30,7 @@ from pedrag.dsl.ir import (
     RuleInfo,
     SwitchInfo,
 )
-from pedrag.dsl.model import Curriculum, Metric, Theory
+from pedrag.dsl.model import Curriculum, Metric, Rule, Theory
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
 from pedrag.kernel import history
@@ -48,6 +48,13 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 def rung_number(name: str) -> int:
     return int(name[1])
+
+
+def rule_priority(rule: Rule, theory: Theory) -> int:
+    """A rule's priority under priority selection: its own, else its action's (DESIGN, the
+    theory file format); the one place for that default (the resolver and the incremental
+    front end's splice both ask it)."""
+    return rule.priority if rule.priority is not None else theory.actions[rule.then].priority
 
 
 class _ConditionResolver:
@@ -827,9 +834,7 @@ class TheoryResolver:
                     when=when,
                     action=rule.then,
                     weight=float(rule.weight),
-                    priority=rule.priority
-                    if rule.priority is not None
-                    else t.actions[rule.then].priority,
+                    priority=rule_priority(rule, t),
                     span=self._span((*path, "id")),
                     ignore=frozenset(rule.ignore),
                 )
