@@ -92,26 +92,19 @@ class Material:
             related=_related_concepts(goal, goals or {}),
         )
 
-    def concept_for(self, message: str) -> str:
-        """The concept explanation for ``message``: when it asks what a term is and that term
-        is not the subject of this exercise's own concept, the related concept that opens
-        with it (or, failing that, mentions it); else this exercise's concept."""
+    def concept_for(self, message: str) -> tuple[str, str]:
+        """The concept explanation for ``message``, and the term it asks about when no concept
+        of the curriculum explains it (the reply then says so), else "". A question about a
+        term that is not the subject of this exercise's own concept gets the related concept
+        that opens with it (or, failing that, mentions it); anything else this exercise's."""
         term = asked_term(message)
         if not term or not self.concept or _opens_with(self.concept, term):
-            return self.concept
+            return self.concept, ""
         opening = next((text for text in self.related if _opens_with(text, term)), "")
         if opening or _mentions(self.concept, term):
-            return opening or self.concept
-        return next((text for text in self.related if _mentions(text, term)), self.concept)
-
-    def unexplained(self, message: str) -> str:
-        """The term ``message`` asks about when no concept of the curriculum explains it (the
-        reply then says so and offers this exercise's concept), else ""."""
-        term = asked_term(message)
-        if not term or not self.concept:
-            return ""
-        texts = (self.concept, *self.related)
-        return "" if any(_mentions(text, term) for text in texts) else term
+            return opening or self.concept, ""
+        mention = next((text for text in self.related if _mentions(text, term)), "")
+        return (mention, "") if mention else (self.concept, term)
 
     def diagnose(self, message: str) -> str:
         """The misconception the learner's message signals (its text), or ""."""
@@ -224,8 +217,8 @@ def turn_material(
     if rung >= 1 and material.restatement:
         out["restatement"] = material.restatement
     if rung >= 2 and material.concept:
-        out["concept"] = material.concept_for(message)  # the term the learner asked about
-        unexplained = material.unexplained(message)
+        # The term the learner asked about; one no concept of the curriculum explains is named.
+        out["concept"], unexplained = material.concept_for(message)
         if unexplained:
             out["unexplained"] = unexplained  # ... that no concept of the curriculum explains
     diagnosis = material.diagnose(message)
