@@ -167,7 +167,7 @@ class ModelWatch:
         failures = list(self.backend.failures)
         if not failures:
             return 0
-        succeeded = self.backend.usage.calls
+        succeeded = self.backend.usage.used_calls
         total = succeeded + len(failures)
         by_role: dict[str, int] = {}
         for role, _ in failures:

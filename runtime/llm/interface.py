@@ -319,9 +319,16 @@ class LLMBudgetExceeded(LLMError):
 
 @dataclass(frozen=True)
 class RoleUsage:
-    """Totals for one role."""
+    """Totals for one role.
+
+    ``calls`` counts every call the server answered, as the turn budget does: the ones whose
+    answer was used and the ``failed_calls`` among them (answered and paid for, then malformed,
+    refused, empty or cut off). ``unpriced_calls`` are the calls without a known price, so
+    they are never more than ``calls`` (a failed call once counted as unpriced but not as a
+    call, and a report could say "2 unpriced of 1 call")."""
 
     calls: int = 0
+    failed_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -331,6 +338,7 @@ class RoleUsage:
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
             calls=self.calls + other.calls,
+            failed_calls=self.failed_calls + other.failed_calls,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
@@ -341,6 +349,11 @@ class RoleUsage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def used_calls(self) -> int:
+        """The calls whose answer was used (not failed after the server answered)."""
+        return self.calls - self.failed_calls
 
 
 @dataclass
@@ -357,13 +370,14 @@ class Usage:
         self, response: LLMResponse, role: str | None = None, *, failed: bool = False
     ) -> None:
         """File ``response`` under its role. ``failed``: what a call that failed after the
-        server answered spent (``LLMError.spent``): its tokens and cost count, as paid for,
-        but not as a call (``calls`` counts the answers that were used)."""
+        server answered spent (``LLMError.spent``): it counts as a call, as paid for (its
+        tokens, cost and price), and as a failed one (``used_calls`` leaves it out)."""
         role = role or response.role
         if role is None:
             raise ValueError("cannot file usage: neither the response nor the caller names a role")
         entry = RoleUsage(
-            calls=0 if failed else 1,
+            calls=1,
+            failed_calls=1 if failed else 0,
             prompt_tokens=response.prompt_tokens,
             completion_tokens=response.completion_tokens,
             cost_usd=response.cost_usd,
@@ -398,6 +412,11 @@ class Usage:
         return self.total.calls
 
     @property
+    def used_calls(self) -> int:
+        """The calls whose answer was used: ``calls`` less the ones that failed."""
+        return self.total.used_calls
+
+    @property
     def prompt_tokens(self) -> int:
         return self.total.prompt_tokens
 
@@ -424,6 +443,7 @@ class Usage:
         return {
             role: {
                 "calls": entry.calls,
+                "failed_calls": entry.failed_calls,
                 "prompt_tokens": entry.prompt_tokens,
                 "completion_tokens": entry.completion_tokens,
                 "cost_usd": entry.cost_usd,

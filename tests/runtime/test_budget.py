@@ -203,8 +203,10 @@ def settle_malformed_against(ledger: SpendReservations, fake: FakeOpenAI) -> Non
     assert turn.cost_usd == pytest.approx(cost) and turn.tokens == 340
     assert turn.by_role["classifier"]["calls"] == 1
     assert ledger.spend(DEPLOYMENT_SCOPE) == pytest.approx(cost)  # type: ignore[attr-defined]
-    # The backend lists the failure; its ``usage`` counts the tokens and cost, not a call.
-    assert backend.failures[0][0] == "classifier" and backend.usage.calls == 0
+    # The backend lists the failure; its ``usage`` counts it as the budget does: a call, paid
+    # for, that failed (no answer was used).
+    assert backend.failures[0][0] == "classifier"
+    assert (backend.usage.calls, backend.usage.used_calls) == (1, 0)
     assert backend.usage.total_tokens == 340 and backend.usage.cost_usd == pytest.approx(cost)
 
 
@@ -261,8 +263,8 @@ def test_a_streamed_call_that_fails_counts_as_the_same_plain_call_does(
     fake_openai: FakeOpenAI,
 ) -> None:
     """An empty answer, streamed or not, was paid for (300 prompt and 40 reply tokens) and
-    failed: both backends' usage counts its tokens and cost but not a call, both errors carry
-    that cost, and the budget settles the streamed call's reservation with it."""
+    failed: both backends' usage counts it as a failed call with its tokens and cost, both
+    errors carry that cost, and the budget settles the streamed call's reservation with it."""
     plain, streamed = priced_backend(fake_openai), priced_backend(fake_openai)
     empty = Reply.text("", prompt_tokens=300, completion_tokens=40)
     fake_openai.script(empty, empty)
@@ -279,7 +281,8 @@ def test_a_streamed_call_that_fails_counts_as_the_same_plain_call_does(
     cost = 300 / 1000 * 1.0 + 40 / 1000 * 2.0  # PRICE, by hand: $0.38
     for backend, failure in ((plain, plain_failure), (streamed, streamed_failure)):
         usage = backend.usage.by_role["classifier"]
-        assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (0, 300, 40)
+        assert (usage.calls, usage.failed_calls, usage.used_calls) == (1, 1, 0)
+        assert (usage.prompt_tokens, usage.completion_tokens) == (300, 40)
         assert usage.cost_usd == pytest.approx(cost)
         assert [role for role, _ in backend.failures] == ["classifier"]
         spent = failure.value.spent

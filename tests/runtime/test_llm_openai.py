@@ -1027,6 +1027,30 @@ def test_a_local_model_answering_for_the_default_name_is_not_priced(
     assert not backend.usage.cost_known
 
 
+def test_an_unpriced_call_that_failed_after_answering_is_a_call_not_more_unpriced_calls(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # A refused answer from an unpriced model is paid for: it counted as unpriced but not as
+    # a call, so a report read "1 unpriced of 0 calls".
+    backend, _ = make_backend(fake_openai)
+    fake_openai.script(
+        Reply(content=None, refusal="I can't help with that.", model="gemma"),
+        Reply.text("hi", prompt_tokens=20, completion_tokens=10, model="gemma"),
+    )
+
+    with pytest.raises(LLMRefusal):
+        backend.complete(ask("judge"))
+    backend.complete(ask("actor"))
+
+    judge = backend.usage.by_role["judge"]
+    assert (judge.calls, judge.failed_calls, judge.used_calls) == (1, 1, 0)
+    total = backend.usage.total
+    assert total.unpriced_calls <= total.calls
+    assert (backend.usage.calls, backend.usage.used_calls) == (2, 1)
+    assert backend.usage.to_dict()["judge"]["failed_calls"] == 1
+    assert not backend.usage.cost_known
+
+
 def test_a_price_per_role_wins_over_every_other_source(fake_openai: FakeOpenAI) -> None:
     backend, _ = make_backend(
         fake_openai,
