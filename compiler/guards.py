@@ -53,9 +53,25 @@ class Guard:
     rule: str  # the rule to narrow
     text: str  # the comparison to add, e.g. `frustration < 0.5`
     when: str  # the rule's condition with the guard added
+    replaces: str = ""  # the looser bound(s) the guard stands in for, as written; "" if none
 
     def as_data(self) -> dict[str, str]:
-        return {"rule": self.rule, "add": self.text, "when": self.when}
+        data = {"rule": self.rule, "add": self.text, "when": self.when}
+        if self.replaces:
+            data["replaces"] = self.replaces
+        return data
+
+
+def guard_change(guard: dict[str, str]) -> str:
+    """What applying a guard (its `as_data` form) does to the rule, in words: the one text
+    for the finding's help, `pedrag check --fix`'s report and the editor's quick fix.
+
+    A guard that stands in for a looser bound narrows it (`attempts >= 3` becomes
+    `attempts >= 5`); saying "add `attempts >= 5`" there misled a designer into expecting
+    both comparisons in the condition."""
+    if guard.get("replaces"):
+        return f"narrow `{guard['replaces']}` to `{guard['add']}` in rule `{guard['rule']}`"
+    return f"add `{guard['add']}` to rule `{guard['rule']}`"
 
 
 def narrowed(rule: RuleInfo, guard: ast.Expr) -> str:
@@ -66,14 +82,15 @@ def narrowed(rule: RuleInfo, guard: ast.Expr) -> str:
     return f"{written} and {to_text(guard)}"
 
 
-def tightened(analysis: Analysis, rule: RuleInfo, guard: ast.Expr) -> str:
+def tightened(analysis: Analysis, rule: RuleInfo, guard: ast.Expr) -> tuple[str, str]:
     """The rule's condition with the guard added, as a designer would write it: a top-level
     conjunct the guard implies (a looser bound on the same metric, `attempts >= 3` under
     `attempts >= 5`, or `true`) is dropped and the guard stands in its place; the others
     stay as written (a chained comparison is split into its links when the guard implies one).
     Implication is decided on the two sides' boxes (`compiler/boxes.py`,
     exact for one-variable comparisons, integer bounds rounded), and the result is kept only
-    when the solver proves it means what `narrowed` does; else `narrowed`."""
+    when the solver proves it means what `narrowed` does; else `narrowed`. Second: the
+    dropped conjuncts as written (joined by `and`), "" when nothing was dropped."""
     expr = rule.when.expr
     guard_node = analysis.translator.condition(guard)
     conjuncts: list[ast.Expr] = []
@@ -87,15 +104,20 @@ def tightened(analysis: Analysis, rule: RuleInfo, guard: ast.Expr) -> str:
             conjuncts.append(part)
     implied = [_implies(analysis, guard_node, part) for part in conjuncts]
     if not any(implied):
-        return narrowed(rule, guard)
+        return narrowed(rule, guard), ""
     kept = [part for part, redundant in zip(conjuncts, implied, strict=True) if not redundant]
     tidy = F.and_([guard_node, *(analysis.translator.condition(part) for part in kept)])
     whole = F.and_([guard_node, analysis.translator.condition(expr)])
     if not analysis.decide([tidy, F.not_(whole)], witness=False).unsat:
-        return narrowed(rule, guard)  # never expected: the boxes said it implies them
+        return narrowed(rule, guard), ""  # never expected: the boxes said it implies them
     parts = [_written(rule, part) for part in kept]
     parts.insert(implied.index(True), to_text(guard))
-    return " and ".join(parts)
+    dropped = [
+        _written(rule, part)
+        for part, redundant in zip(conjuncts, implied, strict=True)
+        if redundant and not (isinstance(part, ast.Bool) and part.value)
+    ]
+    return " and ".join(parts), " and ".join(dropped)
 
 
 def _links(part: ast.Expr) -> list[ast.Expr]:
@@ -214,7 +236,8 @@ def _first_proved(
             continue
         if not analysis.decide([eligible, node], witness=False).sat:
             continue
-        return Guard(rule.id, to_text(candidate), tightened(analysis, rule, candidate))
+        when, replaces = tightened(analysis, rule, candidate)
+        return Guard(rule.id, to_text(candidate), when, replaces)
     return None
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
-from pedrag.compiler.guards import MAX_GUARDED, Guard, separating_guard
+from pedrag.compiler.guards import MAX_GUARDED, Guard, guard_change, separating_guard
 from pedrag.compiler.written import reachable, unwritten_defaults
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
@@ -59,7 +59,7 @@ def _help(
     other = first.id if guard is not None and guard.rule == second.id else second.id
     if guard is not None:
         text = (
-            f'add `{guard.text}` to rule `{guard.rule}` (when: "{guard.when}"); proved: '
+            f'{guard_change(guard.as_data())} (when: "{guard.when}"); proved: '
             f"it and `{other}` are then never eligible together, and it still applies somewhere"
         )
     elif why == "declared":

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.compiler import formula as F
 from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
-from pedrag.compiler.guards import MAX_GUARDED, excluding_guard
+from pedrag.compiler.guards import MAX_GUARDED, excluding_guard, guard_change
 from pedrag.compiler.written import reachable
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.kernel.rungs import rung_name
@@ -96,7 +96,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             )
         elif guard is not None:
             help = (
-                f'add `{guard.text}` to rule `{rule.id}` (when: "{guard.when}"); proved: it '
+                f'{guard_change(guard.as_data())} (when: "{guard.when}"); proved: it '
                 f"then never chooses `{action.name}` where `{invariant.id}` is broken, and "
                 "still applies somewhere; or add a ceiling step that lowers the ceiling there"
             )

@@ -315,6 +315,7 @@ def _fix_files(
     """Apply (or with --diff show) the fixes; returns (files changed, fixed stdin text, usage
     status: 2 when a file cannot be written)."""
     from pedrag.compiler.fixes import fix_text, gap_suggestions, guard_suggestions
+    from pedrag.compiler.guards import guard_change
 
     changed = 0
     fixed_stdin: str | None = None
@@ -355,13 +356,13 @@ def _fix_files(
                 )
             for guard in outcome.guarded:
                 print(
-                    f"{loaded.path}: {'would add' if args.diff else 'added'} `{guard['add']}` "
-                    f"to rule `{guard['rule']}`",
+                    f"{loaded.path}: {'would apply' if args.diff else 'applied'}: "
+                    f"{guard_change(guard)}",
                     file=sys.stderr,
                 )
             for guard, reason in outcome.guards_rejected:
                 print(
-                    f"{loaded.path}: not added `{guard['add']}` to rule `{guard['rule']}`: {reason}",
+                    f"{loaded.path}: not applied: {guard_change(guard)}: {reason}",
                     file=sys.stderr,
                 )
             for suggestion, reason in outcome.rejected:

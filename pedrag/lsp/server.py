@@ -533,13 +533,20 @@ def create_server() -> Any:
                 if edit is not None:
                     actions.append(
                         types.CodeAction(
-                            title=f"Add `{guard['add']}` to rule `{guard['rule']}` (proved)",
+                            title=_guard_title(guard),
                             kind=types.CodeActionKind.QuickFix,
                             diagnostics=[diagnostic],
                             edit=types.WorkspaceEdit(changes={uri: [edit]}),
                         )
                     )
         return actions
+
+    def _guard_title(guard: dict[str, Any]) -> str:
+        """The quick fix's title: what the fix does, in the words `pedrag check` uses."""
+        from pedrag.compiler.guards import guard_change
+
+        change = guard_change(guard)
+        return f"{change[:1].upper()}{change[1:]} (proved)"
 
     def _guard_edit(text: str, path: str, guard: dict[str, Any]) -> types.TextEdit | None:
         from pedrag.compiler.fixes import guard_edit

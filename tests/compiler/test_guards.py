@@ -10,6 +10,7 @@ import pytest
 from pedrag.cli import main
 from pedrag.compiler.driver import check_text
 from pedrag.compiler.fixes import guard_edit
+from pedrag.compiler.guards import guard_change
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def test_applying_the_suggested_guard_removes_the_finding_with_no_new_error(
     path = "theories/t.yaml"
     (finding,) = _findings(text, path, check)
     guard = finding.data["guard"]
-    assert f"add `{guard['add']}` to rule `{guard['rule']}`" in (finding.help or "")
+    assert (finding.help or "").startswith(f'{guard_change(guard)} (when: "{guard["when"]}")')
     edited = guard_edit(text, path, guard)
     assert edited is not None
     assert _findings(edited, path, check) == []
@@ -105,7 +106,9 @@ def test_the_invariant_guard_is_not_one_the_witness_already_meets() -> None:
         "rule": "stuck",
         "add": "attempts > 1",
         "when": "attempts > 1 and not exam_active",  # `attempts >= 1` is implied: dropped
+        "replaces": "attempts >= 1",
     }
+    assert (finding.help or "").startswith("narrow `attempts >= 1` to `attempts > 1` in rule")
 
 
 def test_without_a_separating_comparison_the_help_says_which_rule_to_drop() -> None:
@@ -133,7 +136,7 @@ def test_fix_applies_the_guard_only_with_unsafe_fixes(
     assert fixed.replace('"confidence >= 0.5 and frustration < 0.5"', '"confidence >= 0.5"') == (
         original
     )
-    assert "added `frustration < 0.5` to rule `push`" in capsys.readouterr().err
+    assert ": applied: add `frustration < 0.5` to rule `push`\n" in capsys.readouterr().err
 
 
 def test_the_fix_writes_the_tightest_bound_not_a_conjunction_of_bounds(
@@ -147,7 +150,11 @@ def test_the_fix_writes_the_tightest_bound_not_a_conjunction_of_bounds(
     assert main(["check", str(path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
     fixed = path.read_text("utf-8")
     assert fixed == original.replace('"attempts >= 3"', '"attempts >= 5"')
-    assert "added `attempts >= 5` to rule `stuck`" in capsys.readouterr().err
+    # The guard stood in for the looser bound: the report says it narrowed it, not "added".
+    assert (
+        ": applied: narrow `attempts >= 3` to `attempts >= 5` in rule `stuck`\n"
+        in capsys.readouterr().err
+    )
     assert _errors(fixed, str(path)) == set()
 
 

@@ -390,6 +390,28 @@ def test_a_conflict_offers_its_proved_guard_as_a_quick_fix(client: Client, tmp_p
     )
 
 
+def test_a_guard_that_narrows_a_bound_is_titled_as_the_check_words_it(
+    client: Client, tmp_path: Path
+) -> None:
+    """`attempts >= 5` replaces the rule's `attempts >= 3`: the quick fix says it narrows the
+    bound (as the finding's help and `pedrag check --fix` do), not that it adds a comparison."""
+    text = (Path(__file__).resolve().parents[1] / "data/checks/invariant-violation.yaml").read_text(
+        "utf-8"
+    )
+    uri = _open(client, tmp_path, text)
+    found, _ = client.diagnostics(uri, lambda ds: "invariant-violation" in _codes(ds), timeout=20)
+    finding = next(d for d in found if d["code"] == "invariant-violation")
+    (action,) = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": finding["range"],
+            "context": {"diagnostics": [finding]},
+        },
+    )
+    assert action["title"] == "Narrow `attempts >= 3` to `attempts >= 5` in rule `stuck` (proved)"
+
+
 def _published_until(client: Client, uri: str, until: Any, timeout: float) -> list[str]:
     """The URIs of every publishDiagnostics until `uri`'s satisfy `until`."""
     seen: list[str] = []
