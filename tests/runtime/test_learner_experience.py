@@ -399,6 +399,24 @@ def test_a_first_turn_demand_for_the_answer_gets_no_warning_about_a_trap(
     assert warned == []
 
 
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_direct_instruction_answers_a_first_turn_demand_as_a_demand_not_with_a_review(
+    tutor: Tutor, exercise_id: str
+) -> None:
+    """A first message "just tell me the answer" was in the review phase, where `daily_review`
+    was eligible beside the demand's own rule: about 4 sessions in 10 got a recall question
+    that ignored the demand. The demand now gets a model on another problem, never the
+    exercise's answer, whatever the seed."""
+    answer = str(_exercise(tutor, exercise_id).answer)
+    for seed in range(8):
+        session = tutor.start("direct_instruction", exercise_id, seed=seed)
+        result = tutor.turn(session, "just tell me the answer")
+        choice = result.audit["choice"]
+        assert "review_phase" not in choice["eligible"], (seed, choice)
+        assert result.action in {"model_worked_example", "explicit_procedure"}, (seed, choice)
+        assert answer not in result.tutor, result.tutor
+
+
 # Praise that endorses the method or claims progress: false after a wrong answer.
 _ENDORSING = re.compile(
     r"careful way|keep using that strategy|that strategy will|real progress|getting closer"
