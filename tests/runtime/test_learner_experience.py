@@ -417,6 +417,25 @@ def test_direct_instruction_answers_a_first_turn_demand_as_a_demand_not_with_a_r
         assert answer not in result.tutor, result.tutor
 
 
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_srl_escalates_a_repeated_demand_within_the_ceiling_instead_of_asking_again(
+    tutor: Tutor, exercise_id: str
+) -> None:
+    """SRL once answered "just tell me the answer", asked again, with the confidence-scale
+    question (or another self-check) again. The second demand now gets a strategy (H2), the
+    third a model of how to regulate the task (H4): higher each time, never the answer."""
+    answer = str(_exercise(tutor, exercise_id).answer)
+    for seed in range(6):
+        session = tutor.start("srl", exercise_id, seed=seed)
+        first, second, third = (
+            tutor.turn(session, "just tell me the answer") for _ in range(3)
+        )
+        assert (second.action, third.action) == ("suggest_strategy", "model_self_regulation")
+        assert first.rung < second.rung < third.rung <= 4, (first.rung, second.rung, third.rung)
+        assert "scale of 1 to 5" not in second.tutor + third.tutor
+        assert all(answer not in result.tutor for result in (first, second, third))
+
+
 # Praise that endorses the method or claims progress: false after a wrong answer.
 _ENDORSING = re.compile(
     r"careful way|keep using that strategy|that strategy will|real progress|getting closer"
