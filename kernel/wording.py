@@ -24,4 +24,5 @@ MATERIAL_PLACEHOLDERS = (
     "diagnosis",
     "slip",
     "unexplained",
+    "elsewhere",
 )

@@ -46,6 +46,8 @@ SHOWN_ONCE = (
     "solution",
 )
 CHECK = "material-reveals-answer"
+# What the learner's message shows or asks this turn: always new.
+ASKED = ("diagnosis", "slip", "unexplained", "elsewhere")
 # The placeholders a wording may use, each filled from the material of the turn.
 PLACEHOLDERS = MATERIAL_PLACEHOLDERS
 PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -68,6 +70,10 @@ class Material:
     # The concept explanations of the other goals of the same domain: a question about a term
     # one of them explains ("what is a for loop?" on an accumulator exercise) gets that one.
     related: tuple[str, ...] = ()
+    # (topic as the learner reads it, concept) of the goals of the curriculum's other domains:
+    # "what is a for loop?" on an arithmetic exercise is about the course, not outside it; the
+    # reply names where it belongs and comes back to the exercise.
+    elsewhere: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_exercise(
@@ -90,26 +96,53 @@ class Material:
             concept=(getattr(goal, "concept", None) or "") if goal is not None else "",
             signals=tuple(getattr(item, "signals", Signals()) for item in misconceptions),
             related=_related_concepts(goal, goals or {}),
+            elsewhere=_other_domains(goal, goals or {}),
         )
 
-    def concept_for(self, message: str) -> tuple[str, str]:
-        """The concept explanation for ``message``, and the term it asks about when no concept
-        of the curriculum explains it (the reply then says so), else "". A question about a
-        term that is not the subject of this exercise's own concept gets the related concept
-        that opens with it (or, failing that, mentions it); anything else this exercise's."""
+    def concept_for(self, message: str) -> tuple[str, str, str]:
+        """The concept explanation for ``message``; the term it asks about when no concept
+        of the curriculum explains it (the reply then says so), else ""; and the topic of
+        another domain whose concept explains it (the reply says it belongs there and comes
+        back to the exercise), else "". A question about a term that is not the subject of
+        this exercise's own concept gets the related concept that opens with it (or, failing
+        that, mentions it); anything else this exercise's."""
         term = asked_term(message)
         if not term or not self.concept or _opens_with(self.concept, term):
-            return self.concept, ""
+            return self.concept, "", ""
         opening = next((text for text in self.related if _opens_with(text, term)), "")
         if opening or _mentions(self.concept, term):
-            return opening or self.concept, ""
+            return opening or self.concept, "", ""
         mention = next((text for text in self.related if _mentions(text, term)), "")
-        return (mention, "") if mention else (self.concept, term)
+        if mention:
+            return mention, "", ""
+        where = next((topic for topic, text in self.elsewhere if _opens_with(text, term)), "")
+        where = where or next(
+            (topic for topic, text in self.elsewhere if _mentions(text, term)), ""
+        )
+        return (self.concept, "", where) if where else (self.concept, term, "")
 
     def diagnose(self, message: str) -> str:
         """The misconception the learner's message signals (its text), or ""."""
         index = first_signalled(self.signals, message) if message else None
         return self.misconceptions[index] if index is not None else ""
+
+
+def reader_topic(goal: Any) -> str:
+    """A goal's topic as the learner reads it: its ``topic_name``, else its topic id with
+    spaces ("python_loops" -> "python loops")."""
+    return getattr(goal, "topic_name", None) or goal.topic.replace("_", " ")
+
+
+def _other_domains(goal: Any, goals: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    domain = getattr(goal, "domain", None)
+    if goal is None or domain is None:
+        return ()
+    return tuple(
+        (reader_topic(other), other.concept)
+        for other in goals.values()
+        if getattr(other, "domain", None) not in (None, domain)
+        and getattr(other, "concept", None)
+    )
 
 
 def _related_concepts(goal: Any, goals: Mapping[str, Any]) -> tuple[str, ...]:
@@ -217,10 +250,13 @@ def turn_material(
     if rung >= 1 and material.restatement:
         out["restatement"] = material.restatement
     if rung >= 2 and material.concept:
-        # The term the learner asked about; one no concept of the curriculum explains is named.
-        out["concept"], unexplained = material.concept_for(message)
+        # The term the learner asked about; one no concept of the curriculum explains is named,
+        # one another domain's concept explains is placed there.
+        out["concept"], unexplained, elsewhere = material.concept_for(message)
         if unexplained:
             out["unexplained"] = unexplained  # ... that no concept of the curriculum explains
+        if elsewhere:
+            out["elsewhere"] = elsewhere  # ... the topic, in another domain, that explains it
     diagnosis = material.diagnose(message)
     allowed = (rung if ceiling is None else ceiling) >= 2
     if diagnosis and allowed:
@@ -249,7 +285,7 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     """Whether the placeholder ``name`` would give the learner something not yet given."""
     if material is None:
         return False
-    if name in ("diagnosis", "slip", "unexplained"):
+    if name in ASKED:
         return True  # what the learner's message shows or asks this turn
     if name == "hint":
         return int(said.get("hints", 0)) < len(material.hints)
@@ -262,11 +298,12 @@ def fresh_names(
     values: Mapping[str, str], said: Mapping[str, Any], material: Material | None
 ) -> list[str]:
     """The placeholders of this turn's material (``values``) that give the learner something new.
-    A term they asked about that no concept explains (``unexplained``) is answered first, so
-    the other new material waits a turn (a wording that says so is put before the others)."""
+    A term they asked about that no concept explains (``unexplained``), or that another
+    domain's does (``elsewhere``), is answered first, so the other new material waits a turn
+    (a wording that says so is put before the others)."""
     names = [name for name in values if fresh(name, said, material)]
-    if "unexplained" in names:
-        names = [name for name in names if name in ("unexplained", "diagnosis", "slip")]
+    if "unexplained" in names or "elsewhere" in names:
+        names = [name for name in names if name in ASKED]
     return names
 
 

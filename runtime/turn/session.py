@@ -18,7 +18,7 @@ from typing import Any
 from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning.grader import GradingRules, grading_inputs
-from pedrag.runtime.learning.material import Material
+from pedrag.runtime.learning.material import Material, reader_topic
 from pedrag.runtime.policy.policy_core import Contract
 from pedrag.runtime.turn.state import SessionState
 
@@ -42,8 +42,7 @@ class ExerciseInfo:
     @classmethod
     def from_model(cls, exercise: Any, goals: Mapping[str, Any]) -> ExerciseInfo:
         goal = goals.get(exercise.goal)
-        topic = (goal.topic if goal is not None else exercise.goal).replace("_", " ")
-        topic = getattr(goal, "topic_name", None) or topic  # as the learner reads it
+        topic = reader_topic(goal) if goal is not None else exercise.goal.replace("_", " ")
         key, tests, rules = grading_inputs(exercise)
         return cls(
             exercise.id,

@@ -554,3 +554,30 @@ def test_a_question_about_a_term_the_curriculum_does_not_explain_says_so(
     reply = tutor.turn(session, "what is a list?").tutor
     assert "nothing on 'list'" in reply, reply
     assert _goal(tutor, "loop_accumulators").concept in reply  # what it can offer, honestly
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "question", "belongs_to", "goal_id"),
+    [
+        ("mult_7x8", "what is a for loop?", "Python loops", "for_loops"),
+        ("photo_gas_in", "what is a variable?", "Python loops", "python_variables"),
+        ("sum_list_loop", "what is a verb?", "English grammar", "parts_of_speech"),
+        ("past_tense_go", "what is multiplication?", "arithmetic", "multiplication_facts"),
+    ],
+)
+def test_a_term_of_another_domain_is_placed_there_and_the_learner_brought_back(
+    tutor: Tutor, theory: str, exercise_id: str, question: str, belongs_to: str, goal_id: str
+) -> None:
+    """"what is a for loop?" during an arithmetic exercise once got "the course material here
+    has nothing on 'for loop'": only the exercise's own domain was searched. The whole
+    curriculum is: the reply says which part of the course the term belongs to and returns
+    to the exercise, without teaching the other goal or stating this exercise's answer."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=2)
+    result = tutor.turn(session, question)
+    assert result.action == "answer_concept_question", result.action
+    assert f"({belongs_to})" in result.tutor and exercise.prompt in result.tutor, result.tutor
+    assert "nothing on" not in result.tutor
+    assert _goal(tutor, goal_id).concept not in result.tutor
+    assert str(exercise.answer) not in result.tutor
