@@ -137,7 +137,8 @@ def _material_lines(given: GenerationInput) -> list[str]:
 
 def _first_lines(material: Mapping[str, str]) -> list[str]:
     """What the reply must do before the action (issue 27): name the misconception the
-    learner's message signals, point at the step of their working that does not check out."""
+    learner's message signals, point at the step of their working that does not check out,
+    place a term of another domain there and come back to the exercise."""
     lines = []
     if material.get("diagnosis"):
         lines.append(
@@ -148,6 +149,11 @@ def _first_lines(material: Mapping[str, str]) -> list[str]:
         lines.append(
             "FIRST: one step of the learner's working does not check out (`slip`); point at "
             "that step, quoting it as they wrote it, without correcting it for them."
+        )
+    if material.get("elsewhere"):
+        lines.append(
+            "FIRST: the learner asked about a term of another part of the course (`elsewhere`); "
+            "say it belongs there, without teaching it, and bring them back to this exercise."
         )
     return lines
 

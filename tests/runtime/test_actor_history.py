@@ -174,3 +174,15 @@ def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
     for earlier, later in zip(prompts, prompts[1:], strict=False):
         shares.append(len(os.path.commonprefix([earlier, later])) / len(later))
     assert sorted(shares)[len(shares) // 2] > 0.45
+
+
+def test_a_model_actor_is_told_to_place_a_term_of_another_domain_and_come_back() -> None:
+    """An arithmetic exercise's "what is a for loop?": the offline wording says it belongs to
+    Python loops; a model gets the same instruction, with the topic in its material."""
+    backend = RecordingActor()
+    tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
+    session = tutor.start("socratic", "mult_7x8", seed=2)
+    tutor.turn(session, "what is a for loop?")
+    prompt = "\n".join(text for _, text in backend.actor_requests[-1].messages)
+    assert '"elsewhere": "Python loops"' in prompt
+    assert "FIRST: the learner asked about a term of another part of the course" in prompt
