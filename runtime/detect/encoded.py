@@ -71,6 +71,16 @@ def _too_short(compact: str) -> bool:
     return len(compact) < (4 if compact.endswith("=") else _MIN_BASE64)
 
 
+# The tokens `_too_short` lets through, found by the regex engine rather than by a Python loop
+# over every word of the reply (most are shorter): a token whose last eight characters, or
+# last four ending in "=", are all of the alphabet (the token's own look-behind keeps them
+# inside it). Tested against `_too_short` on generated tokens.
+_BASE64_LONG_TOKEN = re.compile(
+    _BASE64_TOKEN.pattern
+    + rf"(?:(?<=[A-Za-z0-9+/_=-]{{{_MIN_BASE64}}})|(?<=[A-Za-z0-9+/_=-]{{3}}=))"
+)
+
+
 def _decode_base64(run: str) -> str | None:
     compact = re.sub(r"\s+", "", run)
     if _too_short(compact):
@@ -147,34 +157,33 @@ _DECODERS: tuple[
 
 def _base64_candidates(text: str) -> Iterator[_Candidate]:
     """base64 tokens; consecutive lines of a wrapped payload (every line a multiple of four
-    long, all but the last at least 16) are joined, and the longest run that decodes wins."""
-    tokens = list(_BASE64_TOKEN.finditer(text))
-    index = 0
-    while index < len(tokens):
-        group = [tokens[index]]
-        while (
-            index + len(group) < len(tokens)
-            and len(group[-1].group(0)) >= 16
-            and len(group[-1].group(0)) % 4 == 0
-            and _WRAP.fullmatch(text, group[-1].end(), tokens[index + len(group)].start())
-        ):
-            group.append(tokens[index + len(group)])
+    long, all but the last at least 16) are joined, and the longest run that decodes wins.
+
+    Only a token `_too_short` lets through can start a run (a shorter one is neither decoded
+    alone nor 16 characters long), so only those are visited; a run's later lines are the
+    tokens right after each line's wrap."""
+    taken = 0  # tokens before this offset belong to a run already decoded
+    for first in _BASE64_LONG_TOKEN.finditer(text):
+        if first.start() < taken:
+            continue
+        group = [first]
+        while len(group[-1].group(0)) >= 16 and len(group[-1].group(0)) % 4 == 0:
+            wrap = _WRAP.match(text, group[-1].end())
+            line = _BASE64_TOKEN.match(text, wrap.end()) if wrap else None
+            if line is None:
+                break
+            group.append(line)
         for size in range(len(group), 0, -1):
             start, end = group[0].start(), group[size - 1].end()
             if end - start > MAX_PAYLOAD_CHARS:
                 continue
-            if size > 1:
-                if sum(len(token.group(0)) for token in group[:size]) % 4:
-                    continue  # a wrapped payload is padded to a multiple of four
-            elif _too_short(group[0].group(0)):
-                continue  # most words of a reply: no decoding needed to refuse them
+            if size > 1 and sum(len(token.group(0)) for token in group[:size]) % 4:
+                continue  # a wrapped payload is padded to a multiple of four
             decoded = _decode_base64(text[start:end])
             if decoded:
                 yield _Candidate(start, end, "base64", decoded)
-                index += size
+                taken = end
                 break
-        else:
-            index += 1
 
 
 def _candidates(text: str) -> Iterator[_Candidate]:

@@ -1,0 +1,109 @@
+"""The detector's quick paths (issue 30: per-reply work bounded, verdicts unchanged): each is
+compared with the reading it replaces, kept here as the oracle, on generated texts built to
+sit near its edges. A quick path that ever disagrees would change a verdict."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pedrag.runtime.detect.encoded import (
+    _BASE64_LONG_TOKEN,
+    _BASE64_TOKEN,
+    _WRAP,
+    MAX_PAYLOAD_CHARS,
+    _base64_candidates,
+    _Candidate,
+    _decode_base64,
+    _too_short,
+)
+
+
+def _base64_candidates_every_token(text: str) -> Iterator[_Candidate]:
+    """The base64 pass as it was before the quick path: every token visited in turn."""
+    tokens = list(_BASE64_TOKEN.finditer(text))
+    index = 0
+    while index < len(tokens):
+        group = [tokens[index]]
+        while (
+            index + len(group) < len(tokens)
+            and len(group[-1].group(0)) >= 16
+            and len(group[-1].group(0)) % 4 == 0
+            and _WRAP.fullmatch(text, group[-1].end(), tokens[index + len(group)].start())
+        ):
+            group.append(tokens[index + len(group)])
+        for size in range(len(group), 0, -1):
+            start, end = group[0].start(), group[size - 1].end()
+            if end - start > MAX_PAYLOAD_CHARS:
+                continue
+            if size > 1:
+                if sum(len(token.group(0)) for token in group[:size]) % 4:
+                    continue
+            elif _too_short(group[0].group(0)):
+                continue
+            decoded = _decode_base64(text[start:end])
+            if decoded:
+                yield _Candidate(start, end, "base64", decoded)
+                index += size
+                break
+        else:
+            index += 1
+
+
+def _encoded(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+_WRAPPED = _encoded("def total(xs):\n    return sum(xs)  # the answer is 56")
+PIECES = [
+    "a", "is", "the", "word", "answer", "together", "multiplication", "NTY=", "NTY", "NQ==",
+    "ZmlmdHktc2l4", "ZmlmdHktc2l4=", "Zm9v", "Zm9vYmFy", "abc=", "ab==", "ab=", "a===",
+    "x-y_z+w/v", "12345678", "QUJDRA", _encoded("56"), _encoded("fifty-six"),
+    _encoded("return x"), _WRAPPED[:16], _WRAPPED[16:32], _WRAPPED[32:48], _WRAPPED[48:],
+    _WRAPPED[:32], _WRAPPED, "SGVsbG8gd29ybGQh", "=", "==", "-", "/", "+", "_",
+]  # fmt: skip
+GAPS = [" ", "\n", " \n ", "\r\n", "\n\n", "\t\n\t", ". ", ", ", "", "=", "(", "\n \n"]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(GAPS)), max_size=10))
+    return "".join(piece + gap for piece, gap in parts)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(texts())
+def test_the_base64_pass_visiting_only_long_tokens_finds_what_visiting_every_token_finds(
+    text: str,
+) -> None:
+    assert list(_base64_candidates(text)) == list(_base64_candidates_every_token(text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ABab09+/_-=. \n", max_size=40))
+def test_the_base64_pass_agrees_on_any_text_of_its_alphabet(text: str) -> None:
+    assert list(_base64_candidates(text)) == list(_base64_candidates_every_token(text))
+
+
+def test_the_generated_texts_hold_wrapped_payloads_and_refused_words() -> None:
+    """The pieces above do reach both paths: a wrapped payload joined over lines, a single
+    padded token, and words refused as too short."""
+    wrapped = "\n".join((_WRAPPED[:16], _WRAPPED[16:32], _WRAPPED[32:48], _WRAPPED[48:]))
+    found = list(_base64_candidates(f"See {wrapped} now"))
+    assert [(c.start, c.end) for c in found] == [(4, 4 + len(wrapped))]
+    assert [c.decoded for c in _base64_candidates("try NTY= ok")] == ["56"]
+    assert list(_base64_candidates("the word is together")) == []
+
+
+@given(st.text(alphabet="ABCNTYabcxyz0123456789+/_-=", min_size=2, max_size=12))
+def test_the_long_token_pattern_is_the_too_short_rule(token: str) -> None:
+    """A token the quick path visits is exactly one `_too_short` lets through."""
+    if _BASE64_TOKEN.fullmatch(token):
+        assert bool(_BASE64_LONG_TOKEN.fullmatch(token)) == (not _too_short(token))
+    assert re.fullmatch(r"[A-Za-z0-9+/_-]{2,}={0,2}", token) or not _BASE64_LONG_TOKEN.fullmatch(
+        token
+    )
