@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import functools
 import re
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -221,23 +222,29 @@ class _Context:
     def may_hold_a_target(self, text: str) -> bool:
         """A cheap test before a whole reading: does ``text`` hold a word of a target (of
         any of the generated spellings of a number, or of a text answer)? True when unsure."""
-        from pedrag.runtime.detect.answer import parse_number
-        from pedrag.runtime.detect.spellings import spelling_index
-
         targets = [self.step_value] if self.step_value else []
         if self.answer is not None:
             targets += [self.answer.answer, *self.answer.accept]
         words = set(re.findall(r"[a-z]+", text.lower()))
         for target in targets:
-            number = parse_number(target)
-            if number is None:
-                if set(re.findall(r"[a-z]+", target.lower())) & words:
-                    return True
-                continue
-            vocabulary = spelling_index(number.value).words
-            if not vocabulary or vocabulary & words:
+            vocabulary = _target_words(target)
+            if vocabulary is None or vocabulary & words:
                 return True
         return False
+
+
+@functools.lru_cache(maxsize=256)  # an exercise's targets are asked of every reply
+def _target_words(target: str) -> frozenset[str] | None:
+    """The words a text must share with ``target`` to state it: a text answer's own words, a
+    number's words in every generated spelling; None when any text may (a number with no
+    spelling in words)."""
+    from pedrag.runtime.detect.answer import parse_number
+    from pedrag.runtime.detect.spellings import spelling_index
+
+    number = parse_number(target)
+    if number is None:
+        return frozenset(re.findall(r"[a-z]+", target.lower()))
+    return spelling_index(number.value).words or None
 
     def reveals(self, text: str, *, min_chars: int = 1) -> bool:
         if self.answer is None and self.step_value is None:
@@ -275,12 +282,21 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
     reply when its rot13 states the answer and the reply itself does not."""
     findings: list[Finding] = []
     position = 0
-    for line in reply.splitlines(keepends=True):
-        rotated = codecs.encode(line, "rot13")
-        keywords = set(_ROT13_KEYWORDS.findall(rotated)) - set(_ROT13_KEYWORDS.findall(line))
+    rotated = codecs.encode(reply, "rot13")  # letters only: its lines are the reply's lines
+    # A line's keywords are among the whole text's (a keyword never spans a line break), so
+    # with fewer than two in the whole rot13 text no line can have two.
+    lines = (
+        zip(reply.splitlines(keepends=True), rotated.splitlines(keepends=True), strict=True)
+        if len(set(_ROT13_KEYWORDS.findall(rotated))) >= 2
+        else ()
+    )
+    for line, rotated_line in lines:
+        keywords = set(_ROT13_KEYWORDS.findall(rotated_line)) - set(
+            _ROT13_KEYWORDS.findall(line)
+        )
         # Two code keywords that only appear after rot13, with code punctuation: English
         # rot13s into gibberish that holds at most one keyword ("vs" -> "if").
-        if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated):
+        if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated_line):
             findings.append(
                 Finding(
                     FindingKind.CODE,
@@ -291,7 +307,6 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
                 )
             )
         position += len(line)
-    rotated = codecs.encode(reply, "rot13")
     if not context.may_hold_a_target(rotated):
         return findings  # no word of any target in it: no second reading of the reply
     # Three-letter English words rot13 into number words ("bar" -> "one"); a real rot13 reveal

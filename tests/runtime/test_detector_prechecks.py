@@ -5,22 +5,31 @@ sit near its edges. A quick path that ever disagrees would change a verdict."""
 from __future__ import annotations
 
 import base64
+import codecs
 import re
 from collections.abc import Iterator
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pedrag.runtime.detect.answer import parse_number
+from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.detect.encoded import (
     _BASE64_LONG_TOKEN,
     _BASE64_TOKEN,
+    _ROT13_KEYWORDS,
     _WRAP,
     MAX_PAYLOAD_CHARS,
     _base64_candidates,
     _Candidate,
+    _Context,
     _decode_base64,
+    _rot13_findings,
+    _target_words,
     _too_short,
 )
+from pedrag.runtime.detect.spellings import spelling_index
 
 
 def _base64_candidates_every_token(text: str) -> Iterator[_Candidate]:
@@ -107,3 +116,60 @@ def test_the_long_token_pattern_is_the_too_short_rule(token: str) -> None:
     assert re.fullmatch(r"[A-Za-z0-9+/_-]{2,}={0,2}", token) or not _BASE64_LONG_TOKEN.fullmatch(
         token
     )
+
+
+def _rot13_code_lines_line_by_line(reply: str) -> list[tuple[int, int]]:
+    """The rot13 code rule as it was before the quick path: every line rotated and read."""
+    spans = []
+    position = 0
+    for line in reply.splitlines(keepends=True):
+        rotated = codecs.encode(line, "rot13")
+        keywords = set(_ROT13_KEYWORDS.findall(rotated)) - set(_ROT13_KEYWORDS.findall(line))
+        if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated):
+            spans.append((position, position + len(line.rstrip("\n"))))
+        position += len(line)
+    return spans
+
+
+ROT13_PIECES = [
+    *(codecs.encode(word, "rot13") for word in ("def", "return", "print", "for", "if", "int")),
+    "def", "return", "vs", "qrs", "(x):", "= 1;", "{", "}", "the", "answer", "Vs", "QRS",
+    "erghea", "cevag", "sbe", "vag", "x", "main", "znva", "if", "else", "ryfr",
+]  # fmt: skip
+ROT13_GAPS = [" ", "\n", "\r\n", "\u2028", "\x0c", "(", ")", ";", "_", "", "\n\n", "="]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(ROT13_PIECES), st.sampled_from(ROT13_GAPS)), max_size=12))
+def test_the_rot13_code_rule_skipping_texts_with_under_two_keywords_flags_the_same_lines(
+    parts: list[tuple[str, str]],
+) -> None:
+    reply = "".join(piece + gap for piece, gap in parts)
+    context = _Context(None, None, None, None)
+    found = [(f.start, f.end) for f in _rot13_findings(reply, context)]
+    assert found == _rot13_code_lines_line_by_line(reply)
+
+
+def test_the_rot13_code_rule_still_flags_a_rotated_code_line() -> None:
+    line = codecs.encode("def f(x): return x", "rot13")
+    assert _rot13_code_lines_line_by_line(f"Hi\n{line}\nok") == [(3, 3 + len(line))]
+    found = _rot13_findings(f"Hi\n{line}\nok", _Context(None, None, None, None))
+    assert [(f.start, f.end) for f in found] == [(3, 3 + len(line))]
+
+
+@pytest.mark.parametrize(
+    "target", ["56", "fifty-six", "0.5", "1/2", "50%", "Pentagon", "carbon dioxide", "B", "?!"]
+)
+def test_the_kept_target_words_are_the_words_read_each_time(target: str) -> None:
+    number = parse_number(target)
+    if number is None:
+        expected: frozenset[str] | None = frozenset(re.findall(r"[a-z]+", target.lower()))
+    else:
+        expected = spelling_index(number.value).words or None
+    assert _target_words(target) == expected
+    key = AnswerKey(target)
+    context = _Context(key, None, None, None)
+    for text in ("nothing here", target.lower(), "cinquante six", "the pentagon"):
+        words = set(re.findall(r"[a-z]+", text.lower()))
+        held = expected is None or bool(expected & words)
+        assert context.may_hold_a_target(text) == held
