@@ -212,6 +212,20 @@ _ROT13_KEYWORDS = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # an exercise's targets are asked of every reply
+def _target_words(target: str) -> frozenset[str] | None:
+    """The words a text must share with ``target`` to state it: a text answer's own words, a
+    number's words in every generated spelling; None when any text may (a number with no
+    spelling in words)."""
+    from pedrag.runtime.detect.answer import parse_number
+    from pedrag.runtime.detect.spellings import spelling_index
+
+    number = parse_number(target)
+    if number is None:
+        return frozenset(re.findall(r"[a-z]+", target.lower()))
+    return spelling_index(number.value).words or None
+
+
 @dataclass(frozen=True)
 class _Context:
     answer: AnswerKey | None
@@ -231,20 +245,6 @@ class _Context:
             if vocabulary is None or vocabulary & words:
                 return True
         return False
-
-
-@functools.lru_cache(maxsize=256)  # an exercise's targets are asked of every reply
-def _target_words(target: str) -> frozenset[str] | None:
-    """The words a text must share with ``target`` to state it: a text answer's own words, a
-    number's words in every generated spelling; None when any text may (a number with no
-    spelling in words)."""
-    from pedrag.runtime.detect.answer import parse_number
-    from pedrag.runtime.detect.spellings import spelling_index
-
-    number = parse_number(target)
-    if number is None:
-        return frozenset(re.findall(r"[a-z]+", target.lower()))
-    return spelling_index(number.value).words or None
 
     def reveals(self, text: str, *, min_chars: int = 1) -> bool:
         if self.answer is None and self.step_value is None:
@@ -291,9 +291,7 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
         else ()
     )
     for line, rotated_line in lines:
-        keywords = set(_ROT13_KEYWORDS.findall(rotated_line)) - set(
-            _ROT13_KEYWORDS.findall(line)
-        )
+        keywords = set(_ROT13_KEYWORDS.findall(rotated_line)) - set(_ROT13_KEYWORDS.findall(line))
         # Two code keywords that only appear after rot13, with code punctuation: English
         # rot13s into gibberish that holds at most one keyword ("vs" -> "if").
         if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated_line):
