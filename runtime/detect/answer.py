@@ -171,7 +171,9 @@ def _digit_mentions(text: str) -> list[NumberMention]:
         letters = _LETTERS_AFTER.match(text, end)
         if letters and (len(letters.group(0)) == 1 or letters.group(0).lower() in _ORDINAL_SUFFIX):
             continue  # "4x", "2nd": a coefficient or an ordinal, not a quantity
-        value = Fraction(literal.replace(",", ""))
+        plain = literal.replace(",", "")
+        # an integer literal is made from its int (Fraction parses a string with a regex)
+        value = Fraction(int(plain)) if plain.isascii() and plain.isdigit() else Fraction(plain)
         decimals = _decimal_places(literal)
         if start and text[start - 1] in "-−" and _negative_context(text, start - 1):
             start, value = start - 1, -value
@@ -575,11 +577,11 @@ def _find_number(
             spelled = kind
         yield start, end, spelled
     value = target.value
-    if not target.percent and value >= 0:
+    if not target.percent and value.numerator >= 0:  # a Fraction's sign is its numerator's
         # Number words in every language num2words writes (generated once per value).
         for start, end, language in find_spellings(text, value):
             yield start, end, f"words:{language}"
-    if not target.percent and value.denominator == 1 and abs(value) >= 10:
+    if not target.percent and value.denominator == 1 and abs(value.numerator) >= 10:
         yield from _split_and_reversed(text, str(abs(value.numerator)))
         for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
             spelled = match.group(0)
@@ -886,7 +888,9 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
     tens digit is 5. The ones digit is 6.", "| 5 | 6 |"), or written backwards next to a
     reversal cue ("65, reversed")."""
     mentions = [
-        m for m in find_numbers(text) if m.value >= 0 and m.value.denominator == 1 and not m.percent
+        m
+        for m in find_numbers(text)
+        if m.value.numerator >= 0 and m.value.denominator == 1 and not m.percent
     ]
     for index, first in enumerate(mentions):
         joined, previous = "", None
@@ -934,7 +938,7 @@ def _split_across_turns(reply: str, context: str, target: NumberMention) -> Iter
     """The answer's digits given in pieces over the earlier turns and this reply ("the first
     digit is 5" then "the second digit is 6"): spans in ``reply`` of the pieces it adds."""
     value = target.value
-    if target.percent or value.denominator != 1 or abs(value) < 10:
+    if target.percent or value.denominator != 1 or abs(value.numerator) < 10:
         return
     tail = canonical_text(context[-CONTEXT_TAIL:])
     if not _may_continue_a_split(reply, tail, str(abs(value.numerator))):

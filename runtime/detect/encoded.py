@@ -133,6 +133,8 @@ def _hex_runs(text: str) -> Iterator[tuple[int, str]]:
 
 def _url_runs(text: str) -> Iterator[tuple[int, str]]:
     """Space-free tokens holding three or more %XX escapes."""
+    if "%" not in text:
+        return  # no escape anywhere: no token to visit (most replies)
     for match in _URL_TOKEN.finditer(text):
         token = match.group(0)
         if "%" in token and len(_URL_ESCAPE.findall(token)) >= _MIN_URL_ESCAPES:

@@ -28,6 +28,7 @@ from pedrag.runtime.detect.encoded import (
     _rot13_findings,
     _target_words,
     _too_short,
+    _url_runs,
 )
 from pedrag.runtime.detect.spellings import spelling_index
 
@@ -173,3 +174,14 @@ def test_the_kept_target_words_are_the_words_read_each_time(target: str) -> None
         words = set(re.findall(r"[a-z]+", text.lower()))
         held = expected is None or bool(expected & words)
         assert context.may_hold_a_target(text) == held
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="%2Fa0 \nx", max_size=30))
+def test_the_url_runs_skipping_texts_without_a_percent_sign_find_every_run(text: str) -> None:
+    every_token = [
+        (match.start(), match.group(0))
+        for match in re.finditer(r"\S+", text)
+        if "%" in match.group(0) and len(re.findall(r"%[0-9A-Fa-f]{2}", match.group(0))) >= 3
+    ]
+    assert list(_url_runs(text)) == every_token
