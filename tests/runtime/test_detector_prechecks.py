@@ -13,7 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pedrag.runtime.detect.answer import parse_number
+from pedrag.runtime.detect.answer import (
+    _NUMBER_WORD,
+    _NUMBER_WORD_FOLDED,
+    _has_number_word,
+    parse_number,
+)
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.detect.encoded import (
     _BASE64_LONG_TOKEN,
@@ -185,3 +190,31 @@ def test_the_url_runs_skipping_texts_without_a_percent_sign_find_every_run(text:
         if "%" in match.group(0) and len(re.findall(r"%[0-9A-Fa-f]{2}", match.group(0))) >= 3
     ]
     assert list(_url_runs(text)) == every_token
+
+
+NUMBER_WORD_PIECES = [
+    "five", "Five", "FIVE", "fiftysix", "FiftySix", "seventeen", "hundred", "half", "quarter",
+    "often", "someone", "written", "it's", "itsFIVE", "fiveS", "five's", "five'S", "Kelvin",
+    "\u212a", "\u0130", "caf\u00e9", "x", "a", "tenth", "ten", "Ten", "nineteenth", "oneself",
+]  # fmt: skip
+NUMBER_WORD_GAPS = [" ", "", "-", "'", "'s", "'S", "\n", "9", ".", "\u00e9", "_"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(NUMBER_WORD_PIECES), st.sampled_from(NUMBER_WORD_GAPS)),
+        max_size=6,
+    )
+)
+def test_the_lower_cased_quick_test_never_misses_an_english_number_word(
+    parts: list[tuple[str, str]],
+) -> None:
+    text = "".join(piece + gap for piece, gap in parts)
+    assert _has_number_word(text) == bool(_NUMBER_WORD.search(text)), text
+
+
+def test_the_quick_test_reads_camel_case_and_refuses_words_inside_words() -> None:
+    assert _has_number_word("it'sFIVE") and _has_number_word("Five.")
+    assert not _has_number_word("someone often written")
+    assert not _NUMBER_WORD_FOLDED.search("itsfive")  # why a capital after a letter reads in full
