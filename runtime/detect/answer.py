@@ -1174,6 +1174,9 @@ def _reveals(
             if target.number.values() and target.number.value in values_done:
                 continue  # "56" and "fifty-six": one value, read once
             values_done.add(target.number.value)
+        occurrences = _occurrences(reply, target, given_values)
+        if not occurrences:
+            continue  # nothing to waive: the student's message is not read (most replies)
         if student_message and _commits_to(student_message, target, givens):
             continue  # the student said it first: repeating it reveals nothing
         # Restating a number that is already on the table (a given of the exercise, an earlier
@@ -1182,7 +1185,7 @@ def _reveals(
         # does the work for the student, so it counts.
         # Arithmetic is judged by its operands (above), not by the class alone.
         given_classes = _given_classes(givens, spelling)
-        for start, end, spelled in _occurrences(reply, target, given_values):
+        for start, end, spelled in occurrences:
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
             found.setdefault((start, end), spelled)

@@ -8,6 +8,7 @@ import base64
 import codecs
 import re
 from collections.abc import Iterator
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -16,8 +17,15 @@ from hypothesis import strategies as st
 from pedrag.runtime.detect.answer import (
     _NUMBER_WORD,
     _NUMBER_WORD_FOLDED,
+    _commits_to,
+    _given_classes,
     _has_number_word,
+    _occurrences,
+    _reveals,
+    _target,
+    _ValuesOnTheTable,
     parse_number,
+    stated_as_result,
 )
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.detect.encoded import (
@@ -218,3 +226,57 @@ def test_the_quick_test_reads_camel_case_and_refuses_words_inside_words() -> Non
     assert _has_number_word("it'sFIVE") and _has_number_word("Five.")
     assert not _has_number_word("someone often written")
     assert not _NUMBER_WORD_FOLDED.search("itsfive")  # why a capital after a letter reads in full
+
+
+def _reveals_message_first(
+    reply: str, spellings: tuple[str, ...], student_message: str | None, givens: str
+) -> list[tuple[int, int, str]]:
+    """The answer rule as it was before the reply was read first: the student's message read
+    for every target, whether or not the reply holds it."""
+    found: dict[tuple[int, int], str] = {}
+    given_values = _ValuesOnTheTable("\n".join(p for p in (givens, student_message) if p))
+    values_done: set[Fraction] = set()
+    for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
+        target = _target(spelling)
+        if target.number is not None:
+            if target.number.values() and target.number.value in values_done:
+                continue
+            values_done.add(target.number.value)
+        if student_message and _commits_to(student_message, target, givens):
+            continue
+        given_classes = _given_classes(givens, spelling)
+        for start, end, spelled in _occurrences(reply, target, given_values):
+            if spelled in given_classes and not stated_as_result(reply, start):
+                continue
+            found.setdefault((start, end), spelled)
+    return [(start, end, spelled) for (start, end), spelled in found.items()]
+
+
+REVEAL_PIECES = [
+    "56", "fifty-six", "5 6", "57", "7", "8", "7 times 8", "7 x 8", "is", "the answer is",
+    "=", "or", "maybe", "I think", "between 55 and 57", "LVI", "0x38", "fifty", "six", "?",
+    "Pentagon", "pentagons", "a", "so", "and", "first digit 5", "then 6", "tens", "ones",
+]  # fmt: skip
+KEYS = [("56", "fifty-six"), ("Pentagon",), ("0.5", "1/2"), ("8",)]
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(st.sampled_from(REVEAL_PIECES), max_size=8),
+    st.one_of(st.none(), st.lists(st.sampled_from(REVEAL_PIECES), max_size=6)),
+    st.sampled_from(KEYS),
+    st.sampled_from(["What is 7 times 8?", "", "Name the shape with 5 sides."]),
+)
+def test_reading_the_reply_before_the_message_finds_the_same_reveals(
+    reply: list[str], message: list[str] | None, spellings: tuple[str, ...], givens: str
+) -> None:
+    text = " ".join(reply)
+    said = None if message is None else " ".join(message)
+    expected = _reveals_message_first(text, spellings, said, givens)
+    assert _reveals(text, spellings, student_message=said, givens=givens) == expected
+
+
+def test_a_message_stating_the_answer_still_waives_a_reply_that_repeats_it() -> None:
+    args = ("Yes, 56 is right.", ("56",))
+    assert _reveals(*args, student_message="I think it's 56", givens="What is 7 times 8?") == []
+    assert _reveals(*args, student_message="no idea", givens="What is 7 times 8?") != []
