@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import functools
 import re
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -71,6 +72,16 @@ def _too_short(compact: str) -> bool:
     return len(compact) < (4 if compact.endswith("=") else _MIN_BASE64)
 
 
+# The tokens `_too_short` lets through, found by the regex engine rather than by a Python loop
+# over every word of the reply (most are shorter): a token whose last eight characters, or
+# last four ending in "=", are all of the alphabet (the token's own look-behind keeps them
+# inside it). Tested against `_too_short` on generated tokens.
+_BASE64_LONG_TOKEN = re.compile(
+    _BASE64_TOKEN.pattern
+    + rf"(?:(?<=[A-Za-z0-9+/_=-]{{{_MIN_BASE64}}})|(?<=[A-Za-z0-9+/_=-]{{3}}=))"
+)
+
+
 def _decode_base64(run: str) -> str | None:
     compact = re.sub(r"\s+", "", run)
     if _too_short(compact):
@@ -122,6 +133,8 @@ def _hex_runs(text: str) -> Iterator[tuple[int, str]]:
 
 def _url_runs(text: str) -> Iterator[tuple[int, str]]:
     """Space-free tokens holding three or more %XX escapes."""
+    if "%" not in text:
+        return  # no escape anywhere: no token to visit (most replies)
     for match in _URL_TOKEN.finditer(text):
         token = match.group(0)
         if "%" in token and len(_URL_ESCAPE.findall(token)) >= _MIN_URL_ESCAPES:
@@ -147,34 +160,33 @@ _DECODERS: tuple[
 
 def _base64_candidates(text: str) -> Iterator[_Candidate]:
     """base64 tokens; consecutive lines of a wrapped payload (every line a multiple of four
-    long, all but the last at least 16) are joined, and the longest run that decodes wins."""
-    tokens = list(_BASE64_TOKEN.finditer(text))
-    index = 0
-    while index < len(tokens):
-        group = [tokens[index]]
-        while (
-            index + len(group) < len(tokens)
-            and len(group[-1].group(0)) >= 16
-            and len(group[-1].group(0)) % 4 == 0
-            and _WRAP.fullmatch(text, group[-1].end(), tokens[index + len(group)].start())
-        ):
-            group.append(tokens[index + len(group)])
+    long, all but the last at least 16) are joined, and the longest run that decodes wins.
+
+    Only a token `_too_short` lets through can start a run (a shorter one is neither decoded
+    alone nor 16 characters long), so only those are visited; a run's later lines are the
+    tokens right after each line's wrap."""
+    taken = 0  # tokens before this offset belong to a run already decoded
+    for first in _BASE64_LONG_TOKEN.finditer(text):
+        if first.start() < taken:
+            continue
+        group = [first]
+        while len(group[-1].group(0)) >= 16 and len(group[-1].group(0)) % 4 == 0:
+            wrap = _WRAP.match(text, group[-1].end())
+            line = _BASE64_TOKEN.match(text, wrap.end()) if wrap else None
+            if line is None:
+                break
+            group.append(line)
         for size in range(len(group), 0, -1):
             start, end = group[0].start(), group[size - 1].end()
             if end - start > MAX_PAYLOAD_CHARS:
                 continue
-            if size > 1:
-                if sum(len(token.group(0)) for token in group[:size]) % 4:
-                    continue  # a wrapped payload is padded to a multiple of four
-            elif _too_short(group[0].group(0)):
-                continue  # most words of a reply: no decoding needed to refuse them
+            if size > 1 and sum(len(token.group(0)) for token in group[:size]) % 4:
+                continue  # a wrapped payload is padded to a multiple of four
             decoded = _decode_base64(text[start:end])
             if decoded:
                 yield _Candidate(start, end, "base64", decoded)
-                index += size
+                taken = end
                 break
-        else:
-            index += 1
 
 
 def _candidates(text: str) -> Iterator[_Candidate]:
@@ -202,6 +214,20 @@ _ROT13_KEYWORDS = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # an exercise's targets are asked of every reply
+def _target_words(target: str) -> frozenset[str] | None:
+    """The words a text must share with ``target`` to state it: a text answer's own words, a
+    number's words in every generated spelling; None when any text may (a number with no
+    spelling in words)."""
+    from pedrag.runtime.detect.answer import parse_number
+    from pedrag.runtime.detect.spellings import spelling_index
+
+    number = parse_number(target)
+    if number is None:
+        return frozenset(re.findall(r"[a-z]+", target.lower()))
+    return spelling_index(number.value).words or None
+
+
 @dataclass(frozen=True)
 class _Context:
     answer: AnswerKey | None
@@ -212,21 +238,13 @@ class _Context:
     def may_hold_a_target(self, text: str) -> bool:
         """A cheap test before a whole reading: does ``text`` hold a word of a target (of
         any of the generated spellings of a number, or of a text answer)? True when unsure."""
-        from pedrag.runtime.detect.answer import parse_number
-        from pedrag.runtime.detect.spellings import spelling_index
-
         targets = [self.step_value] if self.step_value else []
         if self.answer is not None:
             targets += [self.answer.answer, *self.answer.accept]
         words = set(re.findall(r"[a-z]+", text.lower()))
         for target in targets:
-            number = parse_number(target)
-            if number is None:
-                if set(re.findall(r"[a-z]+", target.lower())) & words:
-                    return True
-                continue
-            vocabulary = spelling_index(number.value).words
-            if not vocabulary or vocabulary & words:
+            vocabulary = _target_words(target)
+            if vocabulary is None or vocabulary & words:
                 return True
         return False
 
@@ -266,12 +284,19 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
     reply when its rot13 states the answer and the reply itself does not."""
     findings: list[Finding] = []
     position = 0
-    for line in reply.splitlines(keepends=True):
-        rotated = codecs.encode(line, "rot13")
-        keywords = set(_ROT13_KEYWORDS.findall(rotated)) - set(_ROT13_KEYWORDS.findall(line))
+    rotated = codecs.encode(reply, "rot13")  # letters only: its lines are the reply's lines
+    # A line's keywords are among the whole text's (a keyword never spans a line break), so
+    # with fewer than two in the whole rot13 text no line can have two.
+    lines = (
+        zip(reply.splitlines(keepends=True), rotated.splitlines(keepends=True), strict=True)
+        if len(set(_ROT13_KEYWORDS.findall(rotated))) >= 2
+        else ()
+    )
+    for line, rotated_line in lines:
+        keywords = set(_ROT13_KEYWORDS.findall(rotated_line)) - set(_ROT13_KEYWORDS.findall(line))
         # Two code keywords that only appear after rot13, with code punctuation: English
         # rot13s into gibberish that holds at most one keyword ("vs" -> "if").
-        if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated):
+        if len(keywords) >= 2 and re.search(r"[(){};=:]", rotated_line):
             findings.append(
                 Finding(
                     FindingKind.CODE,
@@ -282,7 +307,6 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
                 )
             )
         position += len(line)
-    rotated = codecs.encode(reply, "rot13")
     if not context.may_hold_a_target(rotated):
         return findings  # no word of any target in it: no second reading of the reply
     # Three-letter English words rot13 into number words ("bar" -> "one"); a real rot13 reveal
