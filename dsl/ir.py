@@ -59,14 +59,19 @@ class Located:
     text: str
     span: Span
     scalar: ScalarMap | None = field(default=None, compare=False, repr=False)
-    # The metrics the condition reads (`ast.metric_names`), walked once when it is made and
-    # kept with it, so a kept front end carries them: unwritten-metric and unused-metric read
-    # every condition's, and walking 5,000 conditions again was a twelfth of a one-rule edit's
-    # re-check.
-    reads: frozenset[str] = field(init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "reads", ast.metric_names(self.expr))
+    @property
+    def reads(self) -> frozenset[str]:
+        """The metrics the condition reads (`ast.metric_names`), walked once and kept with it
+        (in its `__dict__`, so a pickled front end carries them: the resolver walks every
+        rule's before the front end is kept). unwritten-metric and unused-metric read every
+        condition's, and walking 5,000 conditions again was a twelfth of a one-rule edit's
+        re-check. `replace` makes a new object, which walks its own expression."""
+        found: frozenset[str] | None = self.__dict__.get("_reads")
+        if found is None:
+            found = ast.metric_names(self.expr)
+            object.__setattr__(self, "_reads", found)
+        return found
 
     def node_span(self, node: ast.Expr) -> Span:
         if self.scalar is None or node.span == ast.NO_SPAN:
