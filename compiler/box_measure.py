@@ -246,6 +246,41 @@ def covering_set(
     return tuple(kept)
 
 
+def narrow_boxes(boxes: list[Box], keep: dict[str, list[int]]) -> list[Box]:
+    """`boxes` over fewer cells: each variable's cells renumbered to the positions `keep[var]`
+    lists (ascending), the others dropped. A box left with no cell of some variable is
+    dropped; a variable left with all its kept cells is no longer named, and a box that names
+    none is the whole space: `[{}]` is then the answer (a theory covered everywhere has one
+    early, and the rest need no narrowing)."""
+    memo: dict[tuple[str, int], int] = {}  # boxes share their masks: each narrowed once
+
+    def narrow(var: str, mask: int) -> int:
+        hit = memo.get((var, mask))
+        if hit is None:
+            hit = 0
+            for bit, position in enumerate(keep[var]):
+                if mask >> position & 1:
+                    hit |= 1 << bit
+            memo[(var, mask)] = hit
+        return hit
+
+    full = {var: (1 << len(kept)) - 1 for var, kept in keep.items()}
+    out: list[Box] = []
+    for box in boxes:
+        narrowed: Box = {}
+        for var, mask in box.items():
+            new = narrow(var, mask)
+            if new == 0:
+                break
+            if new != full[var]:
+                narrowed[var] = new
+        else:
+            if not narrowed:
+                return [{}]
+            out.append(narrowed)
+    return out
+
+
 def union_share(
     boxes: list[Box], order: Sequence[str], shares: dict[str, list[Fraction]]
 ) -> Fraction | None:

@@ -73,6 +73,7 @@ PERSISTED = frozenset(
         "invariant group",
         "reachable",
         "coverage",
+        "conflict finding",
     }
 )
 

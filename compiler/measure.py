@@ -39,7 +39,7 @@ from math import ceil, comb, floor
 from typing import Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import cell_boxes, union_share
+from pedrag.compiler.box_measure import Box, cell_boxes, narrow_boxes, union_share
 from pedrag.compiler.encode import Domain
 from pedrag.compiler.formula import Node
 
@@ -184,6 +184,25 @@ class Measure:
         self.error = error
         if error:
             self.exact = False
+        return float(value)
+
+    def share_of_boxes(
+        self, node: Node, cells_of: dict[str, list[Cell]], boxes: list[Box]
+    ) -> float:
+        """`share(node)` from `node`'s box form made over every cell of each variable
+        (`cells_of[var]`, cut at `node`'s breakpoints, zero-share cells included: the gap
+        search's, `Analysis.eligible_cell_boxes`), so the form is not made twice. The boxes
+        are narrowed to the cells of positive share, which `_by_boxes` measures: the union is
+        the same set, so its share is the same exact fraction. Where the cutting gives up
+        (`union_share`: too many pieces), `share` measures afresh."""
+        keep = {var: [i for i, c in enumerate(found) if c.share > 0] for var, found in cells_of.items()}
+        shares = {var: [cells_of[var][i].share for i in kept] for var, kept in keep.items()}
+        narrowed = narrow_boxes(boxes, keep)
+        order = sorted({var for box in narrowed for var in box}, key=self._rank)
+        value = union_share(narrowed, order, shares)
+        if value is None:
+            return self.share(node)
+        self.error = Fraction(0)
         return float(value)
 
     def exact_share(self, node: Node) -> tuple[Fraction, Fraction]:

@@ -83,21 +83,24 @@ class _Grower:
         # Cut where eligibility changes, and nowhere else: the regions are then a function of
         # the rules' eligibility, which is what the cache keeps them under.
         self.cuts = F.breakpoints(analysis.any_eligible)
-        self.cells: dict[str, list[Cell]] = {
-            var: cells(
-                self.domains[var],
-                self.cuts.get(var),
-                enumerate_all=var in self.linear and self._small(var),
-            )
-            for var in self.domains
-        }
         # With one-variable atoms only, eligibility as boxes over these cells: a box is clear
-        # when it meets none of them, decided exactly without z3 (`compiler/box_measure.py`).
-        self.full = {var: (1 << len(found)) - 1 for var, found in self.cells.items()}
+        # when it meets none of them, decided exactly without z3 (`compiler/box_measure.py`);
+        # made once per analysis, as the coverage share reads them too.
         self.eligible_boxes: list[Box] | None = None
-        if not self.linear:
-            values = {var: [c.value for c in found] for var, found in self.cells.items()}
-            self.eligible_boxes = cell_boxes(analysis.any_eligible, values)
+        self.cells: dict[str, list[Cell]]
+        shared = analysis.eligible_cell_boxes()
+        if shared is not None:
+            self.cells, self.eligible_boxes = shared
+        else:
+            self.cells = {
+                var: cells(
+                    self.domains[var],
+                    self.cuts.get(var),
+                    enumerate_all=var in self.linear and self._small(var),
+                )
+                for var in self.domains
+            }
+        self.full = {var: (1 << len(found)) - 1 for var, found in self.cells.items()}
 
     def _small(self, var: str) -> bool:
         domain = self.domains[var]

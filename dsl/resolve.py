@@ -827,6 +827,7 @@ class TheoryResolver:
             self._tag_since(before, f"rule:{rule.id}")
             if when is None or not known:
                 continue
+            when.reads  # noqa: B018 (walked now, so a kept front end carries it: `Located.reads`)
             rules.append(
                 RuleInfo(
                     id=rule.id,

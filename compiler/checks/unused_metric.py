@@ -43,17 +43,17 @@ def read_metrics(analysis: Analysis) -> set[str]:
     other thousands of conditions was a twentieth of a one-rule edit's re-check."""
     theory = analysis.theory
     declared = set(theory.metrics)
-    expressions = chain(
-        (m.compute for m in theory.metrics.values() if m.compute is not None),
-        (step.when.expr for step in theory.ceiling_steps),
-        (inv.condition.expr for inv in theory.invariants),
-        (located.expr for located in theory.monitors.values()),
-        (switch.when.expr for switch in theory.switches),
-        (rule.when.expr for rule in theory.rules),
+    reads = chain(
+        (analysis.reads(m.compute) for m in theory.metrics.values() if m.compute is not None),
+        (step.when.reads for step in theory.ceiling_steps),
+        (inv.condition.reads for inv in theory.invariants),
+        (located.reads for located in theory.monitors.values()),
+        (switch.when.reads for switch in theory.switches),
+        (rule.when.reads for rule in theory.rules),
     )
     found: set[str] = set()
-    for expr in expressions:
-        found |= analysis.reads(expr)
+    for metrics in reads:
+        found |= metrics
         if declared <= found:
             break
     return found

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
-from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import MetricInfo
 from pedrag.kernel.sources import OBSERVED_WRITES, is_written
@@ -56,19 +55,25 @@ def _readers(analysis: Analysis) -> dict[str, list[str]]:
     """Metric -> the items whose conditions read it (rules, steps, monitors, invariants,
     switches)."""
     theory = analysis.theory
-    conditions: list[tuple[str, ast.Expr]] = [(f"rule:{r.id}", r.when.expr) for r in theory.rules]
-    conditions += [
-        (f"ceiling:{s.index}", s.when.expr) for s in theory.ceiling_steps if s.runtime is None
+    # Each condition's metrics as its `Located` keeps them (walked when it was made); a
+    # computed metric's expression is walked here.
+    conditions: list[tuple[str, frozenset[str]]] = [
+        (f"rule:{r.id}", r.when.reads) for r in theory.rules
     ]
-    conditions += [(f"monitor:{name}", located.expr) for name, located in theory.monitors.items()]
+    conditions += [
+        (f"ceiling:{s.index}", s.when.reads) for s in theory.ceiling_steps if s.runtime is None
+    ]
+    conditions += [(f"monitor:{name}", located.reads) for name, located in theory.monitors.items()]
     # an invariant about a value nothing writes is never tested by a session, and its
     # violations there are not reported (`pedrag.compiler.written`): say why once, here
-    conditions += [(f"invariant:{i.id}", i.condition.expr) for i in theory.invariants]
-    conditions += [(f"switch:{s.index}", s.when.expr) for s in theory.switches]
-    conditions += [(f"metric:{n}", m.compute) for n, m in theory.metrics.items() if m.compute]
+    conditions += [(f"invariant:{i.id}", i.condition.reads) for i in theory.invariants]
+    conditions += [(f"switch:{s.index}", s.when.reads) for s in theory.switches]
+    conditions += [
+        (f"metric:{n}", analysis.reads(m.compute)) for n, m in theory.metrics.items() if m.compute
+    ]
     readers: dict[str, list[str]] = {}
-    for item, expr in conditions:
-        for name in sorted(analysis.reads(expr)):
+    for item, reads in conditions:
+        for name in sorted(reads):
             readers.setdefault(name, []).append(item)
     return readers
 

@@ -214,3 +214,43 @@ def test_the_rules_left_out_of_a_shadow_question_never_meet_the_rule(seed: int) 
                 pair = [analysis.eligible[rule.id], analysis.eligible[other.id]]
                 assert analysis.solve(pair, witness=False).unsat, (rule.id, other.id)
     assert left_out > 0
+
+
+@pytest.mark.parametrize(("rules", "seed"), [*CASES, (30, 7), (60, 2)])
+def test_the_gap_searchs_boxes_narrowed_measure_the_coverage_exactly(rules: int, seed: int) -> None:
+    """The coverage share is read off the box form the gap search made over every cell
+    (`Analysis.eligible_cell_boxes`), narrowed to the cells of positive share: the same exact
+    rational as the box form made over those cells alone."""
+    analysis = _analysis(generate(rules, seed, "weighted"))
+    node = analysis.any_eligible
+    made = analysis.eligible_cell_boxes()
+    assert made is not None and made[1] is not None
+    cells_of, boxes = made
+    keep = {var: [i for i, c in enumerate(found) if c.share > 0] for var, found in cells_of.items()}
+    shares = {var: [cells_of[var][i].share for i in kept] for var, kept in keep.items()}
+    narrowed = box_measure.narrow_boxes(boxes, keep)
+    order = sorted({var for box in narrowed for var in box})
+    expected = Measure(analysis.domains, [node])._by_boxes(node)
+    assert box_measure.union_share(narrowed, order, shares) == expected
+    measure = Measure(analysis.domains, [node])
+    assert measure.share_of_boxes(node, cells_of, boxes) == float(expected)  # type: ignore[arg-type]
+    assert measure.error == 0
+
+
+def test_coverage_from_the_gap_searchs_boxes_keeps_a_point_gap_and_a_size_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    analysis = _analysis(THEORY.replace("WHEN", "m != 0.1"))
+    assert analysis.coverage() == (1.0, True)
+    (region,) = analysis.gaps()  # the zero-share point is still a gap
+    assert region.witness == {"m": 0.1}
+    analysis = _analysis(generate(20, 3, "weighted"))
+    exact = Measure(analysis.domains, [analysis.any_eligible]).share(analysis.any_eligible)
+    monkeypatch.setattr(box_measure, "MAX_PIECES", 1)  # the narrowed cutting gives up
+    assert analysis.coverage() == (exact, True)
+
+
+def test_narrowing_renumbers_the_kept_cells_and_drops_what_is_left_empty() -> None:
+    keep = {"x": [0, 2, 3], "y": [1]}
+    assert box_measure.narrow_boxes([{"x": 0b0101}, {"x": 0b0010}], keep) == [{"x": 0b011}]
+    assert box_measure.narrow_boxes([{"x": 0b1101, "y": 0b10}, {"x": 0b1}], keep) == [{}]

@@ -619,3 +619,34 @@ def test_findings_with_an_undecided_question_are_never_kept_whole(
         check_paths([str(path)], CheckConfig(), cache=CheckCache(tmp_path / "c"))
     assert len(analyses) == 3
     assert not list((tmp_path / "c" / "findings").glob("*.pickle"))
+
+
+def test_a_conflict_finding_is_built_again_only_for_the_edited_rule(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # A conflict finding's words, witness and guard (a search of up to 16 guards, two
+    # questions each) are kept on disk by the two rules' content: a one-rule edit's re-check
+    # in a fresh process builds only the findings of the edited rule.
+    from pedrag.compiler.checks import conflict
+
+    built: list[tuple[str, str]] = []
+    real = conflict._shown
+
+    def counting(analysis: Any, found: Any, search: bool) -> Any:
+        built.append((found.rules[0].id, found.rules[1].id))
+        return real(analysis, found, search)
+
+    def theory(rules: list[tuple[str, str, str]]) -> str:  # hints under the ceiling
+        return _theory(rules).replace("hint: {rung: H5", "hint: {rung: H2")
+
+    monkeypatch.setattr(conflict, "_shown", counting)
+    cache = CheckCache(tmp_path)
+    _check(theory(RULES), cache)
+    assert len(built) >= 3  # the theory has several conflicts to keep
+    edited = list(RULES)
+    edited[2] = ("very_tense", "frustration >= 0.9 and hints >= 2", "encourage")
+    text = theory(edited)
+    built.clear()
+    found, _ = _check(text, cache)
+    assert built and all("very_tense" in pair for pair in built)
+    assert found == _check(text, CheckCache.disabled())[0]

@@ -37,6 +37,7 @@ def _same(spliced: LoadedFile, full: LoadedFile) -> None:
     for mine, theirs in zip(spliced.theory.rules, full.theory.rules, strict=True):
         for node in ast.walk(mine.when.expr):
             assert mine.when.node_span(node) == theirs.when.node_span(node)
+        assert mine.when.reads == theirs.when.reads == ast.metric_names(mine.when.expr)
         assert mine.when.scalar is not None and theirs.when.scalar is not None
         assert mine.when.scalar.source is spliced.source  # no part of the previous text kept
         assert (mine.when.scalar.start, mine.when.scalar._offsets) == (
