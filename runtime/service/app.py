@@ -8,9 +8,9 @@ Why it looks like this:
 - **The event loop never blocks.** The Tutor, the store and the checker are synchronous. A
   turn route (JSON or streamed) checks its key, reads its session, runs the Tutor and commits
   in one worker thread (one hop off the loop per turn; a streamed turn's pieces are held until
-  it commits, so they are handed to the loop together), one of the 40 turn threads of
-  :mod:`turn_threads`, so one worker holds at most 40 turns in progress; every other route is
-  a plain ``def``, which FastAPI runs in AnyIO's thread pool (40 threads by default).
+  it commits, so they are handed to the loop together); every other route is a plain ``def``,
+  which FastAPI runs in its thread pool. Both share AnyIO's pool (40 threads by default), so
+  one worker holds at most 40 turns in progress.
 - **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
   API key and touches the database only through its tenant-bound store; an id of another
   tenant is as unknown as an id that was never created (404).
@@ -99,7 +99,6 @@ from pedrag.runtime.service.schemas import (
     TurnCreate,
     TurnOut,
 )
-from pedrag.runtime.service.turn_threads import TurnThreads
 from pedrag.runtime.store.session_store import (
     AlreadyExists,
     LearnerNotFound,
@@ -221,9 +220,10 @@ def load_service(
 def _freeze_start_up_objects() -> None:
     """Leave what start-up built (modules, the compiled theories, the app and its routes, some
     170,000 objects) out of the garbage collector's full collections: they live as long as the
-    worker, and each full collection walked them all (about 250 ms, once every thousand turns
-    or so: a quarter of a millisecond of CPU per turn). Start-up's garbage is collected first,
-    so nothing that is garbage already is kept (``gc.freeze``'s own advice)."""
+    worker, and each full collection walked them all (about 150 ms of CPU, once every few
+    thousand turns; the collector's CPU per turn halved, docs/service.md). Start-up's garbage
+    is collected first, so nothing that is garbage already is kept (``gc.freeze``'s advice);
+    the lifespan's end thaws them, for a process that outlives its app (tests)."""
     gc.collect()
     gc.freeze()
 
@@ -274,7 +274,6 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = await anyio.to_thread.run_sync(load_service, settings, backend)
         app.state.service = state
-        app.state.turn_threads = turn_threads = TurnThreads()
         await anyio.to_thread.run_sync(_purge_expired, state)  # before the first request
         purger = asyncio.create_task(_retention_loop(state))
         _freeze_start_up_objects()
@@ -284,8 +283,7 @@ def create_app(
             purger.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
-            turn_threads.close()
-            gc.unfreeze()  # what start-up kept is collectable again (tests start many apps)
+            gc.unfreeze()
             state.store.close()
 
     app = FastAPI(
@@ -869,7 +867,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
-        result = await request.app.state.turn_threads.run(
+        result = await anyio.to_thread.run_sync(
             _turn_in_thread, request, claim, session_id, body.turn, _plain(body.message)
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
@@ -895,7 +893,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
         started = time.perf_counter()
-        pieces, result = await request.app.state.turn_threads.run(
+        pieces, result = await anyio.to_thread.run_sync(
             _turn_in_thread, request, claim, session_id, body.turn, _streamed(body.message)
         )
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
