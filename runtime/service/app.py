@@ -221,9 +221,10 @@ def _freeze_start_up_objects() -> None:
     """Leave what start-up built (modules, the compiled theories, the app and its routes, some
     170,000 objects) out of the garbage collector's full collections: they live as long as the
     worker, and each full collection walked them all (about 150 ms of CPU, once every few
-    thousand turns; the collector's CPU per turn halved, docs/service.md). Start-up's garbage
-    is collected first, so nothing that is garbage already is kept (``gc.freeze``'s advice);
-    the lifespan's end thaws them, for a process that outlives its app (tests)."""
+    thousand turns; the collector's CPU per turn halved, 0.1 to 0.05 ms: docs/service.md).
+    Start-up's garbage is collected first, so nothing that is garbage already is kept
+    (``gc.freeze``'s advice); the lifespan's end thaws them, for a process that outlives its
+    app (tests)."""
     gc.collect()
     gc.freeze()
 
