@@ -117,21 +117,34 @@ class InProcess:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def group_cpu_seconds(group: int) -> float:
+def _stat_fields(path: str) -> list[bytes] | None:
+    """The fields of a ``/proc`` stat file after the command name: state, ppid, pgrp, ...,
+    utime (index 11), stime (index 12); None if the process ended meanwhile."""
+    try:
+        with open(path, "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def group_cpu_seconds(group: int, *, loops: bool = False) -> float:
     """User plus system CPU of every live process in process group ``group`` (the server
-    starts in a session of its own, so its workers share its group), from ``/proc``."""
+    starts in a session of its own, so its workers share its group), from ``/proc``. With
+    ``loops``, only the main threads of the worker processes, where uvicorn runs each
+    worker's event loop (HTTP, middleware, routing, the hop to a turn's thread): the group's
+    leader counts when it is the only process (one worker), not when it supervises workers."""
     total = 0
+    members = []
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        # After the command name: state, ppid, pgrp, ..., utime (14th field), stime (15th).
-        if int(fields[2]) == group:
-            total += int(fields[11]) + int(fields[12])
+        fields = _stat_fields(f"/proc/{entry.name}/stat") if entry.name.isdigit() else None
+        if fields is not None and int(fields[2]) == group:
+            members.append((entry.name, fields))
+    for pid, fields in members:
+        if loops:
+            if int(pid) == group and len(members) > 1:
+                continue  # the supervisor of several workers
+            fields = _stat_fields(f"/proc/{pid}/task/{pid}/stat") or [b"0"] * 13
+        total += int(fields[11]) + int(fields[12])
     return total / _TICK
 
 
@@ -146,6 +159,7 @@ class Served:
     latencies: list[float] = field(default_factory=list)
     wall: float = 0.0
     cpu: float = 0.0
+    loop_cpu: float = 0.0
     above_by_round: list[float] = field(default_factory=list)
     alone: list[float] = field(default_factory=list)
 
@@ -224,9 +238,9 @@ def main() -> int:
     args = parser.parse_args()
 
     # The servers driven in the same rounds: this tree's, and with --compare another tree's.
-    trees = [("", ROOT)] + [(" " + args.compare_label, Path(args.compare).resolve())] * bool(
-        args.compare
-    )
+    trees = [("", ROOT)]
+    if args.compare:
+        trees.append((" " + args.compare_label, Path(args.compare).resolve()))
 
     def run(url: str, workers_list: list[int]) -> dict[str, Any]:
         results: dict[str, Any] = {}
@@ -271,6 +285,7 @@ def main() -> int:
                     local_cpu += cpu
                     for server in servers:
                         cpu_before = group_cpu_seconds(server.group)
+                        loop_before = group_cpu_seconds(server.group, loops=True)
                         begin = time.perf_counter()
                         server.latencies += asyncio.run(
                             drive(
@@ -280,6 +295,7 @@ def main() -> int:
                         server.wall += time.perf_counter() - begin
                         round_cpu = group_cpu_seconds(server.group) - cpu_before
                         server.cpu += round_cpu
+                        server.loop_cpu += group_cpu_seconds(server.group, loops=True) - loop_before
                         server.above_by_round.append((round_cpu - cpu) * 1000 / chunk)
                 for server in servers:
                     # Per-turn latency without queueing: one client, one turn at a time.
@@ -294,6 +310,7 @@ def main() -> int:
             for server in servers:
                 row = summary(server.latencies, server.wall)
                 row["cpu_ms_per_turn"] = server.cpu * 1000 / len(server.latencies)
+                row["loop_cpu_ms_per_turn"] = server.loop_cpu * 1000 / len(server.latencies)
                 row["overhead_cpu_ms"] = row["cpu_ms_per_turn"] - base_row["cpu_ms_per_turn"]
                 # The same difference round by round (each round's server turns against the
                 # baseline turns just before them): its median shrugs off a round that a
@@ -319,6 +336,7 @@ def main() -> int:
     print(
         f"{'configuration':<40}{'turns':>6}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'alone p50':>11}{'CPU ms/turn':>13}{'above base':>12}{'median':>8}{'goal':>8}"
+        f"{'loops':>7}"
     )
     for kind, rows in results.items():
         for name, row in rows.items():
@@ -329,7 +347,7 @@ def main() -> int:
                 f"{row['cpu_ms_per_turn']:>13.2f}"
                 + (
                     f"{above:>12.2f}{row['overhead_cpu_ms_median']:>8.2f}"
-                    f"{'< ' + format(GOAL_MS, 'g'):>8}"
+                    f"{'< ' + format(GOAL_MS, 'g'):>8}{row['loop_cpu_ms_per_turn']:>7.2f}"
                     if above is not None
                     else ""
                 )
@@ -342,6 +360,8 @@ def main() -> int:
         f"figure whose goal is < {GOAL_MS:g} ms; 'median': the median of that difference round "
         f"by round (CPU is read in clock ticks of {1000 / _TICK:g} ms, over "
         f"{max(1, args.turns // args.rounds)} turns a round). "
+        f"loops: the part of CPU ms/turn spent by the workers' event-loop threads (HTTP, "
+        f"middleware, routing, the hop to the turn's thread); the rest is the turns' threads. "
         f"turns/s, p50, p99: {args.clients} concurrent "
         f"clients (wall clock, includes queueing); alone: one client, one turn at a time "
         f"({args.sequential} turns). Sessions of {args.turns_per_session} turns, offline backend "
