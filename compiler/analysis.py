@@ -1282,9 +1282,9 @@ class Analysis:
 
             def compute() -> tuple[float, float]:
                 measure = Measure(self.domains, [self.any_eligible])
-                made = self.eligible_cell_boxes()
-                if made is not None and made[1] is not None:
-                    share = measure.share_of_boxes(self.any_eligible, *made)
+                cells_of, boxes = self.eligible_cell_boxes() or ({}, None)
+                if boxes is not None:
+                    share = measure.share_of_boxes(self.any_eligible, cells_of, boxes)
                 else:
                     share = measure.share(self.any_eligible)
                 return share, float(measure.error)

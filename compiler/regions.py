@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from pedrag.compiler import formula as F
-from pedrag.compiler.box_measure import NOTHING, Box, cell_boxes, first_outside
+from pedrag.compiler.box_measure import NOTHING, Box, first_outside
 from pedrag.compiler.formula import Node
 from pedrag.compiler.measure import ENUMERATE, Cell, cells
 from pedrag.kernel.exact import decimal_fraction
