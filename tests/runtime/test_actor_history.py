@@ -186,3 +186,16 @@ def test_a_model_actor_is_told_to_place_a_term_of_another_domain_and_come_back()
     prompt = "\n".join(text for _, text in backend.actor_requests[-1].messages)
     assert '"elsewhere": "Python loops"' in prompt
     assert "FIRST: the learner asked about a term of another part of the course" in prompt
+
+
+def test_a_model_actor_is_told_to_say_an_unexplained_term_is_not_in_the_course() -> None:
+    """A term no concept of the course explains ("what is a quaternion?"): the offline wording
+    says the material has nothing on it and won't guess; a model gets the same instruction,
+    with the term in its material, so it does not make up an explanation."""
+    backend = RecordingActor()
+    tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
+    session = tutor.start("socratic", "mult_7x8", seed=2)
+    tutor.turn(session, "what is a quaternion?")
+    prompt = "\n".join(text for _, text in backend.actor_requests[-1].messages)
+    assert '"unexplained": "quaternion"' in prompt
+    assert "FIRST: the learner asked about a term no concept of the course explains" in prompt
