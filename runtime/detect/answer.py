@@ -1078,7 +1078,18 @@ def in_working(mention: NumberMention, spans: Sequence[tuple[int, int]]) -> bool
     return any(start <= mention.start and mention.end <= end for start, end in spans)
 
 
-def _commits_to(message: str, target: _Target, givens: str) -> bool:
+Givens = tuple[str, ...]
+"""The texts whose numbers are already on the table (the exercise's prompt, earlier turns),
+each read on its own: read as one string, "fifty" ending one and "six" starting the next were
+read as 56 (number words join across a line break), a number none of them writes."""
+
+
+def givens_of(*texts: str | None) -> Givens:
+    """The :data:`Givens` of ``texts`` (empty ones left out), each canonical."""
+    return tuple(canonical_text(text) for text in texts if text)
+
+
+def _commits_to(message: str, target: _Target, givens: Givens) -> bool:
     """Whether ``message`` commits to ``target`` as its one candidate — the only reading under
     which the target is no longer hidden (and the message is a correct answer).
 
@@ -1101,7 +1112,7 @@ def _commits_to(message: str, target: _Target, givens: str) -> bool:
         return False
     if target.number is not None:
         number = target.number
-        given_values = find_numbers(givens) if givens else ()
+        given_values = [given for text in givens for given in find_numbers(text)]
         workings = working_spans(message)
         for mention in find_numbers(message):
             if in_working(mention, workings) and not _number_matches(mention, number):
@@ -1133,7 +1144,7 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
     if len(message) > MAX_REPLY_CHARS:
         return False  # a message that long is not one answer
     message = canonical_text(message)
-    givens = canonical_text("\n".join(part for part in (key.prompt, context) if part))
+    givens = givens_of(key.prompt, context)
     return any(
         _commits_to(message, _target(spelling), givens)
         for spelling in dict.fromkeys(s for s in (key.answer, *key.accept) if s and s.strip())
@@ -1141,17 +1152,20 @@ def student_states_answer(message: str, key: AnswerKey, *, context: str | None =
 
 
 class _ValuesOnTheTable:
-    """The values written in a text (the exercise's givens and the student's message), read
-    only when asked: only a reply whose arithmetic comes to a target asks (most replies do not,
-    and reading the text was a whole number reading per turn)."""
+    """The values written in some texts (the exercise's givens and the student's message),
+    each read on its own (:data:`Givens`), and only when asked: only a reply whose arithmetic
+    comes to a target asks (most replies do not, and reading the texts was a whole number
+    reading per turn)."""
 
-    def __init__(self, text: str) -> None:
-        self._text = text
+    def __init__(self, *texts: str | None) -> None:
+        self._texts = tuple(text for text in texts if text)
         self._values: frozenset[Fraction] | None = None
 
     def __contains__(self, value: object) -> bool:
         if self._values is None:
-            self._values = frozenset(mention.value for mention in find_numbers(self._text))
+            self._values = frozenset(
+                mention.value for text in self._texts for mention in find_numbers(text)
+            )
         return value in self._values
 
 
@@ -1160,13 +1174,13 @@ def _reveals(
     spellings: Iterable[str],
     *,
     student_message: str | None,
-    givens: str,
+    givens: Givens,
 ) -> list[Occurrence]:
     """Where ``reply`` states one of ``spellings``, with the spelling class it uses (never
     the value: reasons built from this must not quote the hidden answer, issue 25)."""
     found: dict[tuple[int, int], str] = {}
     # An expression built only of givens or of the student's own numbers restates them.
-    given_values = _ValuesOnTheTable("\n".join(p for p in (givens, student_message) if p))
+    given_values = _ValuesOnTheTable(*givens, student_message)
     values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
@@ -1184,7 +1198,7 @@ def _reveals(
         # the prompt, "the answer is 8" does not. Another spelling ("0.67" for a given "2/3")
         # does the work for the student, so it counts.
         # Arithmetic is judged by its operands (above), not by the class alone.
-        given_classes = _given_classes(givens, spelling)
+        given_classes = frozenset().union(*(_given_classes(text, spelling) for text in givens))
         for start, end, spelled in occurrences:
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
@@ -1193,11 +1207,12 @@ def _reveals(
 
 
 @functools.lru_cache(maxsize=256)  # once per exercise (its prompt) and spelling, not per reply
-def _given_classes(givens: str, spelling: str) -> frozenset[str]:
-    """The spelling classes in which ``givens`` already state ``spelling``'s target."""
+def _given_classes(given: str, spelling: str) -> frozenset[str]:
+    """The spelling classes in which one text of the givens already states ``spelling``'s
+    target."""
     return frozenset(
         spelled
-        for _, _, spelled in _occurrences(givens, _target(spelling))
+        for _, _, spelled in _occurrences(given, _target(spelling))
         if spelled not in ("arithmetic", "evaluated")
     )
 
@@ -1252,8 +1267,7 @@ def find_answer_reveals(
     if student_message is not None:
         student_message = canonical_text(student_message)
     findings: list[Finding] = []
-    givens = "\n".join(part for part in ((answer.prompt if answer else None), context) if part)
-    givens = canonical_text(givens)
+    givens = givens_of(answer.prompt if answer else None, context)
     if answer is not None:
         for start, end, spelled in _reveals(
             reply, (answer.answer, *answer.accept), student_message=student_message, givens=givens

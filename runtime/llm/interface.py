@@ -438,6 +438,22 @@ class Usage:
         should show tokens only."""
         return self.total.unpriced_calls == 0
 
+    def turn_view(self) -> dict[str, dict[str, float]]:
+        """Per role, in the order the roles first called, as a turn record's ``usage`` writes
+        it (calls, tokens, cost, latency, unpriced calls): the turn budget's view of these
+        counts (``BudgetedBackend.by_role``), not a second count. :meth:`to_dict` is the
+        full form, roles sorted."""
+        return {
+            role: {
+                "calls": entry.calls,
+                "tokens": entry.total_tokens,
+                "cost_usd": entry.cost_usd,
+                "latency_ms": entry.latency_ms,
+                "unpriced_calls": entry.unpriced_calls,
+            }
+            for role, entry in self.by_role.items()
+        }
+
     def to_dict(self) -> dict[str, dict[str, float | int]]:
         """Plain JSON-ready form, for audit records and reports."""
         return {

@@ -33,6 +33,7 @@ from pedrag.runtime.llm.interface import (
     LLMRequest,
     LLMResponse,
     LLMStream,
+    Usage,
     open_stream,
 )
 
@@ -107,6 +108,12 @@ def check_budget(
 class BudgetedBackend:
     """Wraps a backend for one turn: counts calls, tokens and cost; refuses past the caps.
 
+    What the turn's calls spent is one :class:`Usage` (:attr:`usage`, the type a backend's
+    and an evaluation's totals use); ``tokens``, ``cost_usd``, ``by_role`` and
+    ``cost_known`` are read from it. ``calls`` is the per-turn cap's own count: every call
+    admitted, also one in flight or one that failed before the server answered (it used up a
+    try), while ``usage`` counts the calls the server answered.
+
     ``ledger``, when given, holds the deployment cap across workers: every call reserves its
     worst-case cost in the ledger's ``deployment`` total and settles it with the real cost, so
     the ledger's total already includes this turn's spend (the caller must not add
@@ -126,11 +133,9 @@ class BudgetedBackend:
         self.session_usd = session_usd
         self.deployment_usd = deployment_usd
         self.ledger = ledger
-        self.calls = 0
-        self.tokens = 0
-        self.cost_usd = 0.0
+        self.calls = 0  # admitted (the cap's count); what they spent is in `usage`
+        self.usage = Usage()
         self.reserved_usd = 0.0  # worst-case cost of the calls in flight
-        self.by_role: dict[str, dict[str, float]] = {}
         # The classifier's and the analyzer's calls may run at once (`reading`): the counts
         # and reservations change under a lock.
         self._lock = threading.Lock()
@@ -148,7 +153,7 @@ class BudgetedBackend:
             if error.spent is None:
                 self._release(reserved)
             else:  # answered, paid for, then failed (malformed, refused): settle what it cost
-                self._account(request, error.spent, reserved)
+                self._account(request, error.spent, reserved, failed=True)
             raise
         except BaseException:
             self._release(reserved)
@@ -168,13 +173,17 @@ class BudgetedBackend:
             except BaseException:
                 self._release(reserved)
                 raise
+            failed = False  # closed early is not failed: what was read was used
             try:
                 yield from inner
+            except LLMError:
+                failed = True
+                raise
             finally:
                 inner.close()
                 handle.response = inner.response
                 if inner.response is not None:
-                    self._account(request, inner.response, reserved)
+                    self._account(request, inner.response, reserved, failed=failed)
                 else:
                     self._release(reserved)
 
@@ -228,29 +237,31 @@ class BudgetedBackend:
         if ledger and self.ledger is not None:
             self.ledger.settle_spend(DEPLOYMENT_SCOPE, reserved, 0.0)
 
-    def _account(self, request: LLMRequest, response: LLMResponse, reserved: float) -> None:
+    def _account(
+        self, request: LLMRequest, response: LLMResponse, reserved: float, *, failed: bool = False
+    ) -> None:
         with self._lock:
             self.reserved_usd -= reserved
-            self._account_locked(request, response)
+            # Filed under the request's role; no price known for the model is an unpriced call
+            # (its cost_usd 0 means "not known": tokens only).
+            self.usage.record(response, request.role, failed=failed)
         if self.ledger is not None:
             self.ledger.settle_spend(DEPLOYMENT_SCOPE, reserved, response.cost_usd)
 
-    def _account_locked(self, request: LLMRequest, response: LLMResponse) -> None:
-        tokens = response.prompt_tokens + response.completion_tokens
-        self.tokens += tokens
-        self.cost_usd += response.cost_usd
-        entry = self.by_role.setdefault(
-            request.role,
-            {"calls": 0, "tokens": 0, "cost_usd": 0.0, "latency_ms": 0.0, "unpriced_calls": 0},
-        )
-        entry["calls"] += 1
-        entry["tokens"] += tokens
-        entry["cost_usd"] += response.cost_usd
-        entry["latency_ms"] += response.latency_ms
-        # No price known for the model: cost_usd is 0 and means "not known" (tokens only).
-        entry["unpriced_calls"] += 0 if response.priced else 1
+    @property
+    def tokens(self) -> int:
+        return self.usage.total_tokens
+
+    @property
+    def cost_usd(self) -> float:
+        return self.usage.cost_usd
+
+    @property
+    def by_role(self) -> dict[str, dict[str, float]]:
+        """The turn's usage per role, as its record writes it (:meth:`Usage.turn_view`)."""
+        return self.usage.turn_view()
 
     @property
     def cost_known(self) -> bool:
         """Whether every call this turn had a price (else ``cost_usd`` undercounts)."""
-        return all(not entry["unpriced_calls"] for entry in self.by_role.values())
+        return self.usage.cost_known

@@ -138,7 +138,8 @@ def _material_lines(given: GenerationInput) -> list[str]:
 def _first_lines(material: Mapping[str, str]) -> list[str]:
     """What the reply must do before the action (issue 27): name the misconception the
     learner's message signals, point at the step of their working that does not check out,
-    place a term of another domain there and come back to the exercise."""
+    say a term no concept explains is not in the course (rather than guess at it), place a
+    term of another domain there, and come back to the exercise."""
     lines = []
     if material.get("diagnosis"):
         lines.append(
@@ -149,6 +150,12 @@ def _first_lines(material: Mapping[str, str]) -> list[str]:
         lines.append(
             "FIRST: one step of the learner's working does not check out (`slip`); point at "
             "that step, quoting it as they wrote it, without correcting it for them."
+        )
+    if material.get("unexplained"):
+        lines.append(
+            "FIRST: the learner asked about a term no concept of the course explains "
+            "(`unexplained`); say the course material has nothing on it, without guessing or "
+            "explaining it, and bring them back to this exercise."
         )
     if material.get("elsewhere"):
         lines.append(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.store.memory import MemoryStore
@@ -176,13 +178,26 @@ def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
     assert sorted(shares)[len(shares) // 2] > 0.45
 
 
-def test_a_model_actor_is_told_to_place_a_term_of_another_domain_and_come_back() -> None:
-    """An arithmetic exercise's "what is a for loop?": the offline wording says it belongs to
-    Python loops; a model gets the same instruction, with the topic in its material."""
+@pytest.mark.parametrize(
+    ("question", "material", "instruction"),
+    [
+        # the offline wording says it belongs to Python loops
+        ("what is a for loop?", '"elsewhere": "Python loops"', "a term of another part of"),
+        # the offline wording says the material has nothing on it and won't guess
+        ("what is a quaternion?", '"unexplained": "quaternion"', "a term no concept of the"),
+    ],
+)
+def test_a_model_actor_is_told_what_to_do_with_a_term_this_exercise_does_not_teach(
+    question: str, material: str, instruction: str
+) -> None:
+    """On an arithmetic exercise, a term another domain explains ("for loop") is placed
+    there, and one no concept of the course explains ("quaternion") is said to be outside it
+    rather than guessed at; a model gets the same instruction as the offline wording, with
+    the topic or the term in its material."""
     backend = RecordingActor()
     tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
     session = tutor.start("socratic", "mult_7x8", seed=2)
-    tutor.turn(session, "what is a for loop?")
+    tutor.turn(session, question)
     prompt = "\n".join(text for _, text in backend.actor_requests[-1].messages)
-    assert '"elsewhere": "Python loops"' in prompt
-    assert "FIRST: the learner asked about a term of another part of the course" in prompt
+    assert material in prompt
+    assert f"FIRST: the learner asked about {instruction}" in prompt

@@ -20,6 +20,7 @@ import pytest
 
 from pedrag.runtime.llm.interface import (
     LLMBudgetExceeded,
+    LLMError,
     LLMMalformedOutput,
     LLMRefusal,
     LLMRequest,
@@ -37,7 +38,10 @@ from pedrag.runtime.turn.budget import (
     SpendReservations,
     call_fits,
 )
+from pedrag.runtime.turn.tutor import Tutor
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.runtime.test_tutor_streaming import scripted
+from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 # Dollars per 1,000 tokens, dear enough that a few calls reach a cap.
 PRICE = Price(input_per_1k=1.0, output_per_1k=2.0)
@@ -54,14 +58,16 @@ STRUCTURED = LLMRequest(
 )
 
 
-def priced_backend(fake: FakeOpenAI) -> OpenAIBackend:
+def priced_backend(
+    fake: FakeOpenAI, roles: tuple[str, ...] = ("classifier",), price: Price = PRICE
+) -> OpenAIBackend:
     settings = OpenAISettings(
         base_url=fake.base_url,
         api_key="test",
         timeout_s=30,
         retries=0,
         backoff_s=0,
-        prices=PriceBook(role_prices={"classifier": PRICE}, list_prices=False),
+        prices=PriceBook(role_prices=dict.fromkeys(roles, price), list_prices=False),
     )
     return OpenAIBackend(settings, sleep=lambda seconds: None)
 
@@ -502,3 +508,70 @@ def test_tutors_on_one_store_cannot_spend_past_the_deployment_cap_together(
     finally:
         for store in stores:
             store.close()
+
+
+def test_the_turn_budget_counts_usage_in_the_backends_own_usage_type(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """One count, two views: what a turn's calls spent is a ``Usage`` (the type the backend
+    keeps for the CLI and an evaluation sums), equal field by field to the backend's own, failed
+    calls included; the budget's per-role record, tokens and cost are read from it. Its
+    ``calls`` is the cap's count: it also holds the call refused before the server answered."""
+    backend = priced_backend(fake_openai)
+    fake_openai.script(
+        Reply.text("It is a question.", prompt_tokens=200, completion_tokens=10),
+        Reply.text("", prompt_tokens=300, completion_tokens=40),  # empty: paid for, failed
+        Reply.text("Streamed.", prompt_tokens=260, completion_tokens=20),
+        Reply.text("not json", prompt_tokens=100, completion_tokens=5),  # malformed
+        Reply.error(400, "bad request"),  # refused before any answer: nothing spent
+    )
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+    turn.complete(REQUEST)
+    with pytest.raises(LLMRefusal):
+        list(turn.stream(REQUEST))
+    list(turn.stream(replace(REQUEST, role="actor")))
+    with pytest.raises(LLMMalformedOutput):
+        turn.complete(STRUCTURED)
+    with pytest.raises(LLMError):
+        turn.complete(REQUEST)
+
+    assert turn.usage.to_dict() == backend.usage.to_dict()
+    classifier = turn.usage.by_role["classifier"]
+    assert (classifier.calls, classifier.failed_calls, classifier.used_calls) == (3, 2, 1)
+    assert turn.calls == 5 and turn.usage.calls == 4  # the refused call used up a try
+    assert turn.by_role == {
+        "classifier": {
+            "calls": 3,
+            "tokens": 210 + 340 + 105,
+            "cost_usd": classifier.cost_usd,
+            "latency_ms": classifier.latency_ms,
+            "unpriced_calls": 0,
+        },
+        "actor": {
+            "calls": 1,
+            "tokens": 280,
+            "cost_usd": 0.0,
+            "latency_ms": turn.usage.by_role["actor"].latency_ms,
+            "unpriced_calls": 1,  # no price for the actor's model: tokens only
+        },
+    }
+    cost = (200 + 300 + 100) / 1000 * 1.0 + (10 + 40 + 5) / 1000 * 2.0  # PRICE, by hand
+    assert turn.cost_usd == pytest.approx(cost) and turn.tokens == 210 + 340 + 280 + 105
+    assert not turn.cost_known
+
+
+def test_a_tutor_turn_records_the_usage_the_backend_counted(fake_openai: FakeOpenAI) -> None:
+    """Through the Tutor: the turn record's ``usage``, ``tokens`` and ``cost_usd`` are the
+    backend's own ``Usage`` of that turn, in the record's per-role form."""
+    fake_openai.always(scripted())
+    cheap = Price(input_per_1k=0.001, output_per_1k=0.002)  # the turn's calls fit the caps
+    backend = priced_backend(fake_openai, ("classifier", "analyzer", "actor", "judge"), cheap)
+    tutor = Tutor(shipped(), backend, CURRICULUM, MemoryStore())
+    session = tutor.start(exercise="mult_7x8", seed=1)
+    tutor.turn(session, "is it 54? I added 7 eight times")
+    (record,) = tutor.store.audit_records(session.id)
+    assert record["usage"] == backend.usage.turn_view() and set(record["usage"]) >= {"actor"}
+    assert record["tokens"] == backend.usage.total_tokens > 0
+    assert record["cost_usd"] == backend.usage.cost_usd > 0

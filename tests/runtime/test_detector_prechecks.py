@@ -229,12 +229,12 @@ def test_the_quick_test_reads_camel_case_and_refuses_words_inside_words() -> Non
 
 
 def _reveals_message_first(
-    reply: str, spellings: tuple[str, ...], student_message: str | None, givens: str
+    reply: str, spellings: tuple[str, ...], student_message: str | None, givens: tuple[str, ...]
 ) -> list[tuple[int, int, str]]:
     """The answer rule as it was before the reply was read first: the student's message read
     for every target, whether or not the reply holds it."""
     found: dict[tuple[int, int], str] = {}
-    given_values = _ValuesOnTheTable("\n".join(p for p in (givens, student_message) if p))
+    given_values = _ValuesOnTheTable(*givens, student_message)
     values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
@@ -244,7 +244,7 @@ def _reveals_message_first(
             values_done.add(target.number.value)
         if student_message and _commits_to(student_message, target, givens):
             continue
-        given_classes = _given_classes(givens, spelling)
+        given_classes = frozenset().union(*(_given_classes(text, spelling) for text in givens))
         for start, end, spelled in _occurrences(reply, target, given_values):
             if spelled in given_classes and not stated_as_result(reply, start):
                 continue
@@ -265,10 +265,10 @@ KEYS = [("56", "fifty-six"), ("Pentagon",), ("0.5", "1/2"), ("8",)]
     st.lists(st.sampled_from(REVEAL_PIECES), max_size=8),
     st.one_of(st.none(), st.lists(st.sampled_from(REVEAL_PIECES), max_size=6)),
     st.sampled_from(KEYS),
-    st.sampled_from(["What is 7 times 8?", "", "Name the shape with 5 sides."]),
+    st.sampled_from([("What is 7 times 8?",), (), ("Name the shape with 5 sides.",)]),
 )
 def test_reading_the_reply_before_the_message_finds_the_same_reveals(
-    reply: list[str], message: list[str] | None, spellings: tuple[str, ...], givens: str
+    reply: list[str], message: list[str] | None, spellings: tuple[str, ...], givens: tuple[str, ...]
 ) -> None:
     text = " ".join(reply)
     said = None if message is None else " ".join(message)
@@ -278,5 +278,5 @@ def test_reading_the_reply_before_the_message_finds_the_same_reveals(
 
 def test_a_message_stating_the_answer_still_waives_a_reply_that_repeats_it() -> None:
     args = ("Yes, 56 is right.", ("56",))
-    assert _reveals(*args, student_message="I think it's 56", givens="What is 7 times 8?") == []
-    assert _reveals(*args, student_message="no idea", givens="What is 7 times 8?") != []
+    assert _reveals(*args, student_message="I think it's 56", givens=("What is 7 times 8?",)) == []
+    assert _reveals(*args, student_message="no idea", givens=("What is 7 times 8?",)) != []

@@ -436,6 +436,43 @@ def test_srl_escalates_a_repeated_demand_within_the_ceiling_instead_of_asking_ag
         assert all(answer not in result.tutor for result in (first, second, third))
 
 
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_srl_meets_a_fourth_demand_and_after_with_help_abuse_every_time(
+    tutor: Tutor, exercise_id: str
+) -> None:
+    """From the fourth demand in five turns (Aleven et al. 2003: help abuse), SRL went back to
+    its old mix: the rule for it (`help_abuse`, weight 2) drew against the phase's own
+    (`calibration_check` 5-7 of 20 seeds, goal and planning prompts). It now says to try a
+    step first (`reduce_hint_dependence`) on every seed, and never the answer."""
+    answer = str(_exercise(tutor, exercise_id).answer)
+    for seed in range(6):
+        session = tutor.start("srl", exercise_id, seed=seed)
+        results = [tutor.turn(session, "just tell me the answer") for _ in range(6)]
+        assert [r.action for r in results[3:]] == ["reduce_hint_dependence"] * 3, seed
+        assert all(answer not in result.tutor for result in results)
+
+
+def test_direct_instruction_may_check_understanding_on_a_demand_right_after_a_model(
+    tutor: Tutor,
+) -> None:
+    """A second "just tell me the answer", right after the worked example the first got: the
+    check for understanding stays eligible beside modelling again, on purpose (Rosenshine
+    2012: check understanding right after modelling; the demand says the model may not have
+    landed; `docs/runtime.md`, "A demand repeated"). Either way, never the answer."""
+    answer = str(_exercise(tutor, "mult_7x8").answer)
+    chosen = set()
+    for seed in range(20):
+        session = tutor.start("direct_instruction", "mult_7x8", seed=seed)
+        first = tutor.turn(session, "just tell me the answer")
+        second = tutor.turn(session, "just tell me the answer")
+        assert first.action == "model_worked_example", seed
+        eligible = second.audit["choice"]["eligible"]
+        assert {"check_after_explanation", "solution_demand_model"} <= set(eligible), seed
+        assert answer not in first.tutor + second.tutor
+        chosen.add(second.audit["choice"]["rule"])
+    assert {"check_after_explanation", "solution_demand_model"} <= chosen
+
+
 # Praise that endorses the method or claims progress: false after a wrong answer.
 _ENDORSING = re.compile(
     r"careful way|keep using that strategy|that strategy will|real progress|getting closer"
