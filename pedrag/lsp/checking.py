@@ -167,8 +167,9 @@ def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
     from pedrag.dsl.parser import remembering
     from pedrag.dsl.resolve import remembering_resolved
+    from pedrag.lsp.heap import quiet_collector
 
-    with remembering(PARSED), remembering_resolved(RESOLVED):
+    with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
         return _analyse(text, path, semantic, config)
 
 
