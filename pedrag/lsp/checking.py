@@ -169,10 +169,12 @@ def _first_cache(path: str) -> Any:
 
 def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     """pedrag's diagnostics of one document (front end only, or with the compiler's checks)."""
+    from pedrag.compiler import encode
     from pedrag.dsl.parser import remembering
     from pedrag.dsl.resolve import remembering_resolved
     from pedrag.lsp.heap import quiet_collector
 
+    encode.SHARING = True  # this process checks again: rules' formulas are kept across checks
     with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
         return _analyse(text, path, semantic, config)
 

@@ -1,8 +1,9 @@
 """The language server's re-check of a one-rule edit, with everything it keeps in memory
 between checks (the previous text's front end spliced, answers, parsed and resolved
-conditions, a collector that freezes what it keeps), gives the findings of a check that
-remembers nothing: along random edits a designer makes to one rule in one process (a
-condition narrowed or widened, an action, a priority, an id, a rule deleted or inserted).
+conditions, conditions' formulas, a collector that freezes what it keeps), gives the
+findings of a check that remembers nothing: along random edits a designer makes to one rule
+in one process (a condition narrowed, with a history call too, or widened, an action, a
+priority, an id, a rule deleted or inserted).
 """
 
 from __future__ import annotations
@@ -45,12 +46,17 @@ def _remembering_nothing(path: Path) -> list[str]:
 
 def _edit(rules: list[str], rng: random.Random, made: list[int]) -> tuple[str, list[str]]:
     """One random one-rule edit of `rules` (each a line `  - {id: .., when: "..", ..}`)."""
-    kind = rng.choice(["narrow", "widen", "action", "priority", "id", "delete", "insert"])
+    kind = rng.choice(
+        ["narrow", "widen", "action", "priority", "id", "delete", "insert", "history"]
+    )
     index = rng.randrange(len(rules))
     line = rules[index]
     out = list(rules)
     if kind == "narrow":
         out[index] = line.replace('when: "', f'when: "frustration >= 0.{rng.randint(1, 9)} and ', 1)
+    elif kind == "history":  # a history call adds a variable of its own to the analysis
+        call = rng.choice(["mean(frustration, 3)", "delta(confidence, 2)", "trend(frustration, 4)"])
+        out[index] = line.replace('when: "', f'when: "{call} >= 0.{rng.randint(1, 9)} and ', 1)
     elif kind == "widen":
         start = line.index('when: "') + 7
         end = line.index('"', start)
@@ -107,7 +113,7 @@ def test_random_one_rule_edits_in_one_process_give_the_findings_of_a_fresh_check
         if _lines(str(path), found) != _remembering_nothing(path):
             different.append((step, text))
     assert different == []
-    assert kinds >= {"narrow", "widen", "action", "priority", "id", "insert"}
+    assert kinds >= {"narrow", "widen", "action", "priority", "id", "insert", "history"}
     assert sum(spliced) >= 10  # the in-memory splice was exercised, not only whole loads
     assert gc.isenabled()
 
