@@ -21,13 +21,14 @@ from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.reports.json_report import report_dict
 from pedrag.dsl import incremental
+from pedrag.dsl.diagnostics import Diagnostic
 from pedrag.lsp import checking, heap
 from tests.compiler.test_recheck_edits import _condition, _rules, _theory
 
 
-def _lines(path: str, diagnostics: list[object]) -> list[str]:
+def _lines(path: str, diagnostics: list[Diagnostic]) -> list[str]:
     """The report's diagnostics as `--format json` prints them."""
-    report = report_dict([path], diagnostics, {})  # type: ignore[arg-type]
+    report = report_dict([path], diagnostics, {})
     return [json.dumps(d) for d in report["diagnostics"]]
 
 
@@ -98,7 +99,7 @@ def test_random_one_rule_edits_in_one_process_give_the_findings_of_a_fresh_check
     monkeypatch.setattr(incremental, "splice_condition_edit", counting)
     monkeypatch.setattr(checking, "DISK_CACHE", False)
     rng = random.Random(11 if selection == "weighted" else 12)
-    rules, made = _rules(), []
+    rules, made = _rules(), list[int]()
     path = tmp_path / "edits.yaml"
     different, kinds = [], set()
     for step in range(30):
