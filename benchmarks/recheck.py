@@ -16,6 +16,13 @@ runs, on a copy of the files in a temporary folder with a cache folder of its ow
   run (of the same type; the generated theory's first rule is given `priority: 5, weight: 2`
   for the two numbers, before any check).
 
+`--in-process` adds the language server's path (`pedrag.lsp.checking.analyse`, as a keystroke
+runs it: the front end's findings, then the compiler's) in this long-running process, CPU
+seconds of this process (`time.process_time`), next to the CLI's figures of the same run: the
+open (the document's first check, nothing in memory, no disk cache), the unchanged text
+checked again, and the same one-rule edits, each report compared with a `--no-cache` CLI
+check of the edited file alone (the server checks one document).
+
 Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
 report is compared with a `--no-cache` report of the same files: they must be identical.
@@ -27,6 +34,7 @@ in every process).
     python benchmarks/recheck.py
     python benchmarks/recheck.py --rules 500 --repeat 5
     python benchmarks/recheck.py --edit then
+    python benchmarks/recheck.py --in-process
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this tree's pedrag (`--in-process`)
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from compiled_modules import add_flag, child_environment, kept_for_the_run  # noqa: E402
@@ -152,6 +161,48 @@ def measure(name: str, folder: Path, edited: Path, repeat: int, kind: str = "whe
     print(f"  edited reports identical to --no-cache: {'yes' if same else 'NO'}")
 
 
+def in_process(edited: Path, repeat: int, kind: str, cache: Path) -> None:
+    """The language server's re-check in this process (see the module docstring)."""
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.reports.json_report import report_dict
+    from pedrag.lsp import checking
+
+    checking.DISK_CACHE = False
+    path, config = str(edited), CheckConfig()
+
+    def keystroke() -> tuple[float, list[dict]]:  # type: ignore[type-arg]
+        text = edited.read_text("utf-8")
+        started = time.process_time()
+        checking.analyse(text, path, False, config)
+        found = checking.analyse(text, path, True, config)
+        cpu = time.process_time() - started
+        return cpu, report_dict([path], found, {})["diagnostics"]
+
+    original = edited.read_text("utf-8")
+    opened = keystroke()[0]
+    unchanged = [keystroke()[0] for _ in range(repeat)]
+    edits, same = [], True
+    for k in range(repeat):
+        if kind == "when":
+            edit(edited, k + 50)  # bounds the CLI's edits did not use
+        else:
+            edit_value(edited, original, kind, k + 50)
+        cpu, found = keystroke()
+        edits.append(cpu)
+        fresh = run_check(edited, cache / "unused", "--no-cache")[2]["diagnostics"]
+        same = same and found == fresh
+    edited.write_text(original, "utf-8")
+    med = statistics.median
+    print(f"  language server, in one process (CPU of this process, median of {repeat}):")
+    print(f"    {'open (nothing in memory)':<27} CPU {opened:6.3f} s")
+    print(f"    {'unchanged':<27} CPU {med(unchanged):6.3f} s")
+    print(
+        f"    {f'one-rule edit ({kind})':<27} CPU {med(edits):6.3f} s"
+        f"  (each: {', '.join(f'{c:.3f}' for c in edits)})"
+    )
+    print(f"  in-process reports identical to --no-cache: {'yes' if same else 'NO'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -164,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         default="when",
         help="which value of the first rule each edit changes (default: its condition)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="also the language server's re-check in this long-running process",
+    )
     add_flag(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, kept_for_the_run(args.compile_each_run):
@@ -174,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"shipped set ({len(list(shipped.glob('*.yaml')))} files), median of {args.repeat}")
         measure("shipped", shipped, shipped / "socratic.yaml", args.repeat, args.edit)
+        if args.in_process:
+            in_process(shipped / "socratic.yaml", args.repeat, args.edit, root / "shipped-cache")
         generated = root / "generated"
         generated.mkdir()
         theory = generated / f"gen_{args.rules}.yaml"
@@ -184,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         theory.write_text(text, "utf-8")
         print(f"generated theory, {args.rules} rules, median of {args.repeat}")
         measure("generated", theory, theory, args.repeat, args.edit)
+        if args.in_process:
+            in_process(theory, args.repeat, args.edit, root / "generated-cache")
     return 0
 
 

@@ -660,9 +660,9 @@ class Analysis:
         status, point, eligible_point = self._cached(
             ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
         )
-        self._points[rule.id] = point
+        self._points[rule.id] = None if point is None else self._complete(point)
         if eligible_point is not None:
-            self._eligible_points[rule.id] = eligible_point
+            self._eligible_points[rule.id] = self._complete(eligible_point)
         statuses[rule.id] = status
         return status
 
@@ -740,6 +740,18 @@ class Analysis:
             else:
                 state[name] = (part.low + part.high) / 2
         return state
+
+    def _complete(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A rule's known state, kept by the rule's content, over this analysis' variables:
+        an answer made by an analysis of the same semantics whose rules read other history
+        calls (each its own variable) lacks this one's, or has one it does not; the missing
+        ones take the value a state made here gives a variable the rule does not read (the
+        corner of its whole domain, `_box_point`). A state a rule's status kept was missing a
+        history call another rule added since: implications read it and failed (KeyError)."""
+        if state.keys() == self.domains.keys():
+            return state
+        base = self._box_point(Box(self.domains))
+        return {name: state.get(name, base[name]) for name in self.domains}
 
     def _corners(self, box: Box) -> Iterator[dict[str, Any]]:
         """A few corners of a box, to find one where the ceiling also lets a rule through."""

@@ -85,6 +85,23 @@ class TranslationError(PedragError):
     """A resolved expression this encoding cannot express (should not happen after resolve)."""
 
 
+_SHARED: dict[tuple[int, int], tuple[ast.Expr, Node]] = {}
+"""Conditions' formulas across translators: (the metrics' domains, by `_DECLARED`'s number,
+the expression object's id) -> (the expression, kept so its id stays its own; its formula).
+A long-running process (the language server) checks the same rules' expression objects again
+after every edit (spliced into the new front end, or from its resolved-condition memo), and
+translating 5,000 of them was a fifth of a one-rule edit's re-check. Only a condition that
+reads metrics alone and calls no history function is kept: its formula is then a function of
+the expression and the metrics' domains, and translating it adds nothing to the
+translator's variables or links, so taking it from here leaves the translator as a fresh
+translation would. Interned formulas make it the same object too."""
+_DECLARED: dict[tuple[Any, ...], int] = {}
+SHARED_LIMIT = 100_000  # expressions kept, all dropped when reached (every edit makes some)
+SHARING = False
+"""Whether translators keep formulas in `_SHARED`: only a process that checks again (the
+language server turns it on); a `pedrag check` process would pay the walk below for nothing."""
+
+
 class Translator:
     """Resolved condition ASTs -> `formula.Node`, collecting the variables they read."""
 
@@ -113,15 +130,36 @@ class Translator:
         self._atoms: dict[tuple[str, str, int | float], Node] = {}
         # A history call's variable -> what every run makes true of it (see the docstring).
         self.links: dict[str, Node] = {}
+        metrics = tuple(domain.signature() for domain in self.domains.values())
+        self._declared = _DECLARED.setdefault(metrics, len(_DECLARED))
 
     # -- conditions ------------------------------------------------------------------------
     def condition(self, expr: ast.Expr, action: ActionInfo | None = None) -> Node:
         if action is None:
             hit = self._conditions.get(id(expr))
             if hit is None:
-                hit = self._conditions[id(expr)] = (expr, self.linked(self._bool(expr, None)))
+                hit = self._conditions[id(expr)] = self._translated(expr)
             return hit[1]
         return self.linked(self._bool(expr, action))
+
+    def _translated(self, expr: ast.Expr) -> tuple[ast.Expr, Node]:
+        """(expr, its formula), from `_SHARED` where another translator of the same metrics
+        translated the same expression object."""
+        if not SHARING:
+            return expr, self.linked(self._bool(expr, None))
+        key = (self._declared, id(expr))
+        hit = _SHARED.get(key)
+        if hit is not None:
+            return hit
+        variables = len(self.domains)
+        found = (expr, self.linked(self._bool(expr, None)))
+        if len(self.domains) == variables and not any(
+            isinstance(node, ast.Call) for node in ast.walk(expr)
+        ):
+            if len(_SHARED) >= SHARED_LIMIT:
+                _SHARED.clear()
+            _SHARED[key] = found
+        return found
 
     def conjuncts(self, expr: ast.Expr) -> list[tuple[ast.Expr, Node]]:
         """Top-level conjuncts of a condition, each with its formula (for unsat cores)."""

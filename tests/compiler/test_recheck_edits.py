@@ -124,6 +124,16 @@ EDITS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, tuple[str, .
         lambda rules: [*rules[:11], rules[11].replace("weight: 2", "weight: 9"), *rules[12:]],
         None,
     ),
+    # A history call is a variable of its own: a rule's kept known state, made before it
+    # existed, lacked it (the re-check failed with a KeyError).
+    "history call": (
+        lambda rules: [
+            *rules[:3],
+            rules[3].replace('when: "', 'when: "trend(frustration, 4) >= 0.3 and ', 1),
+            *rules[4:],
+        ],
+        None,
+    ),
     "delete": (lambda rules: rules[:9] + rules[10:], None),
     "insert": (
         lambda rules: [
