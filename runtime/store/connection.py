@@ -46,7 +46,12 @@ from pedrag.runtime.store.documents import _require_tenant_id, json_text
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
-from pedrag.runtime.store.statements import Statements, core_statements, sqlite_write
+from pedrag.runtime.store.statements import (
+    Statements,
+    core_statements,
+    sqlite_read,
+    sqlite_write,
+)
 
 ENV_DB = "PEDRAG_DB"
 """Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
@@ -248,6 +253,25 @@ class StoreConnection:
                 # pysqlite runs in autocommit already (isolation_level None): no BEGIN here.
                 connection.execution_options(**{_SINGLE_STATEMENT: True})
             yield connection
+
+    @contextmanager
+    def _read_statement(self) -> Iterator[Statements]:
+        """:meth:`_statement` as :class:`Statements`: on SQLite on the pooled connection's
+        DB-API directly (``pedrag.runtime.store.statements``), outside a :meth:`reading` block;
+        otherwise on :meth:`_statement`'s connection. Driver errors are translated by
+        :meth:`_errors`.
+
+        Why: a service turn's first statement (its key and its session) spent more CPU in
+        SQLAlchemy's connection and result machinery than in SQLite (docs/persistence.md)."""
+        shared = _SHARED_READS.__dict__.get("by_engine")
+        if self._engine.dialect.name != "sqlite" or (shared and self._engine in shared):
+            with self._statement() as connection:
+                yield core_statements(connection)
+            return
+        if self._closed or (self._parent is not None and self._parent._closed):
+            raise StoreError("the session store is closed")
+        with sqlite_read(self._engine) as statements:
+            yield statements
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:

@@ -20,6 +20,7 @@ form of the same Core statement, and driver errors reach the store's one transla
 from __future__ import annotations
 
 import functools
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import MultipleResultsFound
 from sqlalchemy.sql.expression import Executable
 
 _REQUIRED = object()
@@ -43,15 +45,22 @@ class Statements(Protocol):
         """Run ``statement``; the first column of its first row, or None for no row."""
         ...
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        """Run ``statement``; its only row (its columns by name), or None for no row."""
+        ...
+
 
 @dataclass(frozen=True)
 class CompiledStatement:
     """A Core statement compiled for one dialect with a positional parameter style: its SQL
     text and, in order, each parameter's name, its value when none is given (a literal in
-    the statement; required otherwise) and the column type's bind processor."""
+    the statement; required otherwise) and the column type's bind processor; for a SELECT,
+    its result columns' result processors and the type of its rows (columns by name)."""
 
     sql: str
     parameters: tuple[tuple[str, Any, Callable[[Any], Any] | None], ...]
+    results: tuple[Callable[[Any], Any] | None, ...] = ()
+    row_type: Any = None
 
     @classmethod
     def of(cls, statement: Executable, dialect: Dialect) -> CompiledStatement:
@@ -64,7 +73,22 @@ class CompiledStatement:
             default = _REQUIRED if bind.required else bind.effective_value
             process = bind.type.dialect_impl(dialect).bind_processor(dialect)
             parameters.append((name, default, process))
-        return cls(compiled.string, tuple(parameters))
+        columns = compiled._result_columns  # what SQLAlchemy's own result processing reads
+        results = tuple(
+            column[3].dialect_impl(dialect).result_processor(dialect, None) for column in columns
+        )
+        row_type = namedtuple("Row", [column[0] for column in columns]) if columns else None
+        return cls(compiled.string, tuple(parameters), results, row_type)
+
+    def row(self, fetched: tuple[Any, ...] | None) -> Any:
+        """A fetched row with its columns processed as SQLAlchemy would, named as its
+        ``Row``'s are (``row.turns``); None for no row."""
+        if fetched is None:
+            return None
+        return self.row_type._make(
+            value if process is None or value is None else process(value)
+            for value, process in zip(fetched, self.results, strict=True)
+        )
 
     def values(self, given: Mapping[str, Any]) -> tuple[Any, ...]:
         """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would."""
@@ -95,6 +119,14 @@ class _DriverStatements:
         form = compiled_form(statement, self._dialect)
         return self._cursor.execute(form.sql, form.values(values))
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        form = compiled_form(statement, self._dialect)
+        cursor = self._cursor.execute(form.sql, form.values(values))
+        first = cursor.fetchone()
+        if first is not None and cursor.fetchone() is not None:
+            raise MultipleResultsFound("the statement gave more than one row")  # one_or_none's
+        return form.row(first)
+
     def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
         return int(self._execute(statement, values).rowcount)
 
@@ -115,9 +147,28 @@ class _CoreStatements:
     def scalar(self, statement: Executable, values: Mapping[str, Any]) -> Any:
         return self._connection.execute(statement, dict(values)).scalar_one_or_none()
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        return self._connection.execute(statement, dict(values)).one_or_none()  # type: ignore[attr-defined]
+
 
 def core_statements(connection: Connection) -> Statements:
     return _CoreStatements(connection)
+
+
+@contextmanager
+def sqlite_read(engine: Engine) -> Iterator[Statements]:
+    """One read statement on a pooled SQLite connection's DB-API connection, in SQLite's
+    autocommit (no BEGIN: a single statement is its own snapshot, as the store's
+    ``_statement`` runs it). Give it only statements built once (module constants)."""
+    pooled = engine.raw_connection()
+    try:
+        cursor = pooled.cursor()
+        try:
+            yield _DriverStatements(cursor, engine.dialect)
+        finally:
+            cursor.close()
+    finally:
+        pooled.close()  # back to the pool
 
 
 @contextmanager

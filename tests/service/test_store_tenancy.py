@@ -143,11 +143,30 @@ def key_with_session_reads_only_the_keys_tenant(store: SessionStore) -> None:
     def executing(connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
         statements.append((sql, in_transaction(connection.connection.dbapi_connection)))
 
-    event.listen(store._engine, "before_cursor_execute", executing)
+    traced: list[Any] = []
+
+    def tracing(dbapi_connection: Any, *_: Any) -> None:
+        # On SQLite the statement runs on the driver directly (runtime/store/statements.py),
+        # past SQLAlchemy's events: SQLite's own trace sees every statement it runs.
+        traced.append(dbapi_connection)
+        dbapi_connection.set_trace_callback(
+            lambda sql: statements.append((sql, in_transaction(dbapi_connection)))
+        )
+
+    sqlite = store._engine.dialect.name == "sqlite"
+    if sqlite:
+        event.listen(store._engine, "checkout", tracing)
+    else:
+        event.listen(store._engine, "before_cursor_execute", executing)
     found, stored = store.tenants.key_with_session(key, "s1")
     assert len(statements) == 1 and statements[0][0].lstrip().startswith("SELECT")
     assert statements[0][1] is False
-    event.remove(store._engine, "before_cursor_execute", executing)
+    if sqlite:
+        event.remove(store._engine, "checkout", tracing)
+        for dbapi_connection in traced:
+            dbapi_connection.set_trace_callback(None)
+    else:
+        event.remove(store._engine, "before_cursor_execute", executing)
     assert found == store.tenants.key(key)
     assert found is not None and found.tenant.max_usd == 2.5 and found.role == "learner"
     assert stored == acme.read_session("s1")
