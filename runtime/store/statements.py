@@ -86,7 +86,7 @@ class CompiledStatement:
         if fetched is None:
             return None
         return self.row_type._make(
-            value if process is None or value is None else process(value)
+            value if process is None else process(value)
             for value, process in zip(fetched, self.results, strict=True)
         )
 
