@@ -229,6 +229,10 @@ class StoreConnection:
                 finally:
                     del shared[self._engine]
 
+    def _require_open(self) -> None:
+        if self._closed or (self._parent is not None and self._parent._closed):
+            raise StoreError("the session store is closed")
+
     @contextmanager
     def _statement(self) -> Iterator[Connection]:
         """A connection for one read statement, run without a transaction around it (a
@@ -239,8 +243,7 @@ class StoreConnection:
         the first statement) and two passes through SQLAlchemy on either database, more CPU
         than the statement itself for the key check every request makes. Only for a read
         that is a single statement: two statements so run may see two snapshots."""
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
+        self._require_open()
         shared = _SHARED_READS.__dict__.get("by_engine")
         if shared and self._engine in shared:
             yield shared[self._engine]
@@ -263,13 +266,12 @@ class StoreConnection:
 
         Why: a service turn's first statement (its key and its session) spent more CPU in
         SQLAlchemy's connection and result machinery than in SQLite (docs/persistence.md)."""
+        self._require_open()
         shared = _SHARED_READS.__dict__.get("by_engine")
         if self._engine.dialect.name != "sqlite" or (shared and self._engine in shared):
             with self._statement() as connection:
                 yield core_statements(connection)
             return
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
         with sqlite_read(self._engine) as statements:
             yield statements
 
@@ -278,8 +280,7 @@ class StoreConnection:
         """A connection inside a transaction: committed on normal exit, rolled back on any
         exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring).
         A read inside :meth:`reading` uses that block's transaction."""
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
+        self._require_open()
         if not write:
             shared = _SHARED_READS.__dict__.get("by_engine")
             if shared and self._engine in shared:
@@ -301,8 +302,7 @@ class StoreConnection:
             with self._transaction(write=True) as connection:
                 yield core_statements(connection)
             return
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
+        self._require_open()
         with sqlite_write(self._engine) as statements:
             yield statements
 
