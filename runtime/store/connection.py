@@ -42,7 +42,7 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store.documents import _require_tenant_id, json_text
+from pedrag.runtime.store.documents import _require_tenant_id, json_text, json_value
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
@@ -408,6 +408,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             module=sqlite_dbapi(),
             connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             json_serializer=json_text,
+            json_deserializer=json_value,
         )
     else:
         # In-memory: one shared connection, or every pooled connection would see its own
@@ -418,6 +419,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             connect_args={"check_same_thread": False},
             poolclass=StaticPool,
             json_serializer=json_text,
+            json_deserializer=json_value,
         )
     vectors = vectors_unavailable() is None
 
