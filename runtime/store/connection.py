@@ -49,7 +49,7 @@ from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vecto
 from pedrag.runtime.store.statements import (
     Statements,
     core_statements,
-    sqlite_read,
+    driver_read,
     sqlite_write,
 )
 
@@ -259,20 +259,19 @@ class StoreConnection:
 
     @contextmanager
     def _read_statement(self) -> Iterator[Statements]:
-        """:meth:`_statement` as :class:`Statements`: on SQLite on the pooled connection's
-        DB-API directly (``pedrag.runtime.store.statements``), outside a :meth:`reading` block;
-        otherwise on :meth:`_statement`'s connection. Driver errors are translated by
-        :meth:`_errors`.
+        """:meth:`_statement` as :class:`Statements`, on the pooled connection's DB-API
+        connection directly (``pedrag.runtime.store.statements``); inside :meth:`reading`, on
+        that block's transaction. Driver errors are translated by :meth:`_errors`.
 
         Why: a service turn's first statement (its key and its session) spent more CPU in
-        SQLAlchemy's connection and result machinery than in SQLite (docs/persistence.md)."""
+        SQLAlchemy's connection and result machinery than in the database's driver
+        (docs/persistence.md)."""
         self._require_open()
         shared = _SHARED_READS.__dict__.get("by_engine")
-        if self._engine.dialect.name != "sqlite" or (shared and self._engine in shared):
-            with self._statement() as connection:
-                yield core_statements(connection)
+        if shared and self._engine in shared:
+            yield core_statements(shared[self._engine])
             return
-        with sqlite_read(self._engine) as statements:
+        with driver_read(self._connect(raw=True), self._engine.dialect) as statements:
             yield statements
 
     @contextmanager
@@ -306,17 +305,20 @@ class StoreConnection:
         with sqlite_write(self._engine) as statements:
             yield statements
 
-    def _connect(self) -> Connection:
-        """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
-        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for
-        ``PING_AFTER_IDLE_SECONDS`` is pinged first and replaced if a restart broke it). Only getting the connection is retried, never a statement:
-        whether a write whose connection broke mid-commit was committed is not knowable here."""
+    def _connect(self, *, raw: bool = False) -> Any:
+        """A connection from the pool (``raw``: its pooled DB-API connection); on PostgreSQL,
+        a server that cannot be reached is tried again with backoff for
+        ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for ``PING_AFTER_IDLE_SECONDS`` is
+        pinged first and replaced if a restart broke it). Only getting the connection is
+        retried, never a statement: whether a write whose connection broke mid-commit was
+        committed is not knowable here."""
+        connect = self._raw_connection if raw else self._engine.connect
         if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
-            return self._engine.connect()
+            return connect()
         try:
             # The usual case first: building the retry machinery for every transaction cost
             # more CPU than the connection checkout itself.
-            return self._engine.connect()
+            return connect()
         except SQLAlchemyError as error:
             if not _connection_lost(error):
                 raise
@@ -336,8 +338,19 @@ class StoreConnection:
             reraise=True,
         ):
             with attempt:
-                return self._engine.connect()
+                return connect()
         raise AssertionError("unreachable")  # Retrying either returns or re-raises
+
+    def _raw_connection(self) -> Any:
+        """The pool's DB-API connection; a driver error getting it wrapped as
+        ``Engine.connect`` wraps it, so the retry and :meth:`_errors` judge it alike."""
+        engine = self._engine
+        try:
+            return engine.raw_connection()
+        except engine.dialect.loaded_dbapi.Error as error:
+            raise DBAPIError.instance(
+                None, None, error, engine.dialect.loaded_dbapi.Error, dialect=engine.dialect
+            ) from error
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:

@@ -290,7 +290,7 @@ def json_value(text: str) -> Any:
     """A JSON column's value as ``json.loads`` reads it (SQLite's engines read every JSON
     column with it), faster for the text :func:`json_text` writes: orjson's reading, kept
     when orjson writes it back to the same text, else ``json.loads``'s. On a 14 kB turn state
-    60 + 7 us against 210 us (a service turn reads its session's state on every request).
+    about 50 us against 100-135 us (a service turn reads its session's state on every request).
 
     Why the check: orjson reads an int beyond 64 bits as a float, without an error; such a
     text (``json_text`` leaves those ints to ``json.dumps``) is never what orjson writes back

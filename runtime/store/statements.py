@@ -23,7 +23,7 @@ import functools
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine
@@ -59,45 +59,65 @@ class CompiledStatement:
 
     sql: str
     parameters: tuple[tuple[str, Any, Callable[[Any], Any] | None], ...]
-    results: tuple[Callable[[Any], Any] | None, ...] = ()
+    results: tuple[Any, ...] = ()  # the result columns' types, for the dialect
     row_type: Any = None
+    positional: bool = True  # False: the parameters go by name (psycopg's pyformat)
+    # The result processors, from the cursor's column type codes at the first row (psycopg's
+    # depend on them; a statement's columns keep their types): kept, since reading a psycopg
+    # cursor's description builds an object per column.
+    processors: list[tuple[Callable[[Any], Any] | None, ...]] = field(
+        default_factory=list, compare=False
+    )
 
     @classmethod
     def of(cls, statement: Executable, dialect: Dialect) -> CompiledStatement:
         compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
-        if compiled.positiontup is None:
-            raise ValueError(f"dialect {dialect.name!r} does not take positional parameters")
+        positional = compiled.positiontup is not None
+        if not positional and (dialect.paramstyle != "pyformat" or compiled.escaped_bind_names):
+            raise ValueError(f"dialect {dialect.name!r} takes neither positional nor plain names")
         parameters = []
-        for name in compiled.positiontup:
+        for name in compiled.positiontup if positional else compiled.binds:
             bind = compiled.binds[name]
             default = _REQUIRED if bind.required else bind.effective_value
             process = bind.type.dialect_impl(dialect).bind_processor(dialect)
             parameters.append((name, default, process))
         columns = compiled._result_columns  # what SQLAlchemy's own result processing reads
-        results = tuple(
-            column[3].dialect_impl(dialect).result_processor(dialect, None) for column in columns
-        )
+        results = tuple(column[3].dialect_impl(dialect) for column in columns)
         row_type = namedtuple("Row", [column[0] for column in columns]) if columns else None
-        return cls(compiled.string, tuple(parameters), results, row_type)
+        return cls(compiled.string, tuple(parameters), results, row_type, positional)
 
-    def row(self, fetched: tuple[Any, ...] | None) -> Any:
-        """A fetched row with its columns processed as SQLAlchemy would, named as its
-        ``Row``'s are (``row.turns``); None for no row."""
+    def row(self, fetched: tuple[Any, ...] | None, cursor: Any, dialect: Dialect) -> Any:
+        """A row fetched from ``cursor`` with its columns processed as SQLAlchemy would (each
+        type's result processor for the cursor's column type), named as its ``Row``'s are
+        (``row.turns``); None for no row."""
         if fetched is None:
             return None
+        if not self.processors:
+            codes = [column[1] for column in cursor.description]
+            self.processors.append(
+                tuple(
+                    kind.result_processor(dialect, code)
+                    for kind, code in zip(self.results, codes, strict=True)
+                )
+            )
         return self.row_type._make(
             value if process is None else process(value)
-            for value, process in zip(fetched, self.results, strict=True)
+            for value, process in zip(fetched, self.processors[0], strict=True)
         )
 
-    def values(self, given: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would."""
+    def values(self, given: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+        """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would: in
+        order, or by name for a dialect that takes them so."""
         values = []
         for name, default, process in self.parameters:
             value = given.get(name, default)
             if value is _REQUIRED:
                 raise KeyError(f"no value for the statement's parameter {name!r}")
             values.append(value if process is None else process(value))
+        if not self.positional:
+            return {
+                name: value for (name, _, _), value in zip(self.parameters, values, strict=True)
+            }
         return tuple(values)
 
 
@@ -125,7 +145,7 @@ class _DriverStatements:
         first = cursor.fetchone()
         if first is not None and cursor.fetchone() is not None:
             raise MultipleResultsFound("the statement gave more than one row")  # one_or_none's
-        return form.row(first)
+        return form.row(first, cursor, self._dialect)
 
     def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
         return int(self._execute(statement, values).rowcount)
@@ -156,17 +176,29 @@ def core_statements(connection: Connection) -> Statements:
 
 
 @contextmanager
-def sqlite_read(engine: Engine) -> Iterator[Statements]:
-    """One read statement on a pooled SQLite connection's DB-API connection, in SQLite's
-    autocommit (no BEGIN: a single statement is its own snapshot, as the store's
-    ``_statement`` runs it). Give it only statements built once (module constants)."""
-    pooled = engine.raw_connection()
+def driver_read(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
+    """One read statement on ``pooled`` (a pooled DB-API connection, given back to the pool
+    afterwards) outside any transaction, as the store's ``_statement`` runs it: SQLite's
+    connections are in autocommit already; a psycopg connection is put in autocommit for the
+    statement (no BEGIN, no COMMIT: two round trips) and out of it before it goes back. Give
+    it only statements built once (module constants): their compiled forms are kept."""
     try:
-        cursor = pooled.cursor()
+        driver = pooled.driver_connection
+        switch = dialect.name == "postgresql"
+        if switch:
+            driver.autocommit = True
         try:
-            yield _DriverStatements(cursor, engine.dialect)
+            cursor = pooled.cursor()
+            try:
+                yield _DriverStatements(cursor, dialect)
+            finally:
+                cursor.close()
         finally:
-            cursor.close()
+            if switch:
+                try:
+                    driver.autocommit = False
+                except Exception:  # a broken connection: never back to the pool in autocommit
+                    pooled.invalidate()
     finally:
         pooled.close()  # back to the pool
 

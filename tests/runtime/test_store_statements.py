@@ -19,7 +19,7 @@ from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
 from pedrag.runtime.store.statements import (
     CompiledStatement,
     core_statements,
-    sqlite_read,
+    driver_read,
     sqlite_write,
 )
 from pedrag.runtime.store.tenants import _KEY_AND_SESSION, hash_api_key
@@ -148,29 +148,34 @@ def test_a_compiled_statement_needs_every_value_it_does_not_hold(tmp_path: Path)
 
 
 def test_a_read_on_the_driver_gives_the_row_sqlalchemy_gives(tmp_path: Path) -> None:
-    """``key_with_session`` reads on the driver (``sqlite_read``): every column of its row,
-    JSON documents, timestamps and floats included, must come back as SQLAlchemy's execution
-    of the same statement gives it, and a revoked key's timestamp too."""
     with SessionStore(str(tmp_path / "s.db")) as store:
-        store.tenants.create("acme", max_usd=2.5, retention_days=7)
-        key = store.tenants.issue_key("acme", "a label", role="instructor")
-        acme = store.for_tenant("acme")
-        acme.create_session("s1", {"curriculum": "intro", "x": [1.5, None]}, {"text": STATE})
-        acme.save_turn("s1", 1, {"n": 1, "text": "naïve ✓"}, AUDIT)
-        found = store.tenants.key(key)
-        assert found is not None and store.tenants.revoke_key(found.id)
-        for session_id in ("s1", "nope"):
-            values = {"b_hash": hash_api_key(key), "b_session": session_id}
-            with store._statement() as connection:
-                core = core_statements(connection).row(_KEY_AND_SESSION, values)
-            with sqlite_read(store._engine) as statements:
-                driver = statements.row(_KEY_AND_SESSION, values)
-            assert core is not None and driver is not None
-            assert driver._asdict() == core._asdict()
-            assert [type(value) for value in driver] == [type(value) for value in core]
-        assert driver.revoked_at is not None and driver.max_usd == 2.5 and driver.turns is None
-        with sqlite_read(store._engine) as statements:
-            assert statements.row(_KEY_AND_SESSION, {"b_hash": "none", "b_session": "s1"}) is None
+        driver_row_is_sqlalchemys(store)
+
+
+def driver_row_is_sqlalchemys(store: SessionStore) -> None:
+    """``key_with_session`` reads on the driver (``driver_read``; tests/service/
+    test_postgres.py runs this on PostgreSQL too): every column of its row, JSON documents,
+    timestamps and floats included, must come back as SQLAlchemy's execution of the same
+    statement gives it, and a revoked key's timestamp too."""
+    store.tenants.create("acme", max_usd=2.5, retention_days=7)
+    key = store.tenants.issue_key("acme", "a label", role="instructor")
+    acme = store.for_tenant("acme")
+    acme.create_session("s1", {"curriculum": "intro", "x": [1.5, None]}, {"text": STATE})
+    acme.save_turn("s1", 1, {"n": 1, "text": "naïve ✓"}, AUDIT)
+    found = store.tenants.key(key)
+    assert found is not None and store.tenants.revoke_key(found.id)
+    for session_id in ("s1", "nope"):
+        values = {"b_hash": hash_api_key(key), "b_session": session_id}
+        with store._statement() as connection:
+            core = core_statements(connection).row(_KEY_AND_SESSION, values)
+        with driver_read(store._engine.raw_connection(), store._engine.dialect) as statements:
+            driver = statements.row(_KEY_AND_SESSION, values)
+        assert core is not None and driver is not None
+        assert driver._asdict() == core._asdict()
+        assert [type(value) for value in driver] == [type(value) for value in core]
+    assert driver.revoked_at is not None and driver.max_usd == 2.5 and driver.turns is None
+    with driver_read(store._engine.raw_connection(), store._engine.dialect) as statements:
+        assert statements.row(_KEY_AND_SESSION, {"b_hash": "none", "b_session": "s1"}) is None
 
 
 def test_a_read_of_more_than_one_row_is_a_store_error(tmp_path: Path) -> None:
@@ -178,5 +183,8 @@ def test_a_read_of_more_than_one_row_is_a_store_error(tmp_path: Path) -> None:
         store.create_session("s1", {}, {"turn": 0})
         store.create_session("s2", {}, {"turn": 0})
         with pytest.raises(StoreError, match="more than one row"):
-            with store._errors("read"), sqlite_read(store._engine) as statements:
+            with (
+                store._errors("read"),
+                driver_read(store._engine.raw_connection(), store._engine.dialect) as statements,
+            ):
                 statements.row(select(sessions.c.turns), {})
