@@ -50,7 +50,7 @@ from pedrag.runtime.store.statements import (
     Statements,
     core_statements,
     driver_read,
-    sqlite_write,
+    driver_write,
 )
 
 ENV_DB = "PEDRAG_DB"
@@ -293,16 +293,12 @@ class StoreConnection:
 
     @contextmanager
     def _write_statements(self) -> Iterator[Statements]:
-        """A write transaction whose statements run as :class:`Statements`: on SQLite on the
-        pooled connection's DB-API directly (``pedrag.runtime.store.statements``: the turn's
-        commit, where SQLAlchemy's connection cost more CPU than the driver's work), on
-        PostgreSQL as :meth:`_transaction`. Driver errors are translated by :meth:`_errors`."""
-        if self._engine.dialect.name != "sqlite":
-            with self._transaction(write=True) as connection:
-                yield core_statements(connection)
-            return
+        """A write transaction whose statements run as :class:`Statements` on the pooled
+        connection's DB-API connection directly (``pedrag.runtime.store.statements``: the
+        turn's commit, where SQLAlchemy's connection cost more CPU than the driver's work).
+        Driver errors are translated by :meth:`_errors`."""
         self._require_open()
-        with sqlite_write(self._engine) as statements:
+        with driver_write(self._connect(raw=True), self._engine.dialect) as statements:
             yield statements
 
     def _connect(self, *, raw: bool = False) -> Any:

@@ -1,20 +1,26 @@
-"""A write transaction's statements, run on SQLite's DB-API directly: the turn's hot path.
+"""The store's hot statements (a turn's commit, a service turn's key-and-session read), run on
+the database's DB-API connection directly.
 
 Runtime stage: persistence. Takes SQLAlchemy Core statements (the store's own, built once in
-its modules) and their bound values; gives :class:`Statements`, what a write transaction of
-the store runs them through: on SQLite each statement compiled once to its SQL text and
-parameter order (with the column types' own bind processors, so JSON columns get the store's
-``json_text`` and timestamps SQLAlchemy's text, byte for byte) and executed on a DB-API cursor
-inside ``BEGIN IMMEDIATE`` ... ``COMMIT``; on PostgreSQL through a SQLAlchemy connection, as
-every other transaction.
+its modules) and their bound values; gives :class:`Statements`, what a write transaction or a
+single read of the store runs them through: each statement compiled once to its SQL text and
+parameters (positional on SQLite, by name on psycopg; with the column types' own bind
+processors, so JSON columns get the store's ``json_text`` and timestamps SQLAlchemy's text,
+byte for byte, and for a read the types' own result processors) and executed on a pooled
+DB-API cursor: a write inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` on SQLite, inside the
+transaction psycopg begins with its first statement on PostgreSQL; a read with no transaction
+around it. :func:`core_statements` runs them through a SQLAlchemy connection instead (a
+read inside ``StoreConnection.reading``, an instructor's toggle).
 
 Why: a committed turn is two statements. Through SQLAlchemy's connection, on SQLite, the
 transaction alone (pool checkout, the ``begin`` hook, commit, the connection's events) cost
-about 110 us of CPU and each statement about 50 us more, where the driver itself takes about
-65 us for the whole transaction (``docs/runtime.md``, "Overhead"). The statements, their
-compare-and-set and their errors are the store's unchanged: the SQL is SQLAlchemy's compiled
-form of the same Core statement, and driver errors reach the store's one translation into
-:class:`~pedrag.runtime.store.errors.StoreError` (``StoreConnection._errors``).
+about 110 us of CPU and each statement about 50 us more, where the driver itself takes about 65
+us for the whole transaction (``docs/runtime.md``, "Overhead"). The statements, their
+compare-and-set and their errors are the store's unchanged (on PostgreSQL, a turn's commit 350
+-> 252 us of CPU with a 14 kB state, the key-and-session read 214 -> 122 us: psycopg's own work
+is the rest): the SQL is SQLAlchemy's compiled form of the same Core statement, and driver
+errors reach the store's one translation into :class:`~pedrag.runtime.store.errors.StoreError`
+(``StoreConnection._errors``).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import MultipleResultsFound
 from sqlalchemy.sql.expression import Executable
@@ -204,18 +210,20 @@ def driver_read(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
 
 
 @contextmanager
-def sqlite_write(engine: Engine) -> Iterator[Statements]:
-    """A write transaction on a pooled SQLite connection's DB-API connection, its write lock
-    taken at ``BEGIN IMMEDIATE`` (as the store's ``begin`` hook does for every write):
-    committed on normal exit, rolled back on any exception. Give it only statements built
-    once (module constants): their compiled forms are kept."""
-    pooled = engine.raw_connection()
+def driver_write(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
+    """A write transaction on ``pooled`` (a pooled DB-API connection, given back to the pool
+    afterwards): on SQLite its write lock taken at ``BEGIN IMMEDIATE`` (as the store's
+    ``begin`` hook does for every write), on PostgreSQL begun by psycopg with the first
+    statement, as SQLAlchemy's transactions are; committed on normal exit, rolled back on any
+    exception. Give it only statements built once (module constants): their compiled forms
+    are kept."""
     try:
         cursor = pooled.cursor()
         try:
-            cursor.execute("BEGIN IMMEDIATE")
+            if dialect.name == "sqlite":
+                cursor.execute("BEGIN IMMEDIATE")
             try:
-                yield _DriverStatements(cursor, engine.dialect)
+                yield _DriverStatements(cursor, dialect)
             except BaseException:
                 pooled.rollback()
                 raise

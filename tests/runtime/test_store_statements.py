@@ -20,7 +20,7 @@ from pedrag.runtime.store.statements import (
     CompiledStatement,
     core_statements,
     driver_read,
-    sqlite_write,
+    driver_write,
 )
 from pedrag.runtime.store.tenants import _KEY_AND_SESSION, hash_api_key
 
@@ -76,7 +76,9 @@ def test_the_driver_writes_the_rows_sqlalchemy_writes_byte_for_byte(tmp_path: Pa
             store.create_learner("ada")
             store.create_session("s1", {"learner_id": "ada"}, {"turn": 0})
             if driver:
-                with sqlite_write(store._engine) as statements:
+                with driver_write(
+                    store._engine.raw_connection(), store._engine.dialect
+                ) as statements:
                     assert _commit(store, statements) == 1
             else:
                 with store._transaction(write=True) as connection:
@@ -99,37 +101,47 @@ def test_a_driver_error_mid_transaction_writes_nothing_and_is_a_store_error(
     tmp_path: Path,
 ) -> None:
     with SessionStore(str(tmp_path / "s.db")) as store:
-        store.create_session("s1", {}, {"turn": 0})
-        store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
-        with pytest.raises(StoreError, match="UNIQUE constraint failed"):
-            with store._errors("save"), sqlite_write(store._engine) as statements:
-                statements.rowcount(
-                    _ADVANCE,
-                    {
-                        "b_id": "s1",
-                        "b_tenant": store.tenant,
-                        "b_before": 1,
-                        "b_state": {"turn": 2},
-                        "b_turns": 2,
-                        "b_now": NOW,
-                    },
-                )
-                statements.rowcount(  # turn 1's record again: the primary key refuses it
-                    _RECORD,
-                    {
-                        "session_id": "s1",
-                        "turn_index": 1,
-                        "record": {},
-                        "created_at": NOW,
-                        "tenant": store.tenant,
-                    },
-                )
-        assert store.load_session("s1") == ({}, {"turn": 1}, 1)  # the update was rolled back
-        assert store.audit_records("s1") == [{"turn": 1}]
-        with pytest.raises(TurnConflict):  # a conflict's diagnosis runs on the driver too
-            store.save_turn("s1", 3, {"turn": 3}, {"turn": 3})
-        store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})  # the pooled connection still works
-        assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
+        a_driver_error_writes_nothing(store, "UNIQUE constraint failed")
+
+
+def a_driver_error_writes_nothing(store: SessionStore, refusal: str) -> None:
+    """A turn's commit on the driver (tests/service/test_postgres.py runs this on PostgreSQL
+    too): a statement the database refuses mid-transaction rolls back the ones before it, is
+    a translated ``StoreError``, and leaves the pooled connection usable."""
+    store.create_session("s1", {}, {"turn": 0})
+    store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+    with pytest.raises(StoreError, match=refusal):
+        with (
+            store._errors("save"),
+            driver_write(store._engine.raw_connection(), store._engine.dialect) as statements,
+        ):
+            statements.rowcount(
+                _ADVANCE,
+                {
+                    "b_id": "s1",
+                    "b_tenant": store.tenant,
+                    "b_before": 1,
+                    "b_state": {"turn": 2},
+                    "b_turns": 2,
+                    "b_now": NOW,
+                },
+            )
+            statements.rowcount(  # turn 1's record again: the primary key refuses it
+                _RECORD,
+                {
+                    "session_id": "s1",
+                    "turn_index": 1,
+                    "record": {},
+                    "created_at": NOW,
+                    "tenant": store.tenant,
+                },
+            )
+    assert store.load_session("s1") == ({}, {"turn": 1}, 1)  # the update was rolled back
+    assert store.audit_records("s1") == [{"turn": 1}]
+    with pytest.raises(TurnConflict):  # a conflict's diagnosis runs on the driver too
+        store.save_turn("s1", 3, {"turn": 3}, {"turn": 3})
+    store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})  # the pooled connection still works
+    assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
 
 
 def test_a_compiled_statement_needs_every_value_it_does_not_hold(tmp_path: Path) -> None:
