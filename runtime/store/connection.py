@@ -78,8 +78,6 @@ jitter from 50 ms to 1 s between attempts. ``PEDRAG_DB_RETRY_SECONDS=0`` fails a
 _SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 # Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
 _WRITE_TRANSACTION = "pedrag_write_transaction"
-# ... and the one telling it not to begin one at all (StoreConnection._statement).
-_SINGLE_STATEMENT = "pedrag_single_statement"
 
 
 def resolve_db_url(url: str | None = None) -> URL:
@@ -234,37 +232,16 @@ class StoreConnection:
             raise StoreError("the session store is closed")
 
     @contextmanager
-    def _statement(self) -> Iterator[Connection]:
-        """A connection for one read statement, run without a transaction around it (a
-        statement is its own snapshot on both databases); inside :meth:`reading`, that block's
-        transaction.
-
-        Why: BEGIN and COMMIT are two round trips on PostgreSQL (psycopg sends BEGIN before
-        the first statement) and two passes through SQLAlchemy on either database, more CPU
-        than the statement itself for the key check every request makes. Only for a read
-        that is a single statement: two statements so run may see two snapshots."""
-        self._require_open()
-        shared = _SHARED_READS.__dict__.get("by_engine")
-        if shared and self._engine in shared:
-            yield shared[self._engine]
-            return
-        with self._connect() as connection:
-            if self._engine.dialect.name == "postgresql":
-                # psycopg's autocommit; the pool restores the isolation level at check-in.
-                connection.execution_options(isolation_level="AUTOCOMMIT")
-            else:
-                # pysqlite runs in autocommit already (isolation_level None): no BEGIN here.
-                connection.execution_options(**{_SINGLE_STATEMENT: True})
-            yield connection
-
-    @contextmanager
     def _read_statement(self) -> Iterator[Statements]:
-        """:meth:`_statement` as :class:`Statements`, on the pooled connection's DB-API
-        connection directly (``pedrag.runtime.store.statements``); inside :meth:`reading`, on
-        that block's transaction. Driver errors are translated by :meth:`_errors`.
+        """One read statement, run without a transaction around it (a statement is its own
+        snapshot on both databases) on the pooled connection's DB-API connection directly
+        (``pedrag.runtime.store.statements``); inside :meth:`reading`, on that block's
+        transaction. Driver errors are translated by :meth:`_errors`. Only for a read that is
+        a single statement: two statements so run may see two snapshots.
 
-        Why: a service turn's first statement (its key and its session) spent more CPU in
-        SQLAlchemy's connection and result machinery than in the database's driver
+        Why: BEGIN and COMMIT are two round trips on PostgreSQL and two passes through
+        SQLAlchemy on either database, and SQLAlchemy's connection and result machinery cost
+        more CPU than the driver's work, for the key check every request makes
         (docs/persistence.md)."""
         self._require_open()
         shared = _SHARED_READS.__dict__.get("by_engine")
@@ -451,8 +428,6 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
     @event.listens_for(engine, "begin")
     def _begin_sqlite(connection: Connection) -> None:
         options = connection.get_execution_options()
-        if options.get(_SINGLE_STATEMENT, False):
-            return  # StoreConnection._statement: the statement runs in SQLite's autocommit
         write = options.get(_WRITE_TRANSACTION, False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 

@@ -184,7 +184,7 @@ def core_statements(connection: Connection) -> Statements:
 @contextmanager
 def driver_read(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
     """One read statement on ``pooled`` (a pooled DB-API connection, given back to the pool
-    afterwards) outside any transaction, as the store's ``_statement`` runs it: SQLite's
+    afterwards) outside any transaction, as the store's ``_read_statement`` runs it: SQLite's
     connections are in autocommit already; a psycopg connection is put in autocommit for the
     statement (no BEGIN, no COMMIT: two round trips) and out of it before it goes back. Give
     it only statements built once (module constants): their compiled forms are kept."""

@@ -178,7 +178,7 @@ def driver_row_is_sqlalchemys(store: SessionStore) -> None:
     assert found is not None and store.tenants.revoke_key(found.id)
     for session_id in ("s1", "nope"):
         values = {"b_hash": hash_api_key(key), "b_session": session_id}
-        with store._statement() as connection:
+        with store._transaction(write=False) as connection:
             core = core_statements(connection).row(_KEY_AND_SESSION, values)
         with driver_read(store._engine.raw_connection(), store._engine.dialect) as statements:
             driver = statements.row(_KEY_AND_SESSION, values)
