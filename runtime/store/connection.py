@@ -42,11 +42,16 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from pedrag.runtime.store.documents import _require_tenant_id, json_text
+from pedrag.runtime.store.documents import _require_tenant_id, json_text, json_value
 from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
-from pedrag.runtime.store.statements import Statements, core_statements, sqlite_write
+from pedrag.runtime.store.statements import (
+    Statements,
+    core_statements,
+    driver_read,
+    driver_write,
+)
 
 ENV_DB = "PEDRAG_DB"
 """Environment variable naming the database: a filesystem path or an SQLAlchemy URL."""
@@ -73,8 +78,6 @@ jitter from 50 ms to 1 s between attempts. ``PEDRAG_DB_RETRY_SECONDS=0`` fails a
 _SUPPORTED_DIALECTS = ("sqlite", "postgresql")
 # Connection execution option telling the SQLite ``begin`` hook to take the write lock up front.
 _WRITE_TRANSACTION = "pedrag_write_transaction"
-# ... and the one telling it not to begin one at all (StoreConnection._statement).
-_SINGLE_STATEMENT = "pedrag_single_statement"
 
 
 def resolve_db_url(url: str | None = None) -> URL:
@@ -224,38 +227,36 @@ class StoreConnection:
                 finally:
                     del shared[self._engine]
 
-    @contextmanager
-    def _statement(self) -> Iterator[Connection]:
-        """A connection for one read statement, run without a transaction around it (a
-        statement is its own snapshot on both databases); inside :meth:`reading`, that block's
-        transaction.
-
-        Why: BEGIN and COMMIT are two round trips on PostgreSQL (psycopg sends BEGIN before
-        the first statement) and two passes through SQLAlchemy on either database, more CPU
-        than the statement itself for the key check every request makes. Only for a read
-        that is a single statement: two statements so run may see two snapshots."""
+    def _require_open(self) -> None:
         if self._closed or (self._parent is not None and self._parent._closed):
             raise StoreError("the session store is closed")
+
+    @contextmanager
+    def _read_statement(self) -> Iterator[Statements]:
+        """One read statement, run without a transaction around it (a statement is its own
+        snapshot on both databases) on the pooled connection's DB-API connection directly
+        (``pedrag.runtime.store.statements``); inside :meth:`reading`, on that block's
+        transaction. Driver errors are translated by :meth:`_errors`. Only for a read that is
+        a single statement: two statements so run may see two snapshots.
+
+        Why: BEGIN and COMMIT are two round trips on PostgreSQL and two passes through
+        SQLAlchemy on either database, and SQLAlchemy's connection and result machinery cost
+        more CPU than the driver's work, for the key check every request makes
+        (docs/persistence.md)."""
+        self._require_open()
         shared = _SHARED_READS.__dict__.get("by_engine")
         if shared and self._engine in shared:
-            yield shared[self._engine]
+            yield core_statements(shared[self._engine])
             return
-        with self._connect() as connection:
-            if self._engine.dialect.name == "postgresql":
-                # psycopg's autocommit; the pool restores the isolation level at check-in.
-                connection.execution_options(isolation_level="AUTOCOMMIT")
-            else:
-                # pysqlite runs in autocommit already (isolation_level None): no BEGIN here.
-                connection.execution_options(**{_SINGLE_STATEMENT: True})
-            yield connection
+        with driver_read(self._connect(raw=True), self._engine.dialect) as statements:
+            yield statements
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
         """A connection inside a transaction: committed on normal exit, rolled back on any
         exception. ``write`` takes SQLite's write lock at BEGIN (see the module docstring).
         A read inside :meth:`reading` uses that block's transaction."""
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
+        self._require_open()
         if not write:
             shared = _SHARED_READS.__dict__.get("by_engine")
             if shared and self._engine in shared:
@@ -269,30 +270,28 @@ class StoreConnection:
 
     @contextmanager
     def _write_statements(self) -> Iterator[Statements]:
-        """A write transaction whose statements run as :class:`Statements`: on SQLite on the
-        pooled connection's DB-API directly (``pedrag.runtime.store.statements``: the turn's
-        commit, where SQLAlchemy's connection cost more CPU than the driver's work), on
-        PostgreSQL as :meth:`_transaction`. Driver errors are translated by :meth:`_errors`."""
-        if self._engine.dialect.name != "sqlite":
-            with self._transaction(write=True) as connection:
-                yield core_statements(connection)
-            return
-        if self._closed or (self._parent is not None and self._parent._closed):
-            raise StoreError("the session store is closed")
-        with sqlite_write(self._engine) as statements:
+        """A write transaction whose statements run as :class:`Statements` on the pooled
+        connection's DB-API connection directly (``pedrag.runtime.store.statements``: the
+        turn's commit, where SQLAlchemy's connection cost more CPU than the driver's work).
+        Driver errors are translated by :meth:`_errors`."""
+        self._require_open()
+        with driver_write(self._connect(raw=True), self._engine.dialect) as statements:
             yield statements
 
-    def _connect(self) -> Connection:
-        """A connection from the pool; on PostgreSQL, a server that cannot be reached is tried
-        again with backoff for ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for
-        ``PING_AFTER_IDLE_SECONDS`` is pinged first and replaced if a restart broke it). Only getting the connection is retried, never a statement:
-        whether a write whose connection broke mid-commit was committed is not knowable here."""
+    def _connect(self, *, raw: bool = False) -> Any:
+        """A connection from the pool (``raw``: its pooled DB-API connection); on PostgreSQL,
+        a server that cannot be reached is tried again with backoff for
+        ``PEDRAG_DB_RETRY_SECONDS`` (a connection idle for ``PING_AFTER_IDLE_SECONDS`` is
+        pinged first and replaced if a restart broke it). Only getting the connection is
+        retried, never a statement: whether a write whose connection broke mid-commit was
+        committed is not knowable here."""
+        connect = self._raw_connection if raw else self._engine.connect
         if self._engine.dialect.name == "sqlite" or self._retry_seconds <= 0:
-            return self._engine.connect()
+            return connect()
         try:
             # The usual case first: building the retry machinery for every transaction cost
             # more CPU than the connection checkout itself.
-            return self._engine.connect()
+            return connect()
         except SQLAlchemyError as error:
             if not _connection_lost(error):
                 raise
@@ -312,8 +311,19 @@ class StoreConnection:
             reraise=True,
         ):
             with attempt:
-                return self._engine.connect()
+                return connect()
         raise AssertionError("unreachable")  # Retrying either returns or re-raises
+
+    def _raw_connection(self) -> Any:
+        """The pool's DB-API connection; a driver error getting it wrapped as
+        ``Engine.connect`` wraps it, so the retry and :meth:`_errors` judge it alike."""
+        engine = self._engine
+        try:
+            return engine.raw_connection()
+        except engine.dialect.loaded_dbapi.Error as error:
+            raise DBAPIError.instance(
+                None, None, error, engine.dialect.loaded_dbapi.Error, dialect=engine.dialect
+            ) from error
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -384,6 +394,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             module=sqlite_dbapi(),
             connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             json_serializer=json_text,
+            json_deserializer=json_value,
         )
     else:
         # In-memory: one shared connection, or every pooled connection would see its own
@@ -394,6 +405,7 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
             connect_args={"check_same_thread": False},
             poolclass=StaticPool,
             json_serializer=json_text,
+            json_deserializer=json_value,
         )
     vectors = vectors_unavailable() is None
 
@@ -416,8 +428,6 @@ def _create_engine(url: URL, synchronous: str = "FULL") -> Engine:
     @event.listens_for(engine, "begin")
     def _begin_sqlite(connection: Connection) -> None:
         options = connection.get_execution_options()
-        if options.get(_SINGLE_STATEMENT, False):
-            return  # StoreConnection._statement: the statement runs in SQLite's autocommit
         write = options.get(_WRITE_TRANSACTION, False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 

@@ -286,6 +286,28 @@ def json_text(value: Any) -> str:
         return json.dumps(value)
 
 
+def json_value(text: str) -> Any:
+    """A JSON column's value as ``json.loads`` reads it (SQLite's engines read every JSON
+    column with it), faster for the text :func:`json_text` writes: orjson's reading, kept
+    when orjson writes it back to the same text, else ``json.loads``'s. On a 14 kB turn state
+    about 50 us against 100-135 us (a service turn reads its session's state on every request).
+
+    Why the check: orjson reads an int beyond 64 bits as a float, without an error; such a
+    text (``json_text`` leaves those ints to ``json.dumps``) is never what orjson writes back
+    (a float is written with its exponent, and ``json.dumps`` puts a space after every
+    separator), nor is a lone surrogate's escape or an older store's ``json.dumps`` text."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    try:
+        if orjson.dumps(value).decode() == text:
+            return value
+    except TypeError:  # orjson.JSONEncodeError is one: nothing orjson read, still
+        pass
+    return json.loads(text)
+
+
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 

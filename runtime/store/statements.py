@@ -1,32 +1,40 @@
-"""A write transaction's statements, run on SQLite's DB-API directly: the turn's hot path.
+"""The store's hot statements (a turn's commit, a service turn's key-and-session read), run on
+the database's DB-API connection directly.
 
 Runtime stage: persistence. Takes SQLAlchemy Core statements (the store's own, built once in
-its modules) and their bound values; gives :class:`Statements`, what a write transaction of
-the store runs them through: on SQLite each statement compiled once to its SQL text and
-parameter order (with the column types' own bind processors, so JSON columns get the store's
-``json_text`` and timestamps SQLAlchemy's text, byte for byte) and executed on a DB-API cursor
-inside ``BEGIN IMMEDIATE`` ... ``COMMIT``; on PostgreSQL through a SQLAlchemy connection, as
-every other transaction.
+its modules) and their bound values; gives :class:`Statements`, what a write transaction or a
+single read of the store runs them through: each statement compiled once to its SQL text and
+parameters (positional on SQLite, by name on psycopg; with the column types' own bind
+processors, so JSON columns get the store's ``json_text`` and timestamps SQLAlchemy's text,
+byte for byte, and for a read the types' own result processors) and executed on a pooled
+DB-API cursor: a write inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` on SQLite, inside the
+transaction psycopg begins with its first statement on PostgreSQL; a read with no transaction
+around it. :func:`core_statements` runs them through a SQLAlchemy connection instead (a
+read inside ``StoreConnection.reading``, an instructor's toggle).
 
 Why: a committed turn is two statements. Through SQLAlchemy's connection, on SQLite, the
 transaction alone (pool checkout, the ``begin`` hook, commit, the connection's events) cost
-about 110 us of CPU and each statement about 50 us more, where the driver itself takes about
-65 us for the whole transaction (``docs/runtime.md``, "Overhead"). The statements, their
-compare-and-set and their errors are the store's unchanged: the SQL is SQLAlchemy's compiled
-form of the same Core statement, and driver errors reach the store's one translation into
-:class:`~pedrag.runtime.store.errors.StoreError` (``StoreConnection._errors``).
+about 110 us of CPU and each statement about 50 us more, where the driver itself takes about 65
+us for the whole transaction (``docs/runtime.md``, "Overhead"). The statements, their
+compare-and-set and their errors are the store's unchanged (on PostgreSQL, a turn's commit 350
+-> 252 us of CPU with a 14 kB state, the key-and-session read 214 -> 122 us: psycopg's own work
+is the rest): the SQL is SQLAlchemy's compiled form of the same Core statement, and driver
+errors reach the store's one translation into :class:`~pedrag.runtime.store.errors.StoreError`
+(``StoreConnection._errors``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import MultipleResultsFound
 from sqlalchemy.sql.expression import Executable
 
 _REQUIRED = object()
@@ -43,37 +51,79 @@ class Statements(Protocol):
         """Run ``statement``; the first column of its first row, or None for no row."""
         ...
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        """Run ``statement``; its only row (its columns by name), or None for no row."""
+        ...
+
 
 @dataclass(frozen=True)
 class CompiledStatement:
     """A Core statement compiled for one dialect with a positional parameter style: its SQL
     text and, in order, each parameter's name, its value when none is given (a literal in
-    the statement; required otherwise) and the column type's bind processor."""
+    the statement; required otherwise) and the column type's bind processor; for a SELECT,
+    its result columns' result processors and the type of its rows (columns by name)."""
 
     sql: str
     parameters: tuple[tuple[str, Any, Callable[[Any], Any] | None], ...]
+    results: tuple[Any, ...] = ()  # the result columns' types, for the dialect
+    row_type: Any = None
+    positional: bool = True  # False: the parameters go by name (psycopg's pyformat)
+    # The result processors, from the cursor's column type codes at the first row (psycopg's
+    # depend on them; a statement's columns keep their types): kept, since reading a psycopg
+    # cursor's description builds an object per column.
+    processors: list[tuple[Callable[[Any], Any] | None, ...]] = field(
+        default_factory=list, compare=False
+    )
 
     @classmethod
     def of(cls, statement: Executable, dialect: Dialect) -> CompiledStatement:
         compiled = statement.compile(dialect=dialect)  # type: ignore[attr-defined]
-        if compiled.positiontup is None:
-            raise ValueError(f"dialect {dialect.name!r} does not take positional parameters")
+        positional = compiled.positiontup is not None
+        if not positional and (dialect.paramstyle != "pyformat" or compiled.escaped_bind_names):
+            raise ValueError(f"dialect {dialect.name!r} takes neither positional nor plain names")
         parameters = []
-        for name in compiled.positiontup:
+        for name in compiled.positiontup if positional else compiled.binds:
             bind = compiled.binds[name]
             default = _REQUIRED if bind.required else bind.effective_value
             process = bind.type.dialect_impl(dialect).bind_processor(dialect)
             parameters.append((name, default, process))
-        return cls(compiled.string, tuple(parameters))
+        columns = compiled._result_columns  # what SQLAlchemy's own result processing reads
+        results = tuple(column[3].dialect_impl(dialect) for column in columns)
+        row_type = namedtuple("Row", [column[0] for column in columns]) if columns else None
+        return cls(compiled.string, tuple(parameters), results, row_type, positional)
 
-    def values(self, given: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would."""
+    def row(self, fetched: tuple[Any, ...] | None, cursor: Any, dialect: Dialect) -> Any:
+        """A row fetched from ``cursor`` with its columns processed as SQLAlchemy would (each
+        type's result processor for the cursor's column type), named as its ``Row``'s are
+        (``row.turns``); None for no row."""
+        if fetched is None:
+            return None
+        if not self.processors:
+            codes = [column[1] for column in cursor.description]
+            self.processors.append(
+                tuple(
+                    kind.result_processor(dialect, code)
+                    for kind, code in zip(self.results, codes, strict=True)
+                )
+            )
+        return self.row_type._make(
+            value if process is None else process(value)
+            for value, process in zip(fetched, self.processors[0], strict=True)
+        )
+
+    def values(self, given: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+        """The DB-API parameters for ``given`` (by name), processed as SQLAlchemy would: in
+        order, or by name for a dialect that takes them so."""
         values = []
         for name, default, process in self.parameters:
             value = given.get(name, default)
             if value is _REQUIRED:
                 raise KeyError(f"no value for the statement's parameter {name!r}")
             values.append(value if process is None else process(value))
+        if not self.positional:
+            return {
+                name: value for (name, _, _), value in zip(self.parameters, values, strict=True)
+            }
         return tuple(values)
 
 
@@ -95,6 +145,14 @@ class _DriverStatements:
         form = compiled_form(statement, self._dialect)
         return self._cursor.execute(form.sql, form.values(values))
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        form = compiled_form(statement, self._dialect)
+        cursor = self._cursor.execute(form.sql, form.values(values))
+        first = cursor.fetchone()
+        if first is not None and cursor.fetchone() is not None:
+            raise MultipleResultsFound("the statement gave more than one row")  # one_or_none's
+        return form.row(first, cursor, self._dialect)
+
     def rowcount(self, statement: Executable, values: Mapping[str, Any]) -> int:
         return int(self._execute(statement, values).rowcount)
 
@@ -115,24 +173,57 @@ class _CoreStatements:
     def scalar(self, statement: Executable, values: Mapping[str, Any]) -> Any:
         return self._connection.execute(statement, dict(values)).scalar_one_or_none()
 
+    def row(self, statement: Executable, values: Mapping[str, Any]) -> Any:
+        return self._connection.execute(statement, dict(values)).one_or_none()  # type: ignore[attr-defined]
+
 
 def core_statements(connection: Connection) -> Statements:
     return _CoreStatements(connection)
 
 
 @contextmanager
-def sqlite_write(engine: Engine) -> Iterator[Statements]:
-    """A write transaction on a pooled SQLite connection's DB-API connection, its write lock
-    taken at ``BEGIN IMMEDIATE`` (as the store's ``begin`` hook does for every write):
-    committed on normal exit, rolled back on any exception. Give it only statements built
-    once (module constants): their compiled forms are kept."""
-    pooled = engine.raw_connection()
+def driver_read(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
+    """One read statement on ``pooled`` (a pooled DB-API connection, given back to the pool
+    afterwards) outside any transaction, as the store's ``_read_statement`` runs it: SQLite's
+    connections are in autocommit already; a psycopg connection is put in autocommit for the
+    statement (no BEGIN, no COMMIT: two round trips) and out of it before it goes back. Give
+    it only statements built once (module constants): their compiled forms are kept."""
+    try:
+        driver = pooled.driver_connection
+        switch = dialect.name == "postgresql"
+        if switch:
+            driver.autocommit = True
+        try:
+            cursor = pooled.cursor()
+            try:
+                yield _DriverStatements(cursor, dialect)
+            finally:
+                cursor.close()
+        finally:
+            if switch:
+                try:
+                    driver.autocommit = False
+                except Exception:  # a broken connection: never back to the pool in autocommit
+                    pooled.invalidate()
+    finally:
+        pooled.close()  # back to the pool
+
+
+@contextmanager
+def driver_write(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
+    """A write transaction on ``pooled`` (a pooled DB-API connection, given back to the pool
+    afterwards): on SQLite its write lock taken at ``BEGIN IMMEDIATE`` (as the store's
+    ``begin`` hook does for every write), on PostgreSQL begun by psycopg with the first
+    statement, as SQLAlchemy's transactions are; committed on normal exit, rolled back on any
+    exception. Give it only statements built once (module constants): their compiled forms
+    are kept."""
     try:
         cursor = pooled.cursor()
         try:
-            cursor.execute("BEGIN IMMEDIATE")
+            if dialect.name == "sqlite":
+                cursor.execute("BEGIN IMMEDIATE")
             try:
-                yield _DriverStatements(cursor, engine.dialect)
+                yield _DriverStatements(cursor, dialect)
             except BaseException:
                 pooled.rollback()
                 raise

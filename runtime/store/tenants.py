@@ -132,8 +132,8 @@ class TenantDirectory:
         """The record of an API key (revoked or not), or None for an unknown key."""
         store = self._store
         with store._errors("check an API key"):
-            with store._statement() as connection:
-                row = connection.execute(_KEY, {"b_hash": hash_api_key(key)}).one_or_none()
+            with store._read_statement() as statements:
+                row = statements.row(_KEY, {"b_hash": hash_api_key(key)})
         return _api_key(row) if row is not None else None
 
     def key_with_session(
@@ -146,10 +146,10 @@ class TenantDirectory:
         statements that was two round trips and two passes through SQLAlchemy per turn."""
         store = self._store
         with store._errors(f"check an API key and load session {session_id!r}"):
-            with store._statement() as connection:
-                row = connection.execute(
+            with store._read_statement() as statements:
+                row = statements.row(
                     _KEY_AND_SESSION, {"b_hash": hash_api_key(key), "b_session": session_id}
-                ).one_or_none()
+                )
         if row is None:
             return None, None
         return _api_key(row), None if row.turns is None else StoredSession.from_row(row)

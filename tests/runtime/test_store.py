@@ -924,3 +924,41 @@ def test_a_turn_is_stored_as_json_text_and_read_back_unchanged(
     assert stored == json_text(state) and ": " not in stored  # orjson's compact text
     assert json.loads(stored) == state
     assert store.load_session("s")[1] == state
+
+
+@given(_WRITABLE)
+def test_json_columns_read_back_what_the_standard_library_reads(value: Any) -> None:
+    """SQLite's store reads JSON columns with ``json_value`` (orjson's reading when it is
+    safe): every text the column's writer leaves must read back as ``json.loads`` reads it,
+    type for type (orjson alone reads an int beyond 64 bits as a float)."""
+    import json
+
+    from pedrag.runtime.store.documents import json_text, json_value
+
+    text = json_text(value)
+    assert repr(json_value(text)) == repr(json.loads(text))
+
+
+def test_json_texts_orjson_misreads_are_read_by_the_standard_library(
+    store: SessionStore,
+) -> None:
+    import json
+
+    from pedrag.runtime.store.documents import json_text, json_value
+
+    texts = [
+        json_text({"n": 2**60, "x": 0.1, "y": 1e-7, "z": -0.0, "s": 'é … 😀\n\t"'}),
+        json_text({"big": 2**70, "more": [-(2**65)]}),  # json.dumps's text: beyond 64 bits
+        json_text([2**64]),  # one element: no separator to tell json.dumps's text by
+        json.dumps({"lone": "\ud800x"}),  # a lone surrogate, as json.dumps escapes it
+        json.dumps({"nan": float("nan")}),  # NaN: never written, still readable
+        '{"a": 1, "a": 2, "f": 1.7976931348623157e308, "u": "\\u00e9"}',
+    ]
+    for text in texts:
+        assert repr(json_value(text)) == repr(json.loads(text)), text[:60]
+    assert type(json_value(json_text([2**64]))[0]) is int
+    # And through the store: a session whose state needed json.dumps reads back unchanged.
+    state = {"big": 2**70, "lone": "\ud800"}
+    store.create_session("s", {}, {})
+    store.save_turn("s", 1, state, {})
+    assert store.read_session("s").state == state

@@ -16,7 +16,13 @@ from pedrag.runtime.store.schema import audit_records, sessions
 from pedrag.runtime.store.session_store import SessionStore, StoreError, TurnConflict
 from pedrag.runtime.store.sessions import _ADVANCE, _RECORD
 from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
-from pedrag.runtime.store.statements import CompiledStatement, core_statements, sqlite_write
+from pedrag.runtime.store.statements import (
+    CompiledStatement,
+    core_statements,
+    driver_read,
+    driver_write,
+)
+from pedrag.runtime.store.tenants import _KEY_AND_SESSION, hash_api_key
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 STATE = {"turn": 1, "text": "naïve \u2028 ✓", "nested": [{"a": 1.5}, None, True, "x"]}
@@ -70,7 +76,9 @@ def test_the_driver_writes_the_rows_sqlalchemy_writes_byte_for_byte(tmp_path: Pa
             store.create_learner("ada")
             store.create_session("s1", {"learner_id": "ada"}, {"turn": 0})
             if driver:
-                with sqlite_write(store._engine) as statements:
+                with driver_write(
+                    store._engine.raw_connection(), store._engine.dialect
+                ) as statements:
                     assert _commit(store, statements) == 1
             else:
                 with store._transaction(write=True) as connection:
@@ -93,37 +101,47 @@ def test_a_driver_error_mid_transaction_writes_nothing_and_is_a_store_error(
     tmp_path: Path,
 ) -> None:
     with SessionStore(str(tmp_path / "s.db")) as store:
-        store.create_session("s1", {}, {"turn": 0})
-        store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
-        with pytest.raises(StoreError, match="UNIQUE constraint failed"):
-            with store._errors("save"), sqlite_write(store._engine) as statements:
-                statements.rowcount(
-                    _ADVANCE,
-                    {
-                        "b_id": "s1",
-                        "b_tenant": store.tenant,
-                        "b_before": 1,
-                        "b_state": {"turn": 2},
-                        "b_turns": 2,
-                        "b_now": NOW,
-                    },
-                )
-                statements.rowcount(  # turn 1's record again: the primary key refuses it
-                    _RECORD,
-                    {
-                        "session_id": "s1",
-                        "turn_index": 1,
-                        "record": {},
-                        "created_at": NOW,
-                        "tenant": store.tenant,
-                    },
-                )
-        assert store.load_session("s1") == ({}, {"turn": 1}, 1)  # the update was rolled back
-        assert store.audit_records("s1") == [{"turn": 1}]
-        with pytest.raises(TurnConflict):  # a conflict's diagnosis runs on the driver too
-            store.save_turn("s1", 3, {"turn": 3}, {"turn": 3})
-        store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})  # the pooled connection still works
-        assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
+        a_driver_error_writes_nothing(store, "UNIQUE constraint failed")
+
+
+def a_driver_error_writes_nothing(store: SessionStore, refusal: str) -> None:
+    """A turn's commit on the driver (tests/service/test_postgres.py runs this on PostgreSQL
+    too): a statement the database refuses mid-transaction rolls back the ones before it, is
+    a translated ``StoreError``, and leaves the pooled connection usable."""
+    store.create_session("s1", {}, {"turn": 0})
+    store.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+    with pytest.raises(StoreError, match=refusal):
+        with (
+            store._errors("save"),
+            driver_write(store._engine.raw_connection(), store._engine.dialect) as statements,
+        ):
+            statements.rowcount(
+                _ADVANCE,
+                {
+                    "b_id": "s1",
+                    "b_tenant": store.tenant,
+                    "b_before": 1,
+                    "b_state": {"turn": 2},
+                    "b_turns": 2,
+                    "b_now": NOW,
+                },
+            )
+            statements.rowcount(  # turn 1's record again: the primary key refuses it
+                _RECORD,
+                {
+                    "session_id": "s1",
+                    "turn_index": 1,
+                    "record": {},
+                    "created_at": NOW,
+                    "tenant": store.tenant,
+                },
+            )
+    assert store.load_session("s1") == ({}, {"turn": 1}, 1)  # the update was rolled back
+    assert store.audit_records("s1") == [{"turn": 1}]
+    with pytest.raises(TurnConflict):  # a conflict's diagnosis runs on the driver too
+        store.save_turn("s1", 3, {"turn": 3}, {"turn": 3})
+    store.save_turn("s1", 2, {"turn": 2}, {"turn": 2})  # the pooled connection still works
+    assert store.load_session("s1")[1:] == ({"turn": 2}, 2)
 
 
 def test_a_compiled_statement_needs_every_value_it_does_not_hold(tmp_path: Path) -> None:
@@ -139,3 +157,46 @@ def test_a_compiled_statement_needs_every_value_it_does_not_hold(tmp_path: Path)
         assert (
             audit_records.c.record.name in CompiledStatement.of(_RECORD, store._engine.dialect).sql
         )
+
+
+def test_a_read_on_the_driver_gives_the_row_sqlalchemy_gives(tmp_path: Path) -> None:
+    with SessionStore(str(tmp_path / "s.db")) as store:
+        driver_row_is_sqlalchemys(store)
+
+
+def driver_row_is_sqlalchemys(store: SessionStore) -> None:
+    """``key_with_session`` reads on the driver (``driver_read``; tests/service/
+    test_postgres.py runs this on PostgreSQL too): every column of its row, JSON documents,
+    timestamps and floats included, must come back as SQLAlchemy's execution of the same
+    statement gives it, and a revoked key's timestamp too."""
+    store.tenants.create("acme", max_usd=2.5, retention_days=7)
+    key = store.tenants.issue_key("acme", "a label", role="instructor")
+    acme = store.for_tenant("acme")
+    acme.create_session("s1", {"curriculum": "intro", "x": [1.5, None]}, {"text": STATE})
+    acme.save_turn("s1", 1, {"n": 1, "text": "naïve ✓"}, AUDIT)
+    found = store.tenants.key(key)
+    assert found is not None and store.tenants.revoke_key(found.id)
+    for session_id in ("s1", "nope"):
+        values = {"b_hash": hash_api_key(key), "b_session": session_id}
+        with store._transaction(write=False) as connection:
+            core = core_statements(connection).row(_KEY_AND_SESSION, values)
+        with driver_read(store._engine.raw_connection(), store._engine.dialect) as statements:
+            driver = statements.row(_KEY_AND_SESSION, values)
+        assert core is not None and driver is not None
+        assert driver._asdict() == core._asdict()
+        assert [type(value) for value in driver] == [type(value) for value in core]
+    assert driver.revoked_at is not None and driver.max_usd == 2.5 and driver.turns is None
+    with driver_read(store._engine.raw_connection(), store._engine.dialect) as statements:
+        assert statements.row(_KEY_AND_SESSION, {"b_hash": "none", "b_session": "s1"}) is None
+
+
+def test_a_read_of_more_than_one_row_is_a_store_error(tmp_path: Path) -> None:
+    with SessionStore(str(tmp_path / "s.db")) as store:
+        store.create_session("s1", {}, {"turn": 0})
+        store.create_session("s2", {}, {"turn": 0})
+        with pytest.raises(StoreError, match="more than one row"):
+            with (
+                store._errors("read"),
+                driver_read(store._engine.raw_connection(), store._engine.dialect) as statements,
+            ):
+                statements.row(select(sessions.c.turns), {})

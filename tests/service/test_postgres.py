@@ -25,6 +25,10 @@ from pedrag.runtime.store.migrate import HEAD
 from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_budget import race_workers_against, settle_malformed_against
+from tests.runtime.test_store_statements import (
+    a_driver_error_writes_nothing,
+    driver_row_is_sqlalchemys,
+)
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
 from tests.service.test_store_tenancy import key_with_session_reads_only_the_keys_tenant
@@ -321,3 +325,13 @@ def test_a_keys_check_and_its_tenants_session_come_in_one_statement_on_postgresq
 ) -> None:
     with SessionStore(fresh_database(pg_url)) as store:
         key_with_session_reads_only_the_keys_tenant(store)
+
+
+def test_a_read_on_psycopg_directly_gives_the_row_sqlalchemy_gives(pg_url: str) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        driver_row_is_sqlalchemys(store)
+
+
+def test_a_refused_statement_of_a_commit_on_psycopg_writes_nothing(pg_url: str) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        a_driver_error_writes_nothing(store, "duplicate key value")

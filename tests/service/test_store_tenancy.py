@@ -139,15 +139,39 @@ def key_with_session_reads_only_the_keys_tenant(store: SessionStore) -> None:
     acme.create_session("s1", {"curriculum": "intro"}, {"n": 0})
     acme.save_turn("s1", 1, {"n": 1}, {"turn": 1})
     statements: list[tuple[str, bool]] = []
+    traced: list[tuple[Any, Any]] = []
 
-    def executing(connection: Any, _cursor: Any, sql: str, *_: Any) -> None:
-        statements.append((sql, in_transaction(connection.connection.dbapi_connection)))
+    def tracing(dbapi_connection: Any, *_: Any) -> None:
+        # The statement runs on the driver directly (runtime/store/statements.py), past
+        # SQLAlchemy's events: SQLite's own trace sees every statement it runs (BEGIN too);
+        # psycopg's cursors are made to record theirs (its BEGIN goes with a statement).
+        def record(sql: Any) -> None:
+            statements.append((str(sql), in_transaction(dbapi_connection)))
 
-    event.listen(store._engine, "before_cursor_execute", executing)
+        if hasattr(dbapi_connection, "set_trace_callback"):
+            traced.append((dbapi_connection, None))
+            dbapi_connection.set_trace_callback(record)
+            return
+        factory = dbapi_connection.cursor_factory
+        traced.append((dbapi_connection, factory))
+
+        class Recording(factory):  # type: ignore[misc, valid-type]
+            def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+                record(query)
+                return super().execute(query, *args, **kwargs)
+
+        dbapi_connection.cursor_factory = Recording
+
+    event.listen(store._engine, "checkout", tracing)
     found, stored = store.tenants.key_with_session(key, "s1")
+    event.remove(store._engine, "checkout", tracing)
+    for dbapi_connection, factory in traced:
+        if factory is None:
+            dbapi_connection.set_trace_callback(None)
+        else:
+            dbapi_connection.cursor_factory = factory
     assert len(statements) == 1 and statements[0][0].lstrip().startswith("SELECT")
     assert statements[0][1] is False
-    event.remove(store._engine, "before_cursor_execute", executing)
     assert found == store.tenants.key(key)
     assert found is not None and found.tenant.max_usd == 2.5 and found.role == "learner"
     assert stored == acme.read_session("s1")
