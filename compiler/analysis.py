@@ -1304,6 +1304,14 @@ class Analysis:
             self._memo["coverage"] = self._cached(key, compute)
         return self._memo["coverage"]
 
+    @property
+    def eligible_cuts(self) -> dict[str, set[Fraction]]:
+        """Where eligibility changes (`F.breakpoints` of `any_eligible`), read by the shared box
+        form and the gap search alike: made once."""
+        if "eligible cuts" not in self._memo:
+            self._memo["eligible cuts"] = F.breakpoints(self.any_eligible)
+        return self._memo["eligible cuts"]  # type: ignore[no-any-return]
+
     def eligible_cell_boxes(self) -> tuple[dict[str, list[Cell]], list[CellBox] | None] | None:
         """Each variable's cells cut where eligibility changes (`F.breakpoints` of
         `any_eligible`, zero-share cells included) and `any_eligible` as boxes over them (None
@@ -1315,7 +1323,7 @@ class Analysis:
             node = self.any_eligible
             made = None
             if not node.linear:
-                cuts = F.breakpoints(node)
+                cuts = self.eligible_cuts
                 found = {var: cells(domain, cuts.get(var)) for var, domain in self.domains.items()}
                 values = {var: [c.value for c in each] for var, each in found.items()}
                 made = (found, cell_boxes(node, values))

@@ -82,7 +82,7 @@ class _Grower:
         self.linear = F.linear_vars(analysis.any_eligible)
         # Cut where eligibility changes, and nowhere else: the regions are then a function of
         # the rules' eligibility, which is what the cache keeps them under.
-        self.cuts = F.breakpoints(analysis.any_eligible)
+        self.cuts = analysis.eligible_cuts
         # With one-variable atoms only, eligibility as boxes over these cells: a box is clear
         # when it meets none of them, decided exactly without z3 (`compiler/box_measure.py`);
         # made once per analysis, as the coverage share reads them too.
