@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import shutil
 import sys
@@ -184,6 +185,22 @@ def _admin(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVICE_PACKAGES = ("fastapi", "uvicorn", "httptools", "prometheus_client")
+"""What `pedrag serve` imports beyond pedrag's own dependencies (the `service` extra)."""
+
+
+def _missing_service_packages() -> list[str]:
+    """The service extra's packages this environment lacks: `pip install .` leaves them out,
+    and the service then stopped on a traceback from its first import."""
+    missing = []
+    for name in SERVICE_PACKAGES:
+        try:
+            importlib.import_module(name)  # the service imports them next anyway
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def run(args: argparse.Namespace) -> int:
     if args.db:
         os.environ["PEDRAG_DB"] = args.db
@@ -191,6 +208,14 @@ def run(args: argparse.Namespace) -> int:
         return _admin(args)
     if args.workers < 1:
         print("pedrag serve: --workers must be at least 1", file=sys.stderr)
+        return 2
+    missing = _missing_service_packages()
+    if missing:
+        print(
+            f"pedrag serve: the service needs the `service` extra ({', '.join(missing)} not "
+            "installed): pip install 'pedrag[service]' (from a checkout: pip install '.[service]')",
+            file=sys.stderr,
+        )
         return 2
     if args.worker_timeout is None:
         raw = os.environ.get("PEDRAG_SERVE_WORKER_TIMEOUT", "").strip()

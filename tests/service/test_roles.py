@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Any
@@ -273,3 +274,17 @@ def _cli_command(*args: str) -> tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = cli_main(list(args))
     return code, out.getvalue(), err.getvalue()
+
+
+def test_pedrag_serve_without_the_service_extra_says_what_to_install(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pip install .` leaves the service extra out; the service stopped on a traceback from
+    its first import of uvicorn. Key administration needs no extra and still works."""
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # importing it raises ImportError
+    db = str(tmp_path / "extra.sqlite")
+    assert _cli("--db", db, "--add-tenant", "acme")[0] == 0
+    code, out, err = _cli("--db", db, "--port", "0")
+    assert code == 2 and out == ""
+    assert "uvicorn not installed" in err and "pip install 'pedrag[service]'" in err
+    assert "Traceback" not in err
