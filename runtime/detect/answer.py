@@ -623,7 +623,14 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
     yield from _leet_spellings(folded, compact)
     if size == 1:
         yield from find_text_variants(folded, compact)
+    # A token that starts nothing below is passed over: both matches need the window's first
+    # token to begin ``compact`` (it is ``words[0]``, or the first piece of letters run
+    # together), except a one-word answer's plural, which is the token itself.
+    plurals = (words[-1] + "s", words[-1] + "es") if size == 1 and not short else ()
     for index in range(len(tokens)):
+        token = tokens[index]
+        if not compact.startswith(token) and token not in plurals:
+            continue
         window = tokens[index : index + size]
         if len(window) == size and (
             window == words
@@ -871,6 +878,10 @@ def _arithmetic(text: str, mentions: Sequence[NumberMention]) -> Iterator[Readin
 
 
 def _pinned_ranges(text: str, mentions: Sequence[NumberMention]) -> Iterator[Reading]:
+    # Bounds pin a number only with a lower-bound cue and an upper-bound cue; neither cue
+    # pattern has an anchor or a lookaround, so a cue in the window before a number is a cue
+    # in the whole text, and a text without both has no bounded range (most replies).
+    bounded: bool | None = None  # asked once, and only for a pair of numbers close enough
     for left, right in zip(mentions, mentions[1:], strict=False):
         between = text[left.end : right.start]
         if len(between) > 40:
@@ -881,6 +892,10 @@ def _pinned_ranges(text: str, mentions: Sequence[NumberMention]) -> Iterator[Rea
             high_kind = "closed" if chained.group(2) in ("<=", "≤") else "open"
             low, high, start = left.value, right.value, left.start
         else:
+            if bounded is None:
+                bounded = bool(_LOWER_BOUND.search(text) and _UPPER_BOUND.search(text))
+            if not bounded:
+                continue
             first_low = _bound_before(text, left.start, _LOWER_BOUND)
             first_high = _bound_before(text, left.start, _UPPER_BOUND)
             second_low = _bound_before(text, right.start, _LOWER_BOUND)

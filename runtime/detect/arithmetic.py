@@ -145,8 +145,18 @@ def _continued(
             yield Expression(result, start, following.end, operands)
 
 
+_MAX_MAGNITUDE_INT = int(MAX_MAGNITUDE)
+
+
 def _small(value: Fraction | None) -> bool:
-    return value is not None and abs(value) <= MAX_MAGNITUDE
+    """``abs(value) <= MAX_MAGNITUDE``; for a Fraction (every value the readers give) compared
+    on its integers, as ``|n/d| <= M`` is ``|n| <= M*d`` for its positive denominator: the
+    Fraction comparison built two Fractions and was a third of reading a reply's arithmetic."""
+    if value is None:
+        return False
+    if type(value) is Fraction:
+        return abs(value.numerator) <= _MAX_MAGNITUDE_INT * value.denominator
+    return abs(value) <= MAX_MAGNITUDE
 
 
 def expressions(text: str, numbers: Sequence[_Number]) -> Iterator[Expression]:

@@ -1,0 +1,186 @@
+"""The detector's quick scans of issue 30 goal 2 (a warm turn under 2 ms): a text answer's token
+scan that passes over tokens starting nothing, the range reader that asks for bound cues once
+per text, and the arithmetic reader's magnitude test on integers. Each is compared with the
+reading it replaces, kept here as the oracle, on generated texts built near its edges: a quick
+scan that ever disagreed would change a verdict."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pedrag.runtime.detect.answer import (
+    _LOWER_BOUND,
+    _UPPER_BOUND,
+    _ascii_folded,
+    _bound_before,
+    _CHAINED,
+    _find_words,
+    _leet_spellings,
+    _pinned_ranges,
+    _short_answer_is_standalone,
+    find_numbers,
+)
+from pedrag.runtime.detect.arithmetic import MAX_MAGNITUDE, _small
+from pedrag.runtime.detect.text_answer import find_text_variants
+
+
+def _find_words_every_token(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """The text answer's scan as it was before the quick path: every token visited."""
+    if not words:
+        return
+    folded = _ascii_folded(text)
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[A-Za-z0-9]+", folded)]
+    tokens = [folded[start:end].lower() for start, end in spans]
+    words = list(words)
+    size = len(words)
+    compact = "".join(words)
+    short = len(compact) <= 2
+    yield from _leet_spellings(folded, compact)
+    if size == 1:
+        yield from find_text_variants(folded, compact)
+    for index in range(len(tokens)):
+        window = tokens[index : index + size]
+        if len(window) == size and (
+            window == words
+            or (
+                not short
+                and window[:-1] == words[:-1]
+                and window[-1] in (words[-1] + "s", words[-1] + "es")
+            )
+        ):
+            if short and not _short_answer_is_standalone(text, spans[index]):
+                continue
+            yield spans[index][0], spans[index + size - 1][1]
+            continue
+        if len(compact) < 4:
+            continue
+        joined = ""
+        for cursor in range(index, len(tokens)):
+            joined += tokens[cursor]
+            if len(joined) >= len(compact):
+                if joined == compact and cursor > index and tokens[index : cursor + 1] != words:
+                    yield spans[index][0], spans[cursor][1]
+                break
+            if not compact.startswith(joined):
+                break
+
+
+TARGETS = [
+    ["pentagon"], ["pen", "tagon"], ["carbon", "dioxide"], ["b"], ["ab"], ["cell"],
+    ["box"], ["a", "b", "c"], ["mitochondria"], ["the", "cell", "wall"], ["x1"],
+]  # fmt: skip
+WORD_PIECES = [
+    "pentagon", "Pentagon", "PENTAGONS", "pentagones", "pen", "tagon", "tagons", "p", "e", "n",
+    "ta", "gon", "carbon", "dioxide", "dioxides", "carbondioxide", "b", "B", "ab", "AB", "cell",
+    "cells", "cellses", "box", "boxes", "boxs", "a", "c", "mito", "chondria", "mitochondria",
+    "the", "wall", "walls", "x1", "x", "1", "p3nt4g0n", "c3ll", "word", "answer", "é", "ﬁ",
+]  # fmt: skip
+WORD_GAPS = [" ", "-", "", "'", "(", ")", '"', ". ", "\n", "_", "/", "’"]
+
+
+@st.composite
+def word_texts(draw: st.DrawFn) -> str:
+    parts = draw(
+        st.lists(st.tuples(st.sampled_from(WORD_PIECES), st.sampled_from(WORD_GAPS)), max_size=9)
+    )
+    return "".join(piece + gap for piece, gap in parts)
+
+
+@settings(max_examples=2500, deadline=None)
+@given(word_texts(), st.sampled_from(TARGETS))
+def test_the_text_answer_scan_passing_over_tokens_finds_what_visiting_every_token_finds(
+    text: str, words: list[str]
+) -> None:
+    assert list(_find_words(text, words)) == list(_find_words_every_token(text, words))
+
+
+def test_the_generated_word_texts_reach_every_kind_of_match() -> None:
+    """Whole words, a plural, letters run together across tokens and a short answer in
+    capitals: the texts above reach each branch the quick path must keep."""
+    assert list(_find_words("the carbon dioxides here", ["carbon", "dioxide"])) == [(4, 19)]
+    assert set(_find_words("two pentagons", ["pentagon"])) == {(4, 13)}
+    assert set(_find_words("a pen tagon", ["pentagon"])) == {(2, 11)}
+    assert list(_find_words("it is B", ["b"])) == [(6, 7)]
+    assert list(_find_words("a pen tagon", ["pen", "tagon"])) == [(2, 11)]
+
+
+def _pinned_ranges_every_pair(text: str, mentions: Sequence) -> Iterator[tuple]:
+    """The range reader as it was before the quick path: both bounds read for every pair."""
+    for left, right in zip(mentions, mentions[1:], strict=False):
+        between = text[left.end : right.start]
+        if len(between) > 40:
+            continue
+        chained = _CHAINED.match(between)
+        if chained:
+            low_kind = "closed" if chained.group(1) in ("<=", "≤") else "open"
+            high_kind = "closed" if chained.group(2) in ("<=", "≤") else "open"
+            low, high, start = left.value, right.value, left.start
+        else:
+            first_low = _bound_before(text, left.start, _LOWER_BOUND)
+            first_high = _bound_before(text, left.start, _UPPER_BOUND)
+            second_low = _bound_before(text, right.start, _LOWER_BOUND)
+            second_high = _bound_before(text, right.start, _UPPER_BOUND)
+            if first_low and second_high:
+                (low_kind, start), (high_kind, _) = first_low, second_high
+                low, high = left.value, right.value
+            elif first_high and second_low:
+                (high_kind, start), (low_kind, _) = first_high, second_low
+                low, high = right.value, left.value
+            else:
+                continue
+        smallest = math.floor(low) + 1 if low_kind == "open" else math.ceil(low)
+        largest = math.ceil(high) - 1 if high_kind == "open" else math.floor(high)
+        if smallest == largest:
+            yield Fraction(smallest), start, right.end, "range"
+
+
+RANGE_PIECES = [
+    "55", "57", "56", "5.5", "56.5", "fifty-five", "more than", "greater than", "over", "above",
+    "at least", "no less than", ">", ">=", "≥", "less than", "under", "below", "at most",
+    "no more than", "<", "<=", "≤", "and", "x", "it is", "the number", "between", "hover",
+    "thunder", "Over", "LESS THAN", ":", "=",
+]  # fmt: skip
+RANGE_GAPS = [" ", "", ", ", " x ", "\n", ": "]
+
+
+@settings(max_examples=2500, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(RANGE_PIECES), st.sampled_from(RANGE_GAPS)), max_size=10
+    )
+)
+def test_the_range_reader_asking_for_cues_once_reads_the_ranges_every_pair_reads(
+    parts: list[tuple[str, str]],
+) -> None:
+    text = "".join(piece + gap for piece, gap in parts)
+    mentions = find_numbers(text)
+    assert list(_pinned_ranges(text, mentions)) == list(_pinned_ranges_every_pair(text, mentions))
+
+
+def test_the_range_texts_reach_pinned_and_unpinned_ranges() -> None:
+    for text in ("more than 55 and less than 57", "55 < x < 57", "less than 57 and over 55"):
+        assert [reading[0] for reading in _pinned_ranges(text, find_numbers(text))] == [56]
+    text = "more than 55 and 57"  # one cue only: no range
+    assert list(_pinned_ranges(text, find_numbers(text))) == []
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.fractions(),
+        st.integers(min_value=-(10**17), max_value=10**17).map(Fraction),
+        st.tuples(st.integers(), st.integers(min_value=1, max_value=10**6)).map(
+            lambda pair: Fraction(pair[0], pair[1])
+        ),
+        st.sampled_from([MAX_MAGNITUDE, -MAX_MAGNITUDE, MAX_MAGNITUDE + Fraction(1, 10**9)]),
+        st.none(),
+    )
+)
+def test_the_magnitude_test_on_integers_is_the_fraction_comparison(value: Fraction | None) -> None:
+    assert _small(value) == (value is not None and abs(value) <= MAX_MAGNITUDE)
