@@ -51,24 +51,28 @@ _KEPT = frozenset({str, int, bool, type(None)})  # JSON writes and reads these b
 
 def _plain(value: Any) -> Any:
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is float or isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
-        return float(value)
-    if isinstance(value, str):
-        return str.__str__(value)  # an enum label: its text
-    if isinstance(value, int):
-        return int(value)
+    # A record is mostly dicts and lists: their exact types skip the scalar tests.
+    if kind is not dict and kind is not list and kind is not tuple:
+        if kind is str or kind is int or kind is bool or value is None:
+            return value
+        if kind is float or isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError(
+                    "Out of range float values are not JSON compliant: " + repr(value)
+                )
+            return float(value)
+        if isinstance(value, str):
+            return str.__str__(value)  # an enum label: its text
+        if isinstance(value, int):
+            return int(value)
+        if not isinstance(value, dict | list | tuple):
+            return _plain(_default(value))
     if isinstance(value, dict):
         return {
             key if type(key) is str else _key(key): item if type(item) in _KEPT else _plain(item)
             for key, item in value.items()
         }
-    if isinstance(value, list | tuple):
-        return [item if type(item) in _KEPT else _plain(item) for item in value]
-    return _plain(_default(value))
+    return [item if type(item) in _KEPT else _plain(item) for item in value]
 
 
 def _default(value: Any) -> Any:

@@ -33,6 +33,7 @@ from pedrag.runtime.llm.interface import (
     LLMRequest,
     LLMResponse,
     LLMStream,
+    RoleUsage,
     Usage,
     open_stream,
 )
@@ -135,6 +136,11 @@ class BudgetedBackend:
         self.ledger = ledger
         self.calls = 0  # admitted (the cap's count); what they spent is in `usage`
         self.usage = Usage()
+        # `usage` summed over its roles, with the count of recorded calls it was summed at:
+        # the caps ask for the cost on every call and the audit for tokens and cost several
+        # times, and each sum rebuilt a RoleUsage per role (issue 30).
+        self._recorded = 0
+        self._summed: tuple[int, RoleUsage] | None = None
         self.reserved_usd = 0.0  # worst-case cost of the calls in flight
         # The classifier's and the analyzer's calls may run at once (`reading`): the counts
         # and reservations change under a lock.
@@ -245,16 +251,28 @@ class BudgetedBackend:
             # Filed under the request's role; no price known for the model is an unpriced call
             # (its cost_usd 0 means "not known": tokens only).
             self.usage.record(response, request.role, failed=failed)
+            self._recorded += 1
         if self.ledger is not None:
             self.ledger.settle_spend(DEPLOYMENT_SCOPE, reserved, response.cost_usd)
 
+    def _total(self) -> RoleUsage:
+        """``usage.total``, summed again only after a call was recorded (the count is read
+        before summing, so a call recorded meanwhile by the other reading thread is summed
+        on the next ask)."""
+        recorded, summed = self._recorded, self._summed
+        if summed is not None and summed[0] == recorded:
+            return summed[1]
+        total = self.usage.total
+        self._summed = (recorded, total)
+        return total
+
     @property
     def tokens(self) -> int:
-        return self.usage.total_tokens
+        return self._total().total_tokens
 
     @property
     def cost_usd(self) -> float:
-        return self.usage.cost_usd
+        return self._total().cost_usd
 
     @property
     def by_role(self) -> dict[str, dict[str, float]]:
@@ -264,4 +282,4 @@ class BudgetedBackend:
     @property
     def cost_known(self) -> bool:
         """Whether every call this turn had a price (else ``cost_usd`` undercounts)."""
-        return self.usage.cost_known
+        return self._total().unpriced_calls == 0

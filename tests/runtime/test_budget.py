@@ -562,6 +562,41 @@ def test_the_turn_budget_counts_usage_in_the_backends_own_usage_type(
     assert not turn.cost_known
 
 
+def test_the_turn_totals_read_between_calls_follow_every_recorded_call(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """The budget sums its usage once per recorded call (issue 30): tokens, cost and whether
+    every call was priced, read before, between and after calls (each read twice), are the
+    usage's own sums at that moment, never a sum kept from before a call."""
+    backend = priced_backend(fake_openai)
+    fake_openai.script(
+        Reply.text("It is a question.", prompt_tokens=200, completion_tokens=10),
+        Reply.text("Streamed.", prompt_tokens=260, completion_tokens=20),
+        Reply.text("", prompt_tokens=300, completion_tokens=40),  # empty: paid for, failed
+    )
+    turn = BudgetedBackend(
+        backend, Budget(max_session_usd=None), session_usd=0.0, deployment_usd=0.0
+    )
+    seen = []
+
+    def read() -> None:
+        for _ in range(2):
+            expected = (turn.usage.total_tokens, turn.usage.cost_usd, turn.usage.cost_known)
+            assert (turn.tokens, turn.cost_usd, turn.cost_known) == expected
+        seen.append(turn.tokens)
+
+    read()
+    turn.complete(REQUEST)
+    read()
+    list(turn.stream(replace(REQUEST, role="actor")))  # no price for the actor's model
+    read()
+    with pytest.raises(LLMRefusal):
+        turn.complete(REQUEST)
+    read()
+    assert seen == [0, 210, 210 + 280, 210 + 280 + 340]
+    assert not turn.cost_known and turn.cost_usd > 0
+
+
 def test_a_tutor_turn_records_the_usage_the_backend_counted(fake_openai: FakeOpenAI) -> None:
     """Through the Tutor: the turn record's ``usage``, ``tokens`` and ``cost_usd`` are the
     backend's own ``Usage`` of that turn, in the record's per-role form."""
