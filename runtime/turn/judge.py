@@ -15,6 +15,7 @@ it), so the offline tutor takes the same path.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -187,15 +188,21 @@ def must_consult(contract: Contract, draft: str, key: AnswerKey | None) -> bool:
     view = canonical_text(draft)
     if find_numbers(view):
         return True
-    words = {
-        word
-        for spelling in (key.answer, *key.accept)
-        for word in re.findall(r"[a-z]{3,}", canonical_text(spelling).lower())
-        if word not in _STOPWORDS
-    }
+    words = _answer_words((key.answer, *key.accept))
     drafted = set(re.findall(r"[a-z]{3,}", view.lower()))
     return bool(words & drafted) or any(
         word[:5] in token for word in words if len(word) >= 6 for token in drafted
+    )
+
+
+@functools.lru_cache(maxsize=64)  # an exercise's key, read again on every judged draft
+def _answer_words(spellings: tuple[str, ...]) -> frozenset[str]:
+    """The content words (three letters or more, not stopwords) of the key's spellings."""
+    return frozenset(
+        word
+        for spelling in spellings
+        for word in re.findall(r"[a-z]{3,}", canonical_text(spelling).lower())
+        if word not in _STOPWORDS
     )
 
 
