@@ -100,6 +100,22 @@ _SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("method-call", re.compile(r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\s*\([^()]*\)")),
 )
+# The three slowest patterns scan every position of a line: each alternative of theirs needs
+# one of these substrings, so a line with none of them cannot match and is not scanned (most
+# prose lines; tested against the full scan, tests/runtime/test_detector_quick_scans.py).
+_NEEDS = {
+    "brace": ("{", "}"),
+    "operator": ("=", "&&", "||", "++", "--", "::", "<<", ">>"),
+    "method-call": ("(",),
+}
+_SIGNAL_TESTS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = tuple(
+    (
+        name,
+        pattern,
+        re.compile("|".join(map(re.escape, _NEEDS[name]))) if name in _NEEDS else None,
+    )
+    for name, pattern in _SIGNALS
+)
 # In a block (fence, indented run, decoded payload) weaker evidence is enough.
 _BLOCK_SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("assignment", re.compile(r"^\s*[A-Za-z_][\w.]*(?:\[[^\]]*\])*\s*=(?!=)\s*\S")),
@@ -173,7 +189,11 @@ def code_line_signals(line: str, *, in_block: bool = False) -> tuple[str, ...]:
     bullet = re.match(r"^(?:[-*+]|\d+[.)])\s+", stripped)
     if bullet and not stripped.startswith(("--", "++", "*=")):
         stripped = stripped[bullet.end() :]
-    signals = [name for name, pattern in _SIGNALS if pattern.search(stripped)]
+    signals = [
+        name
+        for name, pattern, needs in _SIGNAL_TESTS
+        if (needs is None or needs.search(stripped)) and pattern.search(stripped)
+    ]
     if in_block:
         signals += [name for name, pattern in _BLOCK_SIGNALS if pattern.search(stripped)]
         if signals == ["comment"]:

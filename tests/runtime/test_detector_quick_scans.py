@@ -27,6 +27,15 @@ from pedrag.runtime.detect.answer import (
     find_numbers,
 )
 from pedrag.runtime.detect.arithmetic import MAX_MAGNITUDE, _small
+from pedrag.runtime.detect.code import (
+    _BACKTICK_SPAN,
+    _BLOCK_SIGNALS,
+    _NEEDS,
+    _SIGNALS,
+    _code_free,
+    _is_prose,
+    code_line_signals,
+)
 from pedrag.runtime.detect.text_answer import find_text_variants
 
 
@@ -184,3 +193,65 @@ def test_the_range_texts_reach_pinned_and_unpinned_ranges() -> None:
 )
 def test_the_magnitude_test_on_integers_is_the_fraction_comparison(value: Fraction | None) -> None:
     assert _small(value) == (value is not None and abs(value) <= MAX_MAGNITUDE)
+
+
+def _code_line_signals_every_pattern(line: str, *, in_block: bool = False) -> tuple[str, ...]:
+    """The code-line reader as it was before the quick reject: every pattern scanned."""
+    stripped = line.strip()
+    if not in_block and "`" in stripped:
+        stripped = _BACKTICK_SPAN.sub(" x ", stripped).strip()
+    if not stripped:
+        return ()
+    bullet = re.match(r"^(?:[-*+]|\d+[.)])\s+", stripped)
+    if bullet and not stripped.startswith(("--", "++", "*=")):
+        stripped = stripped[bullet.end() :]
+    signals = [name for name, pattern in _SIGNALS if pattern.search(stripped)]
+    if in_block:
+        signals += [name for name, pattern in _BLOCK_SIGNALS if pattern.search(stripped)]
+        if signals == ["comment"]:
+            return ()
+    if signals and _is_prose(_code_free(stripped)):
+        return ()
+    return tuple(signals)
+
+
+CODE_PIECES = [
+    "x", "total", "a.b", "obj.method", "(", ")", "{", "}", "[", "]", "=", "==", "!=", "!", "&",
+    "&&", "|", "||", "+", "++", "-", "--", "---", ":", "::", "<", "<<", ">", ">>", "=>", "->",
+    ";", ",", ".", "print", "return", "for i in range(3)", "if", "while", "def f", "int", "the",
+    "answer", "is", "what", "step", "7", "56", "'s'", '"q"', "#", "//", "`code`", "- ", "1. ",
+    "let's", "i", "KQ==",
+]  # fmt: skip
+CODE_GAPS = [" ", "", "  ", "\t"]
+
+
+@st.composite
+def code_lines(draw: st.DrawFn) -> str:
+    parts = draw(
+        st.lists(st.tuples(st.sampled_from(CODE_PIECES), st.sampled_from(CODE_GAPS)), max_size=12)
+    )
+    return "".join(piece + gap for piece, gap in parts)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(code_lines(), st.booleans())
+def test_the_code_line_reader_skipping_patterns_finds_the_signals_every_pattern_finds(
+    line: str, in_block: bool
+) -> None:
+    assert code_line_signals(line, in_block=in_block) == _code_line_signals_every_pattern(
+        line, in_block=in_block
+    )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(code_lines(), st.text(alphabet="ab.({}) =!&|+-:<>_;", max_size=24)))
+def test_a_line_a_skipped_pattern_matches_holds_a_substring_it_needs(line: str) -> None:
+    for name, pattern in _SIGNALS:
+        if name in _NEEDS and pattern.search(line):
+            assert any(needed in line for needed in _NEEDS[name]), (name, line)
+
+
+def test_the_code_lines_reach_each_skipped_pattern() -> None:
+    assert "operator" in code_line_signals("if a == b && c")
+    assert "method-call" in code_line_signals("obj.method(x)")
+    assert "brace" in code_line_signals("while (x) {")
