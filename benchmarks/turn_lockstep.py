@@ -13,11 +13,19 @@ worth measuring. In lockstep each turn index runs in every tree before the next 
 tree's alone (the processes evict each other's caches); compare the ratios.
 
     python benchmarks/turn_lockstep.py OLD_TREE NEW_TREE [--turns 1500] [--format json]
+    python benchmarks/turn_lockstep.py OLD_TREE NEW_TREE --stages [--store normal|full|memory]
+
+``--stages`` runs one store per tree with ``turn_overhead.py``'s stage timers instead: each
+stage's CPU per turn (and the detector's, the grader's and ``save_turn``'s inside them) in
+every tree, with the ratio to the baseline's, the same turns under the same load (the stage
+table of two trees measured one after the other moves with the load by more than a change
+worth measuring).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,9 +37,10 @@ STORES = ("normal", "full", "memory")
 WARM_UP = 50  # turn_overhead.Run leaves out the first 50 turns
 
 
-def worker() -> int:
-    """One tree's loop (its ``turn_overhead.Run`` on each store): a turn index per input line,
-    ``ok`` once all stores ran it; ``-1`` prints the results."""
+def worker(stages_store: str | None = None) -> int:
+    """One tree's loop (its ``turn_overhead.Run`` on each store, or on ``stages_store`` alone
+    with the stage timers): a turn index per input line, ``ok`` once all stores ran it; ``-1``
+    prints the results."""
     sys.path.insert(0, str(Path.cwd() / "benchmarks"))
     import turn_overhead  # type: ignore[import-not-found]
 
@@ -39,24 +48,56 @@ def worker() -> int:
     from pedrag.runtime.policy.theory_set import TheorySet
 
     theories = TheorySet.shipped()
-    runs = [turn_overhead.Run(kind, theories) for kind in STORES]
+    timer = _stage_timer_class()() if stages_store else None
+    kinds = (stages_store,) if stages_store else STORES
+    runs = [turn_overhead.Run(kind, theories) for kind in kinds]
+    if timer is not None:
+        timer.time_store(runs[0])
     messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
+    backend = 0.0
     for line in sys.stdin:
         index = int(line)
         if index < 0:
             break
+        if timer is not None and index == WARM_UP:
+            timer.spent.clear()
+            backend = 0.0
         for run in runs:
             run.turn(index, messages[index % len(messages)])
+            backend += run.backend.seconds
         print("ok", flush=True)
-    print(json.dumps([run.result() for run in runs]), flush=True)
+    results = [run.result() for run in runs]
+    if timer is not None:
+        turns = results[0]["turns"]
+        timer.close()
+        stages = {"offline backend (excluded)": round(backend * 1000 / turns, 3)}
+        print(json.dumps([{**stages, **timer.per_turn(turns)}]), flush=True)
+        return 0
+    print(json.dumps(results), flush=True)
     return 0
 
 
-def lockstep(trees: list[Path], turns: int) -> dict[str, list[dict[str, Any]]]:
+def _stage_timer_class() -> Any:
+    """``StageTimer`` of this script's own ``turn_overhead.py`` (a baseline tree may predate
+    it), wrapping the stages of the tree the worker runs (its ``pedrag`` is first on the
+    path)."""
+    spec = importlib.util.spec_from_file_location(
+        "lockstep_turn_overhead", Path(__file__).resolve().parent / "turn_overhead.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.StageTimer
+
+
+def lockstep(
+    trees: list[Path], turns: int, stages_store: str | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Every tree's results, by tree folder name (each tree's own code, its own process)."""
+    extra = ["--stages", "--store", stages_store] if stages_store else []
     processes = [
         subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker"],
+            [sys.executable, str(Path(__file__).resolve()), "--worker", *extra],
             cwd=tree,
             env={**os.environ, "PYTHONPATH": str(tree)},
             stdin=subprocess.PIPE,
@@ -95,18 +136,31 @@ def main() -> int:
     )
     parser.add_argument("--turns", type=int, default=1500)
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--stages", action="store_true", help="CPU per pipeline stage, one store per tree"
+    )
+    parser.add_argument("--store", choices=STORES, default="normal", help="the store of --stages")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return worker()
+        return worker(args.store if args.stages else None)
     trees = [tree.resolve() for tree in args.trees]
     if len(trees) < 2 or len({tree.name for tree in trees}) != len(trees):
         parser.error("give two or more tree folders, with different names")
-    results = lockstep(trees, args.turns)
+    results = lockstep(trees, args.turns, args.store if args.stages else None)
     if args.format == "json":
         print(json.dumps(results, indent=2))
         return 0
     base = results[trees[0].name]
+    if args.stages:
+        print(f"CPU per turn by stage, {args.turns} turns in lockstep, store {args.store}:")
+        names = [tree.name for tree in trees]
+        print(f"  {'':44}" + "".join(f"{name:>12}" for name in names) + "  ratio")
+        for label, old in base[0].items():
+            figures = [results[name][0].get(label, 0.0) for name in names]
+            ratio = f"{figures[-1] / old:.3f}x" if old else "-"
+            print(f"  {label:44}" + "".join(f"{ms:9.3f} ms" for ms in figures) + f"  {ratio}")
+        return 0
     print(f"CPU per turn, {args.turns} turns in lockstep (offline backend subtracted):")
     for position, store in enumerate(STORES):
         print(f"  {store}:")

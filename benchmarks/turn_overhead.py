@@ -229,14 +229,31 @@ _STAGES = (
 )
 
 
-def stages(turns: int, store_kind: str = "normal") -> dict[str, Any]:
-    """CPU per turn of each pipeline stage (and of the detector, the grader and the store's
-    write inside them), measured by wrapping the functions the pipeline calls."""
-    from pedrag.runtime.turn import pipeline, supervision, trusted_writes
+class StageTimer:
+    """The pipeline's stages wrapped to add their CPU time to ``spent`` (and the detector's
+    checks, the grader and, once :meth:`time_store` is called, the store's ``save_turn``
+    inside them, timed apart), until :meth:`close` puts the functions back. Used by
+    ``--stages`` and by ``turn_lockstep.py --stages``."""
 
-    spent: dict[str, float] = {}
+    def __init__(self) -> None:
+        from pedrag.runtime.turn import pipeline, supervision, trusted_writes
 
-    def timed(function: Any, label: str) -> Any:
+        self.spent: dict[str, float] = {}
+        self._originals = [(pipeline, name, getattr(pipeline, name)) for name in _STAGES]
+        self._originals += [
+            (pipeline, "check", pipeline.check),
+            (supervision, "check", supervision.check),
+            (trusted_writes, "assess", trusted_writes.assess),
+        ]
+        for module, name, function in self._originals[: len(_STAGES)]:
+            setattr(module, name, self._timed(function, name))
+        detector_check = self._timed(supervision.check, "  detector (in supervise, progress_lines)")
+        pipeline.check = supervision.check = detector_check
+        trusted_writes.assess = self._timed(trusted_writes.assess, "  grader (in write_trusted)")
+
+    def _timed(self, function: Any, label: str) -> Any:
+        spent = self.spent
+
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             started = time.process_time()
             try:
@@ -246,40 +263,46 @@ def stages(turns: int, store_kind: str = "normal") -> dict[str, Any]:
 
         return wrapper
 
-    originals = [(pipeline, name, getattr(pipeline, name)) for name in _STAGES]
-    originals += [
-        (pipeline, "check", pipeline.check),
-        (supervision, "check", supervision.check),
-        (trusted_writes, "assess", trusted_writes.assess),
-    ]
-    try:
-        for module, name, function in originals[: len(_STAGES)]:
-            setattr(module, name, timed(function, name))
-        detector_check = timed(supervision.check, "  detector (in supervise, progress_lines)")
-        pipeline.check = supervision.check = detector_check
-        trusted_writes.assess = timed(trusted_writes.assess, "  grader (in write_trusted)")
-        run = Run(store_kind, TheorySet.shipped())
+    def time_store(self, run: Run) -> None:
         if hasattr(run.store, "save_turn"):
-            run.store.save_turn = timed(run.store.save_turn, "  save_turn (in commit)")
+            run.store.save_turn = self._timed(run.store.save_turn, "  save_turn (in commit)")
+
+    def per_turn(self, turns: int) -> dict[str, float]:
+        """ms per turn by label, stages in pipeline order, then the parts timed apart."""
+        per_turn = {
+            label: round(seconds * 1000 / turns, 3) for label, seconds in self.spent.items()
+        }
+        order = [*_STAGES, *sorted(label for label in per_turn if label.startswith("  "))]
+        return {label: per_turn[label] for label in order if label in per_turn}
+
+    def close(self) -> None:
+        for module, name, function in self._originals:
+            setattr(module, name, function)
+
+
+def stages(turns: int, store_kind: str = "normal") -> dict[str, Any]:
+    """CPU per turn of each pipeline stage (and of the detector, the grader and the store's
+    write inside them), measured by wrapping the functions the pipeline calls."""
+    timer = StageTimer()
+    try:
+        run = Run(store_kind, TheorySet.shipped())
+        timer.time_store(run)
         messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
         backend = 0.0
         for index in range(turns + 50):
             if index == 50:
-                spent.clear()
+                timer.spent.clear()
                 backend = 0.0
             run.turn(index, messages[index % len(messages)])
             backend += run.backend.seconds
         run.result()
     finally:
-        for module, name, function in originals:
-            setattr(module, name, function)
-    per_turn = {label: round(seconds * 1000 / turns, 3) for label, seconds in spent.items()}
-    order = [*_STAGES, *sorted(label for label in per_turn if label.startswith("  "))]
+        timer.close()
     return {
         "turns": turns,
         "store": store_kind,
         "offline_backend_ms": round(backend * 1000 / turns, 3),
-        "stages_ms": {label: per_turn[label] for label in order if label in per_turn},
+        "stages_ms": timer.per_turn(turns),
     }
 
 

@@ -57,9 +57,7 @@ def _plain(value: Any) -> Any:
             return value
         if kind is float or isinstance(value, float):
             if not math.isfinite(value):
-                raise ValueError(
-                    "Out of range float values are not JSON compliant: " + repr(value)
-                )
+                raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
             return float(value)
         if isinstance(value, str):
             return str.__str__(value)  # an enum label: its text

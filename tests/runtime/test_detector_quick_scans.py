@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pedrag.runtime.detect.answer import (
+    _CHAINED,
     _LOWER_BOUND,
     _UPPER_BOUND,
     _ascii_folded,
     _bound_before,
-    _CHAINED,
     _find_words,
     _leet_spellings,
     _pinned_ranges,
@@ -93,16 +93,14 @@ WORD_PIECES = [
 WORD_GAPS = [" ", "-", "", "'", "(", ")", '"', ". ", "\n", "_", "/", "’"]
 
 
-@st.composite
-def word_texts(draw: st.DrawFn) -> str:
-    parts = draw(
-        st.lists(st.tuples(st.sampled_from(WORD_PIECES), st.sampled_from(WORD_GAPS)), max_size=9)
-    )
-    return "".join(piece + gap for piece, gap in parts)
+def joined(pieces: list[str], gaps: list[str], most: int) -> st.SearchStrategy[str]:
+    """Texts of up to ``most`` pieces, each followed by a gap."""
+    parts = st.lists(st.tuples(st.sampled_from(pieces), st.sampled_from(gaps)), max_size=most)
+    return parts.map(lambda drawn: "".join(piece + gap for piece, gap in drawn))
 
 
 @settings(max_examples=2500, deadline=None)
-@given(word_texts(), st.sampled_from(TARGETS))
+@given(joined(WORD_PIECES, WORD_GAPS, 9), st.sampled_from(TARGETS))
 def test_the_text_answer_scan_passing_over_tokens_finds_what_visiting_every_token_finds(
     text: str, words: list[str]
 ) -> None:
@@ -159,15 +157,10 @@ RANGE_GAPS = [" ", "", ", ", " x ", "\n", ": "]
 
 
 @settings(max_examples=2500, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.sampled_from(RANGE_PIECES), st.sampled_from(RANGE_GAPS)), max_size=10
-    )
-)
+@given(joined(RANGE_PIECES, RANGE_GAPS, 10))
 def test_the_range_reader_asking_for_cues_once_reads_the_ranges_every_pair_reads(
-    parts: list[tuple[str, str]],
+    text: str,
 ) -> None:
-    text = "".join(piece + gap for piece, gap in parts)
     mentions = find_numbers(text)
     assert list(_pinned_ranges(text, mentions)) == list(_pinned_ranges_every_pair(text, mentions))
 
@@ -225,12 +218,8 @@ CODE_PIECES = [
 CODE_GAPS = [" ", "", "  ", "\t"]
 
 
-@st.composite
-def code_lines(draw: st.DrawFn) -> str:
-    parts = draw(
-        st.lists(st.tuples(st.sampled_from(CODE_PIECES), st.sampled_from(CODE_GAPS)), max_size=12)
-    )
-    return "".join(piece + gap for piece, gap in parts)
+def code_lines() -> st.SearchStrategy[str]:
+    return joined(CODE_PIECES, CODE_GAPS, 12)
 
 
 @settings(max_examples=3000, deadline=None)
