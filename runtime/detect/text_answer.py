@@ -21,6 +21,7 @@ many ordinary words ("cell" / "call"); those are left to the exact rules and the
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -53,32 +54,9 @@ def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
     from rapidfuzz.distance import Levenshtein
 
     edits = allowed_edits(len(compact))
-    root = stem(compact)
-    backwards = compact[::-1] if compact[::-1] != compact else ""
     matches = [(m.group(0).lower(), m.start(), m.end()) for m in _WORD.finditer(folded)]
-    alone: dict[str, bool] = {}  # per distinct word: does it spell the answer by itself?
-
-    def spells(word: str) -> bool:
-        if word == compact:
-            return False  # the exact rules read it
-        if word == backwards:
-            return True
-        if word[0] == compact[0] and len(word) >= len(root):
-            if len(word) > len(compact) and word.startswith(compact):
-                return True  # "chloroplastic"
-            if len(compact) >= MIN_TYPO_LETTERS and stem(word) == root:
-                return True
-        return bool(
-            edits
-            and abs(len(word) - len(compact)) <= edits
-            and Levenshtein.distance(word, compact, score_cutoff=edits) <= edits
-        )
-
     for index, (word, start, end) in enumerate(matches):
-        found = alone.get(word)
-        if found is None:
-            found = alone[word] = spells(word)
-        if found:
+        if _spells(word, compact):
             yield start, end
             continue
         if not edits or len(word) >= len(compact) or not compact.startswith(word[:2]):
@@ -96,6 +74,29 @@ def find_text_variants(folded: str, compact: str) -> Iterator[tuple[int, int]]:
                 break
     yield from _nato(matches, compact)
     yield from _acrostic(folded, compact)
+
+
+@functools.lru_cache(maxsize=8192)  # a reply's words recur from reply to reply
+def _spells(word: str, compact: str) -> bool:
+    """Whether ``word`` alone spells ``compact`` in one of the module's ways (the exact word
+    is the exact rules' to read)."""
+    from rapidfuzz.distance import Levenshtein
+
+    if word == compact:
+        return False  # the exact rules read it
+    if word == compact[::-1]:
+        return True  # backwards (a palindrome is the exact word, above)
+    edits = allowed_edits(len(compact))
+    if word[0] == compact[0] and len(word) >= len(root := stem(compact)):
+        if len(word) > len(compact) and word.startswith(compact):
+            return True  # "chloroplastic"
+        if len(compact) >= MIN_TYPO_LETTERS and stem(word) == root:
+            return True
+    return bool(
+        edits
+        and abs(len(word) - len(compact)) <= edits
+        and Levenshtein.distance(word, compact, score_cutoff=edits) <= edits
+    )
 
 
 def _nato(matches: list[tuple[str, int, int]], compact: str) -> Iterator[tuple[int, int]]:

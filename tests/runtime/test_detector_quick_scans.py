@@ -36,7 +36,15 @@ from pedrag.runtime.detect.code import (
     _is_prose,
     code_line_signals,
 )
-from pedrag.runtime.detect.text_answer import find_text_variants
+from pedrag.runtime.detect.folding import stem
+from pedrag.runtime.detect.text_answer import (
+    MIN_LETTERS,
+    MIN_TYPO_LETTERS,
+    _acrostic,
+    _nato,
+    allowed_edits,
+    find_text_variants,
+)
 
 
 def _find_words_every_token(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
@@ -244,3 +252,84 @@ def test_the_code_lines_reach_each_skipped_pattern() -> None:
     assert "operator" in code_line_signals("if a == b && c")
     assert "method-call" in code_line_signals("obj.method(x)")
     assert "brace" in code_line_signals("while (x) {")
+
+
+def _find_text_variants_per_reply(folded: str, compact: str) -> Iterator[tuple[int, int]]:
+    """The text-variant reader as it was, each word's verdict kept for one reply only."""
+    if len(compact) < MIN_LETTERS or not compact.isalpha():
+        return
+    from rapidfuzz.distance import Levenshtein
+
+    edits = allowed_edits(len(compact))
+    root = stem(compact)
+    backwards = compact[::-1] if compact[::-1] != compact else ""
+    matches = [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer("[A-Za-z]+", folded)]
+    alone: dict[str, bool] = {}
+
+    def spells(word: str) -> bool:
+        if word == compact:
+            return False
+        if word == backwards:
+            return True
+        if word[0] == compact[0] and len(word) >= len(root):
+            if len(word) > len(compact) and word.startswith(compact):
+                return True
+            if len(compact) >= MIN_TYPO_LETTERS and stem(word) == root:
+                return True
+        return bool(
+            edits
+            and abs(len(word) - len(compact)) <= edits
+            and Levenshtein.distance(word, compact, score_cutoff=edits) <= edits
+        )
+
+    for index, (word, start, end) in enumerate(matches):
+        found = alone.get(word)
+        if found is None:
+            found = alone[word] = spells(word)
+        if found:
+            yield start, end
+            continue
+        if not edits or len(word) >= len(compact) or not compact.startswith(word[:2]):
+            continue
+        joined = word
+        for following in range(index + 1, min(index + 3, len(matches))):
+            gap = folded[matches[following - 1][2] : matches[following][1]]
+            if len(gap) > 2:
+                break
+            joined += matches[following][0]
+            if len(joined) > len(compact) + edits:
+                break
+            if Levenshtein.distance(joined, compact, score_cutoff=edits) <= edits:
+                yield start, matches[following][2]
+                break
+    yield from _nato(matches, compact)
+    yield from _acrostic(folded, compact)
+
+
+VARIANT_ANSWERS = ["chloroplast", "pentagon", "level", "cell", "mitochondria", "abba", "photon"]
+VARIANT_PIECES = [
+    "chloroplast", "cholroplast", "chloroplst", "chloroplasts", "chloroplastic", "tsalporolhc",
+    "chloro", "plast", "chl", "roplast", "pentagon", "pentagons", "pentagn", "nogatnep", "pent",
+    "agon", "level", "levels", "cell", "cells", "llec", "call", "mitochondrion", "mitochondria",
+    "abba", "photon", "photons", "photonic", "nohtop", "Charlie", "Hotel", "Lima", "Oscar",
+    "Papa", "the", "plant", "is", "a",
+]  # fmt: skip
+VARIANT_GAPS = [" ", "", "-", "_", "\n", ". ", "  "]
+
+
+@settings(max_examples=2500, deadline=None)
+@given(joined(VARIANT_PIECES, VARIANT_GAPS, 10), st.sampled_from(VARIANT_ANSWERS))
+def test_the_text_variants_with_word_verdicts_kept_across_replies_are_the_per_reply_ones(
+    text: str, compact: str
+) -> None:
+    # Twice: the second reading answers from the verdicts the first one kept.
+    for _ in range(2):
+        assert list(find_text_variants(text, compact)) == list(
+            _find_text_variants_per_reply(text, compact)
+        )
+
+
+def test_the_variant_texts_reach_each_kind_of_word_verdict() -> None:
+    for word in ("cholroplast", "tsalporolhc", "chloroplastic", "chloroplasts"):
+        assert list(find_text_variants(f"the {word} here", "chloroplast")) == [(4, 4 + len(word))]
+    assert list(find_text_variants("the chloroplast", "chloroplast")) == []  # the exact rules'
