@@ -25,6 +25,7 @@ from pedrag.runtime.store.migrate import HEAD
 from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_budget import race_workers_against, settle_malformed_against
+from tests.runtime.test_store import a_second_burst_opens_no_connection
 from tests.runtime.test_store_statements import (
     a_driver_error_writes_nothing,
     driver_row_is_sqlalchemys,
@@ -330,6 +331,11 @@ def test_a_keys_check_and_its_tenants_session_come_in_one_statement_on_postgresq
 def test_a_read_on_psycopg_directly_gives_the_row_sqlalchemy_gives(pg_url: str) -> None:
     with SessionStore(fresh_database(pg_url)) as store:
         driver_row_is_sqlalchemys(store)
+
+
+def test_a_burst_of_concurrent_reads_reopens_no_postgresql_connection(pg_url: str) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        a_second_burst_opens_no_connection(store)
 
 
 def test_a_refused_statement_of_a_commit_on_psycopg_writes_nothing(pg_url: str) -> None:
