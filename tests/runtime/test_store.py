@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from sqlalchemy import event
 
 from pedrag.runtime.store.connection import POOL_SIZE
@@ -1013,3 +1012,44 @@ def a_second_burst_opens_no_connection(store: SessionStore, readers: int = 12) -
     assert first >= readers - 1  # the store had at most one open before the burst
     assert len(opened) == first, "the second burst opened connections the first had opened"
     assert answers == ["acme"] * (2 * readers)
+
+
+def test_writers_of_one_process_queue_for_each_other_not_at_sqlites_lock(db_path: Path) -> None:
+    """A write transaction waits for another of the same process (a ``for_tenant`` view's
+    too) on the store's own lock, before SQLite's: with SQLite's busy timeout at 0, the
+    second writer's ``BEGIN IMMEDIATE`` would fail at once with "database is locked" if it
+    met the first at SQLite's lock; queued, it commits when the first is done."""
+    with SessionStore(str(db_path)) as store:
+        store.create_session("s1", {}, {"turn": 0})
+        event.listen(
+            store._engine,
+            "connect",
+            lambda connection, _record: connection.execute("PRAGMA busy_timeout = 0"),
+        )
+        store._engine.dispose()  # every connection from now on gives up at once
+        view = store.for_tenant(store.tenant)
+        holding, release = threading.Event(), threading.Event()
+        errors: list[BaseException] = []
+
+        def first() -> None:
+            with store._transaction(write=True):
+                holding.set()
+                release.wait(30)
+
+        def second() -> None:
+            try:
+                view.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+            except BaseException as error:  # noqa: BLE001 (reported below)
+                errors.append(error)
+
+        writer = threading.Thread(target=first)
+        writer.start()
+        assert holding.wait(30)
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.3)  # it waits for the first writer (unqueued, it has failed by now)
+        release.set()
+        writer.join()
+        waiting.join()
+        assert errors == []
+        assert store.load_session("s1")[2] == 1
