@@ -148,6 +148,13 @@ def group_cpu_seconds(group: int, *, loops: bool = False) -> float:
     return total / _TICK
 
 
+def supervisor_cpu_seconds(group: int) -> float:
+    """User plus system CPU of the group's leader alone: with ``--workers`` above 1, uvicorn's
+    supervisor (it starts, health-checks and replaces the workers); 0 if it has ended."""
+    fields = _stat_fields(f"/proc/{group}/stat")
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / _TICK
+
+
 @dataclass
 class Served:
     """A server under test: where it answers, its key, its process group, what it measured."""
@@ -160,6 +167,7 @@ class Served:
     wall: float = 0.0
     cpu: float = 0.0
     loop_cpu: float = 0.0
+    supervisor_cpu: float = 0.0
     above_by_round: list[float] = field(default_factory=list)
     alone: list[float] = field(default_factory=list)
 
@@ -286,6 +294,7 @@ def main() -> int:
                     for server in servers:
                         cpu_before = group_cpu_seconds(server.group)
                         loop_before = group_cpu_seconds(server.group, loops=True)
+                        supervisor_before = supervisor_cpu_seconds(server.group)
                         begin = time.perf_counter()
                         server.latencies += asyncio.run(
                             drive(
@@ -296,6 +305,9 @@ def main() -> int:
                         round_cpu = group_cpu_seconds(server.group) - cpu_before
                         server.cpu += round_cpu
                         server.loop_cpu += group_cpu_seconds(server.group, loops=True) - loop_before
+                        server.supervisor_cpu += (
+                            supervisor_cpu_seconds(server.group) - supervisor_before
+                        )
                         server.above_by_round.append((round_cpu - cpu) * 1000 / chunk)
                 for server in servers:
                     # Per-turn latency without queueing: one client, one turn at a time.
@@ -311,6 +323,10 @@ def main() -> int:
                 row = summary(server.latencies, server.wall)
                 row["cpu_ms_per_turn"] = server.cpu * 1000 / len(server.latencies)
                 row["loop_cpu_ms_per_turn"] = server.loop_cpu * 1000 / len(server.latencies)
+                # With one worker the group's leader is the worker itself: no supervisor.
+                row["supervisor_cpu_ms_per_turn"] = (
+                    server.supervisor_cpu * 1000 / len(server.latencies) if workers > 1 else None
+                )
                 row["overhead_cpu_ms"] = row["cpu_ms_per_turn"] - base_row["cpu_ms_per_turn"]
                 # The same difference round by round (each round's server turns against the
                 # baseline turns just before them): its median shrugs off a round that a
@@ -336,7 +352,7 @@ def main() -> int:
     print(
         f"{'configuration':<40}{'turns':>6}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'alone p50':>11}{'CPU ms/turn':>13}{'above base':>12}{'median':>8}{'goal':>8}"
-        f"{'loops':>7}"
+        f"{'loops':>7}{'superv.':>9}"
     )
     for kind, rows in results.items():
         for name, row in rows.items():
@@ -348,6 +364,11 @@ def main() -> int:
                 + (
                     f"{above:>12.2f}{row['overhead_cpu_ms_median']:>8.2f}"
                     f"{'< ' + format(GOAL_MS, 'g'):>8}{row['loop_cpu_ms_per_turn']:>7.2f}"
+                    + (
+                        f"{row['supervisor_cpu_ms_per_turn']:>9.2f}"
+                        if row["supervisor_cpu_ms_per_turn"] is not None
+                        else f"{'-':>9}"
+                    )
                     if above is not None
                     else ""
                 )
@@ -362,6 +383,7 @@ def main() -> int:
         f"{max(1, args.turns // args.rounds)} turns a round). "
         f"loops: the part of CPU ms/turn spent by the workers' event-loop threads (HTTP, "
         f"middleware, routing, the hop to the turn's thread); the rest is the turns' threads. "
+        f"superv.: the part spent by uvicorn's supervisor process (with --workers above 1). "
         f"turns/s, p50, p99: {args.clients} concurrent "
         f"clients (wall clock, includes queueing); alone: one client, one turn at a time "
         f"({args.sequential} turns). Sessions of {args.turns_per_session} turns, offline backend "

@@ -495,7 +495,7 @@ class RequestContext:
                 )
                 await response(scope, receive, send_with_id)
         finally:
-            metrics.REQUESTS.labels(status=str(status)).inc()
+            metrics.count_request(status)
             log.info(
                 "%s %s %d %.1f ms",
                 scope.get("method"),

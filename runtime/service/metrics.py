@@ -39,10 +39,28 @@ TURN_RERUNS = Counter(
 )
 REQUESTS = Counter("pedrag_http_requests", "HTTP requests answered", ["status"])
 
+# The labelled series in use, by label value: prometheus-client's ``labels()`` validates the
+# value and takes a lock on every call (2.8 us a request for the status, 1.2 us a turn for the
+# mode, against 0.35 and 0.7 for the child's own increment). Filled on first use, as
+# ``labels()`` creates a series, so /metrics shows the same series as before.
+_REQUESTS_BY_STATUS: dict[int, Any] = {}
+_TURN_SECONDS_BY_MODE: dict[str, Any] = {}
+
+
+def count_request(status: int) -> None:
+    """Count one answered HTTP request under its status code."""
+    child = _REQUESTS_BY_STATUS.get(status)
+    if child is None:
+        child = _REQUESTS_BY_STATUS.setdefault(status, REQUESTS.labels(status=str(status)))
+    child.inc()
+
 
 def record_turn(mode: str, seconds: float, audit: Mapping[str, Any]) -> None:
     """Count one committed turn from its audit record."""
-    TURN_SECONDS.labels(mode=mode).observe(seconds)
+    child = _TURN_SECONDS_BY_MODE.get(mode)
+    if child is None:
+        child = _TURN_SECONDS_BY_MODE.setdefault(mode, TURN_SECONDS.labels(mode=mode))
+    child.observe(seconds)
     MODEL_CALLS.inc(int(audit.get("calls", 0) or 0))
     if audit.get("fallback"):
         FALLBACKS.inc()

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.connection import StoreConnection
@@ -262,21 +263,43 @@ class RequestCounts(StoreConnection):
     def count_request(self, minute: int) -> int:
         """Count one request of this tenant in minute ``minute`` (since the epoch) and return
         the minute's count so far, atomically across workers (the rate limit's counter).
-        Windows older than the previous minute are dropped on the way."""
-        dialect_insert = self._upsert_insert()
-        row = dialect_insert(rate_windows).values(tenant=self._tenant, minute=minute, requests=1)
-        statement = row.on_conflict_do_update(
-            index_elements=[rate_windows.c.tenant, rate_windows.c.minute],
-            set_={"requests": rate_windows.c.requests + 1},
-        ).returning(rate_windows.c.requests)
+        Windows older than the previous minute are dropped on the way.
+
+        Run on the driver (``_write_statements``, as a turn's commit is), with statements
+        built once per dialect: a rate-limited tenant pays this write on every request, and
+        building the upsert and running it through SQLAlchemy's connection cost 342 us of CPU
+        on SQLite and 438 on PostgreSQL, against 47 and 147 so (2,000 counts in process)."""
+        values = {"b_tenant": self._tenant, "b_minute": minute}
         with self._errors("count a request"):
-            with self._transaction(write=True) as connection:
-                count = connection.execute(statement).scalar_one()
+            with self._write_statements() as statements:
+                count = statements.scalar(_COUNT_REQUEST[self._engine.dialect.name], values)
                 if count == 1:  # the first request of a minute clears the old windows
-                    connection.execute(
-                        delete(rate_windows).where(
-                            rate_windows.c.tenant == self._tenant,
-                            rate_windows.c.minute < minute - 1,
-                        )
+                    statements.rowcount(
+                        _DROP_OLD_WINDOWS, {"b_tenant": self._tenant, "b_before": minute - 1}
                     )
         return int(count)
+
+
+def _count_request(dialect_insert: Any) -> Any:
+    """A tenant's request counted in its minute's window (the window made at its first),
+    giving the window's count; values bound by name, built once per dialect."""
+    columns = rate_windows.c
+    row = dialect_insert(rate_windows).values(
+        tenant=bindparam("b_tenant", type_=columns.tenant.type),
+        minute=bindparam("b_minute", type_=columns.minute.type),
+        requests=1,
+    )
+    return row.on_conflict_do_update(
+        index_elements=[columns.tenant, columns.minute],
+        set_={"requests": columns.requests + 1},
+    ).returning(columns.requests)
+
+
+_COUNT_REQUEST = {
+    "sqlite": _count_request(sqlite.insert),
+    "postgresql": _count_request(postgresql.insert),
+}
+_DROP_OLD_WINDOWS = delete(rate_windows).where(
+    rate_windows.c.tenant == bindparam("b_tenant", type_=rate_windows.c.tenant.type),
+    rate_windows.c.minute < bindparam("b_before", type_=rate_windows.c.minute.type),
+)

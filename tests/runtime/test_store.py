@@ -24,7 +24,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
 
+from pedrag.runtime.store.connection import POOL_SIZE
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.store.session_store import (
     ENV_DB,
@@ -36,6 +38,7 @@ from pedrag.runtime.store.session_store import (
     resolve_db_url,
 )
 from pedrag.runtime.store.sqlite_driver import sqlite_dbapi
+from pedrag.runtime.store.tenants import _KEY, hash_api_key
 
 
 @pytest.fixture
@@ -962,3 +965,91 @@ def test_json_texts_orjson_misreads_are_read_by_the_standard_library(
     store.create_session("s", {}, {})
     store.save_turn("s", 1, state, {})
     assert store.read_session("s").state == state
+
+
+# -- the connection pool ----------------------------------------------------------------------
+
+
+def test_a_burst_of_concurrent_reads_reopens_no_connection_the_last_one_opened(
+    store: SessionStore,
+) -> None:
+    a_second_burst_opens_no_connection(store)
+
+
+def a_second_burst_opens_no_connection(store: SessionStore, readers: int = 12) -> None:
+    """``readers`` threads each hold a pooled connection at once, twice over (a service worker
+    with that many turns in flight; tests/service/test_postgres.py runs this on PostgreSQL):
+    the second burst finds every connection the first opened still in the pool (the pool
+    keeps ``POOL_SIZE``; SQLAlchemy's default kept 5 and closed the rest as they came back,
+    so each burst past 5 paid a connect), and every reader's statement is answered."""
+    assert readers <= POOL_SIZE
+    store.tenants.create("acme")
+    key = store.tenants.issue_key("acme")
+    opened: list[object] = []
+    event.listen(store._engine, "connect", lambda connection, _record: opened.append(connection))
+    answers: list[str] = []
+    lock = threading.Lock()
+
+    def burst() -> None:
+        together = threading.Barrier(readers, timeout=30)
+
+        def read() -> None:
+            with store._read_statement() as statements:
+                together.wait()  # every reader holds its connection now
+                row = statements.row(_KEY, {"b_hash": hash_api_key(key)})
+            with lock:
+                answers.append(row.id)
+
+        threads = [threading.Thread(target=read) for _ in range(readers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    burst()
+    first = len(opened)
+    burst()
+    assert first >= readers - 1  # the store had at most one open before the burst
+    assert len(opened) == first, "the second burst opened connections the first had opened"
+    assert answers == ["acme"] * (2 * readers)
+
+
+def test_writers_of_one_process_queue_for_each_other_not_at_sqlites_lock(db_path: Path) -> None:
+    """A write transaction waits for another of the same process (a ``for_tenant`` view's
+    too) on the store's own lock, before SQLite's: with SQLite's busy timeout at 0, the
+    second writer's ``BEGIN IMMEDIATE`` would fail at once with "database is locked" if it
+    met the first at SQLite's lock; queued, it commits when the first is done."""
+    with SessionStore(str(db_path)) as store:
+        store.create_session("s1", {}, {"turn": 0})
+        event.listen(
+            store._engine,
+            "connect",
+            lambda connection, _record: connection.execute("PRAGMA busy_timeout = 0"),
+        )
+        store._engine.dispose()  # every connection from now on gives up at once
+        view = store.for_tenant(store.tenant)
+        holding, release = threading.Event(), threading.Event()
+        errors: list[BaseException] = []
+
+        def first() -> None:
+            with store._transaction(write=True):
+                holding.set()
+                release.wait(30)
+
+        def second() -> None:
+            try:
+                view.save_turn("s1", 1, {"turn": 1}, {"turn": 1})
+            except BaseException as error:  # noqa: BLE001 (reported below)
+                errors.append(error)
+
+        writer = threading.Thread(target=first)
+        writer.start()
+        assert holding.wait(30)
+        waiting = threading.Thread(target=second)
+        waiting.start()
+        waiting.join(0.3)  # it waits for the first writer (unqueued, it has failed by now)
+        release.set()
+        writer.join()
+        waiting.join()
+        assert errors == []
+        assert store.load_session("s1")[2] == 1

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from pedrag.runtime.service.metrics import record_turn
+from pedrag.runtime.service.metrics import count_request, record_turn
 
 
 def _blocked() -> float:
@@ -35,3 +35,24 @@ def test_a_blocked_reveal_is_counted_once(audit: dict[str, Any], expected: int) 
     before = _blocked()
     record_turn("stream", 0.01, audit)
     assert _blocked() - before == expected
+
+
+def _sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_each_request_and_turn_is_counted_under_its_own_label() -> None:
+    """The labelled series are kept between calls (``metrics.count_request``,
+    ``record_turn``): each call still counts once, under its own status or mode only."""
+    before = {
+        status: _sample("pedrag_http_requests_total", status=status) for status in ("200", "409")
+    }
+    turns = {mode: _sample("pedrag_turn_seconds_count", mode=mode) for mode in ("json", "stream")}
+    for status in (200, 200, 409, 200):
+        count_request(status)
+    for mode in ("json", "stream", "json"):
+        record_turn(mode, 0.02, {})
+    assert _sample("pedrag_http_requests_total", status="200") - before["200"] == 3
+    assert _sample("pedrag_http_requests_total", status="409") - before["409"] == 1
+    assert _sample("pedrag_turn_seconds_count", mode="json") - turns["json"] == 2
+    assert _sample("pedrag_turn_seconds_count", mode="stream") - turns["stream"] == 1

@@ -25,13 +25,17 @@ from pedrag.runtime.store.migrate import HEAD
 from pedrag.runtime.store.session_store import SessionStore, TurnConflict
 from tests.fake_openai import FakeOpenAI
 from tests.runtime.test_budget import race_workers_against, settle_malformed_against
+from tests.runtime.test_store import a_second_burst_opens_no_connection
 from tests.runtime.test_store_statements import (
     a_driver_error_writes_nothing,
     driver_row_is_sqlalchemys,
 )
 from tests.service.postgres import SKIP_REASON, postgres_bin, running_postgres
 from tests.service.servers import running_server
-from tests.service.test_store_tenancy import key_with_session_reads_only_the_keys_tenant
+from tests.service.test_store_tenancy import (
+    key_with_session_reads_only_the_keys_tenant,
+    request_windows_are_dropped_when_old,
+)
 
 pytestmark = pytest.mark.skipif(postgres_bin() is None, reason=SKIP_REASON)
 
@@ -330,6 +334,17 @@ def test_a_keys_check_and_its_tenants_session_come_in_one_statement_on_postgresq
 def test_a_read_on_psycopg_directly_gives_the_row_sqlalchemy_gives(pg_url: str) -> None:
     with SessionStore(fresh_database(pg_url)) as store:
         driver_row_is_sqlalchemys(store)
+
+
+def test_request_counts_on_psycopg_directly_drop_old_windows(pg_url: str) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        assert store.for_tenant("a").count_request(7) == 1
+        request_windows_are_dropped_when_old(store)
+
+
+def test_a_burst_of_concurrent_reads_reopens_no_postgresql_connection(pg_url: str) -> None:
+    with SessionStore(fresh_database(pg_url)) as store:
+        a_second_burst_opens_no_connection(store)
 
 
 def test_a_refused_statement_of_a_commit_on_psycopg_writes_nothing(pg_url: str) -> None:

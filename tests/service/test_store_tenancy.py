@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from pedrag.runtime.store.migrate import HEAD, script_directory
+from pedrag.runtime.store.schema import rate_windows
 from pedrag.runtime.store.session_store import (
     LearnerNotFound,
     SessionNotFound,
@@ -196,6 +198,34 @@ def test_request_counts_are_per_tenant_and_per_minute(store: SessionStore) -> No
     assert [a.count_request(100) for _ in range(3)] == [1, 2, 3]
     assert b.count_request(100) == 1
     assert a.count_request(101) == 1
+
+
+def test_a_minutes_first_request_drops_its_tenants_windows_before_the_last_minute(
+    store: SessionStore,
+) -> None:
+    request_windows_are_dropped_when_old(store)
+
+
+def request_windows_are_dropped_when_old(store: SessionStore) -> None:
+    """The rate limit's windows (tests/service/test_postgres.py runs this on PostgreSQL
+    too): the first request of a minute drops the tenant's windows older than the minute
+    before it, and only the tenant's; a later request of the same minute drops nothing."""
+    a, b = store.for_tenant("a"), store.for_tenant("b")
+    for minute in (100, 101, 102):
+        a.count_request(minute)
+        b.count_request(minute)
+
+    def windows() -> list[tuple[str, int, int]]:
+        with store._transaction(write=False) as connection:
+            rows = connection.execute(select(rate_windows).order_by("tenant", "minute"))
+            return [(row.tenant, row.minute, row.requests) for row in rows]
+
+    assert windows() == [("a", 101, 1), ("a", 102, 1), ("b", 101, 1), ("b", 102, 1)]
+    assert a.count_request(104) == 1  # drops a's windows before 103
+    assert windows() == [("a", 104, 1), ("b", 101, 1), ("b", 102, 1)]
+    assert a.count_request(104) == 2
+    assert a.count_request(103) == 1  # a late request: its window's first, dropping nothing new
+    assert windows() == [("a", 103, 1), ("a", 104, 2), ("b", 101, 1), ("b", 102, 1)]
 
 
 def test_a_database_from_before_migrations_is_upgraded_keeping_its_sessions(
