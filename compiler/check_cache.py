@@ -643,6 +643,13 @@ class CheckCache:
         checked twice, so a re-check of an unchanged file builds no analysis at all."""
         return LoadedFiles(self.folder, self.damage, "findings")
 
+    def kept_reports(self) -> LoadedFiles:
+        """A `pedrag check` report's text and exit status, whole, by everything it is made
+        from (`pedrag.compiler.kept_report`), in `reports/`, once the same inputs have been
+        checked twice: a re-check of unchanged files then reads one entry and imports neither
+        the front end nor the checks."""
+        return LoadedFiles(self.folder, self.damage, "reports")
+
     def resolved_conditions(self) -> ResolvedShelves:
         """The resolver's memo: conditions resolved without a diagnostic, by context and text,
         in a shard per set of declarations (`pedrag.dsl.resolve.remembering_resolved`)."""
