@@ -32,6 +32,7 @@ from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
 from pedrag.kernel.suggest import did_you_mean
 
+
 @dataclass
 class CheckResult:
     files: list[LoadedFile]

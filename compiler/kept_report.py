@@ -52,4 +52,3 @@ def report_inputs(paths: list[str], pedrag_only: bool, options: Any) -> bytes | 
     except (OSError, PedragError, ValueError):
         return None
     return b"".join(len(part).to_bytes(8, "little") + part for part in parts)
-

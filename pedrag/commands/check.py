@@ -518,12 +518,7 @@ def _keeps_report(args: argparse.Namespace) -> bool:
     records) or `--no-cache`."""
     stdin = not args.paths or "-" in args.paths
     return not (
-        stdin
-        or args.no_cache
-        or args.fix
-        or args.diff
-        or args.statistics
-        or args.format == "sarif"
+        stdin or args.no_cache or args.fix or args.diff or args.statistics or args.format == "sarif"
     )
 
 
@@ -554,8 +549,10 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
         status = _report(args, result, finder, started, text)
         return status, text.getvalue(), not result.unsettled
 
-    status, text, _ = _cache(args).kept_reports().load(
-        inputs, "", check, pedrag_code(), keep=lambda made: made[2]
+    status, text, _ = (
+        _cache(args)
+        .kept_reports()
+        .load(inputs, "", check, pedrag_code(), keep=lambda made: made[2])
     )
     return status, text
 
