@@ -5,9 +5,9 @@ report), CPU seconds of the child (user + system) and wall seconds, median over 
 runs, on a copy of the files in a temporary folder with a cache folder of its own:
 
 - **cold**: `--no-cache`, the baseline: the same check without the cache, in the same run;
-- **unchanged**: the files as the last two checks saw them (the cache gives each file's front
-  end and each theory's findings whole); the second check of the same bytes, which writes
-  them, is shown on a line of its own (one run);
+- **unchanged**: the files as the last two checks saw them (the cache gives the whole report,
+  `compiler/kept_report.py`); the second check of the same bytes, which writes it (and each
+  file's front end and findings), is shown on a line of its own (one run);
 - **one-rule edit**: before each run one rule's condition is narrowed by a bound not used
   before (`frustration >= 0.kk1 and ...` with a new kk each time), so every run is a real miss
   for that rule and its pairs, as a designer's edit is (its front end is spliced into the
