@@ -18,7 +18,8 @@ Why it is sound: a report is a function of
 Nothing else is read by the check (no clock in a JSON, text or GitHub report; the SARIF
 report's times and `--statistics`' count of damaged cache records are not kept, nor is
 a `--fix`, `--diff` or stdin check). A report is not kept when a solver question was left
-undecided (a timeout may be decided next time) or the compiler failed on a file. The
+undecided (a timeout may be decided next time), the compiler failed on a file, or the
+inputs read after the check differ from those read before it (a file saved meanwhile). The
 libraries pedrag calls (z3, PyYAML, pydantic) are not in the key, as in the rest of the
 cache; upgrading them in place without a new pedrag version keeps earlier answers too.
 """

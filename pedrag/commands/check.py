@@ -547,7 +547,9 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
         result = _check_with_status(args, finder)
         text = io.StringIO()
         status = _report(args, result, finder, started, text)
-        return status, text.getvalue(), not result.unsettled
+        # A file written while it was checked: the report may be of other bytes than the key's.
+        unchanged = report_inputs(args.paths, args.skip_non_pedrag, options) == inputs
+        return status, text.getvalue(), unchanged and not result.unsettled
 
     status, text, _ = (
         _cache(args)

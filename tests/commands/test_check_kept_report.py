@@ -16,23 +16,11 @@ import pytest
 from pedrag.cli import main
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler import driver
+from tests.commands.test_check import THEORY as CONVENTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
-THEORY = """\
-pedrag: 1
-theory: {id: kept, name: Kept}
-metrics:
-  frustration: {type: float, range: [0, 1], source: inferred}
-actions:
-  encourage: {rung: H0, priority: 5, description: Encourage.}
-  probe: {rung: H3, priority: 5, description: Probe.}
-  spare: {rung: H1, priority: 5, description: Never used.}
-rules:
-  - {id: upset, when: "frustration >= 0.7", then: encourage}
-  - {id: impossible, when: "frustration > 0.8 and frustration < 0.2", then: probe}
-ceiling: {start: H4}
-"""
+THEORY = CONVENTIONS.replace("id: conventions", "id: kept")  # a dead rule, warnings
 
 PROBE = """
 import json, sys
@@ -139,3 +127,23 @@ def test_a_report_with_an_undecided_question_is_never_kept(
     reports = [_report([str(path), "--format", "json"], capsys) for _ in range(4)]
     assert len(checked) == 4  # every check ran: none was read back
     assert reports == [reports[0]] * 4
+
+
+def test_a_file_saved_while_it_is_checked_keeps_no_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kept.yaml"
+    saved = THEORY.replace("frustration >= 0.7", "frustration >= 0.6")
+    checked = []
+    real = driver.check_paths
+
+    def saved_meanwhile(*args: object, **kwargs: object) -> driver.CheckResult:
+        path.write_text(saved, "utf-8")  # the editor saves between the lookup and the check
+        checked.append(path)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_paths", saved_meanwhile)
+    for _ in range(4):
+        path.write_text(THEORY, "utf-8")
+        _report([str(path), "--format", "json"], capsys)
+    assert len(checked) == 4  # the report of the saved bytes was never kept under the first's
