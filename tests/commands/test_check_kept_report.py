@@ -147,3 +147,28 @@ def test_a_file_saved_while_it_is_checked_keeps_no_report(
         path.write_text(THEORY, "utf-8")
         _report([str(path), "--format", "json"], capsys)
     assert len(checked) == 4  # the report of the saved bytes was never kept under the first's
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_a_damaged_kept_report_is_dropped_and_checked_again(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: str,
+) -> None:
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    fresh = _report([str(path), "--format", "json", "--no-cache"], capsys)
+    for _ in range(2):
+        _report([str(path), "--format", "json"], capsys)
+    (kept,) = (tmp_path / "cache" / "check" / "reports").glob("*.pickle")
+    body = bytearray(kept.read_bytes())
+    if damage == "flip":
+        body[len(body) // 2] ^= 0x10  # inside the report's text
+    else:
+        del body[len(body) // 2 :]
+    kept.write_bytes(bytes(body))
+    assert _report([str(path), "--format", "json"], capsys) == fresh
+    assert kept.exists()  # written again, whole
+    assert _report([str(path), "--format", "json"], capsys) == fresh
