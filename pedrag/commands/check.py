@@ -175,9 +175,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-cache",
         action="store_true",
         help="neither read nor write the on-disk check cache (parsed and resolved conditions, "
-        "the parser's tables, the solver's answers, the graph answers of the set-level checks and the "
-        "material check's findings from earlier checks, kept by content in $PEDRAG_CACHE_DIR "
-        "or the platform's cache folder; an edit re-parses and re-asks only what it changed)",
+        "the parser's tables, the solver's answers, the graph answers of the set-level checks, "
+        "the material check's findings and whole reports from earlier checks, kept by content "
+        "in $PEDRAG_CACHE_DIR or the platform's cache folder; an edit re-parses and re-asks only "
+        "what it changed)",
     )
     parser.add_argument(
         "--color",
