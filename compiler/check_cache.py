@@ -26,6 +26,9 @@ asks z3 only about that rule and its pairs.
 - **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
   keyed by the text, the name shown, the compiler's code and the checks run
   (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.
+- **Whole reports** of `pedrag check` runs whose inputs were checked twice, in `reports/`,
+  keyed by everything a report is made from (`pedrag.compiler.kept_report`), so a re-check
+  of unchanged files prints the kept text without loading the front end.
 - **The condition grammar's parser tables** (lark's cache, verified against the grammar's
   hash), so parsing the one condition an edit changed does not rebuild them.
 - **Memos** shared by every file: the material check's findings (the answer-reveal detector
