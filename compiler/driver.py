@@ -205,6 +205,33 @@ def check_paths(
     started = time.perf_counter()
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
+    files = _load_all(paths, config, cache, pedrag_only, skipped)
+    result = check_loaded(
+        files, config, semantic, progress, started, [str(p) for p in skipped], cache
+    )
+    result.cache_dropped = cache.dropped
+    return result
+
+
+def keep_front_ends(
+    paths: list[str], config: ConfigSource | None, cache: CheckCache, pedrag_only: bool = False
+) -> None:
+    """Keep the front end of every file `check_paths` would load (`LoadedFiles`), and
+    nothing else: the second check of inputs whose whole report was kept at the first
+    (`pedrag.commands.check`) reads that report, and still keeps each file's front end, as a
+    second check always did, for the next edit to be spliced into
+    (`pedrag.dsl.incremental`)."""
+    _load_all(paths, config, cache, pedrag_only, [])
+
+
+def _load_all(
+    paths: list[str],
+    config: ConfigSource | None,
+    cache: CheckCache,
+    pedrag_only: bool,
+    skipped: list[Path],
+) -> list[LoadedFile]:
+    """The front end of each file found under `paths` (`discover`), through the cache."""
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
     loaded_files = cache.loaded_files()
     with remembering(parsed), remembering_resolved(resolved):
@@ -213,11 +240,7 @@ def check_paths(
         ]
     parsed.save()
     resolved.save()
-    result = check_loaded(
-        files, config, semantic, progress, started, [str(p) for p in skipped], cache
-    )
-    result.cache_dropped = cache.dropped
-    return result
+    return files
 
 
 def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:

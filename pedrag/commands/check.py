@@ -525,9 +525,14 @@ def _keeps_report(args: argparse.Namespace) -> bool:
 
 def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
     """(exit status, report text): the one a check of the same inputs kept
-    (`pedrag.compiler.kept_report`, `CheckCache.kept_reports`), else this check's, kept for
-    next time once the same inputs have been checked twice. None when the inputs cannot all
-    be read (the check itself then says why)."""
+    (`pedrag.compiler.kept_report`, `CheckCache.kept_reports`), else this check's, kept at
+    once (a report is small; waiting for the inputs' second check, as the per-file caches
+    do, made that second check redo the analysis, slower than the first). None when the
+    inputs cannot all be read (the check itself then says why).
+
+    A report kept by the first check says its files' front ends are not kept yet (those wait
+    for the bytes' second check, `LoadedFiles`): the second check, reading the report, keeps
+    them (`driver.keep_front_ends`), so the next edit is spliced into this version."""
     import io
 
     from pedrag.compiler.code_version import pedrag_code
@@ -541,8 +546,9 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
     inputs = report_inputs(args.paths, args.skip_non_pedrag, options)
     if inputs is None:
         return None
+    checked = []
 
-    def check(_: bytes, __: str) -> tuple[int, str, bool]:
+    def check(_: bytes, __: str) -> tuple[int, str, bool, bool]:
         started = _now()
         finder = _finder(args)
         result = _check_with_status(args, finder)
@@ -550,13 +556,17 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
         status = _report(args, result, finder, started, text)
         # A file written while it was checked: the report may be of other bytes than the key's.
         unchanged = report_inputs(args.paths, args.skip_non_pedrag, options) == inputs
-        return status, text.getvalue(), unchanged and not result.unsettled
+        checked.append(True)
+        return status, text.getvalue(), unchanged and not result.unsettled, True
 
-    status, text, _ = (
-        _cache(args)
-        .kept_reports()
-        .load(inputs, "", check, pedrag_code(), keep=lambda made: made[2])
-    )
+    reports, code = _cache(args).kept_reports(), pedrag_code()
+    kept = reports.load(inputs, "", check, code, keep=lambda made: made[2], at_once=True)
+    status, text, _, front_ends_pending = kept
+    if front_ends_pending and not checked:
+        from pedrag.compiler.driver import keep_front_ends
+
+        keep_front_ends(args.paths, _finder(args), _cache(args), args.skip_non_pedrag)
+        reports.replace(inputs, "", (status, text, True, False), code)
     return status, text
 
 

@@ -172,3 +172,50 @@ def test_a_damaged_kept_report_is_dropped_and_checked_again(
     assert _report([str(path), "--format", "json"], capsys) == fresh
     assert kept.exists()  # written again, whole
     assert _report([str(path), "--format", "json"], capsys) == fresh
+
+
+def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first check of new bytes keeps their report at once, so the second reads it (it
+    analysed everything again before, slower than the first); the second still keeps the
+    front end, so an edit after it is spliced into that version, not loaded whole."""
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "kept.yaml"
+    analysed: list[str] = []
+    whole: list[str] = []
+    check_loaded, load_bytes = driver.check_loaded, driver.load_bytes
+
+    def counting_check(*args: object, **kwargs: object) -> driver.CheckResult:
+        analysed.append("check")
+        return check_loaded(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counting_load(*args: object, **kwargs: object) -> object:
+        whole.append("load")
+        return load_bytes(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_loaded", counting_check)
+    monkeypatch.setattr(driver, "load_bytes", counting_load)
+
+    def counts(text: str) -> list[tuple[int, int]]:
+        """(analyses, whole front ends) of three checks of `text`, each report the same as
+        --no-cache's."""
+        path.write_text(text, "utf-8")
+        fresh = _report([str(path), "--format", "json", "--no-cache"], capsys)
+        found = []
+        for _ in range(3):
+            analysed.clear()
+            whole.clear()
+            assert _report([str(path), "--format", "json"], capsys) == fresh
+            found.append((len(analysed), len(whole)))
+        return found
+
+    # New file: the second check loads (and keeps) the front end, analyses nothing.
+    assert counts(THEORY) == [(1, 1), (0, 1), (0, 0)]
+    # A one-rule edit: spliced into the kept version, analysed once, then read back.
+    first_edit = THEORY.replace("frustration >= 0.7", "frustration >= 0.6")
+    assert counts(first_edit) == [(1, 0), (0, 0), (0, 0)]
+    # An edit of another rule: spliced into the first edit's version, which the first edit's
+    # second check kept (the original differs from it on two lines: not spliceable).
+    second_edit = first_edit.replace("frustration < 0.2", "frustration < 0.3")
+    assert counts(second_edit) == [(1, 0), (0, 0), (0, 0)]
