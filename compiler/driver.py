@@ -18,12 +18,7 @@ from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.code_version import code_of
 from pedrag.compiler.config import CheckConfig, ConfigSource
-from pedrag.compiler.discovery import (  # noqa: F401 (their home before; importers use it)
-    SUFFIXES,
-    PathError,
-    discover,
-    is_pedrag_text,
-)
+from pedrag.compiler.discovery import discover
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.incremental import splice_condition_edit
 from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
