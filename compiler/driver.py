@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
@@ -129,6 +129,7 @@ def _check_ignore_lists(loaded: LoadedFile) -> list[Diagnostic]:
 
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 """Told what the driver is doing now (`socratic.yaml: coverage-gap`), for a status line."""
 
 
@@ -200,7 +201,7 @@ def check_paths(
     started = time.perf_counter()
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
-    files = _load_all(paths, config, cache, pedrag_only, skipped)
+    files = _each_file(paths, config, cache, pedrag_only, skipped, _load)
     result = check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )
@@ -216,26 +217,35 @@ def keep_front_ends(
     (`pedrag.commands.check`) reads that report, and still keeps each file's front end, as a
     second check always did, for the next edit to be spliced into
     (`pedrag.dsl.incremental`)."""
-    _load_all(paths, config, cache, pedrag_only, [])
+    _each_file(paths, config, cache, pedrag_only, [], _keep)
 
 
-def _load_all(
+def _each_file(
     paths: list[str],
     config: ConfigSource | None,
     cache: CheckCache,
     pedrag_only: bool,
     skipped: list[Path],
-) -> list[LoadedFile]:
-    """The front end of each file found under `paths` (`discover`), through the cache."""
+    each: Callable[[Path, LoadedFiles], T],
+) -> list[T]:
+    """`each(path, kept front ends)` for each file found under `paths` (`discover`), with
+    the cache's parsed and resolved conditions remembered."""
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
     loaded_files = cache.loaded_files()
     with remembering(parsed), remembering_resolved(resolved):
-        files = [
-            _load(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)
-        ]
+        found = [each(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)]
     parsed.save()
     resolved.save()
-    return files
+    return found
+
+
+def _keep(path: Path, loaded_files: LoadedFiles) -> None:
+    """A file's front end kept, not read where it is kept already (`LoadedFiles.keep`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return  # the check said why
+    loaded_files.keep(raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit)
 
 
 def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:

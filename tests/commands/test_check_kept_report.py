@@ -16,6 +16,7 @@ import pytest
 from pedrag.cli import main
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler import driver
+from pedrag.compiler.check_cache import LoadedFiles
 from tests.commands.test_check import THEORY as CONVENTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,3 +220,20 @@ def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
     # second check kept (the original differs from it on two lines: not spliceable).
     second_edit = first_edit.replace("frustration < 0.2", "frustration < 0.3")
     assert counts(second_edit) == [(1, 0), (0, 0), (0, 0)]
+
+    # The same bytes under other options: a new report, whose second check finds the front
+    # end kept already and does not read it back (a 5,000-rule one takes 0.1 s to read).
+    reads: list[str] = []
+    read = LoadedFiles._read
+
+    def counting_read(self: LoadedFiles, kept: Path, body: bytes) -> object:
+        reads.append(kept.parent.name)
+        return read(self, kept, body)
+
+    monkeypatch.setattr(LoadedFiles, "_read", counting_read)
+    found = []
+    for _ in range(2):
+        analysed.clear()
+        _report([str(path), "--format", "text", "--color", "never"], capsys)
+        found.append((len(analysed), reads.count("loaded")))
+    assert found == [(1, 1), (0, 1)]
