@@ -225,9 +225,10 @@ def test_random_edits_through_the_cli_give_the_uncached_report(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Random one-rule edits, declaration edits a rule reads (a metric's range) and returns to
-    an earlier version, each checked through the CLI's cache path once or three times (seen,
-    kept whole, read back: the front end, findings and report `pedrag check` keeps) and
-    compared with `--no-cache`'s report, byte for byte."""
+    an earlier version, each checked through the CLI's cache path once or three times (the
+    report kept at the first, the front end kept at the second, so the next edit is spliced
+    into it, the report read back at the third) and compared with `--no-cache`'s report, byte
+    for byte."""
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "unused"))
     rng = random.Random(f"cli-{selection}")
     path, cache = tmp_path / "edits.yaml", tmp_path / "cache"
