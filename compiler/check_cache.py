@@ -26,6 +26,9 @@ asks z3 only about that rule and its pairs.
 - **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
   keyed by the text, the name shown, the compiler's code and the checks run
   (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.
+- **Whole reports** of `pedrag check` runs, kept at the first check of their inputs, in
+  `reports/`, keyed by everything a report is made from (`pedrag.compiler.kept_report`), so
+  a re-check of unchanged files prints the kept text without loading the front end.
 - **The condition grammar's parser tables** (lark's cache, verified against the grammar's
   hash), so parsing the one condition an edit changed does not rebuild them.
 - **Memos** shared by every file: the material check's findings (the answer-reveal detector
@@ -443,19 +446,20 @@ class LoadedFiles:
         code: str = "",
         keep: Callable[[T], bool] = lambda result: True,
         splice: Callable[[T, bytes], T | None] | None = None,
+        at_once: bool = False,
     ) -> T:
         """`load(raw, shown)`, or its result as a check of the same bytes and name kept it.
         `code` names the front end's own code (`driver.front_end_code`), so a working tree
         whose loader changed without a new version does not read an old one's results. A
         result `keep` refuses (one with a solver timeout in it) is neither kept nor marked.
         `splice(previous, raw)` makes the result from the last one kept under the same name
-        and code, where it can (`pedrag.dsl.incremental`); None from it loads afresh."""
+        and code, where it can (`pedrag.dsl.incremental`); None from it loads afresh.
+        `at_once`: kept the first time (a small result, such as a report, whose write costs
+        less than a second check would)."""
         if self.folder is None:
             return load(raw, shown)
-        versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
-        digest = hashlib.sha256(versions + b"\x00" + raw).hexdigest()[:40]
+        digest, latest = self._names(raw, shown, code)
         kept, seen = self.folder / f"{digest}.pickle", self.folder / f"{digest}.seen"
-        latest = self.folder / f"{hashlib.sha256(versions).hexdigest()[:40]}.latest"
         named = self._pointed(latest) if splice is not None else None
         body = _safe_read(kept)
         if body:
@@ -476,13 +480,11 @@ class LoadedFiles:
         if not keep(result):
             return result
         try:
-            if body or seen.exists():
-                data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-                _write_bytes_atomically(kept, _MAGIC + _checksum(data) + data)
+            if at_once or body or seen.exists():
+                self._write(kept, result)
                 if splice is not None:
                     self._point(latest, digest)
                 seen.unlink(missing_ok=True)
-                self._forget_oldest("*.pickle", LOADED_KEPT, LOADED_BYTES)
             else:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 seen.touch()
@@ -490,6 +492,48 @@ class LoadedFiles:
         except (OSError, RecursionError, pickle.PicklingError):
             pass  # not kept: time, never a result
         return result
+
+    def keep(
+        self,
+        raw: bytes,
+        shown: str,
+        load: Callable[[bytes, str], Any],
+        code: str = "",
+        splice: Callable[[Any, bytes], Any] | None = None,
+    ) -> None:
+        """`load`'s result kept as `load` keeps it, without reading it back where it is kept
+        already (a 5,000-rule front end's pickle takes 0.1 s to read): the name's `.latest`
+        pointer then names it, as `load` reading it would."""
+        if self.folder is None:
+            return
+        digest, latest = self._names(raw, shown, code)
+        if not (self.folder / f"{digest}.pickle").exists():
+            self.load(raw, shown, load, code, splice=splice)
+        elif splice is not None and self._pointed(latest) != digest:
+            self._point(latest, digest)
+
+    def replace(self, raw: bytes, shown: str, value: Any, code: str = "") -> None:
+        """Keep `value` as the result for `raw` and `shown` (under `code`), in place of the
+        one kept (`load`'s key); not kept is only time lost."""
+        if self.folder is None:
+            return
+        try:
+            self._write(self.folder / f"{self._names(raw, shown, code)[0]}.pickle", value)
+        except (OSError, RecursionError, pickle.PicklingError):
+            pass
+
+    def _names(self, raw: bytes, shown: str, code: str) -> tuple[str, Path]:
+        """(The digest a result for `raw` is kept under, the `.latest` pointer of `shown`)."""
+        assert self.folder is not None
+        versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
+        digest = hashlib.sha256(versions + b"\x00" + raw).hexdigest()[:40]
+        return digest, self.folder / f"{hashlib.sha256(versions).hexdigest()[:40]}.latest"
+
+    def _write(self, kept: Path, result: Any) -> None:
+        """Pickle `result` to `kept`, checksummed, and forget the oldest beyond the budget."""
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        _write_bytes_atomically(kept, _MAGIC + _checksum(data) + data)
+        self._forget_oldest("*.pickle", LOADED_KEPT, LOADED_BYTES)
 
     def _point(self, latest: Path, digest: str) -> None:
         """Name `digest` as the last result kept or read for its name (`splice` starts there),
@@ -642,6 +686,14 @@ class CheckCache:
         as a front end is (`LoadedFiles`, in `findings/`), once the same text has been
         checked twice, so a re-check of an unchanged file builds no analysis at all."""
         return LoadedFiles(self.folder, self.damage, "findings")
+
+    def kept_reports(self) -> LoadedFiles:
+        """A `pedrag check` report's text and exit status, whole, by everything it is made
+        from (`pedrag.compiler.kept_report`), in `reports/`, kept at the first check of the
+        inputs (`load(at_once=True)`: a report is one small write, and a second check that
+        analysed again was slower than the first): a re-check of unchanged files then reads
+        one entry and imports neither the front end nor the checks."""
+        return LoadedFiles(self.folder, self.damage, "reports")
 
     def resolved_conditions(self) -> ResolvedShelves:
         """The resolver's memo: conditions resolved without a diagnostic, by context and text,

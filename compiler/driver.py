@@ -8,27 +8,24 @@ applies ignores and severity overrides. Returns data; the CLI chooses a writer.
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pedrag.compiler.check_cache import CheckCache, LoadedFiles
 from pedrag.compiler.checks import catalog
+from pedrag.compiler.code_version import code_of
 from pedrag.compiler.config import CheckConfig, ConfigSource
+from pedrag.compiler.discovery import discover
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
 from pedrag.dsl.incremental import splice_condition_edit
 from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
 from pedrag.dsl.resolve import remembering_resolved
-from pedrag.kernel.errors import PedragError
 from pedrag.kernel.suggest import did_you_mean
-
-SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass
@@ -39,6 +36,9 @@ class CheckResult:
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)
     cache_dropped: int = 0  # damaged check-cache records dropped and computed again
+    # Files with a solver question left undecided (a timeout) or a check that failed: their
+    # findings may differ next time, so the report is not kept whole (`kept_report`).
+    unsettled: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -60,78 +60,6 @@ class CheckResult:
             "theories": self.theories,
             "skipped": self.skipped,
         }
-
-
-class PathError(PedragError):
-    pass
-
-
-def discover(
-    paths: list[str],
-    skipped: list[Path] | None = None,
-    pedrag_only: bool = False,
-    config: ConfigSource | None = None,
-) -> list[Path]:
-    """Files named on the command line, and pedrag files under named folders, in order.
-
-    A named file is always checked (with `pedrag_only`, as pre-commit names every staged YAML
-    file, only if it is a pedrag file). Under a folder, hidden folders (`.git`, `.github`,
-    `.venv`, ...) are not searched and YAML files that are not pedrag documents (no top-level
-    `pedrag:` key: CI workflows, docker-compose files, ...) are skipped; they are appended to
-    `skipped` so the report can say so. A file a `files` glob of its configuration matches
-    is a pedrag file too.
-    """
-
-    def wanted(candidate: Path) -> bool:
-        if _is_pedrag_document(candidate):
-            return True
-        return config is not None and config.for_file(str(candidate)).claims(str(candidate))
-
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                relative = candidate.relative_to(path).parts
-                if candidate.suffix.lower() not in SUFFIXES or not candidate.is_file():
-                    continue
-                if any(part.startswith(".") for part in relative[:-1]):
-                    continue
-                if wanted(candidate):
-                    found.append(candidate)
-                elif skipped is not None and candidate not in skipped:
-                    skipped.append(candidate)
-        elif path.is_file():
-            if pedrag_only and not wanted(path):
-                if skipped is not None and path not in skipped:
-                    skipped.append(path)
-                continue
-            found.append(path)
-        else:
-            raise PathError(f"no such file or directory: {raw}")
-    unique: list[Path] = []
-    for path in found:
-        if path not in unique:
-            unique.append(path)
-    return unique
-
-
-# A top-level `pedrag:` key, in block style or as the first key of a flow mapping.
-_PEDRAG_KEY = re.compile(r"""^(?:\ufeff)?(?:\{\s*)?["']?pedrag["']?[ \t]*:""", re.MULTILINE)
-
-
-def is_pedrag_text(text: str) -> bool:
-    """Whether a YAML text is a pedrag document: it has a top-level `pedrag:` key (found
-    without parsing, so a document broken elsewhere still counts)."""
-    return _PEDRAG_KEY.search(text) is not None
-
-
-def _is_pedrag_document(path: Path) -> bool:
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return True  # let the loader report why it cannot be read
-    return is_pedrag_text(text)
 
 
 def _ignore_lists(loaded: LoadedFile) -> list[tuple[str | None, tuple[str | int, ...], list[str]]]:
@@ -201,6 +129,7 @@ def _check_ignore_lists(loaded: LoadedFile) -> list[Diagnostic]:
 
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 """Told what the driver is doing now (`socratic.yaml: coverage-gap`), for a status line."""
 
 
@@ -209,9 +138,11 @@ def run_semantic(
     progress: Progress | None = None,
     cache: CheckCache | None = None,
     config: CheckConfig | None = None,
+    unsettled: list[str] | None = None,
 ) -> tuple[list[Diagnostic], dict[str, Any]]:
     """The compiler's checks on one resolved theory; returns diagnostics and per-theory facts.
-    Checks `config` does not report are not run (`--select dead-rule` skips the gap search)."""
+    Checks `config` does not report are not run (`--select dead-rule` skips the gap search).
+    The file's path is appended to `unsettled` when a solver question was left undecided."""
     checks = [
         c
         for c in catalog().values()
@@ -239,6 +170,8 @@ def run_semantic(
         facts = analysis.facts()
         analysis.save_cache()
         undecided = analysis.undecided
+        if undecided and unsettled is not None:
+            unsettled.append(loaded.path)
         return diagnostics, facts
 
     if cache is None:
@@ -268,19 +201,51 @@ def check_paths(
     started = time.perf_counter()
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
-    parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
-    loaded_files = cache.loaded_files()
-    with remembering(parsed), remembering_resolved(resolved):
-        files = [
-            _load(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)
-        ]
-    parsed.save()
-    resolved.save()
+    files = _each_file(paths, config, cache, pedrag_only, skipped, _load)
     result = check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )
     result.cache_dropped = cache.dropped
     return result
+
+
+def keep_front_ends(
+    paths: list[str], config: ConfigSource | None, cache: CheckCache, pedrag_only: bool = False
+) -> None:
+    """Keep the front end of every file `check_paths` would load (`LoadedFiles`), and
+    nothing else: the second check of inputs whose whole report was kept at the first
+    (`pedrag.commands.check`) reads that report, and still keeps each file's front end, as a
+    second check always did, for the next edit to be spliced into
+    (`pedrag.dsl.incremental`)."""
+    _each_file(paths, config, cache, pedrag_only, [], _keep)
+
+
+def _each_file(
+    paths: list[str],
+    config: ConfigSource | None,
+    cache: CheckCache,
+    pedrag_only: bool,
+    skipped: list[Path],
+    each: Callable[[Path, LoadedFiles], T],
+) -> list[T]:
+    """`each(path, kept front ends)` for each file found under `paths` (`discover`), with
+    the cache's parsed and resolved conditions remembered."""
+    parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
+    loaded_files = cache.loaded_files()
+    with remembering(parsed), remembering_resolved(resolved):
+        found = [each(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)]
+    parsed.save()
+    resolved.save()
+    return found
+
+
+def _keep(path: Path, loaded_files: LoadedFiles) -> None:
+    """A file's front end kept, not read where it is kept already (`LoadedFiles.keep`)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return  # the check said why
+    loaded_files.keep(raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit)
 
 
 def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
@@ -303,7 +268,7 @@ def front_end_code() -> str:
     import pedrag.grammar
     import pedrag.kernel
 
-    return _code_of(pedrag.dsl, pedrag.grammar, pedrag.kernel)
+    return code_of(pedrag.dsl, pedrag.grammar, pedrag.kernel)
 
 
 @functools.cache
@@ -312,18 +277,7 @@ def checker_code() -> str:
     import besides the front end): kept findings are keyed by them (`run_semantic`)."""
     import pedrag.compiler
 
-    return f"{front_end_code()}:{_code_of(pedrag.compiler)}"
-
-
-def _code_of(*packages: Any) -> str:
-    found = []
-    for package in packages:
-        for folder in package.__path__:
-            for path in sorted(Path(folder).rglob("*")):
-                if path.suffix in (".py", ".lark") and path.is_file():
-                    stat = path.stat()
-                    found.append(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return hashlib.sha256("\n".join(found).encode("utf-8")).hexdigest()
+    return f"{front_end_code()}:{code_of(pedrag.compiler)}"
 
 
 def check_text(
@@ -347,6 +301,7 @@ def check_loaded(
     config = config or CheckConfig()
     diagnostics: list[Diagnostic] = []
     theories: list[dict[str, Any]] = []
+    unsettled: list[str] = []
     for loaded in files:
         file_diagnostics = list(loaded.diagnostics) + _check_ignore_lists(loaded)
         facts: dict[str, Any] = {}
@@ -363,9 +318,10 @@ def check_loaded(
             if semantic and loaded.ok:
                 try:
                     more, extra = run_semantic(
-                        loaded, progress, cache, config.for_file(loaded.path)
+                        loaded, progress, cache, config.for_file(loaded.path), unsettled
                     )
                 except Exception as exc:  # a checker bug must not hide the file's other findings
+                    unsettled.append(loaded.path)
                     more, extra = (
                         [
                             error(
@@ -392,7 +348,9 @@ def check_loaded(
                 diagnostics.extend(_filter(owner, [diagnostic], config) if owner else [diagnostic])
     memo.save()
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckResult(files, diagnostics, theories, time.perf_counter() - started, skipped or [])
+    return CheckResult(
+        files, diagnostics, theories, time.perf_counter() - started, skipped or [], 0, unsettled
+    )
 
 
 def _filter(

@@ -20,7 +20,7 @@ _EXPORTS = {
     "ConditionSyntaxError": "pedrag.dsl.parser",
     "WriterError": "pedrag.kernel.sources",
     "ConfigError": "pedrag.compiler.config",
-    "PathError": "pedrag.compiler.driver",
+    "PathError": "pedrag.compiler.discovery",
     "TranslationError": "pedrag.compiler.encode",
     "EditError": "pedrag.compiler.fixes",
     "DiffError": "pedrag.compiler.diffing",

@@ -8,7 +8,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pedrag.commands._output import silence_stdout, write_output
 from pedrag.compiler.check_cache import CheckCache
@@ -20,19 +20,16 @@ from pedrag.compiler.config import (
     check_names,
     refuse_front_end,
 )
-from pedrag.compiler.driver import (
-    CheckResult,
-    PathError,
-    check_loaded,
-    check_paths,
-    check_text,
-)
-from pedrag.compiler.reports.github import format_github
-from pedrag.compiler.reports.json_report import format_json
-from pedrag.compiler.reports.sarif import Invocation, format_sarif
-from pedrag.compiler.reports.text import format_diagnostic, format_report
+from pedrag.compiler.discovery import PathError
 from pedrag.dsl.diagnostics import Diagnostic, Severity
-from pedrag.dsl.loader import LoadedFile, load_bytes
+
+if TYPE_CHECKING:
+    from pedrag.compiler.driver import CheckResult
+    from pedrag.dsl.loader import LoadedFile
+
+# The driver (and through it the front end), the checks and the report writers are imported
+# where they are used: a re-check of unchanged files whose report is kept whole
+# (`pedrag.compiler.kept_report`) needs none of them.
 
 NAME = "check"
 ORDER = 10
@@ -178,9 +175,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-cache",
         action="store_true",
         help="neither read nor write the on-disk check cache (parsed and resolved conditions, "
-        "the parser's tables, the solver's answers, the graph answers of the set-level checks and the "
-        "material check's findings from earlier checks, kept by content in $PEDRAG_CACHE_DIR "
-        "or the platform's cache folder; an edit re-parses and re-asks only what it changed)",
+        "the parser's tables, the solver's answers, the graph answers of the set-level checks, "
+        "the material check's findings and whole reports from earlier checks, kept by content "
+        "in $PEDRAG_CACHE_DIR or the platform's cache folder; an edit re-parses and re-asks only "
+        "what it changed)",
     )
     parser.add_argument(
         "--color",
@@ -241,6 +239,8 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
+    from pedrag.compiler.driver import check_paths
+
     cache = _cache(args)
     only = args.skip_non_pedrag
     if args.quiet or not sys.stderr.isatty():
@@ -304,6 +304,8 @@ def _read_stdin(args: argparse.Namespace) -> tuple[LoadedFile, str] | None:
     """(the loaded file, its text) when the input is stdin; None for paths. Bytes that are not
     UTF-8 are a syntax-error at their position, as for a file."""
     if args.paths == ["-"] or (not args.paths and args.stdin_filename):
+        from pedrag.dsl.loader import load_bytes
+
         loaded = load_bytes(sys.stdin.buffer.read(), args.stdin_filename or "-")
         return loaded, loaded.source.text
     return None
@@ -449,6 +451,22 @@ def run(args: argparse.Namespace) -> int:
             "pedrag check: --statistics prints text or JSON (--format text|json)", file=sys.stderr
         )
         return 2
+    if _keeps_report(args):
+        try:
+            kept = _kept_report(args)
+        except (PathError, ConfigError) as exc:
+            print(f"pedrag check: {exc}", file=sys.stderr)
+            return 2
+        if kept is not None:
+            status, text = kept
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:
+                silence_stdout()
+            return status
+    from pedrag.compiler.driver import check_loaded, check_text
+
     started = _now()
     try:
         finder = _finder(args)
@@ -476,8 +494,15 @@ def run(args: argparse.Namespace) -> int:
     except (PathError, ConfigError) as exc:
         print(f"pedrag check: {exc}", file=sys.stderr)
         return 2
-    _add_material_check(result, _cache(args))
     out = sys.stderr if (args.fix and stdin is not None) else sys.stdout
+    return _report(args, result, finder, started, out)
+
+
+def _report(
+    args: argparse.Namespace, result: CheckResult, finder: ConfigFinder, started: str, out: TextIO
+) -> int:
+    """Add the material check's findings, print the report to `out`; returns the exit status."""
+    _add_material_check(result, _cache(args))
     status = 1 if _failing(result, finder) and not args.exit_zero else 0
     try:
         _print_report(args, result, finder, started, status, out)
@@ -488,6 +513,63 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def _keeps_report(args: argparse.Namespace) -> bool:
+    """Whether this check's report may be kept whole and read back (`_kept_report`): not for
+    stdin, fixes, SARIF (it records the run's times), `--statistics` (it counts damaged cache
+    records) or `--no-cache`."""
+    stdin = not args.paths or "-" in args.paths
+    return not (
+        stdin or args.no_cache or args.fix or args.diff or args.statistics or args.format == "sarif"
+    )
+
+
+def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
+    """(exit status, report text): the one a check of the same inputs kept
+    (`pedrag.compiler.kept_report`, `CheckCache.kept_reports`), else this check's, kept at
+    once (a report is small; waiting for the inputs' second check, as the per-file caches
+    do, made that second check redo the analysis, slower than the first). None when the
+    inputs cannot all be read (the check itself then says why).
+
+    A report kept by the first check says its files' front ends are not kept yet (those wait
+    for the bytes' second check, `LoadedFiles`): the second check, reading the report, keeps
+    them (`driver.keep_front_ends`), so the next edit is spliced into this version."""
+    import io
+
+    from pedrag.compiler.code_version import pedrag_code
+    from pedrag.compiler.kept_report import report_inputs
+
+    options = sorted(
+        (name, _colour(args.color) if name == "color" else value)
+        for name, value in vars(args).items()
+        if not name.startswith("_")
+    )
+    inputs = report_inputs(args.paths, args.skip_non_pedrag, options)
+    if inputs is None:
+        return None
+    checked = []
+
+    def check(_: bytes, __: str) -> tuple[int, str, bool, bool]:
+        started = _now()
+        finder = _finder(args)
+        result = _check_with_status(args, finder)
+        text = io.StringIO()
+        status = _report(args, result, finder, started, text)
+        # A file written while it was checked: the report may be of other bytes than the key's.
+        unchanged = report_inputs(args.paths, args.skip_non_pedrag, options) == inputs
+        checked.append(True)
+        return status, text.getvalue(), unchanged and not result.unsettled, True
+
+    reports, code = _cache(args).kept_reports(), pedrag_code()
+    kept = reports.load(inputs, "", check, code, keep=lambda made: made[2], at_once=True)
+    status, text, _, front_ends_pending = kept
+    if front_ends_pending and not checked:
+        from pedrag.compiler.driver import keep_front_ends
+
+        keep_front_ends(args.paths, _finder(args), _cache(args), args.skip_non_pedrag)
+        reports.replace(inputs, "", (status, text, True, False), code)
+    return status, text
+
+
 def _print_report(
     args: argparse.Namespace,
     result: CheckResult,
@@ -496,6 +578,11 @@ def _print_report(
     status: int,
     out: TextIO,
 ) -> None:
+    from pedrag.compiler.reports.github import format_github
+    from pedrag.compiler.reports.json_report import format_json
+    from pedrag.compiler.reports.sarif import Invocation, format_sarif
+    from pedrag.compiler.reports.text import format_diagnostic, format_report
+
     files = [f.path for f in result.files]
     docs_url = finder.for_file(files[0] if files else "").docs_url
     summary = result.summary()

@@ -10,7 +10,8 @@ from pedrag.commands._output import write_output
 from pedrag.commands.check import _colour
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import ConfigError, load_config
-from pedrag.compiler.driver import PathError, check_paths
+from pedrag.compiler.discovery import PathError
+from pedrag.compiler.driver import check_paths
 from pedrag.compiler.lower import dumps, lower
 from pedrag.compiler.reports.text import format_report
 

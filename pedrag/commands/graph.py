@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from pedrag.commands.check import _colour
-from pedrag.compiler.driver import PathError, discover
+from pedrag.compiler.discovery import PathError, discover
 from pedrag.compiler.lower import lower
 from pedrag.compiler.reports.text import format_report
 from pedrag.dsl.loader import load_file

@@ -121,7 +121,7 @@ def create_server() -> Any:
     from pedrag import __version__
     from pedrag.compiler.checks import catalog
     from pedrag.compiler.config import ConfigError, ConfigFinder
-    from pedrag.compiler.driver import is_pedrag_text
+    from pedrag.compiler.discovery import is_pedrag_text
     from pedrag.dsl.schema_text import RUNGS
     from pedrag.kernel.history import NAMES as HISTORY_FUNCTIONS
 
@@ -444,7 +444,7 @@ def create_server() -> Any:
 
         from pygls.uris import from_fs_path
 
-        from pedrag.compiler.driver import discover
+        from pedrag.compiler.discovery import discover
 
         open_texts = {u: d.source for u, d in server.workspace.text_documents.items()}
         found = {uri: document(uri).source}

@@ -89,7 +89,7 @@ class TheorySet:
         """Files or folders, found as `pedrag check` finds them (folders recursively, skipping
         hidden folders and YAML that is not a pedrag document). ``strict`` raises on a file with
         errors or a theory id defined twice; otherwise such a file is skipped."""
-        from pedrag.compiler.driver import PathError, discover
+        from pedrag.compiler.discovery import PathError, discover
         from pedrag.dsl.loader import load_file
 
         result = cls()

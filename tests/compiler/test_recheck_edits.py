@@ -8,6 +8,7 @@ does before it edits).
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pedrag.compiler import analysis as analysis_module
-from pedrag.compiler.check_cache import CheckCache
+from pedrag.compiler.check_cache import ENV_CACHE_DIR, CheckCache
 from pedrag.compiler.config import CheckConfig
 from pedrag.compiler.driver import check_paths
 from pedrag.compiler.reports.json_report import format_json
@@ -181,3 +182,79 @@ def test_each_kind_of_one_rule_edit_gives_the_uncached_report(
         assert _report(path, cache) == fresh  # and again, from what the edit's check kept
     assert different == []
     assert missing == []
+
+
+def _cli_report(path: Path, cache: Path | None, capsys: pytest.CaptureFixture[str]) -> str:
+    """The JSON report `pedrag check` prints, as a fresh process would (only the disk
+    remembers), with the cache in `cache` (None: `--no-cache`)."""
+    from pedrag.cli import main
+
+    analysis_module._CACHE.clear()
+    os.environ[ENV_CACHE_DIR] = str(cache or path.parent / "unused")
+    main(["check", str(path), "--format", "json", *([] if cache else ["--no-cache"])])
+    return capsys.readouterr().out
+
+
+def _random_edit(rules: list[str], rng: random.Random, step: int) -> list[str]:
+    """One designer's edit of one rule: its condition narrowed or widened (a new one), its
+    action or priority changed, the rule deleted, or a new rule inserted."""
+    index = rng.randrange(len(rules))
+    line = rules[index]
+    kind = rng.choice(["condition", "condition", "action", "priority", "delete", "insert"])
+    if kind == "condition":
+        start = line.index('when: "') + 7
+        return _replace(index, line[:start] + _condition(rng) + line[line.index('"', start) :])(
+            rules
+        )
+    if kind == "action":
+        return _replace(index, _then(line))(rules)
+    if kind == "priority":
+        stripped = line.split(", priority:")[0].rstrip("}")
+        return _replace(index, f"{stripped}, priority: {rng.randint(1, 9)}}}")(rules)
+    if kind == "delete" and len(rules) > 4:
+        return rules[:index] + rules[index + 1 :]
+    new = f'  - {{id: n{step}, when: "{_condition(rng)}", then: a{rng.randrange(5)}}}'
+    return [*rules[:index], new, *rules[index:]]
+
+
+@pytest.mark.parametrize("selection", ["weighted", "priority"])
+def test_random_edits_through_the_cli_give_the_uncached_report(
+    tmp_path: Path,
+    selection: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random one-rule edits, declaration edits a rule reads (a metric's range) and returns to
+    an earlier version, each checked through the CLI's cache path once or three times (the
+    report kept at the first, the front end kept at the second, so the next edit is spliced
+    into it, the report read back at the third) and compared with `--no-cache`'s report, byte
+    for byte."""
+    monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "unused"))
+    rng = random.Random(f"cli-{selection}")
+    path, cache = tmp_path / "edits.yaml", tmp_path / "cache"
+    rules, narrow = _rules(), False
+    versions: list[str] = []
+    different = []
+    for step in range(20):
+        choice = rng.random()
+        if choice < 0.15 and versions:
+            text = rng.choice(versions)
+        elif choice < 0.3:
+            narrow = not narrow
+            text = _theory(rules, selection)
+        else:
+            rules = _random_edit(rules, rng, step)
+            text = _theory(rules, selection)
+        if narrow:  # a declaration every rule that reads `confidence` depends on
+            text = text.replace(
+                "confidence: {type: float, range: [0, 1]",
+                "confidence: {type: float, range: [0, 0.5]",
+            )
+        versions.append(text)
+        path.write_text(text, "utf-8")
+        fresh = _cli_report(path, None, capsys)
+        for _ in range(rng.choice([1, 3])):
+            if _cli_report(path, cache, capsys) != fresh:
+                different.append((step, text))
+    assert different == []
+    assert list((cache / "check" / "reports").glob("*.pickle"))  # the kept path was taken
