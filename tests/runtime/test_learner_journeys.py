@@ -54,3 +54,27 @@ def test_direct_instruction_shows_a_worked_example_once_not_again_after_a_wrong_
     replies = [tutor.turn(session, message).tutor for message in messages]
     shown = [reply for reply in replies if exercise.worked_example.problem in reply]
     assert len(shown) == 1, replies
+
+
+def _wrong_answers(exercise: Any, count: int) -> list[str]:
+    """``count`` different answers the grader marks wrong (numbers, or words of the domain)."""
+    if exercise.answer.isdigit():
+        return [str(int(exercise.answer) + step) for step in (1, 2, -1, 3, -2, 4)][:count]
+    return ["banana", "carrot", "the sun", "water", "red", "table"][:count]
+
+
+@pytest.mark.parametrize("theory", ["srl"])
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_learner_who_keeps_answering_wrongly_gets_more_help_each_time(
+    tutor: Tutor, theory: str, exercise_id: str, seed: int
+) -> None:
+    """Contingent help (Wood & Wood 1996): the rung rises with the wrong answers, bare guesses
+    and word answers included, and by the fourth the reply carries the exercise's next hint."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=seed)
+    results = [tutor.turn(session, answer) for answer in _wrong_answers(exercise, 4)]
+    assert all(result.audit["grade"]["verdict"] == "wrong" for result in results)
+    rungs = [result.rung for result in results]
+    assert rungs == sorted(rungs) and rungs[-1] > rungs[0], rungs
+    assert any(hint in results[-1].tutor for hint in exercise.hints), results[-1].tutor
