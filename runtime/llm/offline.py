@@ -160,7 +160,10 @@ def fill_wording(
     something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
     come first; each group is rotated by the session's reply count. The first whose reply was
     not said before in the session wins, then the same wordings restating the question, then
-    with a few words around them; else the first that differs from the previous reply.
+    with a few words around them; else the first that differs from the previous reply. A
+    reply that says the previous reply's wording again (only "The question is still: ..."
+    added, or another grader's line before it) is passed over while another can be said: the
+    learner reads the same sentences twice in a row.
     Wordings that would give again material the learner had in full (``SHOWN_IN_FULL``: the
     worked example they were shown, word for word) come after all of that: a learner who got a
     worked example and then answered wrongly notices the same paragraph coming back, where the
@@ -190,15 +193,20 @@ def fill_wording(
         *_spoken(_rotations(filled, (2,), count), prompt),
     ]
     if revising and prompt:
-        candidates = [text for text in candidates if prompt not in text] or candidates
-    replies = [f"{prefix} {text}" if prefix else text for text in candidates]
-    for text in replies:
+        candidates = [pair for pair in candidates if prompt not in pair[0]] or candidates
+    replies = [(f"{prefix} {text}" if prefix else text, body) for text, body in candidates]
+    previous = " ".join(str(said.get("last", "")).split())
+    for text, body in replies:  # ... and not the previous reply's wording in other words
+        if fingerprint(text) not in recent and fingerprint(text) != last:
+            if not previous or " ".join(body.split()) not in previous:
+                return text
+    for text, _ in replies:
         if fingerprint(text) not in recent and fingerprint(text) != last:
             return text
-    for text in replies:
+    for text, _ in replies:
         if fingerprint(text) != last:
             return text
-    return replies[0]
+    return replies[0][0]
 
 
 def _rotations(filled: list[tuple[int, str]], groups: tuple[int, ...], count: int) -> list[str]:
@@ -212,16 +220,17 @@ def _rotations(filled: list[tuple[int, str]], groups: tuple[int, ...], count: in
     return ordered
 
 
-def _spoken(ordered: list[str], prompt: str) -> list[str]:
-    """The texts as they are, then restating the question, then with a few words around."""
+def _spoken(ordered: list[str], prompt: str) -> list[tuple[str, str]]:
+    """(reply, the wording it says): the texts as they are, then restating the question, then
+    with a few words around."""
     restated = [
-        frame.replace("{prompt}", prompt).replace("{wording}", text)
+        (frame.replace("{prompt}", prompt).replace("{wording}", text), text)
         for frame in _RESTATE
         for text in ordered
         if prompt and prompt not in text
     ]
-    around = [frame.replace("{wording}", text) for frame in AROUND for text in ordered]
-    return [*ordered, *restated, *around]
+    around = [(frame.replace("{wording}", text), text) for frame in AROUND for text in ordered]
+    return [*((text, text) for text in ordered), *restated, *around]
 
 
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")

@@ -9,6 +9,7 @@ in a row, or what comes after a correct answer.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -172,3 +173,26 @@ def test_a_right_answer_after_a_struggle_gets_no_hint_for_the_finished_exercise(
             result = tutor.turn(session, message)
             assert result.audit["grade"]["verdict"] == "correct", message
             assert not any(hint in result.tutor for hint in exercise.hints), result.tutor
+
+
+def _sentences(reply: str, prompt: str) -> set[str]:
+    """The reply's own sentences: not the grader's line about the answer, not the question."""
+    parts = re.split(r"(?<=[.?!])\s+", reply.replace(prompt, ""))
+    return {part for part in parts if len(part) > 25 and not part.startswith("Not quite")}
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+def test_no_sentence_is_said_again_in_the_next_reply(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    """A learner sending the same wrong answer again and again read "Smaller steps: <hint>.
+    Do that part only." and, next turn, the same with "The question is still: ..." after it:
+    a restatement of the question does not make the same sentences new."""
+    exercise = _exercise(tutor, exercise_id)
+    for seed in range(3):
+        session = tutor.start(theory, exercise_id, seed=seed)
+        replies = [tutor.turn(session, _wrong(exercise)).tutor for _ in range(7)]
+        for before, after in zip(replies, replies[1:]):
+            shared = _sentences(before, exercise.prompt) & _sentences(after, exercise.prompt)
+            assert not shared, (seed, before, after)
