@@ -196,3 +196,23 @@ def test_no_sentence_is_said_again_in_the_next_reply(
         for before, after in zip(replies, replies[1:]):
             shared = _sentences(before, exercise.prompt) & _sentences(after, exercise.prompt)
             assert not shared, (seed, before, after)
+
+
+@pytest.mark.parametrize("exercise_id", ["photo_gas_in", "cell_nucleus", "sva_each_of"])
+def test_after_a_right_answer_the_next_exercise_stays_in_the_learners_subject(
+    tutor: Tutor, exercise_id: str
+) -> None:
+    """A learner who answered two photosynthesis questions right was offered "What is 38 plus
+    47?" next: once a goal was mastered, the next goal was the curriculum's first open one,
+    arithmetic. The goals of the subject the learner is working in come first."""
+    domains = {goal.id: goal.domain for goal in tutor.curriculum.goals}
+    goal_of = {exercise.id: exercise.goal for exercise in tutor.curriculum.exercises}
+    domain = domains[goal_of[exercise_id]]
+    session = tutor.start("socratic", exercise_id, seed=1)
+    offered = []
+    for _ in range(5):
+        assert session.exercise is not None
+        result = tutor.turn(session, _exercise(tutor, session.exercise.id).answer)
+        assert result.audit["grade"]["verdict"] == "correct"
+        offered.append(result.audit["next_exercise"])
+    assert [domains[goal_of[name]] for name in offered] == [domain] * 5, offered
