@@ -9,6 +9,7 @@ in a row, or what comes after a correct answer.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -20,6 +21,9 @@ from pedrag.runtime.turn.tutor import Tutor
 THEORIES = ("socratic", "constructivism", "direct_instruction", "srl")
 # one exercise per domain: arithmetic, photosynthesis, cells, Python loops, English grammar
 SAMPLE = ("mult_7x8", "photo_gas_in", "cell_nucleus", "for_sum_output", "sva_each_of")
+EVERY_THEORY_DOMAIN_SEED = [
+    (theory, exercise, seed) for theory in THEORIES for exercise in SAMPLE for seed in range(3)
+]
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +68,7 @@ def _wrong_answers(exercise: Any, count: int) -> list[str]:
     return ["banana", "carrot", "the sun", "water", "red", "table"][:count]
 
 
-@pytest.mark.parametrize("theory", THEORIES)
-@pytest.mark.parametrize("exercise_id", SAMPLE)
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("theory", "exercise_id", "seed"), EVERY_THEORY_DOMAIN_SEED)
 def test_a_learner_who_keeps_answering_wrongly_gets_more_help_each_time(
     tutor: Tutor, theory: str, exercise_id: str, seed: int
 ) -> None:
@@ -133,9 +135,7 @@ def test_every_wording_that_carries_a_hint_can_say_every_hint_of_the_curriculum(
     assert refused == []
 
 
-@pytest.mark.parametrize("theory", THEORIES)
-@pytest.mark.parametrize("exercise_id", SAMPLE)
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("theory", "exercise_id", "seed"), EVERY_THEORY_DOMAIN_SEED)
 def test_an_off_topic_remark_is_acknowledged_and_the_learner_brought_back(
     tutor: Tutor, theory: str, exercise_id: str, seed: int
 ) -> None:
@@ -193,7 +193,7 @@ def test_no_sentence_is_said_again_in_the_next_reply(
     for seed in range(3):
         session = tutor.start(theory, exercise_id, seed=seed)
         replies = [tutor.turn(session, _wrong(exercise)).tutor for _ in range(7)]
-        for before, after in zip(replies, replies[1:]):
+        for before, after in itertools.pairwise(replies):
             shared = _sentences(before, exercise.prompt) & _sentences(after, exercise.prompt)
             assert not shared, (seed, before, after)
 
