@@ -216,3 +216,20 @@ def test_after_a_right_answer_the_next_exercise_stays_in_the_learners_subject(
         assert result.audit["grade"]["verdict"] == "correct"
         offered.append(result.audit["next_exercise"])
     assert [domains[goal_of[name]] for name in offered] == [domain] * 5, offered
+
+
+@pytest.mark.parametrize(("theory", "exercise_id", "seed"), EVERY_THEORY_DOMAIN_SEED)
+def test_a_right_answer_is_followed_by_a_question_about_that_answer(
+    tutor: Tutor, theory: str, exercise_id: str, seed: int
+) -> None:
+    """Between "That's right" and the next exercise, the question is about the answer the
+    learner just gave: it once asked "why that step works" (there was no step, only an answer)
+    or, under constructivism, to picture the topic "right now" because "there's no wrong
+    picture to start from", the opening question of a problem not yet tried."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=seed)
+    reply = tutor.turn(session, exercise.answer).tutor
+    assert reply.startswith("That's right"), reply
+    between = reply.split(" is correct.", 1)[-1].split("Next exercise:", 1)[0]
+    assert "?" in between, reply
+    assert any(word in between for word in ("answer", "approached", "worked")), reply
