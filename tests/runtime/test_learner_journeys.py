@@ -233,3 +233,38 @@ def test_a_right_answer_is_followed_by_a_question_about_that_answer(
     between = reply.split(" is correct.", 1)[-1].split("Next exercise:", 1)[0]
     assert "?" in between, reply
     assert any(word in between for word in ("answer", "approached", "worked")), reply
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "message"),
+    [
+        ("photo_gas_in", "oxygen and carbon dioxide"),
+        ("photo_gas_in", "carbon dioxide and O2"),
+        ("photo_products", "glucose, oxygen and carbon dioxide"),
+    ],
+)
+def test_naming_the_answer_beside_a_misconceptions_answer_is_not_confirmed(
+    tutor: Tutor, exercise_id: str, message: str
+) -> None:
+    """ "oxygen and carbon dioxide" for the gas plants take in was confirmed ("That's right:
+    oxygen and carbon dioxide is correct"), so naming every candidate passed, and the
+    misconception's answer with it. Both at once is a list of candidates, not the answer."""
+    session = tutor.start("socratic", exercise_id, seed=0)
+    result = tutor.turn(session, message)
+    assert result.audit["grade"]["verdict"] != "correct", result.tutor
+    assert "That's right" not in result.tutor
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "message"),
+    [
+        ("photo_gas_in", "carbon dioxide, not oxygen"),
+        ("photo_gas_in", "oxygen? no wait, carbon dioxide"),
+        ("photo_products", "glucose and oxygen"),
+    ],
+)
+def test_the_answer_with_a_misconception_set_aside_is_still_right(
+    tutor: Tutor, exercise_id: str, message: str
+) -> None:
+    session = tutor.start("socratic", exercise_id, seed=0)
+    assert tutor.turn(session, message).audit["grade"]["verdict"] == "correct"
