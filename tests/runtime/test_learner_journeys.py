@@ -268,3 +268,20 @@ def test_the_answer_with_a_misconception_set_aside_is_still_right(
 ) -> None:
     session = tutor.start("socratic", exercise_id, seed=0)
     assert tutor.turn(session, message).audit["grade"]["verdict"] == "correct"
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "message", "echo"),
+    [
+        ("photo_gas_in", "its carbon dioxide i think", "That's right: carbon dioxide is correct."),
+        ("past_tense_go", "went, maybe", "That's right: went is correct."),
+        ("photo_gas_in", "water i guess", "Not quite: water isn't it."),
+    ],
+)
+def test_the_answer_is_echoed_without_the_hedge_after_it(
+    tutor: Tutor, exercise_id: str, message: str, echo: str
+) -> None:
+    """ "its carbon dioxide i think" was confirmed as "That's right: carbon dioxide i think is
+    correct": the hedge after an answer is not part of it."""
+    session = tutor.start("socratic", exercise_id, seed=0)
+    assert tutor.turn(session, message).tutor.startswith(echo)
