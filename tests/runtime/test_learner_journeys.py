@@ -285,3 +285,20 @@ def test_the_answer_is_echoed_without_the_hedge_after_it(
     correct": the hedge after an answer is not part of it."""
     session = tutor.start("socratic", exercise_id, seed=0)
     assert tutor.turn(session, message).tutor.startswith(echo)
+
+
+@pytest.mark.parametrize("message", ["I don't get it", "55", "I'm not sure where to begin"])
+def test_srl_asks_for_calibration_only_when_the_learner_expressed_confidence(
+    tutor: Tutor, message: str
+) -> None:
+    """At the confidence metric's neutral default every low-mastery learner read as
+    overconfident, so "I don't get it" was met with "On a scale of 1 to 5, how sure are
+    you?". A learner who said they are sure of a wrong answer is still asked."""
+    for seed in range(6):
+        session = tutor.start("srl", "mult_7x8", seed=seed)
+        assert tutor.turn(session, message).action != "calibration_check", seed
+    asked = []
+    for seed in range(6):
+        session = tutor.start("srl", "mult_7x8", seed=seed)
+        asked.append(tutor.turn(session, "I'm sure it is 55").action == "calibration_check")
+    assert any(asked)
