@@ -614,6 +614,13 @@ _LEAD_IN = re.compile(
     r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
     re.IGNORECASE,
 )
+# A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
+# tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
+_HEDGE_AFTER = re.compile(
+    r"(?:[\s,]+(?:i\s+think|i\s+guess|i\s+believe|maybe|perhaps|probably|"
+    r"i'?m\s+not\s+sure|not\s+sure))+\s*$",
+    re.IGNORECASE,
+)
 _CONVERSATION = re.compile(
     r"^(?:hi|hello|hey|thanks?|thank\s+you|ok|okay|yes|yeah|yep|no|nope|sure|cool|great|"
     r"nice|help|hint|hints?\s+please|please|i'?m\s+stuck|stuck|idk|dunno|i\s+don'?t\s+know|"
@@ -646,6 +653,7 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
     stated = " ".join(c.text.strip() for c in kept)
     tentative = any(c.question for c in kept) or bool(_TENTATIVE.search(stated))
     cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
+    cores = [_HEDGE_AFTER.sub("", core) for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
     if not cores:
         return Reading(None, "no answer stated", steps=worked)

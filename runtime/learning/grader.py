@@ -312,7 +312,11 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if any(reader.same_text(said, spelling) for spelling in spellings):
         return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
     if _names(said, spellings):
-        if _LIST.search(said) or _other_guesses(reading, spellings):
+        if (
+            _LIST.search(said)
+            or _other_guesses(reading, spellings)
+            or _names_a_wrong_answer(said, spellings, wrong_answers)
+        ):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
             return Grade("none", reason="the question's own words, not one answer")
@@ -332,6 +336,25 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
 def _names(text: str, spellings: Sequence[str]) -> bool:
     words = reader.text_words(text)
     return any(reader.mentions_text(words, spelling) for spelling in spellings)
+
+
+def _names_a_wrong_answer(
+    said: str, spellings: Sequence[str], wrong_answers: Sequence[str]
+) -> bool:
+    """The answer named together with a misconception's answer ("oxygen and carbon dioxide"
+    for the gas plants take in): both candidates at once, not the answer. A misconception's
+    answer that is part of the right one, or that the learner negates ("CO2, not oxygen"),
+    does not count."""
+    for wrong in wrong_answers:
+        if not _names(said, (wrong,)) or _names(wrong, spellings):
+            continue
+        found = re.search(rf"\b{re.escape(wrong)}\b", said, re.IGNORECASE)
+        if found is None:
+            return True  # named in another spelling
+        clause = next((c for c in reader.clauses(said) if c.start <= found.start() < c.end), None)
+        if clause is None or not reader.negated(clause, found.start()):
+            return True
+    return False
 
 
 def _other_guesses(reading: reader.Reading, spellings: Sequence[str]) -> bool:

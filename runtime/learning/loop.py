@@ -71,21 +71,30 @@ class CurriculumMap:
 
     def next_exercise(self, records: Mapping[str, GoalRecord], after: Any | None) -> Any | None:
         """The next practice exercise: an unsolved one of the same goal, else the first unsolved
-        exercise of the first goal (in curriculum order) that is open and not yet mastered."""
+        exercise of the first goal (in curriculum order) that is open and not yet mastered,
+        the goals of ``after``'s domain first: a learner who has just mastered the inputs of
+        photosynthesis goes on to its equation, not back to the first arithmetic exercise."""
         solved = {e for record in records.values() for e in record.solved}
         candidates = [e for e in self.exercises if not e.exam and e.id not in solved]
+        goals = list(self.goals)
         if after is not None:
             candidates = [e for e in candidates if e.id != after.id]
             same_goal = [e for e in candidates if e.goal == after.goal]
             if same_goal and not self.mastered(records, after.goal):
                 return same_goal[0]
-        for goal_id in self.goals:
+            domain = self._domain(after.goal)
+            if domain is not None:
+                goals.sort(key=lambda goal_id: self._domain(goal_id) != domain)  # stable
+        for goal_id in goals:
             if self.mastered(records, goal_id) or self.missing_prerequisites(records, goal_id):
                 continue
             for exercise in candidates:
                 if exercise.goal == goal_id:
                     return exercise
         return None
+
+    def _domain(self, goal_id: str) -> str | None:
+        return getattr(self.goals.get(goal_id), "domain", None)
 
     def nothing_left(self, records: Mapping[str, GoalRecord]) -> str:
         """Why `next_exercise` found nothing: every goal mastered, or the goals that are not

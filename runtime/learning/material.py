@@ -45,6 +45,11 @@ SHOWN_ONCE = (
     "concept",
     "solution",
 )
+# Shown-once material a learner recognises word for word when it comes again (a whole worked
+# example, a partly worked outline): once given, a wording that carries it again is the last
+# resort of its action, after every other wording (said or restated). Shorter material (the
+# concept, a misconception, the restatement) is rephrased around by the wordings themselves.
+SHOWN_IN_FULL = ("example", "outline")
 CHECK = "material-reveals-answer"
 # What the learner's message shows or asks this turn: always new.
 ASKED = ("diagnosis", "slip", "unexplained", "elsewhere")

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pedrag.runtime.learning.material import fill, fingerprint, placeholders
+from pedrag.runtime.learning.material import SHOWN_IN_FULL, fill, fingerprint, placeholders
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.policy_core import Contract
@@ -160,7 +160,14 @@ def fill_wording(
     something the learner has not had yet (``said["fresh"]``: the next hint, the worked example)
     come first; each group is rotated by the session's reply count. The first whose reply was
     not said before in the session wins, then the same wordings restating the question, then
-    with a few words around them; else the first that differs from the previous reply.
+    with a few words around them; else the first that differs from the previous reply. A
+    reply that says the previous reply's wording again (only "The question is still: ..."
+    added, or another grader's line before it) is passed over while another can be said: the
+    learner reads the same sentences twice in a row.
+    Wordings that would give again material the learner had in full (``SHOWN_IN_FULL``: the
+    worked example they were shown, word for word) come after all of that: a learner who got a
+    worked example and then answered wrongly notices the same paragraph coming back, where the
+    action's plain wording (work through yours the same way) moves them on.
     ``revising`` (the draft was refused): no reply that restates the question.
     """
     values = {str(k): str(v) for k, v in material.items() if v}
@@ -170,38 +177,60 @@ def fill_wording(
     recent = set(said.get("recent", ()))
     last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
     count = int(said.get("count", 0) or 0)
-    filled: list[tuple[bool, str]] = []
+    again = {name for name in SHOWN_IN_FULL if name in values and name not in fresh}
+    filled: list[tuple[int, str]] = []  # (0 new, 1 other, 2 gives again what was had in full)
     for wording in wordings:
         text = fill(wording, values)
         if text is not None and all(text != other for _, other in filled):
-            filled.append((bool(fresh.intersection(placeholders(wording))), text))
+            names = placeholders(wording)
+            group = 0 if fresh.intersection(names) else 2 if again.intersection(names) else 1
+            filled.append((group, text))
     if not filled:
         return ""
+    prompt = values.get("prompt", "")
+    candidates = [
+        *_spoken(_rotations(filled, (0, 1), count), prompt),
+        *_spoken(_rotations(filled, (2,), count), prompt),
+    ]
+    if revising and prompt:
+        candidates = [pair for pair in candidates if prompt not in pair[0]] or candidates
+    replies = [(f"{prefix} {text}" if prefix else text, body) for text, body in candidates]
+    previous = " ".join(str(said.get("last", "")).split())
+    for text, body in replies:  # ... and not the previous reply's wording in other words
+        if fingerprint(text) not in recent and fingerprint(text) != last:
+            if not previous or " ".join(body.split()) not in previous:
+                return text
+    for text, _ in replies:
+        if fingerprint(text) not in recent and fingerprint(text) != last:
+            return text
+    for text, _ in replies:
+        if fingerprint(text) != last:
+            return text
+    return replies[0][0]
+
+
+def _rotations(filled: list[tuple[int, str]], groups: tuple[int, ...], count: int) -> list[str]:
+    """The texts of ``groups``, group by group, each rotated by the session's reply count."""
     ordered: list[str] = []
-    for group in (True, False):
-        texts = [text for new, text in filled if new == group]
+    for group in groups:
+        texts = [text for number, text in filled if number == group]
         if texts:
             shift = count % len(texts)
             ordered += texts[shift:] + texts[:shift]
-    prompt = values.get("prompt", "")
+    return ordered
+
+
+def _spoken(ordered: list[str], prompt: str) -> list[tuple[str, str]]:
+    """(reply, the wording it says): the texts as they are, then restating the question, then
+    with a few words around."""
     restated = [
-        frame.replace("{prompt}", prompt).replace("{wording}", text)
+        (frame.replace("{prompt}", prompt).replace("{wording}", text), text)
         for frame in _RESTATE
         for text in ordered
         if prompt and prompt not in text
     ]
-    around = [frame.replace("{wording}", text) for frame in AROUND for text in ordered]
-    candidates = [*ordered, *restated, *around]
-    if revising and prompt:
-        candidates = [text for text in candidates if prompt not in text] or candidates
-    replies = [f"{prefix} {text}" if prefix else text for text in candidates]
-    for text in replies:
-        if fingerprint(text) not in recent and fingerprint(text) != last:
-            return text
-    for text in replies:
-        if fingerprint(text) != last:
-            return text
-    return replies[0]
+    around = [(frame.replace("{wording}", text), text) for frame in AROUND for text in ordered]
+    return [*((text, text) for text in ordered), *restated, *around]
 
 
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
