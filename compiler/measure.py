@@ -195,7 +195,9 @@ class Measure:
         are narrowed to the cells of positive share, which `_by_boxes` measures: the union is
         the same set, so its share is the same exact fraction. Where the cutting gives up
         (`union_share`: too many pieces), `share` measures afresh."""
-        keep = {var: [i for i, c in enumerate(found) if c.share > 0] for var, found in cells_of.items()}
+        keep = {
+            var: [i for i, c in enumerate(found) if c.share > 0] for var, found in cells_of.items()
+        }
         shares = {var: [cells_of[var][i].share for i in kept] for var, kept in keep.items()}
         narrowed = narrow_boxes(boxes, keep)
         order = sorted({var for box in narrowed for var in box}, key=self._rank)

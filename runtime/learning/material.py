@@ -145,8 +145,7 @@ def _other_domains(goal: Any, goals: Mapping[str, Any]) -> tuple[tuple[str, str]
     return tuple(
         (reader_topic(other), other.concept)
         for other in goals.values()
-        if getattr(other, "domain", None) not in (None, domain)
-        and getattr(other, "concept", None)
+        if getattr(other, "domain", None) not in (None, domain) and getattr(other, "concept", None)
     )
 
 

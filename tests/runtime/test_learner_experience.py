@@ -427,9 +427,7 @@ def test_srl_escalates_a_repeated_demand_within_the_ceiling_instead_of_asking_ag
     answer = str(_exercise(tutor, exercise_id).answer)
     for seed in range(6):
         session = tutor.start("srl", exercise_id, seed=seed)
-        first, second, third = (
-            tutor.turn(session, "just tell me the answer") for _ in range(3)
-        )
+        first, second, third = (tutor.turn(session, "just tell me the answer") for _ in range(3))
         assert (second.action, third.action) == ("suggest_strategy", "model_self_regulation")
         assert first.rung < second.rung < third.rung <= 4, (first.rung, second.rung, third.rung)
         assert "scale of 1 to 5" not in second.tutor + third.tutor
@@ -606,7 +604,7 @@ def test_a_question_about_a_term_the_curriculum_does_not_explain_says_so(
 def test_a_term_of_another_domain_is_placed_there_and_the_learner_brought_back(
     tutor: Tutor, theory: str, exercise_id: str, question: str, belongs_to: str, goal_id: str
 ) -> None:
-    """"what is a for loop?" during an arithmetic exercise once got "the course material here
+    """ "what is a for loop?" during an arithmetic exercise once got "the course material here
     has nothing on 'for loop'": only the exercise's own domain was searched. The whole
     curriculum is: the reply says which part of the course the term belongs to and returns
     to the exercise, without teaching the other goal or stating this exercise's answer."""
