@@ -5,9 +5,12 @@ given no store persists to ``$PEDRAG_DB``).
 Takes and gives the same JSON documents as the SQL store: ``create_session``, ``save_turn``
 (a turn is all-or-nothing and a compare-and-set on the turn index), ``load_session``,
 ``audit_records``, ``list_sessions``, ``add_spend``/``spend``/``reserve_spend``/``settle_spend``.
-Documents are copied through JSON on the way in and out, so what you save is exactly what you
-load, as with SQL; they are checked and cleaned by the SQL stores' own document check
-(``runtime/store/documents.py``), so a value PostgreSQL would refuse (U+0000) is refused here too.
+States and audit records are kept as the JSON text the SQL stores would write and read back
+from it on every load, so what you save is exactly what you load, as with SQL, and no caller can
+change what was saved or what another caller loaded; they are checked, cleaned and written by
+the SQL stores' own document check (``runtime/store/documents.py``: once, for a turn's
+:class:`~pedrag.runtime.store.documents.CheckedAudit`), so a value PostgreSQL would refuse
+(U+0000) is refused here too.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pedrag.runtime.store.documents import (
+    CheckedAudit,
+    _audit_text,
+    _document_text,
     _require_document,
     _require_json,
     _require_session_id,
-    _safe_audit,
+    json_value,
 )
 from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
 from pedrag.runtime.store.stored import StoredSession
@@ -55,15 +61,15 @@ class MemoryStore:
     def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
         _require_session_id(session_id)  # the ids the SQL stores take, no others
         _require_document(meta, "meta")  # refused as the SQL stores refuse it (U+0000, ...)
-        _require_document(state, "state")
-        meta, state = _copy(meta, "meta"), _copy(state, "state")
+        state_text = _document_text(state, "state").text
+        meta = _copy(meta, "meta")
         now = datetime.now(UTC)
         with self._lock:
             if session_id in self._sessions:
                 raise StoreError(f"a session with id {session_id!r} already exists")
             self._sessions[session_id] = {
                 "meta": meta,
-                "state": state,
+                "state": state_text,
                 "turns": 0,
                 "version": 0,
                 "audit": [],
@@ -76,16 +82,16 @@ class MemoryStore:
         session_id: str,
         turn_index: int,
         state: dict[str, Any],
-        audit: dict[str, Any],
+        audit: dict[str, Any] | CheckedAudit,
         learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
         *,
         version: int | None = None,
     ) -> None:
-        _require_document(state, "state")
-        audit = _safe_audit(audit)  # cleaned as the SQL stores clean it (U+0000 -> U+FFFD)
+        state_text = _document_text(state, "state").text
+        # Cleaned as the SQL stores clean it (U+0000 -> U+FFFD); a CheckedAudit is already.
+        audit_text = _audit_text(audit).text
         if learner is not None:
             _require_json(dict(learner[1]), "learner")
-        state, audit = _copy(state, "state"), _copy(audit, "audit")
         goals = _copy(dict(learner[1]), "learner") if learner is not None else None
         with self._lock:
             session = self._sessions.get(session_id)
@@ -96,12 +102,12 @@ class MemoryStore:
             if version is not None and session["version"] != version:
                 raise TurnConflict(session_id, turn_index, session["turns"], state_changed=True)
             session.update(
-                state=state,
+                state=state_text,
                 turns=turn_index,
                 version=session["version"] + 1,
                 updated_at=datetime.now(UTC),
             )
-            session["audit"].append(audit)
+            session["audit"].append(audit_text)
             if learner is not None and goals is not None:
                 self._learners.setdefault(learner[0], {}).update(goals)
 
@@ -120,7 +126,7 @@ class MemoryStore:
                 raise SessionNotFound(session_id)
             return StoredSession(
                 _copy(session["meta"], "meta"),
-                _copy(session["state"], "state"),
+                json_value(session["state"]),
                 session["turns"],
                 session["version"],
             )
@@ -128,8 +134,7 @@ class MemoryStore:
     def set_state(
         self, session_id: str, turns: int, state: dict[str, Any], *, version: int | None = None
     ) -> None:
-        _require_document(state, "state")
-        state = _copy(state, "state")
+        state_text = _document_text(state, "state").text
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
@@ -139,7 +144,7 @@ class MemoryStore:
                     session_id, turns + 1, session["turns"], state_changed=session["turns"] == turns
                 )
             session.update(
-                state=state, version=session["version"] + 1, updated_at=datetime.now(UTC)
+                state=state_text, version=session["version"] + 1, updated_at=datetime.now(UTC)
             )
 
     def audit_records(self, session_id: str) -> list[dict[str, Any]]:
@@ -147,7 +152,8 @@ class MemoryStore:
             session = self._sessions.get(session_id)
             if session is None:
                 raise SessionNotFound(session_id)
-            return [_copy(record, "audit") for record in session["audit"]]
+            texts = list(session["audit"])
+        return [json_value(text) for text in texts]
 
     def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
         with self._lock:

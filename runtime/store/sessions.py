@@ -17,6 +17,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.documents import (
+    CheckedAudit,
     _as_utc,
     _audit_text,
     _document_text,
@@ -80,7 +81,7 @@ class SessionRecords(LearnerRecords):
         session_id: str,
         turn_index: int,
         state: dict[str, Any],
-        audit: dict[str, Any],
+        audit: dict[str, Any] | CheckedAudit,
         learner: tuple[str, Mapping[str, Mapping[str, Any]]] | None = None,
         *,
         version: int | None = None,
@@ -88,6 +89,7 @@ class SessionRecords(LearnerRecords):
         """Commit turn ``turn_index`` (1-based): insert its audit record and replace the session
         state, in one transaction; ``learner`` — ``(learner id, {goal: {"mastery", "evidence",
         "solved"}})`` — writes the learner's goals the turn changed in the same transaction.
+        ``audit`` may be a :class:`CheckedAudit` (checked and written once, by the turn).
 
         Raises :class:`TurnConflict` unless exactly ``turn_index - 1`` turns are committed and,
         when ``version`` is given (the one :meth:`read_session` gave), the state was not written

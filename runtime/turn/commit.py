@@ -21,6 +21,7 @@ from typing import Any
 from pedrag.runtime.detect.detector import DetectorVerdict
 from pedrag.runtime.learning.loop import WRONG_ANSWERS
 from pedrag.runtime.learning.material import SAID, after_reply, exercise_start
+from pedrag.runtime.store.documents import CheckedAudit
 from pedrag.runtime.store.errors import StoreError
 from pedrag.runtime.store.safe_text import clean_text, redact_credentials
 from pedrag.runtime.turn import audit as audit_module
@@ -199,7 +200,10 @@ def commit(
         given: dict[str, Any] = {} if learner is None else {"learner": learner}
         if session.version is not None:
             given["version"] = session.version
-        host.store.save_turn(session.id, new.turn, new.to_dict(), record, **given)
+        # Checked, cleaned and written as JSON once, here, by the store's own check: the store
+        # neither checks nor copies it again, and nothing done to `record` later reaches it.
+        checked = CheckedAudit(record)
+        host.store.save_turn(session.id, new.turn, new.to_dict(), checked, **given)
     except StoreError:
         # The model calls were made and paid for even though the turn is not committed
         # (another writer won the turn, the database failed): count them against the
