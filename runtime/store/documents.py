@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, final
 
 import orjson
 
@@ -228,7 +228,7 @@ def _document_text(value: object, what: str) -> WrittenDocument:
 def _audit_text(record: dict[str, Any] | CheckedAudit) -> WrittenDocument:
     """:func:`_safe_audit` and the column's text in one (the turn's audit record); a
     :class:`CheckedAudit` is that already, and is not checked or written again."""
-    if type(record) is CheckedAudit:
+    if isinstance(record, CheckedAudit):  # no subclass can exist: see __init_subclass__
         return WrittenDocument(record.text)
     text = _plain_text(record)
     if text is None or _may_hold_unsafe_text(text):
@@ -236,6 +236,7 @@ def _audit_text(record: dict[str, Any] | CheckedAudit) -> WrittenDocument:
     return WrittenDocument(text)
 
 
+@final
 class CheckedAudit:
     """An audit record the store has checked, cleaned and written as its JSON column's text,
     once: ``save_turn`` of either store takes it instead of the record and neither checks nor
@@ -251,6 +252,9 @@ class CheckedAudit:
 
     __slots__ = ("text",)
     text: str
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        raise TypeError("a checked audit record is made only by the store's check")
 
     def __init__(self, record: dict[str, Any]) -> None:
         object.__setattr__(self, "text", _audit_text(record).text)

@@ -105,3 +105,11 @@ def test_a_turn_hands_the_store_a_checked_record_equal_to_its_result() -> None:
     result = tutor.turn(session, "is it 54?")
     assert [type(item) for item in given] == [CheckedAudit]
     assert store.audit_records(session.id) == [result.audit]
+
+
+def test_no_subclass_can_forge_a_checked_record() -> None:
+    """A subclass could set any text without the check; the store would take it as checked."""
+    with pytest.raises(TypeError, match="only by the store's check"):
+
+        class Forged(CheckedAudit):  # type: ignore[misc]
+            pass
