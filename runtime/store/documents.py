@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, final
@@ -21,6 +21,7 @@ from typing import Any, final
 import orjson
 
 from pedrag.runtime.store.errors import StoreError
+from pedrag.runtime.store.plain import plain
 from pedrag.runtime.store.safe_text import safe_text
 
 TENANT_ID_LENGTH = 64
@@ -267,6 +268,33 @@ class CheckedAudit:
 
     def __repr__(self) -> str:
         return f"CheckedAudit({self.text[:60]!r}...)"
+
+    @classmethod
+    def _written(cls, text: str) -> CheckedAudit:
+        """One whose text :func:`plain_audit` wrote from a value only the store's walk built."""
+        checked = object.__new__(cls)
+        object.__setattr__(checked, "text", text)
+        return checked
+
+
+def plain_audit(record: Mapping[str, Any]) -> tuple[dict[str, Any], CheckedAudit]:
+    """The turn's record made plain (:func:`~pedrag.runtime.store.plain.plain`: raises as it
+    does) and checked for the store, in one walk: ``(the plain record, its CheckedAudit)``.
+
+    Why one walk does: what ``plain`` builds holds only exact plain types, finite floats and
+    str keys, the one thing :func:`_plain_text` reads the text back to establish (a tuple, a
+    NaN or a subclass is what it would catch); so the text orjson writes of it is the
+    column's text as is, unless it could hold something to clean (U+0000 among them,
+    :func:`_may_hold_unsafe_text`) or orjson cannot write it, when the full check decides as
+    before (:class:`CheckedAudit`)."""
+    value = plain(record)
+    try:
+        text = orjson.dumps(value, option=_ORJSON_DEFERS).decode()
+    except TypeError:  # an int beyond 64 bits, too deep: orjson.JSONEncodeError is one
+        return value, CheckedAudit(value)
+    if _may_hold_unsafe_text(text):
+        return value, CheckedAudit(value)
+    return value, CheckedAudit._written(text)
 
 
 def _plain_text(value: object) -> str | None:

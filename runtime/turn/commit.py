@@ -21,7 +21,7 @@ from typing import Any
 from pedrag.runtime.detect.detector import DetectorVerdict
 from pedrag.runtime.learning.loop import WRONG_ANSWERS
 from pedrag.runtime.learning.material import SAID, after_reply, exercise_start
-from pedrag.runtime.store.documents import CheckedAudit
+from pedrag.runtime.store.documents import plain_audit
 from pedrag.runtime.store.errors import StoreError
 from pedrag.runtime.store.safe_text import clean_text, redact_credentials
 from pedrag.runtime.turn import audit as audit_module
@@ -191,18 +191,19 @@ def commit(
     if host.keep_transcript:
         record["student"] = text
         record["tutor"] = outcome.reply
-    record = audit_module.plain(record)
     learner = None
     if session.learner is not None and info is not None and assessment.record is not None:
         goal_record = new.extra.get(GOAL_RECORDS, {}).get(info.goal)
         learner = (session.learner, {info.goal: goal_record}) if goal_record else None
     try:
+        # Made plain, checked, cleaned and written as JSON once, here, by the store's own walk
+        # and check: the store neither checks nor copies it again, and nothing done to
+        # `record` later reaches what it saves. (A value plain refuses raises TypeError or
+        # ValueError, as before: not a StoreError, so no spend is counted for it.)
+        record, checked = plain_audit(record)
         given: dict[str, Any] = {} if learner is None else {"learner": learner}
         if session.version is not None:
             given["version"] = session.version
-        # Checked, cleaned and written as JSON once, here, by the store's own check: the store
-        # neither checks nor copies it again, and nothing done to `record` later reaches it.
-        checked = CheckedAudit(record)
         host.store.save_turn(session.id, new.turn, new.to_dict(), checked, **given)
     except StoreError:
         # The model calls were made and paid for even though the turn is not committed

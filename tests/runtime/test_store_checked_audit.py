@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.store.documents import CheckedAudit
+from pedrag.runtime.store.documents import CheckedAudit, plain_audit
 from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.store.plain import plain
 from pedrag.runtime.store.session_store import SessionStore, StoreError
 from pedrag.runtime.turn.tutor import Tutor
 from tests.runtime.tutor_fixtures import CURRICULUM, shipped
@@ -113,3 +114,35 @@ def test_no_subclass_can_forge_a_checked_record() -> None:
 
         class Forged(CheckedAudit):  # type: ignore[misc]
             pass
+
+
+class _Part:
+    def to_dict(self) -> dict[str, Any]:
+        return {"ids": ("a", "b"), "score": 0.5}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"turn": 1, "part": _Part(), "seen": {"b", "a"}, "by": {2: "x"}},
+        {"turn": 1, "reason": "a\x00b http://u:secret@h/ \x1b[2J \x85"},
+        {"turn": 1, "big": 2**70, "list": [(1, 2)]},
+        {"turn": 1, "deep": [[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]},
+    ],
+)
+def test_the_one_walk_checks_and_writes_as_the_full_check_does(record: dict[str, Any]) -> None:
+    """`plain_audit` trusts the value only its walk built instead of reading its text back:
+    the text it gives is the full check's (`CheckedAudit`) of the same plain record, cleaned
+    where that cleans."""
+    value, checked = plain_audit(record)
+    assert value == plain(record)
+    assert checked.text == CheckedAudit(plain(record)).text
+
+
+@pytest.mark.parametrize(
+    ("record", "error"),
+    [({"cost": float("nan")}, ValueError), ({"when": object()}, TypeError)],
+)
+def test_the_one_walk_refuses_what_plain_refuses(record: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        plain_audit(record)
