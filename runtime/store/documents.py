@@ -246,10 +246,10 @@ class CheckedAudit:
     Why a type of its own: the turn's commit makes the record, keeps it (the turn's result
     shows it) and hands it to the store, which checked it and wrote it as JSON once more, and
     the in-memory store copied it through JSON twice on top (issue 30: a warm turn under 2 ms
-    of CPU). Made only from a record, by the store's own check (:func:`_audit_text`: a value
-    the store refuses raises :class:`StoreError` here, as from ``save_turn``), and holding
-    only the text, immutable: nothing a caller keeps or changes afterwards reaches what is
-    saved, and a checked record cannot be forged from text."""
+    of CPU). Made only by the store: from a record, by its own check (:func:`_audit_text`: a
+    value the store refuses raises :class:`StoreError` here, as from ``save_turn``), or by
+    :func:`plain_audit` from the value the store's own walk built; it holds only the text,
+    immutable, so nothing a caller keeps or changes afterwards reaches what is saved."""
 
     __slots__ = ("text",)
     text: str
