@@ -321,7 +321,9 @@ class OfflineBackend:
         material = dict(plan.material)
         said = dict(plan.said)
         feeling = feeling_phrase(message)
-        grader = grader_preface(plan.grader_facts, message)
+        # A refused draft is written again quoting nothing of the learner's answer: the quote
+        # may be what was refused ("2 6 12" holds the answer 12), the verdict stays.
+        grader = grader_preface(plan.grader_facts, message, quoting=not plan.revising)
         diagnosis = prefaces(material, said, "")  # the misconception, after the grader's fact
         first = prefaces({}, said, message) if feeling else ""
         prefix = " ".join(part for part in (first, grader, diagnosis) if part)

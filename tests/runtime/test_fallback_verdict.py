@@ -21,13 +21,17 @@ THEORIES = ("socratic", "constructivism", "direct_instruction", "srl")
 
 
 class _Leaking(OfflineBackend):
-    """The offline backend whose actor states the hidden answer of mult_7x8 in every draft, so
-    every draft is refused and the turn fails closed."""
+    """The offline backend whose actor states ``answer`` in every draft, so every draft is
+    refused and the turn fails closed."""
+
+    def __init__(self, answer: str = "56") -> None:
+        super().__init__()
+        self.answer = answer
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         response = super().complete(request)
         if request.role == "actor":
-            return dataclasses.replace(response, text="The answer is 56.")
+            return dataclasses.replace(response, text=f"The answer is {self.answer}.")
         return response
 
 
@@ -37,13 +41,29 @@ def _exercise(tutor: Tutor, exercise_id: str):  # noqa: ANN202 - the curriculum'
 
 @pytest.mark.parametrize("theory", THEORIES)
 def test_a_refused_echo_leaves_a_verdict_that_quotes_nothing(theory: str) -> None:
-    tutor = Tutor(store=MemoryStore())
+    tutor = Tutor(backend=_Leaking("12"), store=MemoryStore())
     exercise = _exercise(tutor, "for_sum_output")
     session = tutor.start(theory, "for_sum_output", seed=0)
     result = tutor.turn(session, "2 6 12")
     assert result.audit["grade"]["verdict"] == "wrong"
     assert result.audit["fallback"] is True
     assert result.tutor.startswith("Not quite, that isn't it. "), result.tutor
+    assert not Detector(answer=AnswerKey(exercise.answer)).check(result.tutor).flagged
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_the_offline_actor_revising_a_refused_echo_keeps_the_verdict_and_the_help(
+    theory: str,
+) -> None:
+    """Offline, the revised draft quotes nothing of the learner's answer, so the turn keeps
+    the actor's help (the misconception named, a hint) instead of failing closed."""
+    tutor = Tutor(store=MemoryStore())
+    exercise = _exercise(tutor, "for_sum_output")
+    session = tutor.start(theory, "for_sum_output", seed=0)
+    result = tutor.turn(session, "2 6 12")
+    assert result.audit["revised"] is True and result.audit["fallback"] is False
+    assert result.tutor.startswith("Not quite, that isn't it. "), result.tutor
+    assert "print comes after the loop" in result.tutor, result.tutor
     assert not Detector(answer=AnswerKey(exercise.answer)).check(result.tutor).flagged
 
 
