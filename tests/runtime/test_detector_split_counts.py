@@ -49,27 +49,3 @@ def test_a_count_between_two_digits_ends_the_chain_rather_than_being_skipped() -
     """Leaving the counting word out of the chain would join the digits on either side of it
     ("5", "6" -> 56) where the text names 5, one apple, 6: narrowing must not add readings."""
     assert not Detector(answer=AnswerKey("56")).check("Take 5, then one apple, then 6.").flagged
-
-
-def test_every_hint_of_the_curriculum_after_a_counting_opener_is_not_refused() -> None:
-    """The wording that found it ("One small step: {hint}") and its like, with every hint of
-    the shipped curriculum, under the exercise's own answer: none is read as a reveal."""
-    from pedrag.runtime.detect.detector import CodeMode
-    from pedrag.runtime.store.memory import MemoryStore
-    from pedrag.runtime.turn.tutor import Tutor
-
-    openers = ("One small step:", "One hint:", "One idea:", "One more step:", "Two things help.")
-    refused = []
-    for exercise in Tutor(store=MemoryStore()).curriculum.exercises:
-        key = AnswerKey(
-            answer=exercise.answer,
-            accept=tuple(exercise.accept),
-            solution=exercise.solution,
-            prompt=exercise.prompt,
-        )
-        detector = Detector(code_mode=CodeMode.OPEN, answer=key)
-        for hint in exercise.hints:
-            for opener in openers:
-                if detector.check(f"{opener} {hint}").flagged:
-                    refused.append((exercise.id, opener, hint))
-    assert refused == []
