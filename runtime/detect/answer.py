@@ -788,6 +788,36 @@ _REVERSAL_CUE = re.compile(
     r"\bswap|\bswitch|\bturn\s+(?:it|them)\s+around\b|\bin\s+reverse\b|\binvert",
     re.I,
 )
+# The words a number word naming a digit can be followed by in a split answer ("five, then
+# six", "five followed by six", "five tens and six ones", "five is the first digit"): joining
+# words, place words, verbs and prepositions of saying where a digit goes. Any other word after
+# it is what the number counts ("One small step: after the first pass total is 2", "one hint",
+# "two apples"), so that number is not a digit of a split answer.
+_DIGIT_WORD_FOLLOWERS = frozenset(
+    {"and", "or", "then", "followed", "by", "next", "after", "before", "beside", "first",
+     "second", "third", "last", "is", "was", "are", "be", "comes", "goes", "go", "come",
+     "in", "at", "on", "for", "as", "to", "into", "with", "plus", "also", "again",
+     "digit", "digits", "tens", "ten", "ones", "units", "unit", "hundreds", "thousands",
+     "place", "places", "position", "column", "cell", "slot", "spot", "here", "there", "now",
+     "right", "left", "too", "so", "sits", "stands", "belongs", "more"}
+)  # fmt: skip
+_WORD_AFTER = re.compile(r"[ \t]+([A-Za-z]+)")
+
+
+def _counts_a_thing(text: str, mention: NumberMention) -> bool:
+    """Whether the number word ``mention`` counts the word after it ("one small step", "one
+    hint") rather than naming a digit: a split answer's parts are digits named alone (issue:
+    "One small step: After the first pass total is 2" read as 12). Digits are not read so:
+    "write a 5 then a 6" stays a split."""
+    if mention.form != "words":
+        return False
+    after = _WORD_AFTER.match(text, mention.end)
+    if after is None:
+        return False
+    word = after.group(1).lower()
+    return word not in _DIGIT_WORD_FOLLOWERS and not _NUMBER_WORD.fullmatch(word)
+
+
 MAX_SPLIT_PARTS = 6
 """An answer split over more parts than this is not read back together."""
 _SPLIT_REACH = 80
@@ -923,9 +953,12 @@ def _split_and_reversed(text: str, digits: str) -> Iterator[Occurrence]:
         for m in find_numbers(text)
         if m.value.numerator >= 0 and m.value.denominator == 1 and not m.percent
     ]
+    counting = {m.start for m in mentions if _counts_a_thing(text, m)}
     for index, first in enumerate(mentions):
         joined, previous = "", None
         for mention in mentions[index : index + MAX_SPLIT_PARTS]:
+            if mention.start in counting:
+                break  # a count of things ends the chain: it is not a digit of the answer
             if previous is not None:
                 gap = text[previous.end : mention.start]
                 if len(gap) > _SPLIT_REACH or not _SPLIT_GAP.search(gap):

@@ -238,18 +238,26 @@ _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
 _UNGRADED = "the learner's code could not be graded: "
 
 
-def grader_preface(facts: tuple[str, ...], message: str = "") -> str:
+def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool = True) -> str:
     """The grader's facts about a wrong or ungradable answer, narrated in one sentence (the
     grader decided; the actor only says what it found), the learner's answer quoted as they
     wrote it in ``message``. A correct answer's confirmation is the runtime's own line, so it
-    is not repeated here."""
+    is not repeated here. ``quoting=False``: the same verdict quoting nothing (no answer, no
+    value, no error text), for a reply the detector refused what was quoted in: the learner
+    is still told a wrong answer was wrong (``pedrag.runtime.turn.supervision.fallbacks``)."""
     for fact in (fact.strip() for fact in facts):
         if match := _WRONG_FACT.match(fact):
+            if not quoting:
+                return "Not quite, that isn't it."
             return f"Not quite: {as_written(match.group(2), message)} isn't it."
         if match := _FAILED_TEST.match(fact):
+            if not quoting:
+                return "Not yet: I ran your code, and it doesn't pass every test."
             call, got, expected = match.groups()
             return f"Not yet: I ran your code, and {call} gave {got} where {expected} was expected."
         if fact.startswith(_UNGRADED):
+            if not quoting:
+                return "I couldn't run your code, so it isn't graded."
             return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
     return ""
 
@@ -313,7 +321,9 @@ class OfflineBackend:
         material = dict(plan.material)
         said = dict(plan.said)
         feeling = feeling_phrase(message)
-        grader = grader_preface(plan.grader_facts, message)
+        # A refused draft is written again quoting nothing of the learner's answer: the quote
+        # may be what was refused ("2 6 12" holds the answer 12), the verdict stays.
+        grader = grader_preface(plan.grader_facts, message, quoting=not plan.revising)
         diagnosis = prefaces(material, said, "")  # the misconception, after the grader's fact
         first = prefaces({}, said, message) if feeling else ""
         prefix = " ".join(part for part in (first, grader, diagnosis) if part)

@@ -196,7 +196,7 @@ def _streamed_pieces(context: TurnContext, progress: StreamProgress) -> Generato
     # what is out: the action's template follows, checked together with what is already out;
     # a neutral line if that trips.
     separator = "" if not shown or shown[-1].isspace() else " "
-    for fallback in fallbacks(context, given.topic):
+    for fallback in fallbacks(context, given.topic, opening=not shown):
         if not check(detector, shown + separator + fallback, text).flagged:
             progress.fallback = True
             yield separator + fallback

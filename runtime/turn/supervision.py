@@ -22,7 +22,7 @@ from pedrag.runtime.detect.detector import Detector, DetectorVerdict, code_mode_
 from pedrag.runtime.learning.material import fingerprint as fingerprint_of
 from pedrag.runtime.learning.material import placeholders
 from pedrag.runtime.llm.interface import LLMError
-from pedrag.runtime.llm.offline import AROUND
+from pedrag.runtime.llm.offline import AROUND, grader_preface
 from pedrag.runtime.store.safe_text import clean_text
 from pedrag.runtime.turn.context import Outcome, TurnContext
 from pedrag.runtime.turn.generation import generation_input
@@ -164,11 +164,13 @@ def supervise(context: TurnContext, first_draft: str | None = None) -> Outcome:
     return Outcome(SAFE_LINE, DetectorVerdict(), judge_verdict, True, revised, drafts)
 
 
-def fallbacks(context: TurnContext, topic: str) -> list[str]:
+def fallbacks(context: TurnContext, topic: str, *, opening: bool = True) -> list[str]:
     """The fail-closed replies in order: the action's template, its wordings that need no
-    teaching material, the neutral line; any said before in the session goes after the rest,
-    and one identical to the previous reply last, so failing closed does not make the tutor
-    repeat itself."""
+    teaching material, the neutral line, each after the grader's verdict on a wrong answer
+    (:func:`verdicts`; ``opening=False`` where the reply goes on from text already shown);
+    the same lines without it only after every line with it. Any said before in the session
+    goes after the rest of its kind, and one identical to the previous reply last, so failing
+    closed does not make the tutor repeat itself."""
     action = context.action
     plain = [
         fill_template(text, topic)
@@ -178,12 +180,37 @@ def fallbacks(context: TurnContext, topic: str) -> list[str]:
     base = [template_reply(action, topic), *plain, SAFE_LINE]
     # the same lines with a few content-free words around them, for a long session
     around = [frame.replace("{wording}", line) for frame in AROUND for line in base]
-    lines = list(dict.fromkeys([*base, *around]))
+    bare = list(dict.fromkeys([*base, *around]))
+    said_first = verdicts(context) if opening else []
+    lines = list(dict.fromkeys([f"{verdict} {line}" for line in bare for verdict in said_first]))
+    told = set(lines)
+    lines += bare
     previous = str(context.said.get("last_fp", ""))
     said = set(context.said.get("recent", ()))  # issue 27: no reply twice in a session
     return sorted(
-        lines, key=lambda line: (fingerprint_of(line) == previous, fingerprint_of(line) in said)
+        lines,
+        key=lambda line: (
+            fingerprint_of(line) == previous,
+            line not in told,
+            fingerprint_of(line) in said,
+        ),
     )
+
+
+def verdicts(context: TurnContext) -> list[str]:
+    """The grader's verdict on this turn's wrong or ungradable answer, as a failed-closed
+    reply opens (a learner who is not told a wrong answer was wrong takes it for right): as
+    the actor says it, quoting the learner's answer, unless the detector refuses that alone
+    (the quote is what it read as the answer: "2 6 12" holds 12), then quoting nothing. Each
+    reply it opens is checked whole like any fallback."""
+    facts, text = context.assessment.grade.facts, context.text
+    quoted = grader_preface(facts, text)
+    if not quoted:
+        return []
+    unquoted = grader_preface(facts, text, quoting=False)
+    if check(detector_for(context), quoted, text).flagged:
+        return [unquoted]
+    return list(dict.fromkeys([quoted, unquoted]))
 
 
 def progress_lines(context: TurnContext) -> tuple[str, str]:

@@ -117,6 +117,10 @@ def test_every_wording_that_carries_a_hint_can_say_every_hint_of_the_curriculum(
         if "{hint}" in text
     ]
     assert carrying
+    # and the wording that found it, with its like: a number word counting the word after it
+    # is no digit of a split answer (tests/runtime/test_detector_split_counts.py)
+    openers = ("One small step:", "One hint:", "One idea:", "One more step:", "Two things help.")
+    carrying += [("counting opener", f"{opener} {{hint}}") for opener in openers]
     refused = []
     for exercise in tutor.curriculum.exercises:
         key = AnswerKey(
