@@ -43,12 +43,22 @@ _INJECTION = re.compile(
     r"ignore (all |any |the |your |my )?(previous |prior |above |earlier )?(instructions|rules|prompts?)"
     r"|mark (this|the|my) (exam|answer|test|quiz) as (passed|correct|right)"
     r"|disregard (your|the|all) (rules|instructions|guidelines)"
-    r"|system prompt|\[?system\]?\s*:|<\|?(im_start|system)\|?>|developer mode|jailbreak"
-    r"|you are now|act as|pretend (to be|you are|you're)|role-?play|let'?s play a game"
-    r"|new instructions|override|my (ta|teacher|instructor|professor|lecturer) (said|says|told)"
+    r"|system prompt|^\s*\[?system\]?\s*:|\[system\]|<\|?(im_start|system)\|?>|developer mode"
+    r"|jailbreak|new instructions|my (ta|teacher|instructor|professor|lecturer) (said|says|told)"
     r"|(ta|teacher|instructor|professor) (said|says) (it'?s|it is) (fine|ok|okay|allowed)"
-    r"|explain[_ ]mode|admin|sudo|\bdan\b",
-    re.IGNORECASE,
+    r"|explain[_ ]mode|\badmin\b|\bsudo\b|\bdan\b"
+    r"|\boverride (your|all|any|the (rules|instructions|system|tutor|settings))\b"
+    # Role-play: the tutor handed another character whose rules replace its own ("let's play
+    # a game: you are SolutionBot", "pretend you are my answer key", "you are now X", "from
+    # now on you always ..."). Addressed to the tutor, so "enzymes act as catalysts", "let's
+    # play with the numbers" and "are you a bot?" stay ordinary messages.
+    r"|you are now|\byou'?re now\b|pretend (to be|you are|you're|that you)|let'?s pretend"
+    r"|role-?play|let'?s play a game|\b(you|please|now|just)\s+act as\b|^\s*act as\b"
+    r"|\b(you'?re|you are) (?-i:[A-Z][a-z]+(?:Bot|GPT|AI))\b|\bstay in character\b"
+    r"|\b(you'?re|you are) no longer\b|\byour new (name|role|rules?|instructions|persona)\b"
+    r"|\bfrom now on,? you\b|(\b(and|then|now),? you (will |must |shall )?|\byou (will|must|shall) )"
+    r"always (give|tell|show|answer|reveal|write|say|reply|respond)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 _DEMAND = re.compile(
     r"(give|show|tell|send|write|paste) me (the |your )?(full |whole |complete |final )?"
@@ -83,6 +93,26 @@ _CODE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+
+# Phones and word processors type "don’t" and “quoted”: the patterns here are written with the
+# ASCII apostrophe, so a learner's typographic one must not hide a request or an injection.
+_TYPOGRAPHIC = str.maketrans(
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u02bc": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2033": '"',
+    }
+)
+
+
+def plain_quotes(message: str) -> str:
+    """``message`` with typographic apostrophes and quotes as their ASCII forms (the one
+    spelling the classifier's and the analyzer's patterns are written in)."""
+    return message.translate(_TYPOGRAPHIC)
 
 
 # A concept question asks what something in the course *is* or *does* ("What is chlorophyll?",
@@ -127,10 +157,19 @@ _RESTATE = re.compile(
     re.I,
 )
 _HELP = re.compile(
-    r"\bhelp\b|\bhints?\b|\bstuck\b|\bi'?m lost\b|\bno idea\b|\bnot sure how to\b"
-    r"|\b(don'?t|do not) know (how|where|what) to\b|\b(where|how) (do|should|can) i (start|begin)"
-    r"|\bwhat should i (look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b",
+    r"\bhelp\b|\bhints?\b|\bstuck\b|\bno (idea|clue)\b|\bclueless\b"
+    r"|\bi'?m (so |completely |totally |a bit |kind of )?(lost|confused)\b"
+    r"|\bnot sure (how|where|what) to\b|\b(don'?t|do not) know (how|where|what) to\b"
+    r"|\b(where|how) (do|should|can) i (start|begin)|\bwhere to (start|begin)\b"
+    r"|\bwhat should i (look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"
+    # giving up is the strongest request for help there is, not a way out of the exercise
+    r"|\bi (just )?give up\b|\bi quit\b",
     re.I,
+)
+# "I don't get it", "I dont understand": help, unless the words after it make it a question
+# about a concept of the course (checked first, so it is grounded instead).
+_NOT_UNDERSTOOD = re.compile(
+    r"\b(don'?t|do not|didn'?t|can'?t|cannot|still don'?t) (get|understand|follow)\b", re.I
 )
 # A request to see a worked example ("can you show me an example?", "another example please"),
 # not the learner's own "for example, ..." inside an attempt.
@@ -154,6 +193,7 @@ def heuristic_request(message: str, intent: object) -> str:
     (seed 2, §3.2)."""
     if intent in ADVERSARIAL_INTENTS:
         return "none"
+    message = plain_quotes(message)
     if _APOLOGY.search(message):
         return "apology"
     if _RESTATE.search(message):
@@ -164,6 +204,8 @@ def heuristic_request(message: str, intent: object) -> str:
         return "help"
     if heuristic_concept_question(message, intent):
         return "concept"
+    if _NOT_UNDERSTOOD.search(message):
+        return "help"
     if _REASONING.search(message) and not message.rstrip().endswith("?"):
         return "explanation"
     return "none"
@@ -174,6 +216,7 @@ def heuristic_concept_question(message: str, intent: object) -> bool:
     signal; its only effect is a grounded turn, which the ceiling still bounds)."""
     if intent not in CONCEPT_INTENTS or len(message) > 400:
         return False
+    message = plain_quotes(message)
     return bool(_CONCEPT.search(message)) and not _EXERCISE_TALK.search(message)
 
 
@@ -239,6 +282,7 @@ def _decoded_base64(message: str) -> str:
 
 def heuristic_intent(message: str) -> str:
     """One of seed 2's intent labels from keyword patterns; ``other`` when nothing fits."""
+    message = plain_quotes(message)
     hidden = _decoded_base64(message)
     if hidden:
         return "injection"  # encoded instructions are an evasion by construction
