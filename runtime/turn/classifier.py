@@ -88,6 +88,19 @@ _ATTEMPT = re.compile(
     r"i calculated|my guess|i'?d say|i did)\b|=",
     re.IGNORECASE,
 )
+# A bare answer: the whole message a few words, no question ("water", "carbon dioxide", "the
+# chloroplast", "gone"). The grader grades such a message against the exercise's key, so it is
+# the learner's attempt, not `other` (the attempt rules must see what the grader saw); words
+# that make it talk about the exercise or the learner ("ok", "I quit", "no idea") keep it out.
+_BARE_ANSWER = re.compile(r"\s*[a-z][a-z-]*(\s+[a-z][a-z-]*){0,3}\s*[.!]*\s*", re.I)
+_NOT_AN_ANSWER_WORD = frozenset(
+    "i im me my mine you your we us it its this that what why how who when where which ok okay"
+    " k yes yeah yep yup no nope nah hi hello hey thanks thank thx please sure cool hmm hm um"
+    " uh huh oh ah lol idk help hint stuck lost confused bored whatever meh fine great nice good"
+    " bye wait again sorry idea clue give up quit next continue go done start answer solution"
+    " not never nothing bother dunno hard easy difficult boring fun interesting weird confusing"
+    " annoying".split()
+)
 _CODE = re.compile(
     r"```|\bdef \w+\(|\bfor \w+ in\b|\bwhile\b.*:|\breturn\b|[;{}]\s*$|\bint \w+\s*=|#include",
     re.IGNORECASE | re.MULTILINE,
@@ -302,7 +315,16 @@ def heuristic_intent(message: str) -> str:
         return "off_topic"
     if "?" in message or re.match(r"\s*(how|what|why|where|when|which|can|could)\b", message, re.I):
         return "question"
+    if _bare_answer(message):
+        return "attempt"
     return "other"
+
+
+def _bare_answer(message: str) -> bool:
+    """Whether the whole message is a bare answer (see ``_BARE_ANSWER``)."""
+    if not _BARE_ANSWER.fullmatch(message):
+        return False
+    return not any(word in _NOT_AN_ANSWER_WORD for word in re.findall(r"[a-z]+", message.lower()))
 
 
 def heuristic_classification(message: str, fields: Mapping[str, MetricField]) -> dict[str, Any]:

@@ -161,3 +161,34 @@ def test_certainty_still_reads_above_neutral() -> None:
 )
 def test_giving_up_on_a_failing_attempt_reads_as_high_frustration(message: str) -> None:
     assert _read(message)["frustration"] >= 0.8
+
+
+# --- 2. a bare answer the grader grades is an attempt ------------------------------------
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "message"),
+    [
+        ("photo_gas_in", "water"),
+        ("photo_gas_in", "carbon dioxide"),
+        ("photo_gas_in", "Oxygen."),
+        ("past_tense_go", "gone"),
+        ("noun_identify", "tired"),
+    ],
+)
+def test_a_bare_word_answer_is_an_attempt_the_grader_grades(
+    tutor: Tutor, theory: str, exercise_id: str, message: str
+) -> None:
+    session = tutor.start(theory, exercise_id, seed=0)
+    audit = tutor.turn(session, message).audit
+    assert audit["grade"]["verdict"] in ("correct", "wrong")
+    assert audit["classified"]["intent"] == "attempt"
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["ok", "thanks!", "hello", "yes", "I quit", "no idea", "hmm ok", "photosynthesis is hard"],
+)
+def test_a_short_remark_is_not_an_attempt(message: str) -> None:
+    assert heuristic_intent(message) != "attempt"
