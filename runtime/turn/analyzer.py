@@ -95,8 +95,10 @@ _FEELING = re.compile(
 
 def feeling_phrase(message: str) -> str:
     """The feeling the learner names about themselves, as they wrote it ("really upset"), or ""."""
-    match = _FEELING.search(message)
-    return match.group(1) if match else ""
+    # matched on the ASCII apostrophe ("I’m upset" from a phone), returned as written: the
+    # fold maps one character to one, so the span is the same in both
+    match = _FEELING.search(plain_quotes(message))
+    return message[match.start(1) : match.end(1)] if match else ""
 
 
 @dataclass(frozen=True)

@@ -192,3 +192,9 @@ def test_a_bare_word_answer_is_an_attempt_the_grader_grades(
 )
 def test_a_short_remark_is_not_an_attempt(message: str) -> None:
     assert heuristic_intent(message) != "attempt"
+
+
+def test_a_feeling_typed_with_a_phones_apostrophe_is_acknowledged(tutor: Tutor) -> None:
+    session = tutor.start("socratic", "photo_gas_in", seed=0)
+    reply = tutor.turn(session, "I’m really upset, nothing is working").tutor
+    assert "really upset" in reply, reply
