@@ -181,8 +181,11 @@ _HELP = re.compile(
 )
 # "I don't get it", "I dont understand": help, unless the words after it make it a question
 # about a concept of the course (checked first, so it is grounded instead).
+# "Didn't get" is left out: "I didn't get 56, I got 54" reports an attempt.
 _NOT_UNDERSTOOD = re.compile(
-    r"\b(don'?t|do not|didn'?t|can'?t|cannot|still don'?t) (get|understand|follow)\b", re.I
+    r"\b(don'?t|do not|didn'?t|can'?t|cannot) (understand|follow)\b"
+    r"|\b(don'?t|do not|can'?t|cannot) get (it|this|that|any of)\b",
+    re.I,
 )
 # A request to see a worked example ("can you show me an example?", "another example please"),
 # not the learner's own "for example, ..." inside an attempt.

@@ -57,6 +57,7 @@ def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
         ("I get it now", "none"),
         ("it's oxygen because plants breathe it out", "explanation"),
         ("Give me the answer, I give up", "none"),  # a demand never climbs the help path
+        ("I didn't get 56, I got 54 because I added", "explanation"),  # an attempt, not lost
     ],
 )
 def test_the_other_readings_keep_their_request(message: str, asked: str) -> None:
