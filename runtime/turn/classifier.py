@@ -88,18 +88,22 @@ _ATTEMPT = re.compile(
     r"i calculated|my guess|i'?d say|i did)\b|=",
     re.IGNORECASE,
 )
-# A bare answer: the whole message a few words, no question ("water", "carbon dioxide", "the
-# chloroplast", "gone"). The grader grades such a message against the exercise's key, so it is
-# the learner's attempt, not `other` (the attempt rules must see what the grader saw); words
-# that make it talk about the exercise or the learner ("ok", "I quit", "no idea") keep it out.
-_BARE_ANSWER = re.compile(r"\s*[a-z][a-z-]*(\s+[a-z][a-z-]*){0,3}\s*[.!]*\s*", re.I)
+# A bare answer: the whole message a few words, at most a question mark after them ("water",
+# "carbon dioxide", "the chloroplast", "gone", "oxygen?"). The grader grades such a message
+# against the exercise's key, so it is the learner's attempt, not `other` (the attempt rules
+# must see what the grader saw); words that make it talk about the exercise or the learner
+# ("ok", "I quit", "no idea") keep it out, and so does a yes/no question ("are plants green?").
+_BARE_ANSWER = re.compile(r"\s*[a-z][a-z-]*(\s+[a-z][a-z-]*){0,3}\s*([.!]*|\?)\s*", re.I)
 _NOT_AN_ANSWER_WORD = frozenset(
     "i im me my mine you your we us it its this that what why how who when where which ok okay"
     " k yes yeah yep yup no nope nah hi hello hey thanks thank thx please sure cool hmm hm um"
     " uh huh oh ah lol idk help hint stuck lost confused bored whatever meh fine great nice good"
     " bye wait again sorry idea clue give up quit next continue go done start answer solution"
     " not never nothing bother dunno hard easy difficult boring fun interesting weird confusing"
-    " annoying".split()
+    " annoying really seriously same".split()
+)
+_YES_NO_QUESTION = frozenset(
+    "is are was were do does did can could would should will has have may might must".split()
 )
 _CODE = re.compile(
     r"```|\bdef \w+\(|\bfor \w+ in\b|\bwhile\b.*:|\breturn\b|[;{}]\s*$|\bint \w+\s*=|#include",
@@ -173,8 +177,9 @@ _HELP = re.compile(
     r"\bhelp\b|\bhints?\b|\bstuck\b|\bno (idea|clue)\b|\bclueless\b"
     r"|\bi'?m (so |completely |totally |a bit |kind of )?(lost|confused)\b"
     r"|\bnot sure (how|where|what) to\b|\b(don'?t|do not) know (how|where|what) to\b"
-    r"|\b(where|how) (do|should|can) i (start|begin)|\bwhere to (start|begin)\b"
-    r"|\bwhat should i (look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"
+    r"|\b(where|how) (do|should|can) i (even )?(start|begin)|\bwhere to (start|begin)\b"
+    r"|\bwhat (do|should|can) i (even )?(look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"
+    r"|^\W*(idk|dunno|i (just |really )?(don'?t|do not) know)\W*$|\bi can'?t do (this|it)\b"
     # giving up is the strongest request for help there is, not a way out of the exercise
     r"|\bi (just )?give up\b|\bi quit\b",
     re.I,
@@ -316,10 +321,10 @@ def heuristic_intent(message: str) -> str:
         return "attempt"
     if _OFF_TOPIC.search(message):
         return "off_topic"
+    if _bare_answer(message):  # before the question mark: "oxygen?" is a tentative answer
+        return "attempt"
     if "?" in message or re.match(r"\s*(how|what|why|where|when|which|can|could)\b", message, re.I):
         return "question"
-    if _bare_answer(message):
-        return "attempt"
     return "other"
 
 
@@ -327,7 +332,10 @@ def _bare_answer(message: str) -> bool:
     """Whether the whole message is a bare answer (see ``_BARE_ANSWER``)."""
     if not _BARE_ANSWER.fullmatch(message):
         return False
-    return not any(word in _NOT_AN_ANSWER_WORD for word in re.findall(r"[a-z]+", message.lower()))
+    words = re.findall(r"[a-z]+", message.lower())
+    if message.rstrip().endswith("?") and words[0] in _YES_NO_QUESTION:
+        return False
+    return not any(word in _NOT_AN_ANSWER_WORD for word in words)
 
 
 def heuristic_classification(message: str, fields: Mapping[str, MetricField]) -> dict[str, Any]:

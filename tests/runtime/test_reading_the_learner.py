@@ -44,6 +44,12 @@ def _request(message: str) -> str:
         "no clue",
         "I'm not sure where to begin",
         "I'm confused",
+        "idk",
+        "dunno",
+        "I don't know",
+        "what do I do",
+        "where do I even start",
+        "I can’t do this",
     ],
 )
 def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
@@ -175,6 +181,7 @@ def test_giving_up_on_a_failing_attempt_reads_as_high_frustration(message: str) 
         ("photo_gas_in", "carbon dioxide"),
         ("photo_gas_in", "Oxygen."),
         ("past_tense_go", "gone"),
+        ("photo_gas_in", "water?"),  # a tentative answer is still an answer
         ("noun_identify", "tired"),
     ],
 )
@@ -189,7 +196,19 @@ def test_a_bare_word_answer_is_an_attempt_the_grader_grades(
 
 @pytest.mark.parametrize(
     "message",
-    ["ok", "thanks!", "hello", "yes", "I quit", "no idea", "hmm ok", "photosynthesis is hard"],
+    [
+        "ok",
+        "thanks!",
+        "hello",
+        "yes",
+        "I quit",
+        "no idea",
+        "hmm ok",
+        "photosynthesis is hard",
+        "really?",
+        "are plants green?",
+        "does light matter?",
+    ],
 )
 def test_a_short_remark_is_not_an_attempt(message: str) -> None:
     assert heuristic_intent(message) != "attempt"
