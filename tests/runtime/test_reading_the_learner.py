@@ -12,7 +12,7 @@ import pytest
 
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.analyzer import heuristic_inference
-from pedrag.runtime.turn.classifier import heuristic_intent, heuristic_request
+from pedrag.runtime.turn.classifier import PreClassifier, heuristic_intent, heuristic_request
 from pedrag.runtime.turn.state import MetricField
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -218,3 +218,27 @@ def test_a_feeling_typed_with_a_phones_apostrophe_is_acknowledged(tutor: Tutor) 
     session = tutor.start("socratic", "photo_gas_in", seed=0)
     reply = tutor.turn(session, "I’m really upset, nothing is working").tutor
     assert "really upset" in reply, reply
+
+
+# --- the model classifier is told the same readings ----------------------------------------
+
+
+def _classifier_prompt(fields: dict[str, MetricField]) -> str:
+    from pedrag.runtime.llm.offline import OfflineBackend
+
+    return PreClassifier(OfflineBackend(), fields).request("water").messages[0][1]
+
+
+def test_a_model_classifier_is_told_the_readings_of_the_labels_the_theory_declares() -> None:
+    intent = MetricField(
+        "intent", "enum", "classified", values=("other", "attempt", "injection"), default="other"
+    )
+    request = MetricField("request", "enum", "classified", values=("none", "help"), default="none")
+    both = _classifier_prompt({"intent": intent, "request": request})
+    assert '"water"' in both and "SolutionBot" in both and "I give up" in both
+    only_intent = _classifier_prompt({"intent": intent})
+    assert "SolutionBot" in only_intent and "I give up" not in only_intent
+    plain = MetricField(
+        "intent", "enum", "classified", values=("other", "question"), default="other"
+    )
+    assert "Reading guide" not in _classifier_prompt({"intent": plain})
