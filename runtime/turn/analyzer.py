@@ -25,17 +25,25 @@ from pedrag.runtime.llm.interface import (
     LLMResponse,
     parse_structured,
 )
-from pedrag.runtime.turn.classifier import CLOSE, OPEN, classification_schema, frame_message
+from pedrag.runtime.turn.classifier import (
+    CLOSE,
+    OPEN,
+    classification_schema,
+    frame_message,
+    plain_quotes,
+)
 from pedrag.runtime.turn.state import MetricField, MetricValue
 
 _HEDGES = re.compile(
-    r"\b(maybe|perhaps|i guess|not sure|i think|probably|might|kind of|sort of|no idea|"
+    r"\b(maybe|perhaps|i guess|(?:not|\w+n'?t) (?:so |too )?(?:sure|certain)|i think|probably|"
+    r"might|kind of|sort of|no idea|"
     r"i don'?t know|idk|confused)\b",
     re.IGNORECASE,
 )
 _FRUSTRATED = re.compile(
     r"\b(frustrat\w*|annoy\w*|give up|hate|ugh+|argh+|stuck again|this is pointless|"
-    r"nothing works|so hard|still don'?t get|again\?|upset|fed up|had enough|i'?m done|"
+    r"nothing (?:is |ever )?work(?:s|ing)|never works|so hard|still don'?t get|again\?|upset|fed up|"
+    r"had enough|i'?m done|i quit|what'?s the point|why bother|"
     # self-blame is affect, not conduct: "I feel stupid", "I can't do this"
     r"i(?: feel|'?m| am)(?: so)? (?:stupid|dumb|useless|hopeless)|can(?:'?t|not) do (?:this|it))\b|!{2,}",
     re.IGNORECASE,
@@ -48,12 +56,25 @@ _ANXIOUS = re.compile(
     r"\b(worried|anxious|nervous|scared|afraid|panic\w*|fail|stress\w*|bad at)\b", re.IGNORECASE
 )
 _CONFUSED = re.compile(
-    r"\b(confus\w*|don'?t understand|lost|makes no sense|no idea|don'?t get)\b", re.IGNORECASE
+    r"\b(confus\w*|don'?t understand|lost|makes no sense|no idea|no clue|don'?t get|"
+    r"not sure (?:where|how|what) to|where to (?:start|begin))\b",
+    re.IGNORECASE,
+)
+# Signs of low confidence that are not hedges of a claim: being lost, giving up.
+_DOUBT = re.compile(
+    r"\b(lost|don'?t (?:get|understand)|no clue|clueless|give up|makes no sense|"
+    r"where to (?:start|begin))\b",
+    re.IGNORECASE,
 )
 _CURIOUS = re.compile(r"\b(curious|interesting|wonder|what if|why does|cool)\b", re.IGNORECASE)
 _BORED = re.compile(r"\b(boring|bored|whatever|meh|who cares)\b", re.IGNORECASE)
 _REASON = re.compile(r"\b(because|since|so that|therefore|which means|so)\b", re.IGNORECASE)
-_CONFIDENT = re.compile(r"\b(definitely|sure|certain|obviously|clearly|i know)\b", re.IGNORECASE)
+# Negated, the same words are doubt ("not sure", "wasn't certain"): the hedge counts, not they.
+_CONFIDENT = re.compile(
+    r"\b(?<!not )(?<!n't )(?<!nt )(?<!not so )(?<!not too )"
+    r"(definitely|sure|certain|obviously|clearly|i know)\b",
+    re.IGNORECASE,
+)
 # The learner checking their own work (Zimmerman 2002: self-monitoring), as SRL names it.
 _MONITORING = re.compile(
     r"\b(i (double[- ])?checked|checking (it|my)|let me check|i (re)?tested|i verified|"
@@ -74,8 +95,10 @@ _FEELING = re.compile(
 
 def feeling_phrase(message: str) -> str:
     """The feeling the learner names about themselves, as they wrote it ("really upset"), or ""."""
-    match = _FEELING.search(message)
-    return match.group(1) if match else ""
+    # matched on the ASCII apostrophe ("I’m upset" from a phone), returned as written: the
+    # fold maps one character to one, so the span is the same in both
+    match = _FEELING.search(plain_quotes(message))
+    return message[match.start(1) : match.end(1)] if match else ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +110,7 @@ class Inference:
 
 def heuristic_inference(message: str, fields: Mapping[str, MetricField]) -> dict[str, Any]:
     """Offline inference for the metric names the shipped theories use; others: default."""
+    message = plain_quotes(message)
     words = len(message.split())
     hedges = len(_HEDGES.findall(message))
     frustrated = len(_FRUSTRATED.findall(message)) + len(_INTENSE.findall(message))
@@ -95,7 +119,13 @@ def heuristic_inference(message: str, fields: Mapping[str, MetricField]) -> dict
         "frustration": min(1.0, 0.15 + 0.35 * frustrated),
         "hedging": min(1.0, hedges / max(1.0, words / 8)),
         "confidence": max(
-            0.0, min(1.0, 0.5 + 0.2 * len(_CONFIDENT.findall(message)) - 0.15 * hedges)
+            0.0,
+            min(
+                1.0,
+                0.5
+                + 0.2 * len(_CONFIDENT.findall(message))
+                - 0.15 * (hedges + len(_DOUBT.findall(message))),
+            ),
         ),
         "engagement": min(1.0, 0.2 + words / 40),
         # no sign of checking reads as weak monitoring; each sign of it raises the estimate
