@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pedrag.runtime.store.plain import plain as plain
-
 AUDIT_VERSION = 1
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pedrag.runtime.turn.audit import plain
+from pedrag.runtime.store.plain import plain
 
 
 class Colour(StrEnum):
