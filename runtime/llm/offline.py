@@ -196,17 +196,19 @@ def fill_wording(
         candidates = [pair for pair in candidates if prompt not in pair[0]] or candidates
     replies = [(f"{prefix} {text}" if prefix else text, body) for text, body in candidates]
     previous = " ".join(str(said.get("last", "")).split())
-    for text, body in replies:  # ... and not the previous reply's wording in other words
-        if fingerprint(text) not in recent and fingerprint(text) != last:
-            if not previous or " ".join(body.split()) not in previous:
-                return text
-    for text, _ in replies:
-        if fingerprint(text) not in recent and fingerprint(text) != last:
-            return text
-    for text, _ in replies:
-        if fingerprint(text) != last:
-            return text
-    return replies[0][0]
+    unsaid: list[str] = []  # not said in the session, in order
+    others: list[str] = []  # said before, but not the previous reply
+    for text, body in replies:
+        printed = fingerprint(text)
+        if printed == last:
+            continue
+        if printed in recent:
+            others.append(text)
+        elif not previous or " ".join(body.split()) not in previous:
+            return text  # ... and not the previous reply's wording in other words
+        else:
+            unsaid.append(text)
+    return next(iter(unsaid or others), replies[0][0])
 
 
 def _rotations(filled: list[tuple[int, str]], groups: tuple[int, ...], count: int) -> list[str]:
