@@ -53,6 +53,7 @@ from pedrag.runtime.store.errors import StoreError, StoreUnavailable
 from pedrag.runtime.store.schema import DEFAULT_TENANT
 from pedrag.runtime.store.sqlite_driver import load_vectors, sqlite_dbapi, vectors_unavailable
 from pedrag.runtime.store.statements import (
+    KeptWriter,
     Statements,
     core_statements,
     driver_read,
@@ -141,7 +142,10 @@ class StoreConnection:
             )
         self._closed = False
         self._retry_seconds = resolve_retry_seconds()
-        self._writers = threading.RLock() if dialect == "sqlite" else None
+        # SQLite's writers of this process, one at a time, and on a file their kept
+        # connection (the in-memory database's one shared connection is not kept apart).
+        self._writers = KeptWriter() if dialect == "sqlite" else None
+        self._keeps_writer = dialect == "sqlite" and _is_sqlite_file(self._url)
         with self._errors("open the session database"):
             self._engine = _create_engine(self._url, self.synchronous)
         try:
@@ -189,6 +193,7 @@ class StoreConnection:
         bound._parent = self
         bound._retry_seconds = self._retry_seconds
         bound._writers = self._writers
+        bound._keeps_writer = self._keeps_writer
         return bound
 
     def ping(self) -> None:
@@ -204,6 +209,10 @@ class StoreConnection:
         if not self._closed:
             self._closed = True
             if self._owns_engine:
+                if self._writers is not None:
+                    with self._one_writer() as held:  # not while a write transaction uses it
+                        if held and self._writers.available():
+                            self._writers.release()
                 self._engine.dispose()
 
     def __enter__(self) -> Self:
@@ -296,12 +305,19 @@ class StoreConnection:
         turn's commit, where SQLAlchemy's connection cost more CPU than the driver's work).
         Driver errors are translated by :meth:`_errors`."""
         self._require_open()
-        with self._one_writer():
+        with self._one_writer() as held:
+            writer = self._writers
+            if held and self._keeps_writer and writer is not None and writer.available():
+                with writer.transaction(
+                    lambda: self._connect(raw=True), self._engine.dialect
+                ) as statements:
+                    yield statements
+                return
             with driver_write(self._connect(raw=True), self._engine.dialect) as statements:
                 yield statements
 
     @contextmanager
-    def _one_writer(self) -> Iterator[None]:
+    def _one_writer(self) -> Iterator[bool]:
         """On SQLite, hold the store's writer lock for a write transaction (the module
         docstring); nothing on PostgreSQL, whose writers lock rows, not the database.
 
@@ -316,17 +332,18 @@ class StoreConnection:
         Taken before a connection is checked out, so a waiting writer holds no pool slot;
         reentrant, so a write transaction opened inside another on the same thread meets
         SQLite's lock as before. A writer that waited ``BUSY_TIMEOUT_SECONDS`` here goes on to
-        SQLite's own wait, whose timeout is the error it always gave."""
+        SQLite's own wait, whose timeout is the error it always gave. Gives whether the lock is
+        held (only then may the kept writer connection be used: ``KeptWriter``)."""
         writers = self._writers
         if writers is None:
-            yield
+            yield False
             return
-        held = writers.acquire(timeout=BUSY_TIMEOUT_SECONDS)
+        held = writers.lock.acquire(timeout=BUSY_TIMEOUT_SECONDS)
         try:
-            yield
+            yield held
         finally:
             if held:
-                writers.release()
+                writers.lock.release()
 
     def _connect(self, *, raw: bool = False) -> Any:
         """A connection from the pool (``raw``: its pooled DB-API connection); on PostgreSQL,
