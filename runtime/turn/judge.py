@@ -236,6 +236,9 @@ class Judge:
         return JudgeVerdict(parsed["verdict"], parsed["rule_id"], reason)
 
 
+# A judge's reasons repeat (the offline judge has a handful, a model's rubric phrases recur),
+# and reading one for the answer cost 20-55 us on half the turns (issue 30): kept by value.
+@functools.lru_cache(maxsize=256)
 def without_answer(reason: str, key: AnswerKey) -> str:
     """``reason`` with every place that states the hidden answer replaced by a placeholder."""
     from pedrag.runtime.detect.answer import find_answer_reveals

@@ -32,6 +32,7 @@ HISTORY_LIMIT = 32
 """Snapshots kept for the history functions (`trend`, `streak`, ... windows are short)."""
 
 _LABEL = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_EXACT_INT = 2**53  # every int up to this size is exactly a float
 
 
 EXAM_LOCK = "exam_lock"  # state.extra key: the session's exercise is an exam
@@ -71,6 +72,16 @@ class MetricField:
     def coerce(self, value: Any) -> MetricValue:
         """The value in this metric's domain: numbers clamped to the range, ints rounded.
         Raises :class:`StateError` for a wrong type or an unknown enum value."""
+        # A number already in its domain (most values: a turn coerces each value it writes
+        # twice, once where it is read and once where it is written) is what clamping and
+        # rounding would give back; asked first, it costs a tenth of that work (issue 30).
+        kind = type(value)
+        if kind is float:
+            if self.type == "float" and self.low <= value <= self.high and math.isfinite(value):
+                return value
+        elif kind is int and self.type == "int" and self.low <= value <= self.high:
+            if -_EXACT_INT <= value <= _EXACT_INT:  # round(float(value)) gives it back
+                return value
         if self.type == "bool":
             if isinstance(value, bool):
                 return value

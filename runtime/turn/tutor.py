@@ -203,6 +203,7 @@ class Tutor:
         self._schemas: dict[str, MetricSchema] = {}
         self._engines: dict[str, RuleEngine] = {}
         self._curriculum_map: CurriculumMap | None = None
+        self._exercise_infos: tuple[Any, dict[str, ExerciseInfo]] = (None, {})
         # DESIGN, "Grounding": the curriculum's `course:` names the materials (`pedrag index`)
         # that ground concept questions; they live in the session database.
         self.course: str | None = getattr(self.curriculum, "course", None)
@@ -337,12 +338,24 @@ class Tutor:
         return self._curriculum_map
 
     def exercise_info(self, exercise_id: str) -> ExerciseInfo:
-        if self.curriculum is None:
+        """The exercise's info, built once per exercise of this tutor's curriculum and kept (it
+        is immutable): ``resume`` asks for it on every service turn, and building it (the
+        material, the grading inputs) cost 25-54 us a turn (issue 30)."""
+        curriculum = self.curriculum
+        if curriculum is None:
             raise KeyError(f"exercise {exercise_id!r}: no curriculum loaded")
-        goals = {goal.id: goal for goal in self.curriculum.goals}
-        for item in self.curriculum.exercises:
+        kept_for, infos = self._exercise_infos
+        if kept_for is not curriculum:  # the curriculum was replaced: nothing kept is its
+            infos = {}
+            self._exercise_infos = (curriculum, infos)
+        info = infos.get(exercise_id)
+        if info is not None:
+            return info
+        goals = {goal.id: goal for goal in curriculum.goals}
+        for item in curriculum.exercises:
             if item.id == exercise_id:
-                return ExerciseInfo.from_model(item, goals)
+                info = infos[exercise_id] = ExerciseInfo.from_model(item, goals)
+                return info
         known = ", ".join(item.id for item in self.curriculum.exercises)
         raise KeyError(f"unknown exercise {exercise_id!r} (known: {known})")
 

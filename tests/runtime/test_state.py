@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pedrag.runtime.turn.state import (
     CommitTurn,
+    MetricField,
     MetricSchema,
     SessionState,
     SetMetrics,
@@ -78,3 +83,58 @@ def test_a_state_with_changes_is_what_dataclasses_replace_gives() -> None:
         state.but(turns=4)
     with pytest.raises(AttributeError):
         changed.turn = 5  # type: ignore[misc]  # still frozen
+
+
+def _coerce_by_clamping(item: MetricField, value: object) -> object:
+    """The oracle: ``MetricField.coerce`` as it was before its in-domain quick path (issue
+    30), every number clamped and rounded."""
+    if item.type == "bool":
+        if isinstance(value, bool):
+            return value
+        raise StateError("bool")
+    if item.type == "enum":
+        if isinstance(value, str) and value in item.values:
+            return value
+        raise StateError("enum")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise StateError("type")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise StateError("non-finite")
+    clamped = min(max(float(value), item.low), item.high)
+    return int(round(clamped)) if item.type == "int" else clamped
+
+
+_NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([0.0, -0.0, 0, 2**53, 2**53 + 1, -(2**53) - 1, True, False, "a", None]),
+)
+_BOUNDS = st.one_of(
+    st.floats(allow_nan=False, min_value=-1e20, max_value=1e20),
+    st.sampled_from([0.0, -0.0, 1.0, float(2**53), float("inf"), -float("inf")]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    kind=st.sampled_from(["int", "float", "bool", "enum"]),
+    low=_BOUNDS,
+    high=_BOUNDS,
+    value=_NUMBERS,
+)
+def test_coerce_gives_what_clamping_and_rounding_give(
+    kind: str, low: float, high: float, value: object
+) -> None:
+    """The quick path for a number already in its domain changes no value, no type (``1`` is
+    not ``1.0``, ``-0.0`` stays itself) and no refusal, whatever the bounds (infinite ones
+    too)."""
+    item = MetricField("m", kind, "inferred", low, high, ("a", "b"))  # type: ignore[arg-type]
+    try:
+        expected = _coerce_by_clamping(item, value)
+    except (StateError, OverflowError) as refused:  # an infinite bound overflows round()
+        with pytest.raises(type(refused)):
+            item.coerce(value)
+        return
+    got = item.coerce(value)
+    assert type(got) is type(expected)
+    assert repr(got) == repr(expected)

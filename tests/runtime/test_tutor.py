@@ -167,3 +167,19 @@ def test_twenty_offline_turns_each_commit_a_turn_and_a_record() -> None:
     for message in PERSONAS["earnest-but-stuck"].messages(20):
         tutor.turn(session, message)
     assert session.state.turn == 20 and len(tutor.store.audit_records(session.id)) == 20
+
+
+def test_resuming_a_session_reuses_its_exercise_info_until_the_curriculum_changes() -> None:
+    """``resume`` runs on every service turn: the exercise's info (material, grading inputs)
+    is built once per exercise and kept, and a tutor given another curriculum builds it anew
+    from that one."""
+    tutor = make_tutor()
+    session = tutor.start(theory="socratic", exercise="mult_7x8", seed=1)
+    tutor.turn(session, "is it 54?")
+    first, second = tutor.resume(session.id), tutor.resume(session.id)
+    assert first.exercise is not None and first.exercise is second.exercise
+    assert first.exercise == session.exercise
+    other = make_tutor().curriculum
+    tutor.curriculum = other
+    third = tutor.resume(session.id)
+    assert third.exercise is not first.exercise and third.exercise == first.exercise
