@@ -356,6 +356,9 @@ class RoleUsage:
         return self.calls - self.failed_calls
 
 
+_NO_USAGE = RoleUsage()
+
+
 @dataclass
 class Usage:
     """Tokens, cost and latency per role, accumulated over calls.
@@ -375,16 +378,19 @@ class Usage:
         role = role or response.role
         if role is None:
             raise ValueError("cannot file usage: neither the response nor the caller names a role")
-        entry = RoleUsage(
-            calls=1,
-            failed_calls=1 if failed else 0,
-            prompt_tokens=response.prompt_tokens,
-            completion_tokens=response.completion_tokens,
-            cost_usd=response.cost_usd,
-            latency_ms=response.latency_ms,
-            unpriced_calls=0 if response.priced else 1,
+        # The role's entry plus this call's, as ``RoleUsage.__add__`` adds them (the same sums
+        # in the same order), built once: a turn records three or four calls, and the two
+        # frozen dataclasses more per call were a third of the turn budget's cost (issue 30).
+        before = self.by_role.get(role) or _NO_USAGE
+        self.by_role[role] = RoleUsage(
+            calls=before.calls + 1,
+            failed_calls=before.failed_calls + (1 if failed else 0),
+            prompt_tokens=before.prompt_tokens + response.prompt_tokens,
+            completion_tokens=before.completion_tokens + response.completion_tokens,
+            cost_usd=before.cost_usd + response.cost_usd,
+            latency_ms=before.latency_ms + response.latency_ms,
+            unpriced_calls=before.unpriced_calls + (0 if response.priced else 1),
         )
-        self.by_role[role] = self.by_role.get(role, RoleUsage()) + entry
 
     def __add__(self, other: Usage) -> Usage:
         combined = dict(self.by_role)
@@ -402,10 +408,28 @@ class Usage:
 
     @property
     def total(self) -> RoleUsage:
-        result = RoleUsage()
+        """Every role's entry summed, in the roles' order (what adding them up one after the
+        other gives, without a ``RoleUsage`` per role added: the turn budget asks for it after
+        every call)."""
+        calls = failed_calls = prompt_tokens = completion_tokens = unpriced_calls = 0
+        cost_usd = latency_ms = 0.0
         for entry in self.by_role.values():
-            result = result + entry
-        return result
+            calls += entry.calls
+            failed_calls += entry.failed_calls
+            prompt_tokens += entry.prompt_tokens
+            completion_tokens += entry.completion_tokens
+            cost_usd += entry.cost_usd
+            latency_ms += entry.latency_ms
+            unpriced_calls += entry.unpriced_calls
+        return RoleUsage(
+            calls,
+            failed_calls,
+            prompt_tokens,
+            completion_tokens,
+            cost_usd,
+            latency_ms,
+            unpriced_calls,
+        )
 
     @property
     def calls(self) -> int:

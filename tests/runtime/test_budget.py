@@ -15,8 +15,11 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pedrag.runtime.llm.interface import (
     LLMBudgetExceeded,
@@ -25,6 +28,8 @@ from pedrag.runtime.llm.interface import (
     LLMRefusal,
     LLMRequest,
     LLMResponse,
+    RoleUsage,
+    Usage,
 )
 from pedrag.runtime.llm.openai_backend import OpenAIBackend, OpenAISettings
 from pedrag.runtime.llm.pricing import Price, PriceBook
@@ -610,3 +615,47 @@ def test_a_tutor_turn_records_the_usage_the_backend_counted(fake_openai: FakeOpe
     assert record["usage"] == backend.usage.turn_view() and set(record["usage"]) >= {"actor"}
     assert record["tokens"] == backend.usage.total_tokens > 0
     assert record["cost_usd"] == backend.usage.cost_usd > 0
+
+
+_CALLS = st.lists(
+    st.tuples(
+        st.sampled_from(["classifier", "analyzer", "actor", "judge"]),
+        st.integers(min_value=0, max_value=10**6),
+        st.integers(min_value=0, max_value=10**6),
+        st.one_of(st.floats(min_value=0, max_value=5, allow_nan=False), st.just(-0.0)),
+        st.floats(min_value=0, max_value=1e5, allow_nan=False),
+        st.booleans(),
+        st.booleans(),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(calls=_CALLS)
+def test_usage_records_and_totals_what_adding_role_usages_gives(calls: list[Any]) -> None:
+    """``Usage.record`` and ``Usage.total`` build one ``RoleUsage`` each instead of one per
+    sum (issue 30): the oracle adds the ``RoleUsage`` values one by one, as they did; every
+    field, float bits included (``-0.0`` too), is the same."""
+    usage = Usage()
+    expected: dict[str, RoleUsage] = {}
+    for role, prompt, completion, cost, latency, priced, failed in calls:
+        response = LLMResponse(
+            "x",
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=cost,
+            latency_ms=latency,
+            priced=priced,
+        )
+        usage.record(response, role, failed=failed)
+        entry = RoleUsage(1, int(failed), prompt, completion, cost, latency, int(not priced))
+        expected[role] = expected.get(role, RoleUsage()) + entry
+    assert {role: repr(entry) for role, entry in usage.by_role.items()} == {
+        role: repr(entry) for role, entry in expected.items()
+    }
+    assert list(usage.by_role) == list(expected)
+    total = RoleUsage()
+    for entry in expected.values():
+        total = total + entry
+    assert repr(usage.total) == repr(total)
