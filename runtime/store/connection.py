@@ -18,7 +18,9 @@ Why it looks like this:
   ``BEGIN IMMEDIATE``: the threads of one process wait for each other on it, woken as soon
   as the writer before them commits, instead of in SQLite's busy handler, which sleeps 1, 2,
   5, 10 ms... between tries and retries on a file lock each time (:meth:`_one_writer`).
-  Writers in other processes still meet at SQLite's lock, as before.
+  Writers in other processes still meet at SQLite's lock, as before. On a file, the
+  driver's write transactions (a turn's commit) run on one pooled connection kept for them
+  (``statements.KeptWriter``), not one checked out and back in per transaction.
 - **Schema by migrations.** Opening a store applies the Alembic revisions up to the head,
   once, under a lock (``pedrag.runtime.store.migrate``).
 """

@@ -10,7 +10,8 @@ byte for byte, and for a read the types' own result processors) and executed on 
 DB-API cursor: a write inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` on SQLite, inside the
 transaction psycopg begins with its first statement on PostgreSQL; a read with no transaction
 around it. :func:`core_statements` runs them through a SQLAlchemy connection instead (a
-read inside ``StoreConnection.reading``, an instructor's toggle).
+read inside ``StoreConnection.reading``, an instructor's toggle). :class:`KeptWriter` is a
+SQLite store's writer: its lock and the one pooled connection its driver writes run on.
 
 Why: a committed turn is two statements. Through SQLAlchemy's connection, on SQLite, the
 transaction alone (pool checkout, the ``begin`` hook, commit, the connection's events) cost
