@@ -33,6 +33,7 @@ import inspect
 import json
 import logging
 import os
+import random
 import re
 import tempfile
 import time
@@ -70,6 +71,7 @@ from pedrag.runtime.service.auth import (
     role,
 )
 from pedrag.runtime.service.auth import claim as auth_claim
+from pedrag.runtime.service.hop import ThreadHop
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
@@ -196,6 +198,8 @@ class ServiceState:
     theories: TheorySet
     tutors: TutorCache
     started: float = field(default_factory=time.time)
+    # The turns' and sessions' hop to a thread (hop.py); its threads end with the lifespan.
+    hop: ThreadHop = field(default_factory=ThreadHop)
 
 
 FROM_ENV = "from-env"
@@ -285,6 +289,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
             gc.unfreeze()
+            state.hop.close()
             state.store.close()
 
     app = FastAPI(
@@ -426,6 +431,19 @@ PLAYGROUND_HEADERS = [
 ]
 
 
+_REQUEST_IDS = random.Random()
+os.register_at_fork(after_in_child=_REQUEST_IDS.seed)  # a forked worker draws its own ids
+
+
+def _new_request_id() -> str:
+    """32 random hex digits, the shape ``uuid4().hex`` had. Not ``uuid4``: its ``os.urandom``
+    is a system call that lets go of the GIL, which on a busy worker went to a turn's thread
+    while the event loop waited to take it back, on every request. A request id names a
+    request in the logs and is no secret: a generator seeded once per process from the
+    system's randomness is enough."""
+    return f"{_REQUEST_IDS.getrandbits(128):032x}"
+
+
 class RequestContext:
     """Pure ASGI middleware (streaming-safe): request id in, out, and in the logs."""
 
@@ -439,7 +457,7 @@ class RequestContext:
         request_headers = dict(scope.get("headers") or [])
         incoming = request_headers.get(b"x-request-id", b"").decode("latin-1")
         request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
-        request_id = request_id or uuid.uuid4().hex
+        request_id = request_id or _new_request_id()
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
@@ -868,7 +886,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
-        result = await anyio.to_thread.run_sync(
+        result = await _hop(request).run(
             _turn_in_thread, request, claim, session_id, body.turn, _plain(body.message)
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
@@ -894,7 +912,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
         started = time.perf_counter()
-        pieces, result = await anyio.to_thread.run_sync(
+        pieces, result = await _hop(request).run(
             _turn_in_thread, request, claim, session_id, body.turn, _streamed(body.message)
         )
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
@@ -991,6 +1009,10 @@ def _resume(
         return tutor, tutor.resume(session_id, stored)
     except KeyError as error:
         raise Problem(409, "session-not-runnable", str(error.args[0])) from error
+
+
+def _hop(request: Request) -> ThreadHop:
+    return request.app.state.service.hop  # type: ignore[no-any-return]
 
 
 TURN_ATTEMPTS = 3
