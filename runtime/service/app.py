@@ -7,10 +7,11 @@ Why it looks like this:
 
 - **The event loop never blocks.** The Tutor, the store and the checker are synchronous. A
   turn route (JSON or streamed) checks its key, reads its session, runs the Tutor and commits
-  in one worker thread (one hop off the loop per turn; a streamed turn's pieces are held until
-  it commits, so they are handed to the loop together); every other route is a plain ``def``,
-  which FastAPI runs in its thread pool. Both share AnyIO's pool (40 threads by default), so
-  one worker holds at most 40 turns in progress.
+  in one worker thread (one hop off the loop per turn, :mod:`hop`; a streamed turn's pieces
+  are held until it commits, so they are handed to the loop together); a session's creation
+  checks its key and creates the session in one hop too; every other route is a plain
+  ``def``, which FastAPI runs in AnyIO's thread pool. All take tokens of AnyIO's default
+  limiter (40), so one worker holds at most 40 requests in progress.
 - **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
   API key and touches the database only through its tenant-bound store; an id of another
   tenant is as unknown as an id that was never created (404).
@@ -67,6 +68,7 @@ from pedrag.runtime.service.auth import (
     TenantContext,
     TutorCache,
     deferred_role,
+    is_deferred,
     required_role,
     role,
 )
@@ -373,6 +375,16 @@ def _route_role(dependant: Any) -> str | None:
     return None
 
 
+def _deferred_role(dependant: Any) -> str | None:
+    """The role a route needs if its key is checked by the route (:func:`deferred_role`)."""
+    for dependency in dependant.dependencies:
+        needed = required_role(dependency.call) if is_deferred(dependency.call) else None
+        needed = needed or _deferred_role(dependency)
+        if needed is not None:
+            return needed
+    return None
+
+
 def _document_roles(app: FastAPI) -> None:
     """Each operation of the OpenAPI document says the role it needs (``x-pedrag-role``),
     read from the route's dependency, so the document cannot disagree with the check."""
@@ -573,15 +585,14 @@ def _install_errors(app: FastAPI) -> None:
         return problem_response(422, "instructor-toggle", str(error), rid())
 
     async def _key_refusal(request: Request) -> Response | None:
-        """A turn route checks its key in the turn's worker thread (``KeyClaim``), which a
-        request that fails validation never reaches; its key is checked here first, so an
-        unknown, revoked or weaker key gets the 401/403 it gets on every other route before
-        anything is said about its body."""
+        """A route with a deferred key check (the turns, a session's creation) checks its key
+        in its worker thread (``KeyClaim``), which a request that fails validation never
+        reaches; its key is checked here first, so an unknown, revoked or weaker key gets the
+        401/403 it gets on every other route before anything is said about its body."""
         route = request.scope.get("route")
-        if not isinstance(route, _TurnRoute):
+        needed = _deferred_role(route.dependant) if isinstance(route, APIRoute) else None
+        if needed is None:
             return None
-        needed = _route_role(route.dependant)
-        assert needed is not None  # _TurnRoute refuses a route without one
         try:
             claimed = await auth_claim(request, needed)
             await anyio.to_thread.run_sync(claimed.verify, request)
@@ -810,34 +821,12 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     # -- sessions ----------------------------------------------------------------------------
 
     @app.post("/v1/sessions", response_model=SessionOut, status_code=201, tags=["sessions"])
-    def create_session(body: SessionCreate, ctx: Learner) -> SessionOut:
-        tutor = ctx.tutor(body.curriculum)
-        if body.theory not in tutor.theories:
-            known = ", ".join(tutor.theories.ids)
-            raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
-        if body.exercise is not None and tutor.curriculum is None:
-            raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
-        meta: dict[str, Any] = {"curriculum": body.curriculum}
-        if body.learner_id is not None:
-            ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
-            meta["learner_id"] = body.learner_id
-        try:
-            session = tutor.start(
-                body.theory,
-                body.exercise,
-                body.seed,
-                session_id=uuid.uuid4().hex,
-                meta=meta,
-                learner=body.learner_id,
-            )
-        except KeyError as error:
-            raise Problem(422, "unknown-exercise", str(error.args[0])) from error
-        except (
-            ValueError
-        ) as error:  # an exam without a lockdown, a goal the learner has not unlocked
-            raise Problem(422, "invalid-session", str(error)) from error
-        _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
-        return _session_out(tutor, session, 0)
+    async def create_session(
+        body: SessionCreate, request: Request, claim: LearnerClaim
+    ) -> SessionOut:
+        """A new session. Its key is checked in the thread that creates it (one hop off the
+        event loop, where the key's dependency and the route took one each)."""
+        return await _hop(request).run(_create_session, request, claim, body)
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
     def list_sessions(
@@ -1013,6 +1002,35 @@ def _resume(
 
 def _hop(request: Request) -> ThreadHop:
     return request.app.state.service.hop  # type: ignore[no-any-return]
+
+
+def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> SessionOut:
+    ctx = claim.verify(request)
+    tutor = ctx.tutor(body.curriculum)
+    if body.theory not in tutor.theories:
+        known = ", ".join(tutor.theories.ids)
+        raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
+    if body.exercise is not None and tutor.curriculum is None:
+        raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
+    meta: dict[str, Any] = {"curriculum": body.curriculum}
+    if body.learner_id is not None:
+        ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
+        meta["learner_id"] = body.learner_id
+    try:
+        session = tutor.start(
+            body.theory,
+            body.exercise,
+            body.seed,
+            session_id=uuid.uuid4().hex,
+            meta=meta,
+            learner=body.learner_id,
+        )
+    except KeyError as error:
+        raise Problem(422, "unknown-exercise", str(error.args[0])) from error
+    except ValueError as error:  # an exam without a lockdown, a goal the learner has not unlocked
+        raise Problem(422, "invalid-session", str(error)) from error
+    _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
+    return _session_out(tutor, session, 0)
 
 
 TURN_ATTEMPTS = 3
