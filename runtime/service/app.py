@@ -90,6 +90,7 @@ from pedrag.runtime.service.schemas import (
     KeyCreate,
     KeyIssued,
     KeyOut,
+    KeyRoleOut,
     LearnerCreate,
     LearnerDeleted,
     LearnerGoal,
@@ -940,6 +941,12 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         return _session_detail(tutor, session, session.state.turn)
 
     # -- keys (admin) -------------------------------------------------------------------------
+
+    @app.get("/v1/key", response_model=KeyRoleOut, tags=["sessions"])
+    def this_key(ctx: Learner) -> KeyRoleOut:
+        """The key this request is made with: its id and role. Any key may ask, so a client
+        can tell what its key may do before it starts something it could not finish."""
+        return KeyRoleOut(id=ctx.key_id, role=ctx.role)
 
     @app.get("/v1/keys", response_model=list[KeyOut], tags=["admin"])
     def list_keys(ctx: Admin) -> list[KeyOut]:
