@@ -6,7 +6,7 @@ instructor toggles, theory checks and a playground page. ``docs/service.md`` is 
 
 Modules: ``app`` (the FastAPI application and its routes), ``schemas`` (the pydantic models
 the OpenAPI document is generated from), ``auth`` (API key -> tenant -> a tenant-bound store,
-rate limits), ``metrics`` (Prometheus), ``problems`` (errors as ``application/problem+json``),
+rate limits), ``metrics`` (Prometheus), ``problems`` (errors as ``application/problem+json``), ``hop`` (the turns' hop to a thread),
 ``playground/`` (static files, no build step).
 """
 

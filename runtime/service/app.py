@@ -7,10 +7,11 @@ Why it looks like this:
 
 - **The event loop never blocks.** The Tutor, the store and the checker are synchronous. A
   turn route (JSON or streamed) checks its key, reads its session, runs the Tutor and commits
-  in one worker thread (one hop off the loop per turn; a streamed turn's pieces are held until
-  it commits, so they are handed to the loop together); every other route is a plain ``def``,
-  which FastAPI runs in its thread pool. Both share AnyIO's pool (40 threads by default), so
-  one worker holds at most 40 turns in progress.
+  in one worker thread (one hop off the loop per turn, :mod:`hop`; a streamed turn's pieces
+  are held until it commits, so they are handed to the loop together); a session's creation
+  checks its key and creates the session in one hop too; every other route is a plain
+  ``def``, which FastAPI runs in AnyIO's thread pool. All take tokens of AnyIO's default
+  limiter (40), so one worker holds at most 40 requests in progress.
 - **Tenants are kept apart by the store.** Each route gets a :class:`TenantContext` from the
   API key and touches the database only through its tenant-bound store; an id of another
   tenant is as unknown as an id that was never created (404).
@@ -33,6 +34,7 @@ import inspect
 import json
 import logging
 import os
+import random
 import re
 import tempfile
 import time
@@ -66,10 +68,12 @@ from pedrag.runtime.service.auth import (
     TenantContext,
     TutorCache,
     deferred_role,
+    is_deferred,
     required_role,
     role,
 )
 from pedrag.runtime.service.auth import claim as auth_claim
+from pedrag.runtime.service.hop import ThreadHop
 from pedrag.runtime.service.problems import PROBLEM_SCHEMA, Problem, problem_response
 from pedrag.runtime.service.schemas import (
     CHECK_FILENAME,
@@ -86,6 +90,7 @@ from pedrag.runtime.service.schemas import (
     KeyCreate,
     KeyIssued,
     KeyOut,
+    KeyRoleOut,
     LearnerCreate,
     LearnerDeleted,
     LearnerGoal,
@@ -196,6 +201,8 @@ class ServiceState:
     theories: TheorySet
     tutors: TutorCache
     started: float = field(default_factory=time.time)
+    # The turns' and sessions' hop to a thread (hop.py); its threads end with the lifespan.
+    hop: ThreadHop = field(default_factory=ThreadHop)
 
 
 FROM_ENV = "from-env"
@@ -285,6 +292,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await purger
             gc.unfreeze()
+            state.hop.close()
             state.store.close()
 
     app = FastAPI(
@@ -368,6 +376,16 @@ def _route_role(dependant: Any) -> str | None:
     return None
 
 
+def _deferred_role(dependant: Any) -> str | None:
+    """The role a route needs if its key is checked by the route (:func:`deferred_role`)."""
+    for dependency in dependant.dependencies:
+        needed = required_role(dependency.call) if is_deferred(dependency.call) else None
+        needed = needed or _deferred_role(dependency)
+        if needed is not None:
+            return needed
+    return None
+
+
 def _document_roles(app: FastAPI) -> None:
     """Each operation of the OpenAPI document says the role it needs (``x-pedrag-role``),
     read from the route's dependency, so the document cannot disagree with the check."""
@@ -426,6 +444,19 @@ PLAYGROUND_HEADERS = [
 ]
 
 
+_REQUEST_IDS = random.Random()
+os.register_at_fork(after_in_child=_REQUEST_IDS.seed)  # a forked worker draws its own ids
+
+
+def _new_request_id() -> str:
+    """32 random hex digits, the shape ``uuid4().hex`` had. Not ``uuid4``: its ``os.urandom``
+    is a system call that lets go of the GIL, which on a busy worker went to a turn's thread
+    while the event loop waited to take it back, on every request. A request id names a
+    request in the logs and is no secret: a generator seeded once per process from the
+    system's randomness is enough."""
+    return f"{_REQUEST_IDS.getrandbits(128):032x}"
+
+
 class RequestContext:
     """Pure ASGI middleware (streaming-safe): request id in, out, and in the logs."""
 
@@ -439,7 +470,7 @@ class RequestContext:
         request_headers = dict(scope.get("headers") or [])
         incoming = request_headers.get(b"x-request-id", b"").decode("latin-1")
         request_id = incoming if 0 < len(incoming) <= 128 and incoming.isprintable() else ""
-        request_id = request_id or uuid.uuid4().hex
+        request_id = request_id or _new_request_id()
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
@@ -555,15 +586,14 @@ def _install_errors(app: FastAPI) -> None:
         return problem_response(422, "instructor-toggle", str(error), rid())
 
     async def _key_refusal(request: Request) -> Response | None:
-        """A turn route checks its key in the turn's worker thread (``KeyClaim``), which a
-        request that fails validation never reaches; its key is checked here first, so an
-        unknown, revoked or weaker key gets the 401/403 it gets on every other route before
-        anything is said about its body."""
+        """A route with a deferred key check (the turns, a session's creation) checks its key
+        in its worker thread (``KeyClaim``), which a request that fails validation never
+        reaches; its key is checked here first, so an unknown, revoked or weaker key gets the
+        401/403 it gets on every other route before anything is said about its body."""
         route = request.scope.get("route")
-        if not isinstance(route, _TurnRoute):
+        needed = _deferred_role(route.dependant) if isinstance(route, APIRoute) else None
+        if needed is None:
             return None
-        needed = _route_role(route.dependant)
-        assert needed is not None  # _TurnRoute refuses a route without one
         try:
             claimed = await auth_claim(request, needed)
             await anyio.to_thread.run_sync(claimed.verify, request)
@@ -792,34 +822,12 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     # -- sessions ----------------------------------------------------------------------------
 
     @app.post("/v1/sessions", response_model=SessionOut, status_code=201, tags=["sessions"])
-    def create_session(body: SessionCreate, ctx: Learner) -> SessionOut:
-        tutor = ctx.tutor(body.curriculum)
-        if body.theory not in tutor.theories:
-            known = ", ".join(tutor.theories.ids)
-            raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
-        if body.exercise is not None and tutor.curriculum is None:
-            raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
-        meta: dict[str, Any] = {"curriculum": body.curriculum}
-        if body.learner_id is not None:
-            ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
-            meta["learner_id"] = body.learner_id
-        try:
-            session = tutor.start(
-                body.theory,
-                body.exercise,
-                body.seed,
-                session_id=uuid.uuid4().hex,
-                meta=meta,
-                learner=body.learner_id,
-            )
-        except KeyError as error:
-            raise Problem(422, "unknown-exercise", str(error.args[0])) from error
-        except (
-            ValueError
-        ) as error:  # an exam without a lockdown, a goal the learner has not unlocked
-            raise Problem(422, "invalid-session", str(error)) from error
-        _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
-        return _session_out(tutor, session, 0)
+    async def create_session(
+        body: SessionCreate, request: Request, claim: LearnerClaim
+    ) -> SessionOut:
+        """A new session. Its key is checked in the thread that creates it (one hop off the
+        event loop, where the key's dependency and the route took one each)."""
+        return await _hop(request).run(_create_session, request, claim, body)
 
     @app.get("/v1/sessions", response_model=list[SessionSummary], tags=["sessions"])
     def list_sessions(
@@ -868,7 +876,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         """One supervised turn. The answer is the learner view: the reply and its rung, nothing
         derived from hidden data; the instructor reads the whole record at `.../audit`."""
         started = time.perf_counter()
-        result = await anyio.to_thread.run_sync(
+        result = await _hop(request).run(
             _turn_in_thread, request, claim, session_id, body.turn, _plain(body.message)
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
@@ -894,7 +902,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         pieces are held until the turn commits (a request that loses to another writer gets
         its 409 and no piece), then sent in the order the guard released them."""
         started = time.perf_counter()
-        pieces, result = await anyio.to_thread.run_sync(
+        pieces, result = await _hop(request).run(
             _turn_in_thread, request, claim, session_id, body.turn, _streamed(body.message)
         )
         metrics.record_turn("stream", time.perf_counter() - started, result.audit)
@@ -933,6 +941,12 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
         return _session_detail(tutor, session, session.state.turn)
 
     # -- keys (admin) -------------------------------------------------------------------------
+
+    @app.get("/v1/key", response_model=KeyRoleOut, tags=["sessions"])
+    def this_key(ctx: Learner) -> KeyRoleOut:
+        """The key this request is made with: its id and role. Any key may ask, so a client
+        can tell what its key may do before it starts something it could not finish."""
+        return KeyRoleOut(id=ctx.key_id, role=ctx.role)
 
     @app.get("/v1/keys", response_model=list[KeyOut], tags=["admin"])
     def list_keys(ctx: Admin) -> list[KeyOut]:
@@ -991,6 +1005,39 @@ def _resume(
         return tutor, tutor.resume(session_id, stored)
     except KeyError as error:
         raise Problem(409, "session-not-runnable", str(error.args[0])) from error
+
+
+def _hop(request: Request) -> ThreadHop:
+    return request.app.state.service.hop  # type: ignore[no-any-return]
+
+
+def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> SessionOut:
+    ctx = claim.verify(request)
+    tutor = ctx.tutor(body.curriculum)
+    if body.theory not in tutor.theories:
+        known = ", ".join(tutor.theories.ids)
+        raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
+    if body.exercise is not None and tutor.curriculum is None:
+        raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
+    meta: dict[str, Any] = {"curriculum": body.curriculum}
+    if body.learner_id is not None:
+        ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
+        meta["learner_id"] = body.learner_id
+    try:
+        session = tutor.start(
+            body.theory,
+            body.exercise,
+            body.seed,
+            session_id=uuid.uuid4().hex,
+            meta=meta,
+            learner=body.learner_id,
+        )
+    except KeyError as error:
+        raise Problem(422, "unknown-exercise", str(error.args[0])) from error
+    except ValueError as error:  # an exam without a lockdown, a goal the learner has not unlocked
+        raise Problem(422, "invalid-session", str(error)) from error
+    _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
+    return _session_out(tutor, session, 0)
 
 
 TURN_ATTEMPTS = 3

@@ -217,7 +217,13 @@ def deferred_role(required: str) -> Any:
         return KeyClaim(api_key(bearer, header), required)
 
     claimed.required_role = required  # type: ignore[attr-defined]
+    claimed.deferred = True  # type: ignore[attr-defined]
     return claimed
+
+
+def is_deferred(dependency: Any) -> bool:
+    """Whether a route dependency is :func:`deferred_role`'s: the route checks the key."""
+    return getattr(dependency, "deferred", False) is True
 
 
 async def claim(request: Request, required: str) -> KeyClaim:

@@ -61,7 +61,9 @@ def record_turn(mode: str, seconds: float, audit: Mapping[str, Any]) -> None:
     if child is None:
         child = _TURN_SECONDS_BY_MODE.setdefault(mode, TURN_SECONDS.labels(mode=mode))
     child.observe(seconds)
-    MODEL_CALLS.inc(int(audit.get("calls", 0) or 0))
+    calls = int(audit.get("calls", 0) or 0)
+    if calls:  # an increment by 0 still writes (to a shared file with several workers)
+        MODEL_CALLS.inc(calls)
     if audit.get("fallback"):
         FALLBACKS.inc()
     blocked = sum(1 for draft in audit.get("drafts", ()) if draft.get("flagged"))

@@ -272,5 +272,15 @@ class KeyOut(BaseModel):
     revoked_at: datetime | None
 
 
+class KeyRoleOut(BaseModel):
+    """The key a request is made with, as any key may read it: what it may do, before it
+    tries (the playground asks before creating a session its key could not then read)."""
+
+    id: str = Field(description="the key's name (not the key)")
+    role: str = Field(
+        description="learner, instructor or admin; each may do what those before it may"
+    )
+
+
 class KeyIssued(KeyOut):
     key: str = Field(description="the API key itself, shown this once (stored hashed)")

@@ -33,6 +33,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     with SessionStore(db) as store:
         store.tenants.create("designers")
         key = store.tenants.issue_key("designers", role="instructor")
+        learner_key = store.tenants.issue_key("designers", role="learner")
     profile = tempfile.mkdtemp(prefix="pedrag-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -52,7 +53,14 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         try:
             driver.set_page_load_timeout(60)
-            yield {"driver": driver, "base": base, "key": key, "folder": folder}
+            yield {
+                "driver": driver,
+                "base": base,
+                "key": key,
+                "learner_key": learner_key,
+                "db": db,
+                "folder": folder,
+            }
         finally:
             driver.quit()
             shutil.rmtree(profile, ignore_errors=True)
@@ -149,3 +157,26 @@ def test_the_editor_pane_shows_the_checks_diagnostics(page: dict[str, Any]) -> N
         item.startswith("playground.yaml:") and "[syntax-error]" in item and "actions" in item
         for item in items
     ), items
+
+
+def test_a_learner_key_is_told_why_before_any_session_is_created(page: dict[str, Any]) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def sessions() -> int:
+        with SessionStore(page["db"]) as store:
+            return len(store.for_tenant("designers").list_sessions(1000))
+
+    driver = page["driver"]
+    wait = WebDriverWait(driver, 60)
+    driver.get(page["base"] + "/playground/")
+    before = sessions()
+    driver.find_element(By.ID, "api-key").send_keys(page["learner_key"], Keys.TAB)
+    wait.until(lambda d: "role is learner" in d.find_element(By.ID, "status").text)
+    assert "needs an instructor key" in driver.find_element(By.ID, "status").text
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    driver.find_element(By.ID, "start").click()  # the refusal is said again, nothing sent
+    wait.until(lambda d: "role is learner" in d.find_element(By.ID, "status").text)
+    assert driver.find_element(By.ID, "session-id").text == ""
+    assert sessions() == before  # the learner's key created nothing it could not read

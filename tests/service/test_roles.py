@@ -22,6 +22,7 @@ ROLES = ("learner", "instructor", "admin")
 # The oracle, written out here and not read from the service: what each role may do.
 PUBLIC = {("get", "/healthz"), ("get", "/readyz")}
 LEARNER = {
+    ("get", "/v1/key"),
     ("get", "/v1/theories"),
     ("post", "/v1/sessions"),
     ("get", "/v1/sessions/{session_id}"),
@@ -109,6 +110,8 @@ def test_every_route_of_the_openapi_document_answers_each_role_as_its_role_allow
             problem = response.json()
             assert problem["type"] == "urn:pedrag:problem:forbidden"
             assert needed in problem["detail"] and role in problem["detail"]
+        if (method, path) == ("get", "/v1/key"):  # any key may read its own role
+            assert response.json()["role"] == role
         walked += 1
         if needed is not None:  # no key at all: 401 before anything else
             assert call(url, **{**kwargs, "headers": {}}).status_code == 401

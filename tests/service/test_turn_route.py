@@ -166,3 +166,34 @@ def test_a_bad_key_is_refused_before_a_bad_body_is_judged(
             status,
             slug,
         ), response.text
+
+
+@pytest.mark.parametrize(
+    "body", [{"theory": 3}, {"theory": "socratic", "colour": "red"}, b"\xff not json", b"[]"]
+)
+def test_a_session_request_with_a_bad_key_is_refused_before_its_body_is_judged(
+    apps: dict[str, Any], body: Any
+) -> None:
+    # A session's creation checks its key in the thread that creates it, as a turn does: a
+    # malformed body must not answer a caller with no valid key, and a valid key's body is
+    # judged as before.
+    with SessionStore(apps["db"]) as store:
+        revoked = store.tenants.issue_key("alpha", role="learner")
+        assert store.tenants.revoke_key(store.tenants.key(revoked).id)  # type: ignore[union-attr]
+    sent = {"json": body} if not isinstance(body, bytes) else {"content": body}
+    for key, status, slug in (
+        ("pdg_not_a_key", 401, "unknown-api-key"),
+        (revoked, 401, "revoked-api-key"),
+        (apps["key"], 422, "invalid-request"),
+    ):
+        response = apps["fast"].post(
+            "/v1/sessions",
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            **sent,
+        )
+        assert (response.status_code, response.json()["type"].rsplit(":", 1)[1]) == (
+            status,
+            slug,
+        ), response.text
+    missing = apps["fast"].post("/v1/sessions", json={"theory": 3})
+    assert missing.status_code == 401 and missing.json()["type"].endswith("missing-api-key")

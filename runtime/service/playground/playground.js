@@ -30,11 +30,24 @@ function el(tag, attrs, ...children) {
 }
 
 let loadedFor = null;  // the key the theory list was loaded with
+let keyRole = null;    // that key's role, asked before anything is created with it
+const PLAYGROUND_ROLES = ["instructor", "admin"];
+
+// The page reads each turn's audit and the session's toggles, which need an instructor key:
+// a learner key could create a session and then read nothing of it, so it is told why first.
+function refusal() {
+  if (keyRole === null || PLAYGROUND_ROLES.includes(keyRole)) { return null; }
+  return "this key's role is " + keyRole + ": the playground needs an instructor key or " +
+    "above (it shows each turn's audit and the instructor toggles)";
+}
 
 async function loadTheories() {
   if (key() === loadedFor) { return; }  // a second change event for the same key
   loadedFor = key();
+  keyRole = null;
   try {
+    keyRole = (await api("GET", "/v1/key")).role;
+    if (refusal()) { setStatus(refusal(), true); return; }
     const data = await api("GET", "/v1/theories");
     $("theory").replaceChildren(...data.theories.map((t) => el("option", { value: t.id }, t.name + " (" + t.id + ")")));
     const exercises = [el("option", { value: "" }, "(none)")];
@@ -50,6 +63,11 @@ async function loadTheories() {
 
 async function startSession(event) {
   event.preventDefault();
+  if (key() !== loadedFor) { await loadTheories(); }  // a key typed since, not yet asked
+  if (keyRole === null || refusal()) {  // the key's role is asked before any session exists
+    setStatus(refusal() || "enter a valid API key first", true);
+    return;
+  }
   const [curriculum, exercise] = ($("exercise").value || "/").split("/");
   try {
     session = await api("POST", "/v1/sessions", {
