@@ -24,6 +24,7 @@ A query the solver cannot decide in time is `unknown`, which checks report — n
 from __future__ import annotations
 
 import hashlib
+import pickle
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -660,11 +661,26 @@ class Analysis:
         status, point, eligible_point = self._cached(
             ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
         )
-        self._points[rule.id] = None if point is None else self._complete(point)
+        # A kept state stays packed (`_freeze_status`) until a pair question reads it
+        # (`_known`): an edit's re-check reads 5,000 statuses, and unpickling their states'
+        # Fractions was most of that.
+        self._points[rule.id] = (
+            point if point is None or type(point) is bytes else self._complete(point)
+        )
         if eligible_point is not None:
-            self._eligible_points[rule.id] = self._complete(eligible_point)
+            self._eligible_points[rule.id] = (
+                eligible_point if type(eligible_point) is bytes else self._complete(eligible_point)
+            )
         statuses[rule.id] = status
         return status
+
+    def _known(self, table: dict[str, Any], rule_id: str) -> dict[str, Any] | None:
+        """A rule's known state from `table` (`_points`, `_eligible_points`), unpacked and
+        completed the first time it is read (`rule_status`)."""
+        state = table.get(rule_id)
+        if type(state) is bytes:
+            state = table[rule_id] = self._complete(pickle.loads(state))
+        return state
 
     def _rule_status(self, rule: RuleInfo) -> RuleStatus:
         holds = self.holds[rule.id]
@@ -712,7 +728,7 @@ class Analysis:
     def _thaw_status(self, rule: RuleInfo, frozen: Any) -> tuple[RuleStatus, Any, Any]:
         holds, eligible, core, point, eligible_point = frozen
         if holds == "box":
-            holds = DeferredWitness(lambda: self._box_witness(rule, point))
+            holds = DeferredWitness(lambda: self._box_witness(rule, _unpack(point)))
         return (
             RuleStatus(holds, holds if eligible == "same" else eligible, core),
             point,
@@ -769,14 +785,14 @@ class Analysis:
     def point(self, rule: RuleInfo) -> dict[str, Any] | None:
         """A complete state where the rule holds (None if unknown or none was kept)."""
         self.rule_status(rule)
-        return self._points.get(rule.id)
+        return self._known(self._points, rule.id)
 
     def eligible_point(self, rule: RuleInfo) -> dict[str, Any] | None:
         """A complete state where the rule is eligible (None if none was kept)."""
         self.rule_status(rule)
         if self.eligible[rule.id] is self.holds[rule.id]:
-            return self._points.get(rule.id)
-        return self._eligible_points.get(rule.id)
+            return self._known(self._points, rule.id)
+        return self._known(self._eligible_points, rule.id)
 
     def ceiling_at(self, state: dict[str, Any]) -> int:
         """The ceiling in a (witness) state: the steps that hold there, applied in order by
@@ -1372,7 +1388,19 @@ def _freeze_status(entry: tuple[RuleStatus, Any, Any]) -> tuple[Any, ...]:
     status, point, eligible_point = entry
     holds: Any = "box" if isinstance(status.holds, DeferredWitness) else status.holds
     eligible: Any = "same" if status.eligible is status.holds else status.eligible
-    return holds, eligible, status.dead_core, point, eligible_point
+    return holds, eligible, status.dead_core, _pack(point), _pack(eligible_point)
+
+
+def _pack(state: dict[str, Any] | bytes | None) -> bytes | None:
+    """A known state as stored: pickled on its own, so reading a status builds none of its
+    Fractions (`Analysis._known` unpacks it when a pair question reads it)."""
+    if state is None or type(state) is bytes:
+        return state
+    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(state: dict[str, Any] | bytes) -> dict[str, Any]:
+    return pickle.loads(state) if type(state) is bytes else state
 
 
 def present(value: Any, kind: str) -> Any:

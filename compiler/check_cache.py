@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
-FORMAT = 4  # bump when what an answer means or how it is stored changes
+FORMAT = 5  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
     {
