@@ -278,8 +278,10 @@ def _read_record(body: bytes) -> dict[str, bytes] | None:
         record = marshal.loads(body)
     except Exception:
         return None
-    if not isinstance(record, dict) or not all(
-        isinstance(k, str) and isinstance(v, bytes) for k, v in record.items()
+    # The types of every key and value, gathered in C: a shard holds 17,000 answers at
+    # 5,000 rules, and testing them one by one in Python was a tenth of reading them.
+    if type(record) is not dict or not (
+        set(map(type, record)) <= {str} and set(map(type, record.values())) <= {bytes}
     ):
         return None
     return record
