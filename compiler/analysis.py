@@ -206,6 +206,9 @@ class Analysis:
         # Some question was left undecided (a solver timeout): the findings are not kept whole
         # (`driver.run_semantic`), so it is asked again next time, as its answer is.
         self.undecided = False
+        # How many solver questions were left undecided: an answer whose computation saw one
+        # more is used, never kept (`_cached`), whatever its type.
+        self.unknowns = 0
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
@@ -304,6 +307,7 @@ class Analysis:
                     "unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names)
                 )
             self.undecided = True
+            self.unknowns += 1
             return Outcome("unknown")
         finally:
             solver.pop()
@@ -441,6 +445,7 @@ class Analysis:
         solver.add(*encoding.constraints, *terms)
         if solver.check() != z3.sat:
             self.undecided = True
+            self.unknowns += 1
             return None
         model = solver.model()
         return {name: encoding.value(model, name) for name in ordered}
@@ -589,12 +594,20 @@ class Analysis:
         else:
             if group:
                 self._members.append(members)
+            unknowns = self.unknowns
             try:
                 value = compute()
             finally:
                 if group:
                     self._members.pop()
-            if (isinstance(value, Outcome) and value.unknown) or isinstance(value, _Undecided):
+            # An answer made with a question left undecided (a timeout) may differ next
+            # time: a rule status whose holding or eligibility, or a dead rule's core, a
+            # timeout decided was kept, and read back as an `unknown` by every later check.
+            if (
+                (isinstance(value, Outcome) and value.unknown)
+                or isinstance(value, _Undecided)
+                or self.unknowns != unknowns
+            ):
                 return value
             _CACHE[full] = value
         if persist:
@@ -623,27 +636,48 @@ class Analysis:
     def pieces(self, located: Located) -> list[Piece]:
         """Top-level conjuncts, chained comparisons split into links, each with its span."""
         out: list[Piece] = []
+        for part, link in self._piece_exprs(located):
+            if link:
+                # `part` is a temporary: translate it uncached (the translator's cache is
+                # keyed by node identity, and a freed temporary's id is reused).
+                ((_, node),) = self.translator.conjuncts(part)
+            else:
+                node = self.translator.condition(part)
+            out.append(Piece(to_text(part), self._piece_span(located, part, link), node))
+        return out
+
+    def shown_pieces(self, located: Located, chosen: tuple[int, ...]) -> list[tuple[str, Span]]:
+        """The text and span of the `pieces` at the positions `chosen` (a dead rule's core),
+        neither printing nor translating the others: a dead rule's finding shows a few of its
+        condition's pieces, and a re-check reports every dead rule again."""
+        exprs = self._piece_exprs(located)
+        return [
+            (to_text(exprs[i][0]), self._piece_span(located, exprs[i][0], exprs[i][1]))
+            for i in chosen
+        ]
+
+    def _piece_exprs(self, located: Located) -> list[tuple[ast.Expr, bool]]:
+        """A condition's pieces (`pieces`) as expressions, each with whether it is a link of a
+        chained comparison (a new expression)."""
+        out: list[tuple[ast.Expr, bool]] = []
         expr = located.expr
         parts = expr.operands if isinstance(expr, ast.And) else (expr,)
         for part in parts:
             if isinstance(part, ast.Compare) and len(part.ops) > 1:
                 for i, op in enumerate(part.ops):
-                    link = ast.Compare((part.operands[i], part.operands[i + 1]), (op,))
-                    start, end = part.operands[i].span[0], part.operands[i + 1].span[1]
-                    span = (
-                        located.scalar.span(start, end)
-                        if located.scalar and end > start
-                        else located.span
-                    )
-                    # `link` is a temporary: translate it uncached (the translator's cache is
-                    # keyed by node identity, and a freed temporary's id is reused).
-                    ((_, node),) = self.translator.conjuncts(link)
-                    out.append(Piece(to_text(link), span, node))
+                    operands = (part.operands[i], part.operands[i + 1])
+                    out.append((ast.Compare(operands, (op,)), True))
             else:
-                out.append(
-                    Piece(to_text(part), located.node_span(part), self.translator.condition(part))
-                )
+                out.append((part, False))
         return out
+
+    @staticmethod
+    def _piece_span(located: Located, part: ast.Expr, link: bool) -> Span:
+        if not link:
+            return located.node_span(part)
+        assert isinstance(part, ast.Compare)
+        start, end = part.operands[0].span[0], part.operands[1].span[1]
+        return located.scalar.span(start, end) if located.scalar and end > start else located.span
 
     # -- per rule ----------------------------------------------------------------------------
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
@@ -883,16 +917,25 @@ class Analysis:
             out[a.id] = [b for b in found if b is not a]
         return out
 
+    def _live_by_action(self) -> dict[str, list[RuleInfo]]:
+        """The live rules of each action, in order (actions by their first live rule): the
+        conflicts and the invariants each walked every rule's status for it."""
+        found = self._memo.get("live by action")
+        if found is None:
+            by_action: dict[str, list[RuleInfo]] = defaultdict(list)
+            for rule in self.rules:
+                if self.rule_status(rule).live:
+                    by_action[rule.action].append(rule)
+            found = self._memo["live by action"] = dict(by_action)
+        return found  # type: ignore[no-any-return]
+
     def conflicts(self) -> list[Finding]:
         if "conflicts" in self._memo:
             return self._memo["conflicts"]
         actions = self.theory.actions
         clashing = {(a, b) for a, info in actions.items() for b in info.conflicts}
         clashing |= {(b, a) for a, b in clashing}
-        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).live:
-                by_action[rule.action].append(rule)
+        by_action = self._live_by_action()
         # Candidate pairs come in groups: the rules of two actions declared to conflict, and
         # the rules of one priority under priority selection. Each group's answer is kept by
         # its rules' content in order, so an edit to one rule re-asks only about its groups;
@@ -1010,7 +1053,7 @@ class Analysis:
             return self._memo["redundant"]
         by_action: dict[str, list[RuleInfo]] = defaultdict(list)
         for rule in self.rules:
-            if not self.rule_status(rule).dead and self.rule_status(rule).holds.sat:
+            if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
                 by_action[rule.action].append(rule)
         found = []
         for rules in by_action.values():
@@ -1238,10 +1281,7 @@ class Analysis:
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:
             return self._memo["invariants"]
-        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).live:
-                by_action[rule.action].append(rule)
+        by_action = self._live_by_action()
         found: list[tuple[int, Finding]] = []
         for order, invariant in enumerate(self.theory.invariants):
             written = to_text(invariant.condition.expr)
