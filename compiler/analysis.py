@@ -574,9 +574,7 @@ class Analysis:
         kind it keeps, made plain by `freeze` and rebuilt by `thaw`), else `compute()`."""
         full = (self._context_id, *key)
         persist = key[0] in PERSISTED and self._shard.path is not None
-        text = repr(key) if persist else ""
-        if len(text) > 400:  # a group's key names every rule in it: store its digest instead
-            text = f"{key[0]} {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+        text = _stored_key(key) if persist else ""
         group = persist and key[0] in _GROUPS
         if persist and self._members and key[0] in _MEMBERS:
             self._members[-1].append(text)
@@ -684,15 +682,21 @@ class Analysis:
         statuses = self._memo.setdefault("status", {})
         if rule.id in statuses:
             return statuses[rule.id]
-        key = rule_key(self, rule)
+        key = ("rule", *rule_key(self, rule))
+        # A status kept on disk is read here as `_cached` reads it (the shard first), without
+        # its general path: every rule's status is read on every re-check.
+        stored = self._shard.get(_stored_key(key)) if self._shard.path is not None else MISSING
+        if stored is not MISSING:
+            found = self._thaw_status(rule, stored)
+            _CACHE.setdefault((self._context_id, *key), found)
+        else:
 
-        def compute() -> tuple[RuleStatus, Any, Any]:
-            status = self._rule_status(rule)
-            return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
+            def compute() -> tuple[RuleStatus, Any, Any]:
+                status = self._rule_status(rule)
+                return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
 
-        status, point, eligible_point = self._cached(
-            ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
-        )
+            found = self._cached(key, compute, _freeze_status, lambda v: self._thaw_status(rule, v))
+        status, point, eligible_point = found
         # A kept state stays packed (`_freeze_status`) until a pair question reads it
         # (`_known`): an edit's re-check reads 5,000 statuses, and unpickling their states'
         # Fractions was most of that.
@@ -1399,6 +1403,15 @@ class Analysis:
         if error:
             facts["coverage_error"] = error  # |coverage - true share| <= this
         return facts
+
+
+def _stored_key(key: tuple[Any, ...]) -> str:
+    """The text an answer's key is stored under in a shard: its `repr`, or for a long one (a
+    group's key names every rule in it) its kind and digest."""
+    text = repr(key)
+    if len(text) > 400:
+        return f"{key[0]} {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+    return text
 
 
 def _bits(value: int) -> list[int]:
