@@ -24,6 +24,7 @@ A query the solver cannot decide in time is `unknown`, which checks report — n
 from __future__ import annotations
 
 import hashlib
+import pickle
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -105,10 +106,8 @@ class DeferredWitness(Outcome):
     _value: Any
 
     def __init__(self, compute: Callable[[], tuple[dict[str, Any], dict[str, Any]]]) -> None:
-        object.__setattr__(self, "status", "sat")
-        object.__setattr__(self, "core", ())
-        object.__setattr__(self, "_compute", compute)
-        object.__setattr__(self, "_value", _UNSET)
+        # One update, not four frozen-field sets: a re-check makes one per kept rule status.
+        self.__dict__.update(status="sat", core=(), _compute=compute, _value=_UNSET)
 
     def _pair(self) -> tuple[dict[str, Any], dict[str, Any]]:
         if self._value is _UNSET:
@@ -207,6 +206,9 @@ class Analysis:
         # Some question was left undecided (a solver timeout): the findings are not kept whole
         # (`driver.run_semantic`), so it is asked again next time, as its answer is.
         self.undecided = False
+        # How many solver questions were left undecided: an answer whose computation saw one
+        # more is used, never kept (`_cached`), whatever its type.
+        self.unknowns = 0
         metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
         steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
         self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
@@ -305,6 +307,7 @@ class Analysis:
                     "unsat", core=tuple(i for i in range(len(literals)) if f"__part_{i}" in names)
                 )
             self.undecided = True
+            self.unknowns += 1
             return Outcome("unknown")
         finally:
             solver.pop()
@@ -442,6 +445,7 @@ class Analysis:
         solver.add(*encoding.constraints, *terms)
         if solver.check() != z3.sat:
             self.undecided = True
+            self.unknowns += 1
             return None
         model = solver.model()
         return {name: encoding.value(model, name) for name in ordered}
@@ -570,9 +574,7 @@ class Analysis:
         kind it keeps, made plain by `freeze` and rebuilt by `thaw`), else `compute()`."""
         full = (self._context_id, *key)
         persist = key[0] in PERSISTED and self._shard.path is not None
-        text = repr(key) if persist else ""
-        if len(text) > 400:  # a group's key names every rule in it: store its digest instead
-            text = f"{key[0]} {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+        text = _stored_key(key) if persist else ""
         group = persist and key[0] in _GROUPS
         if persist and self._members and key[0] in _MEMBERS:
             self._members[-1].append(text)
@@ -590,12 +592,20 @@ class Analysis:
         else:
             if group:
                 self._members.append(members)
+            unknowns = self.unknowns
             try:
                 value = compute()
             finally:
                 if group:
                     self._members.pop()
-            if (isinstance(value, Outcome) and value.unknown) or isinstance(value, _Undecided):
+            # An answer made with a question left undecided (a timeout) may differ next
+            # time: a rule status whose holding or eligibility, or a dead rule's core, a
+            # timeout decided was kept, and read back as an `unknown` by every later check.
+            if (
+                (isinstance(value, Outcome) and value.unknown)
+                or isinstance(value, _Undecided)
+                or self.unknowns != unknowns
+            ):
                 return value
             _CACHE[full] = value
         if persist:
@@ -624,47 +634,89 @@ class Analysis:
     def pieces(self, located: Located) -> list[Piece]:
         """Top-level conjuncts, chained comparisons split into links, each with its span."""
         out: list[Piece] = []
+        for part, link in self._piece_exprs(located):
+            if link:
+                # `part` is a temporary: translate it uncached (the translator's cache is
+                # keyed by node identity, and a freed temporary's id is reused).
+                ((_, node),) = self.translator.conjuncts(part)
+            else:
+                node = self.translator.condition(part)
+            out.append(Piece(to_text(part), self._piece_span(located, part, link), node))
+        return out
+
+    def shown_pieces(self, located: Located, chosen: tuple[int, ...]) -> list[tuple[str, Span]]:
+        """The text and span of the `pieces` at the positions `chosen` (a dead rule's core),
+        neither printing nor translating the others: a dead rule's finding shows a few of its
+        condition's pieces, and a re-check reports every dead rule again."""
+        exprs = self._piece_exprs(located)
+        return [
+            (to_text(exprs[i][0]), self._piece_span(located, exprs[i][0], exprs[i][1]))
+            for i in chosen
+        ]
+
+    def _piece_exprs(self, located: Located) -> list[tuple[ast.Expr, bool]]:
+        """A condition's pieces (`pieces`) as expressions, each with whether it is a link of a
+        chained comparison (a new expression)."""
+        out: list[tuple[ast.Expr, bool]] = []
         expr = located.expr
         parts = expr.operands if isinstance(expr, ast.And) else (expr,)
         for part in parts:
             if isinstance(part, ast.Compare) and len(part.ops) > 1:
                 for i, op in enumerate(part.ops):
-                    link = ast.Compare((part.operands[i], part.operands[i + 1]), (op,))
-                    start, end = part.operands[i].span[0], part.operands[i + 1].span[1]
-                    span = (
-                        located.scalar.span(start, end)
-                        if located.scalar and end > start
-                        else located.span
-                    )
-                    # `link` is a temporary: translate it uncached (the translator's cache is
-                    # keyed by node identity, and a freed temporary's id is reused).
-                    ((_, node),) = self.translator.conjuncts(link)
-                    out.append(Piece(to_text(link), span, node))
+                    operands = (part.operands[i], part.operands[i + 1])
+                    out.append((ast.Compare(operands, (op,)), True))
             else:
-                out.append(
-                    Piece(to_text(part), located.node_span(part), self.translator.condition(part))
-                )
+                out.append((part, False))
         return out
+
+    @staticmethod
+    def _piece_span(located: Located, part: ast.Expr, link: bool) -> Span:
+        if not link:
+            return located.node_span(part)
+        assert isinstance(part, ast.Compare)
+        start, end = part.operands[0].span[0], part.operands[1].span[1]
+        return located.scalar.span(start, end) if located.scalar and end > start else located.span
 
     # -- per rule ----------------------------------------------------------------------------
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
         statuses = self._memo.setdefault("status", {})
         if rule.id in statuses:
             return statuses[rule.id]
-        key = rule_key(self, rule)
+        key = ("rule", *rule_key(self, rule))
+        # A status kept on disk is read here as `_cached` reads it (the shard first), without
+        # its general path: every rule's status is read on every re-check.
+        stored = self._shard.get(_stored_key(key)) if self._shard.path is not None else MISSING
+        if stored is not MISSING:
+            found = self._thaw_status(rule, stored)
+            _CACHE.setdefault((self._context_id, *key), found)
+        else:
 
-        def compute() -> tuple[RuleStatus, Any, Any]:
-            status = self._rule_status(rule)
-            return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
+            def compute() -> tuple[RuleStatus, Any, Any]:
+                status = self._rule_status(rule)
+                return status, self._points.get(rule.id), self._eligible_points.get(rule.id)
 
-        status, point, eligible_point = self._cached(
-            ("rule", *key), compute, _freeze_status, lambda v: self._thaw_status(rule, v)
+            found = self._cached(key, compute, _freeze_status, lambda v: self._thaw_status(rule, v))
+        status, point, eligible_point = found
+        # A kept state stays packed (`_freeze_status`) until a pair question reads it
+        # (`_known`): an edit's re-check reads 5,000 statuses, and unpickling their states'
+        # Fractions was most of that.
+        self._points[rule.id] = (
+            point if point is None or type(point) is bytes else self._complete(point)
         )
-        self._points[rule.id] = None if point is None else self._complete(point)
         if eligible_point is not None:
-            self._eligible_points[rule.id] = self._complete(eligible_point)
+            self._eligible_points[rule.id] = (
+                eligible_point if type(eligible_point) is bytes else self._complete(eligible_point)
+            )
         statuses[rule.id] = status
         return status
+
+    def _known(self, table: dict[str, Any], rule_id: str) -> dict[str, Any] | None:
+        """A rule's known state from `table` (`_points`, `_eligible_points`), unpacked and
+        completed the first time it is read (`rule_status`)."""
+        state = table.get(rule_id)
+        if type(state) is bytes:
+            state = table[rule_id] = self._complete(pickle.loads(state))
+        return state
 
     def _rule_status(self, rule: RuleInfo) -> RuleStatus:
         holds = self.holds[rule.id]
@@ -711,13 +763,14 @@ class Analysis:
 
     def _thaw_status(self, rule: RuleInfo, frozen: Any) -> tuple[RuleStatus, Any, Any]:
         holds, eligible, core, point, eligible_point = frozen
-        if holds == "box":
-            holds = DeferredWitness(lambda: self._box_witness(rule, point))
-        return (
-            RuleStatus(holds, holds if eligible == "same" else eligible, core),
-            point,
-            eligible_point,
-        )
+        if type(holds) is str:
+            if holds == "box":
+                holds = DeferredWitness(lambda: self._box_witness(rule, _unpack(point)))
+            else:
+                holds = _BARE[holds]
+        if type(eligible) is str:
+            eligible = holds if eligible == "same" else _BARE[eligible]
+        return RuleStatus(holds, eligible, core), point, eligible_point
 
     # -- known points (to rule out implications without z3) -----------------------------------
     def _box_point(
@@ -769,14 +822,14 @@ class Analysis:
     def point(self, rule: RuleInfo) -> dict[str, Any] | None:
         """A complete state where the rule holds (None if unknown or none was kept)."""
         self.rule_status(rule)
-        return self._points.get(rule.id)
+        return self._known(self._points, rule.id)
 
     def eligible_point(self, rule: RuleInfo) -> dict[str, Any] | None:
         """A complete state where the rule is eligible (None if none was kept)."""
         self.rule_status(rule)
         if self.eligible[rule.id] is self.holds[rule.id]:
-            return self._points.get(rule.id)
-        return self._eligible_points.get(rule.id)
+            return self._known(self._points, rule.id)
+        return self._known(self._eligible_points, rule.id)
 
     def ceiling_at(self, state: dict[str, Any]) -> int:
         """The ceiling in a (witness) state: the steps that hold there, applied in order by
@@ -868,16 +921,25 @@ class Analysis:
             out[a.id] = [b for b in found if b is not a]
         return out
 
+    def _live_by_action(self) -> dict[str, list[RuleInfo]]:
+        """The live rules of each action, in order (actions by their first live rule): the
+        conflicts and the invariants each walked every rule's status for it."""
+        found = self._memo.get("live by action")
+        if found is None:
+            by_action: dict[str, list[RuleInfo]] = defaultdict(list)
+            for rule in self.rules:
+                if self.rule_status(rule).live:
+                    by_action[rule.action].append(rule)
+            found = self._memo["live by action"] = dict(by_action)
+        return found  # type: ignore[no-any-return]
+
     def conflicts(self) -> list[Finding]:
         if "conflicts" in self._memo:
             return self._memo["conflicts"]
         actions = self.theory.actions
         clashing = {(a, b) for a, info in actions.items() for b in info.conflicts}
         clashing |= {(b, a) for a, b in clashing}
-        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).live:
-                by_action[rule.action].append(rule)
+        by_action = self._live_by_action()
         # Candidate pairs come in groups: the rules of two actions declared to conflict, and
         # the rules of one priority under priority selection. Each group's answer is kept by
         # its rules' content in order, so an edit to one rule re-asks only about its groups;
@@ -995,7 +1057,7 @@ class Analysis:
             return self._memo["redundant"]
         by_action: dict[str, list[RuleInfo]] = defaultdict(list)
         for rule in self.rules:
-            if not self.rule_status(rule).dead and self.rule_status(rule).holds.sat:
+            if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
                 by_action[rule.action].append(rule)
         found = []
         for rules in by_action.values():
@@ -1223,10 +1285,7 @@ class Analysis:
     def invariant_violations(self) -> list[Finding]:
         if "invariants" in self._memo:
             return self._memo["invariants"]
-        by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).live:
-                by_action[rule.action].append(rule)
+        by_action = self._live_by_action()
         found: list[tuple[int, Finding]] = []
         for order, invariant in enumerate(self.theory.invariants):
             written = to_text(invariant.condition.expr)
@@ -1346,6 +1405,15 @@ class Analysis:
         return facts
 
 
+def _stored_key(key: tuple[Any, ...]) -> str:
+    """The text an answer's key is stored under in a shard: its `repr`, or for a long one (a
+    group's key names every rule in it) its kind and digest."""
+    text = repr(key)
+    if len(text) > 400:
+        return f"{key[0]} {hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+    return text
+
+
 def _bits(value: int) -> list[int]:
     """The positions of the set bits of `value`, ascending."""
     text = bin(value)[:1:-1]
@@ -1370,9 +1438,40 @@ def _freeze_status(entry: tuple[RuleStatus, Any, Any]) -> tuple[Any, ...]:
     """A rule status as plain data for the on-disk cache (a box's deferred witness is made
     again from its corner, which is the kept point)."""
     status, point, eligible_point = entry
-    holds: Any = "box" if isinstance(status.holds, DeferredWitness) else status.holds
-    eligible: Any = "same" if status.eligible is status.holds else status.eligible
-    return holds, eligible, status.dead_core, point, eligible_point
+    holds: Any = "box" if isinstance(status.holds, DeferredWitness) else _bare(status.holds)
+    eligible: Any = "same" if status.eligible is status.holds else _bare(status.eligible)
+    return holds, eligible, status.dead_core, _pack(point), _pack(eligible_point)
+
+
+_BARE = {status: Outcome(status) for status in ("sat", "unsat")}
+"""The answers without a witness, core or state, stored by their status alone and shared
+when read back (`Analysis._thaw_status`): unpickling an `Outcome` for each of 5,000 statuses
+was a third of reading them."""
+
+
+def _bare(outcome: Outcome | None) -> Outcome | str | None:
+    """`outcome` as stored: its status when it carries nothing else (`_BARE`)."""
+    if (
+        type(outcome) is Outcome
+        and outcome.status in _BARE
+        and outcome.witness is None
+        and outcome.state is None
+        and not outcome.core
+    ):
+        return outcome.status
+    return outcome
+
+
+def _pack(state: dict[str, Any] | bytes | None) -> bytes | None:
+    """A known state as stored: pickled on its own, so reading a status builds none of its
+    Fractions (`Analysis._known` unpacks it when a pair question reads it)."""
+    if state is None or type(state) is bytes:
+        return state
+    return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(state: dict[str, Any] | bytes) -> dict[str, Any]:
+    return pickle.loads(state) if type(state) is bytes else state
 
 
 def present(value: Any, kind: str) -> Any:

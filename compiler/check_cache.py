@@ -13,7 +13,8 @@ asks z3 only about that rule and its pairs.
   an edit to a rule only adds keys. Nothing is keyed by file name or path.
 - **Plain values only.** An answer is stored when it is made of statuses, witnesses, cores,
   points and numbers (never formulas, whose identity matters in memory); `unknown` answers
-  are never stored, so a timeout is asked again.
+  are never stored, nor any answer computed while a question was left undecided
+  (`Analysis.unknowns`), so a timeout is asked again.
 - **Where.** `$PEDRAG_CACHE_DIR`, else the platform's user cache folder (platformdirs:
   `~/.cache/pedrag` on Linux, `~/Library/Caches/pedrag` on macOS, `%LOCALAPPDATA%` on
   Windows), under `check/`. `pedrag check --no-cache` neither reads nor writes it.
@@ -61,7 +62,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
-FORMAT = 4  # bump when what an answer means or how it is stored changes
+FORMAT = 5  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
     {
@@ -187,8 +188,8 @@ class Shard:
         members = self.get(MEMBERS + key)
         if members is MISSING:
             return
-        raw = self.raw
-        self.touched.update(m for m in members if m in raw and m not in self.used)
+        # As sets, in C: the 29 group answers a 5,000-rule re-check reads name 6,800 members.
+        self.touched |= (self.raw.keys() & members) - self.used.keys()
 
     def _pickled(self, key: str, value: Any) -> bytes:
         if key not in self.added and key in self.raw:
@@ -278,8 +279,10 @@ def _read_record(body: bytes) -> dict[str, bytes] | None:
         record = marshal.loads(body)
     except Exception:
         return None
-    if not isinstance(record, dict) or not all(
-        isinstance(k, str) and isinstance(v, bytes) for k, v in record.items()
+    # The types of every key and value, gathered in C: a shard holds 17,000 answers at
+    # 5,000 rules, and testing them one by one in Python was a tenth of reading them.
+    if type(record) is not dict or not (
+        set(map(type, record)) <= {str} and set(map(type, record.values())) <= {bytes}
     ):
         return None
     return record

@@ -49,25 +49,24 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             continue
         if not status.dead:
             continue
-        pieces = analysis.pieces(rule.when)
-        core = [pieces[i] for i in status.dead_core]
+        core = analysis.shown_pieces(rule.when, status.dead_core)
         if core:
-            parts = " and ".join(f"`{p.text}`" for p in core)
+            parts = " and ".join(f"`{text}`" for text, _ in core)
             message = (
                 f"rule `{rule.id}` can never fire: {parts} cannot hold together"
                 if len(core) > 1
-                else f"rule `{rule.id}` can never fire: `{core[0].text}` is impossible within the metric domains"
+                else f"rule `{rule.id}` can never fire: `{core[0][0]}` is impossible within the metric domains"
             )
         else:
             message = f"rule `{rule.id}` can never fire: its condition is unsatisfiable"
-        main = core[0].span if core else rule.when.span
+        main = core[0][1] if core else rule.when.span
         yield Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
             message=message,
             span=main,
             items=(rule_item(rule),),
-            related=tuple(p.span for p in core[1:]),
+            related=tuple(span for _, span in core[1:]),
             help=INFO.fix,
-            data={"core": [p.text for p in core]},
+            data={"core": [text for text, _ in core]},
         )

@@ -650,3 +650,51 @@ def test_a_conflict_finding_is_built_again_only_for_the_edited_rule(
     found, _ = _check(text, cache)
     assert built and all("very_tense" in pair for pair in built)
     assert found == _check(text, CheckCache.disabled())[0]
+
+
+class _TimingOutSolver:
+    """Stands in for a z3 solver that hits its timeout on every query."""
+
+    def push(self) -> None: ...
+    def pop(self) -> None: ...
+    def add(self, *terms: object) -> None: ...
+
+    def check(self, *assumptions: object) -> object:
+        import z3
+
+        return z3.unknown
+
+
+def test_an_answer_a_solver_timeout_decided_is_never_kept(tmp_path: Path) -> None:
+    # A rule whose status only z3 decides (a linear atom no state satisfies): under a timeout
+    # its status is `unknown`, a finding for this check alone. The next check, whose solver
+    # answers, must find what a check without the cache finds, not read the `unknown` back.
+    rules = [*RULES, ("never", "frustration + hints > 7", "probe")]
+    text = _theory(rules)
+    cache = CheckCache(tmp_path)
+    analysis_module._CACHE.clear()
+    loaded = load_text(text, "cached.yaml")
+    assert loaded.theory is not None
+    analysis = Analysis(loaded.theory, cache=cache)
+    analysis.solver = _TimingOutSolver()
+    timed_out = [
+        (d.check, d.message)
+        for check in catalog().values()
+        if check.info.stage == "semantic" and check.run is not None
+        for d in check.run(analysis)
+    ]
+    analysis.save_cache()
+    assert (
+        "dead-rule",
+        "unknown: could not decide whether rule `never` can ever hold (solver "
+        "timeout); not proved either way",
+    ) in timed_out
+    found, _ = _check(text, cache)
+    fresh, _ = _check(text, CheckCache.disabled())
+    assert found == fresh
+    assert (
+        "dead-rule",
+        "rule `never` can never fire: `frustration + hints > 7` is impossible "
+        "within the metric domains",
+        ("rule:never",),
+    ) in fresh

@@ -184,14 +184,16 @@ def test_each_kind_of_one_rule_edit_gives_the_uncached_report(
     assert missing == []
 
 
-def _cli_report(path: Path, cache: Path | None, capsys: pytest.CaptureFixture[str]) -> str:
-    """The JSON report `pedrag check` prints, as a fresh process would (only the disk
+def _cli_report(
+    path: Path, cache: Path | None, capsys: pytest.CaptureFixture[str], form: str = "json"
+) -> str:
+    """The report `pedrag check` prints in `form`, as a fresh process would (only the disk
     remembers), with the cache in `cache` (None: `--no-cache`)."""
     from pedrag.cli import main
 
     analysis_module._CACHE.clear()
     os.environ[ENV_CACHE_DIR] = str(cache or path.parent / "unused")
-    main(["check", str(path), "--format", "json", *([] if cache else ["--no-cache"])])
+    main(["check", str(path), "--format", form, *([] if cache else ["--no-cache"])])
     return capsys.readouterr().out
 
 
@@ -217,10 +219,13 @@ def _random_edit(rules: list[str], rng: random.Random, step: int) -> list[str]:
     return [*rules[:index], new, *rules[index:]]
 
 
-@pytest.mark.parametrize("selection", ["weighted", "priority"])
+@pytest.mark.parametrize(
+    ("selection", "form"), [("weighted", "json"), ("priority", "json"), ("priority", "github")]
+)
 def test_random_edits_through_the_cli_give_the_uncached_report(
     tmp_path: Path,
     selection: str,
+    form: str,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -252,9 +257,9 @@ def test_random_edits_through_the_cli_give_the_uncached_report(
             )
         versions.append(text)
         path.write_text(text, "utf-8")
-        fresh = _cli_report(path, None, capsys)
+        fresh = _cli_report(path, None, capsys, form)
         for _ in range(rng.choice([1, 3])):
-            if _cli_report(path, cache, capsys) != fresh:
+            if _cli_report(path, cache, capsys, form) != fresh:
                 different.append((step, text))
     assert different == []
     assert list((cache / "check" / "reports").glob("*.pickle"))  # the kept path was taken
