@@ -17,7 +17,9 @@ from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.compiler.guards import MAX_GUARDED, excluding_guard, guard_change
 from pedrag.compiler.written import reachable
+from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.ir import ActionInfo, InvariantInfo
 from pedrag.kernel.rungs import rung_name
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
@@ -54,6 +56,19 @@ def _state(witness: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _derived(invariant: InvariantInfo, action: ActionInfo) -> str:
+    """The tags the invariant reads that the action carries only through its wordings
+    (`dsl.resolve.action_tags`), said beside it: the designer did not write them."""
+    read = {
+        node.value for node in ast.walk(invariant.condition.expr) if isinstance(node, ast.String)
+    }
+    return "".join(
+        f"; tag `{tag}` derived: a wording fills `{{{name}}}`"
+        for tag, name in action.derived
+        if tag in read
+    )
+
+
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
     for number, found in enumerate(analysis.invariant_violations()):
         rule = found.rules[0]
@@ -81,7 +96,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 if node.vars <= state.keys() and F.evaluate(node, state):
                     related.append(span)
         related = related or [invariant.condition.span]
-        witness["action"] = f"{action.name} ({rung_name(action.rung)})"
+        witness["action"] = f"{action.name} ({rung_name(action.rung)}{_derived(invariant, action)})"
         verb = "never allows" if invariant.kind == "never" else "requires"
         guard = (
             excluding_guard(analysis, rule, invariant, action, finding.outcome.state)
