@@ -33,7 +33,9 @@ INFO = CheckInfo(
         "Invariants are promises about every turn: `never: exam_active and rung > H0` says no "
         "help during an exam. The compiler proves them over every state and every rule that "
         "can be eligible there; a counterexample is a state plus the action the runtime could "
-        "choose in it."
+        "choose in it. `tags` are the action's declared tags and those its wordings give it "
+        "(`{hint}` gives `hint`, `{example}` `example`, `{outline}` `partial_solution`, "
+        "`{solution}` `reveal`): the witness names a derived tag the invariant reads."
     ),
     example=(
         "invariants:\n"
