@@ -42,13 +42,16 @@ class ActionInfo:
     rung: int
     priority: int
     description: str
-    tags: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()  # declared and derived: invariants and the runtime read them
     conflicts: tuple[str, ...] = ()
     guidance: str | None = None
     template: str | None = None
     variants: tuple[str, ...] = ()
     span: Span | None = None
     ignore: frozenset[str] = frozenset()
+    # (tag, placeholder): the tags in `tags` that only its wordings give it (`{hint}` -> hint,
+    # `kernel.wording.derived_tags`), for a designer reading a proof about them
+    derived: tuple[tuple[str, str], ...] = ()
 
 
 _READS: dict[frozenset[str], frozenset[str]] = {}

@@ -30,14 +30,14 @@ from pedrag.dsl.ir import (
     RuleInfo,
     SwitchInfo,
 )
-from pedrag.dsl.model import Curriculum, Metric, Rule, Theory
+from pedrag.dsl.model import Action, Curriculum, Metric, Rule, Theory
 from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
 from pedrag.kernel import history
 from pedrag.kernel.ceiling import runtime_steps_for
 from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
 from pedrag.kernel.suggest import did_you_mean
-from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS
+from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS, derived_tags
 
 Context = Literal["rule", "ceiling", "invariant", "monitor", "switch", "compute"]
 CEILING_READABLE = CEILING_SOURCES
@@ -48,6 +48,18 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 def rung_number(name: str) -> int:
     return int(name[1])
+
+
+def action_tags(action: Action) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """An action's tags: those it declares and those its wordings give it (a wording that fills
+    `{hint}` gives a hint, whatever `tags:` says: `kernel.wording.derived_tags`); and the
+    derived ones it does not declare, each with its placeholder, for the designer. Why derived:
+    a proof over `'hint' in tags` that missed an undeclared hint would pass while the tutor
+    hints at a finished exercise."""
+    derived = derived_tags((action.template, *action.variants))
+    declared = frozenset(action.tags)
+    only = tuple((tag, name) for tag, name in derived.items() if tag not in declared)
+    return declared | derived.keys(), only
 
 
 def rule_priority(rule: Rule, theory: Theory) -> int:
@@ -557,7 +569,10 @@ class TheoryResolver:
         self.diagnostics: list[Diagnostic] = []
         self.metrics: dict[str, MetricInfo] = {}
         self.actions = theory.actions
-        self.all_tags = sorted({tag for a in theory.actions.values() for tag in a.tags})
+        # Each action's tags with those its wordings give it (`action_tags`): an invariant's
+        # `'hint' in tags` names a tag an action may carry without declaring it.
+        self.tags = {name: action_tags(action) for name, action in theory.actions.items()}
+        self.all_tags = sorted({tag for tags, _ in self.tags.values() for tag in tags})
         self._resolved: ResolvedMemo | None = None  # set once the declarations are complete
 
     def _remember_resolved(self) -> None:
@@ -802,12 +817,14 @@ class TheoryResolver:
             for index, wording in enumerate(action.variants):
                 self._placeholders(name, wording, (*path, "variants", index), MATERIAL_PLACEHOLDERS)
             self._tag_since(before, f"action:{name}")
+            tags, derived = self.tags[name]
             actions[name] = ActionInfo(
                 name=name,
                 rung=rung_number(action.rung),
                 priority=action.priority,
                 description=action.description,
-                tags=frozenset(action.tags),
+                tags=tags,
+                derived=derived,
                 conflicts=tuple(action.conflicts),
                 guidance=action.guidance,
                 template=action.template,

@@ -17,7 +17,9 @@ from pedrag.compiler.checks import CheckInfo
 from pedrag.compiler.diagnose import rule_item, unknown, with_ceiling
 from pedrag.compiler.guards import MAX_GUARDED, excluding_guard, guard_change
 from pedrag.compiler.written import reachable
+from pedrag.dsl import ast
 from pedrag.dsl.diagnostics import Diagnostic, Severity
+from pedrag.dsl.ir import ActionInfo, InvariantInfo
 from pedrag.kernel.rungs import rung_name
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
@@ -31,7 +33,9 @@ INFO = CheckInfo(
         "Invariants are promises about every turn: `never: exam_active and rung > H0` says no "
         "help during an exam. The compiler proves them over every state and every rule that "
         "can be eligible there; a counterexample is a state plus the action the runtime could "
-        "choose in it."
+        "choose in it. `tags` are the action's declared tags and those its wordings give it "
+        "(`{hint}` gives `hint`, `{example}` `example`, `{outline}` `partial_solution`, "
+        "`{solution}` `reveal`): the witness names a derived tag the invariant reads."
     ),
     example=(
         "invariants:\n"
@@ -52,6 +56,19 @@ def _state(witness: dict[str, Any]) -> dict[str, Any]:
         k: (_frac(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
         for k, v in witness.items()
     }
+
+
+def _derived(invariant: InvariantInfo, action: ActionInfo) -> str:
+    """The tags the invariant reads that the action carries only through its wordings
+    (`dsl.resolve.action_tags`), said beside it: the designer did not write them."""
+    read = {
+        node.value for node in ast.walk(invariant.condition.expr) if isinstance(node, ast.String)
+    }
+    return "".join(
+        f"; tag `{tag}` derived: a wording fills `{{{name}}}`"
+        for tag, name in action.derived
+        if tag in read
+    )
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
@@ -81,7 +98,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
                 if node.vars <= state.keys() and F.evaluate(node, state):
                     related.append(span)
         related = related or [invariant.condition.span]
-        witness["action"] = f"{action.name} ({rung_name(action.rung)})"
+        witness["action"] = f"{action.name} ({rung_name(action.rung)}{_derived(invariant, action)})"
         verb = "never allows" if invariant.kind == "never" else "requires"
         guard = (
             excluding_guard(analysis, rule, invariant, action, finding.outcome.state)

@@ -44,6 +44,19 @@ class Action:
     priority: int
     tags: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()  # wordings; those that fill help carry its tag (`carried`)
+
+
+# What DESIGN's "Actions" says a wording that fills the exercise's help makes its action carry,
+# whatever its `tags:` say: written here from the docs, not read from the front end.
+HELP = {"{hint}": "hint", "{example}": "example", "{outline}": "partial_solution"}
+HELP["{solution}"] = "reveal"
+
+
+def carried(action: Action) -> set[str]:
+    """The tags an invariant reads on `action`: declared, and given by its wordings."""
+    given = {tag for mark, tag in HELP.items() for wording in action.variants if mark in wording}
+    return set(action.tags) | given
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ class Invariant:
     kind: str  # never | always
     when: Any  # the state part
     rung_above: int | None = None  # never: `when and rung > H{k}`
-    tag: str | None = None  # always: `when implies 'tag' in tags`
+    tag: str | None = None  # always: `when implies 'tag' in tags`; never: `when and 'tag' in tags`
 
 
 @dataclass(frozen=True)
@@ -145,6 +158,8 @@ def render(theory: Theory) -> str:
             extra += f", tags: [{', '.join(a.tags)}]"
         if a.conflicts:
             extra += f", conflicts: [{', '.join(a.conflicts)}]"
+        if a.variants:
+            extra += ", variants: [" + ", ".join(f"'{v}'" for v in a.variants) + "]"
         lines.append(
             f"  {a.name}: {{rung: H{a.rung}, priority: {a.priority}, description: Do {a.name}.{extra}}}"
         )
@@ -159,7 +174,9 @@ def render(theory: Theory) -> str:
     if theory.invariants:
         lines.append("invariants:")
         for inv in theory.invariants:
-            if inv.kind == "never":
+            if inv.kind == "never" and inv.tag is not None:
+                body = f"{text(inv.when)} and '{inv.tag}' in tags"
+            elif inv.kind == "never":
                 body = f"{text(inv.when)} and rung > H{inv.rung_above}"
             else:
                 body = f"{text(inv.when)} implies '{inv.tag}' in tags"
@@ -353,12 +370,14 @@ def answer(theory: Theory) -> Answers:
             action = actions[rule.action]
             for index in elig[rule.id]:
                 state = all_states[index][0]
-                if invariant.kind == "never":
+                if invariant.kind == "never" and invariant.tag is not None:
+                    broken = holds(invariant.when, state) and invariant.tag in carried(action)
+                elif invariant.kind == "never":
                     broken = holds(invariant.when, state) and action.rung > (
                         invariant.rung_above or 0
                     )
                 else:
-                    broken = holds(invariant.when, state) and invariant.tag not in action.tags
+                    broken = holds(invariant.when, state) and invariant.tag not in carried(action)
                 if broken:
                     result.invariant.add((rule.id, invariant.id))
                     break

@@ -85,9 +85,11 @@ def theories(draw: st.DrawFn) -> str:
         priority = draw(st.integers(1, 3))
         conflicts = draw(st.lists(st.sampled_from(actions), max_size=1, unique=True))
         tags = "[t]" if i % 2 == 0 else "[]"
+        # the tag `hint` only from a wording that fills `{hint}` (DESIGN "Actions")
+        variants = ", variants: ['Try {hint}']" if i == 1 or draw(st.booleans()) else ""
         lines.append(
             f"  {name}: {{rung: H{rung}, priority: {priority}, description: D., tags: {tags}, "
-            f"conflicts: [{', '.join(c for c in conflicts if c != name)}]}}"
+            f"conflicts: [{', '.join(c for c in conflicts if c != name)}]{variants}}}"
         )
     lines.append("rules:")
     for i in range(draw(st.integers(1, 6))):
@@ -120,7 +122,9 @@ def theories(draw: st.DrawFn) -> str:
     invariants = draw(
         st.lists(
             st.tuples(
-                conditions(highs, 1), st.sampled_from(["never", "always"]), st.integers(0, 6)
+                conditions(highs, 1),
+                st.sampled_from(["never", "always", "never hint"]),
+                st.integers(0, 6),
             ),
             max_size=2,
         )
@@ -128,7 +132,9 @@ def theories(draw: st.DrawFn) -> str:
     if invariants:
         lines.append("invariants:")
         for i, (when, kind, rung) in enumerate(invariants):
-            if kind == "never":
+            if kind == "never hint":
+                lines.append(f"  - {{id: i{i}, never: \"{when} and 'hint' in tags\"}}")
+            elif kind == "never":
                 lines.append(f'  - {{id: i{i}, never: "{when} and rung > H{rung}"}}')
             else:
                 lines.append(f"  - {{id: i{i}, always: \"{when} implies 't' in tags\"}}")

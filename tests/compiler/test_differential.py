@@ -127,6 +127,16 @@ def conditions(draw: st.DrawFn, ms: tuple[O.Metric, ...]) -> Any:
     return (shape, tuple(draw(st.lists(atoms(ms), min_size=2, max_size=3))))
 
 
+# Wordings an action may have: each help placeholder, the same tag declared too, and none.
+WORDINGS = [
+    "Try this: {hint}",
+    "Like this one: {example}",
+    "Fill it in: {outline}",
+    "Here it is: {solution}",
+    "What about {topic}?",
+]
+
+
 @st.composite
 def theories(draw: st.DrawFn) -> O.Theory:
     ms = draw(metrics())
@@ -140,6 +150,7 @@ def theories(draw: st.DrawFn) -> O.Theory:
             priority=draw(st.integers(1, 2)),
             tags=("support",) if index == 0 or draw(st.booleans()) else (),
             conflicts=(names[1],) if conflicts and index == 0 else (),
+            variants=tuple(draw(st.lists(st.sampled_from(WORDINGS), max_size=2, unique=True))),
         )
         for index, name in enumerate(names)
     )
@@ -162,7 +173,10 @@ def theories(draw: st.DrawFn) -> O.Theory:
                 O.Invariant("inv", "never", draw(atoms(ms)), rung_above=draw(st.integers(0, 6)))
             )
         else:
-            invariants.append(O.Invariant("inv", "always", draw(atoms(ms)), tag="support"))
+            # a tag some action carries (an unknown tag is an error), declared or only derived
+            tag = draw(st.sampled_from(sorted(set().union(*map(O.carried, actions)))))
+            kind = draw(st.sampled_from(["never", "always"]))
+            invariants.append(O.Invariant("inv", kind, draw(atoms(ms)), tag=tag))
     return O.Theory(
         ms,
         actions,

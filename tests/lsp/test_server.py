@@ -573,3 +573,15 @@ def test_rename_a_metric_across_the_theory_set(client: Client, tmp_path: Path) -
     )
     refused = answers.get(timeout=20)
     assert "already declares a metric `affect`" in refused["error"]["message"]
+
+
+def test_hover_on_an_action_lists_a_derived_tag_as_derived() -> None:
+    """A designer sees the tag an invariant reads on an action that never declares it."""
+    from pedrag.lsp.server import _describe_action
+
+    value = _describe_action(
+        "scaffold",
+        {"rung": "H4", "tags": ["explain", "hint"], "variants": ["Plan: {hint}", "See {example}"]},
+    )
+    assert "tags: explain, hint, example (derived: fills `{example}`)" in value
+    assert _describe_action("bare", {"rung": "H1"}).count("tags") == 0

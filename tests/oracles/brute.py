@@ -9,12 +9,25 @@ compare `Analysis` with it on generated theories.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from pedrag.dsl import ast
 from pedrag.dsl.ir import ActionInfo, ResolvedTheory, RuleInfo
+
+# DESIGN "Actions": a wording that fills the exercise's help gives its action that tag. Read
+# here from the theory file's own words, not from the front end's derivation.
+_HELP = (("{hint}", "hint"), ("{example}", "example"), ("{outline}", "partial_solution"))
+_HELP += (("{solution}", "reveal"),)
+
+
+def carried(theory: ResolvedTheory, name: str) -> ActionInfo:
+    """Action `name` as an invariant reads it: the tags it declares and its wordings give."""
+    written = theory.model.actions[name]
+    wordings = [written.template or "", *written.variants]
+    given = {tag for mark, tag in _HELP if any(mark in wording for wording in wordings)}
+    return replace(theory.actions[name], tags=frozenset(written.tags) | given)
 
 
 def _number(value: Any) -> Fraction:
@@ -182,7 +195,7 @@ def brute(theory: ResolvedTheory) -> BruteResult:
                 result.redundant.add(rule.id)
     for invariant in theory.invariants:
         for rule in rules:
-            action = actions[rule.action]
+            action = carried(theory, rule.action)
             for index in eligible[rule.id]:
                 value = evaluate(invariant.condition.expr, all_states[index], action)
                 if value == (invariant.kind == "never"):
