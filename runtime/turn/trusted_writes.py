@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pedrag.kernel.ceiling import most_permissive
-from pedrag.kernel.sources import ADVERSARIAL_INTENTS, INTENT_METRIC
+from pedrag.kernel.sources import ADVERSARIAL_INTENTS, ATTEMPT_INTENT, INTENT_METRIC
 from pedrag.runtime.learning.exam import EXAM, ExamRecord
 from pedrag.runtime.learning.loop import WRONG_ANSWERS, GoalRecord, assess
 from pedrag.runtime.learning.mastery import Tracing
@@ -96,12 +96,9 @@ def _grade(context: TurnContext) -> None:
     context.assessment = assessment
 
 
-ATTEMPT_INTENT = "attempt"
-
-
-def read_as_attempt(intent: object, verdict: str, labels: tuple[str, ...]) -> bool:
+def read_as_attempt(intent: object, graded: bool, labels: tuple[str, ...]) -> bool:
     """Whether a message the pre-classifier labelled ``intent`` counts as an attempt because
-    the grader gave it ``verdict``: graded right or wrong, it was an answer to the exercise
+    the grader ``graded`` it (`Grade.graded`): graded right or wrong, it was an answer to the exercise
     ("Each of the players has a number.", "I think it is carbon dioxide and water"), so the
     theories' attempt rules must see what the grader saw. Only the grader's verdict opens it, so
     no phrasing inflates attempts beyond what the grader itself grades (a question with the
@@ -109,7 +106,7 @@ def read_as_attempt(intent: object, verdict: str, labels: tuple[str, ...]) -> bo
     kept, since it is what the policy core's risks read and an answer inside an injection is
     still an injection."""
     return (
-        verdict in ("correct", "wrong")
+        graded
         and ATTEMPT_INTENT in labels
         and intent != ATTEMPT_INTENT
         and intent not in ADVERSARIAL_INTENTS
@@ -124,7 +121,7 @@ def _read_graded_answer_as_attempt(context: TurnContext) -> None:
     if field is None or field.source != "classified":
         return
     intent = context.state.metrics.get(INTENT_METRIC)
-    if read_as_attempt(intent, context.assessment.grade.verdict, tuple(field.values)):
+    if read_as_attempt(intent, context.assessment.grade.graded, tuple(field.values)):
         context.state = context.writer.apply(
             context.state, SetMetrics("classified", {INTENT_METRIC: ATTEMPT_INTENT})
         )

@@ -331,11 +331,13 @@ def test_an_adversarial_label_is_kept_when_the_message_holds_a_graded_answer(
 def test_only_a_graded_non_adversarial_message_is_read_as_an_attempt(
     intent: str, verdict: str, counts: bool
 ) -> None:
+    from pedrag.runtime.learning.grader import Grade
     from pedrag.runtime.turn.trusted_writes import read_as_attempt
 
+    graded = Grade(verdict).graded  # type: ignore[arg-type]
     labels = ("other", "question", "attempt", "off_topic", "injection", "solution_demand")
-    assert read_as_attempt(intent, verdict, labels) is counts
-    assert read_as_attempt(intent, verdict, ("other", "question")) is False  # no such label
+    assert read_as_attempt(intent, graded, labels) is counts
+    assert read_as_attempt(intent, graded, ("other", "question")) is False  # no such label
 
 
 # --- 6. another explanation is help; a hedged answer is an attempt -----------------------
