@@ -287,6 +287,12 @@ def test_a_sentence_the_grader_grades_is_an_attempt(
         ("photo_gas_in", "What is carbon dioxide?"),
         ("photo_gas_in", "oxygen? water? nitrogen?"),
         ("mult_7x8", "Each row has eight seats."),
+        # asking the tutor about the term names the answer but commits to nothing (these
+        # were graded correct, solving the exercise)
+        ("photo_gas_in", "Could you explain carbon dioxide?"),
+        ("photo_gas_in", "would you define carbon dioxide?"),
+        ("photo_gas_in", "please explain carbon dioxide"),
+        ("mult_7x8", "could you explain 56?"),
     ],
 )
 def test_a_message_the_grader_leaves_ungraded_is_not_made_an_attempt(
@@ -298,6 +304,19 @@ def test_a_message_the_grader_leaves_ungraded_is_not_made_an_attempt(
     assert audit["classified"]["intent"] == heuristic_intent(message) != "attempt"
     assert "classifier_intent" not in audit["grade"]
     assert audit["trusted"]["attempts"] == 0
+    assert audit["solved"] is False
+
+
+@pytest.mark.parametrize(
+    "message", ["Could it be carbon dioxide?", "could it be CO2?", "Is it carbon dioxide?"]
+)
+def test_a_tentative_answer_not_addressed_to_the_tutor_is_still_graded(
+    tutor: Tutor, message: str
+) -> None:
+    session = tutor.start("socratic", "photo_gas_in", seed=0)
+    audit = tutor.turn(session, message).audit
+    assert audit["grade"]["verdict"] == "correct"
+    assert audit["classified"]["intent"] == "attempt"
 
 
 @pytest.mark.parametrize(
