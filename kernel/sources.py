@@ -117,6 +117,9 @@ INTENT_METRIC = "intent"
 EXPLAIN_MODE_METRIC = "explain_mode"
 CODE_ATTEMPT_METRIC = "code_attempt"
 QUESTION_INTENT = "question"
+# The label the trusted writes give a message the grader graded, whatever the classifier said
+# (`pedrag.runtime.turn.trusted_writes.read_as_attempt`).
+ATTEMPT_INTENT = "attempt"
 ADVERSARIAL_INTENTS = frozenset({"solution_demand", "injection", "exam_leak", "hostile"})
 
 # Grounding (DESIGN, "Grounding"; seed 2, §3.2): the classified signal that the learner asked

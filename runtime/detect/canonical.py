@@ -30,6 +30,11 @@ What the view does, in order:
 - **Spacing collapsed.** Any run of horizontal spacing (spaces, tabs, the Unicode spaces) is
   one space: a gap of five spaces is as much a gap as one.
 
+:func:`latin_letters` is the same fold of look-alikes and invisible characters for readers that
+match words and nothing else (the pre-classifier's injection and request patterns): letters
+only, word by word, with braces, LaTeX, digits and every other character left as written, and
+a word with any letter that imitates none (a genuine Russian or Greek word) left whole.
+
 Why one module: the detector, the stream guard and the grader's answer reader must read the
 same text, or a spelling the detector reads through is one the grader does not (and the reverse).
 Why a map back: findings are reported, and replaced in a stream, at the reply's own offsets.
@@ -320,3 +325,53 @@ def _reverse_from(kept: list[str], origin: list[int], start: int) -> None:
 def canonical_text(text: str) -> str:
     """Only the view's text (for readers that need no offsets)."""
     return canonical_view(text).text
+
+
+def _latin_letter(char: str, confusables: dict[str, str]) -> str | None:
+    """The ASCII letter ``char`` imitates or is a compatibility form of (a Cyrillic "і", a
+    Greek "ο", a full-width "ｇ", a mathematical "𝐠"), "" for an invisible character or a
+    combining mark, else None."""
+    if char.isascii():
+        return char
+    if char in BLANK_CHARACTERS or unicodedata.category(char) in _DROPPED_CATEGORIES:
+        return ""
+    for candidate in (confusables.get(char, ""), unicodedata.normalize("NFKC", char)):
+        if len(candidate) == 1 and candidate.isascii() and candidate.isalpha():
+            return candidate
+    return None
+
+
+def _in_word(char: str) -> bool:
+    return (
+        char.isalpha()
+        or char in BLANK_CHARACTERS
+        or unicodedata.category(char) in _DROPPED_CATEGORIES
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def latin_letters(text: str) -> str:
+    """``text`` with each word written in look-alike letters ("іgnore" with a Cyrillic "і",
+    "ｓｙｓｔｅｍ", "ig\u200dnore") spelled in the ASCII letters a reader sees; a word with a
+    letter that imitates no ASCII letter stays as written, and so does everything that is not
+    a word. Why words, not characters: a Russian or Greek sentence keeps its own words (at most
+    a short one made only of look-alikes, "как", reads in Latin letters, which no English
+    pattern is made of), while an injection spelled in look-alikes cannot hide."""
+    if text.isascii():
+        return text
+    confusables = _confusables()
+    pieces: list[str] = []
+    index = 0
+    while index < len(text):
+        if not _in_word(text[index]):
+            pieces.append(text[index])
+            index += 1
+            continue
+        end = index
+        while end < len(text) and _in_word(text[end]):
+            end += 1
+        word = text[index:end]
+        letters = [_latin_letter(char, confusables) for char in word]
+        pieces.append(word if None in letters else "".join(letters))  # type: ignore[arg-type]
+        index = end
+    return "".join(pieces)

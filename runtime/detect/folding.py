@@ -8,7 +8,8 @@ whatever is not ASCII dropped (accents, so "Crème" and "creme" compare equal) a
 Why one place: the detector and the grader must agree on when two spellings are the same words,
 or a reply the grader accepts as the answer slips past the detector. The other normalisations
 are different rules on purpose and stay with their stage: the detector's reader view
-(`pedrag.runtime.detect.canonical`: confusables, invisible characters, offsets kept), the
+(`pedrag.runtime.detect.canonical`: confusables, invisible characters, offsets kept) and its
+letters-only fold for the pre-classifier's word patterns (`canonical.latin_letters`), the
 per-character fold that keeps the detector's spans aligned (`answer._ascii_folded`, no case
 change), the number-word table (`number_words._fold_table`, letters only), the answer reader's
 NFKC with dashes unified (symbols kept for maths), and the grader's case-folded comparison of a

@@ -333,7 +333,16 @@ _TENTATIVE_NEGATIVE = re.compile(
 )
 _TERM_QUESTION = re.compile(
     r"^\s*(?:so\s+|and\s+|but\s+|ok\w*,?\s+|um+,?\s+)?(?:what|what's|whats|why|how|where|which|"
-    r"who|when|does|do|did|can|define|explain|describe|tell\s+me|meaning\s+of)\b",
+    r"who|when|does|do|did|can|define|explain|describe|tell\s+me|meaning\s+of"
+    # "could you explain carbon dioxide?" asks about the term as "can you" does ("could it be
+    # carbon dioxide?" stays tentative: it is not addressed to the tutor)
+    r"|(?:could|would|will)\s+you)\b",
+    re.IGNORECASE,
+)
+# Asking the tutor to explain the term, no question mark needed ("explain carbon dioxide",
+# "please define osmosis"): a request about the term, never an answer to grade.
+_TERM_REQUEST = re.compile(
+    r"^\s*(?:please\s+|ok\w*,?\s+|so\s+)?(?:define|explain|describe|tell\s+me\s+about)\b(?!\s*:)",
     re.IGNORECASE,
 )
 _TENTATIVE = re.compile(
@@ -388,7 +397,10 @@ def negated(clause: Clause, position: int) -> bool:
 
 
 def asks_about(clause: Clause) -> bool:
-    """A question about the term ("what is a chloroplast?", "how do I get 56?")."""
+    """A question about the term ("what is a chloroplast?", "how do I get 56?", "could you
+    explain carbon dioxide?") or a request to explain it ("explain carbon dioxide")."""
+    if _TERM_REQUEST.match(clause.text):
+        return True
     return clause.question and bool(_TERM_QUESTION.match(clause.text))
 
 

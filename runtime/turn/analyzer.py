@@ -28,6 +28,7 @@ from pedrag.runtime.llm.interface import (
 from pedrag.runtime.turn.classifier import (
     CLOSE,
     OPEN,
+    as_read,
     classification_schema,
     frame_message,
     plain_quotes,
@@ -110,7 +111,7 @@ class Inference:
 
 def heuristic_inference(message: str, fields: Mapping[str, MetricField]) -> dict[str, Any]:
     """Offline inference for the metric names the shipped theories use; others: default."""
-    message = plain_quotes(message)
+    message = as_read(message)
     words = len(message.split())
     hedges = len(_HEDGES.findall(message))
     frustrated = len(_FRUSTRATED.findall(message)) + len(_INTENSE.findall(message))

@@ -26,6 +26,7 @@ from pedrag.kernel.sources import (
     INTENT_METRIC,
     REQUEST_METRIC,
 )
+from pedrag.runtime.detect.canonical import latin_letters
 from pedrag.runtime.llm.interface import (
     LLMBackend,
     LLMError,
@@ -127,9 +128,19 @@ _TYPOGRAPHIC = str.maketrans(
 
 
 def plain_quotes(message: str) -> str:
-    """``message`` with typographic apostrophes and quotes as their ASCII forms (the one
-    spelling the classifier's and the analyzer's patterns are written in)."""
+    """``message`` with typographic apostrophes and quotes as their ASCII forms, one character
+    for one (so a span found in it is the same span in the message)."""
     return message.translate(_TYPOGRAPHIC)
+
+
+def as_read(message: str) -> str:
+    """``message`` in the one spelling the classifier's and the analyzer's patterns are
+    written in: words in look-alike letters ("іgnore prevіous іnstructіons" with Cyrillic
+    "і", "ѕystem:", full-width letters, a zero-width joiner inside a word) in the ASCII letters
+    they imitate (`pedrag.runtime.detect.canonical.latin_letters`, the detector's own table),
+    and typographic quotes as ASCII. Letters only: the braces and symbols code detection
+    reads stay as written."""
+    return plain_quotes(latin_letters(message))
 
 
 # A concept question asks what something in the course *is* or *does* ("What is chlorophyll?",
@@ -203,6 +214,17 @@ _EXAMPLE = re.compile(
     r"|\bhelp me with an? (worked |similar )?example\b|\bsee (one|it) (solved|done|worked)\b",
     re.I,
 )
+# Another explanation of what the tutor just said ("can you explain it differently?", "explain
+# that another way", "a different explanation please"): help that is not the answer, not a
+# question about a concept of the course ("can you explain photosynthesis?" stays one).
+_OTHER_EXPLANATION = re.compile(
+    r"\b(explain|show|put|describe|teach|word)\s+(it|that|this)(\s+to me)?\s+(again\s+)?"
+    r"(differently|another way|a different way|(in )?(a|some) (different|other|simpler) way"
+    r"|in other words|in different words|more simply|in simpler (terms|words))\b"
+    r"|\b(another|a different|a simpler|an easier) (way of explaining|explanation)\b"
+    r"|\bexplain (it|that|this) again\b",
+    re.I,
+)
 _REASONING = re.compile(
     r"\b(because|since|that'?s why|the reason|which means|that means|so that|it works)\b", re.I
 )
@@ -214,14 +236,14 @@ def heuristic_request(message: str, intent: object) -> str:
     (seed 2, §3.2)."""
     if intent in ADVERSARIAL_INTENTS:
         return "none"
-    message = plain_quotes(message)
+    message = as_read(message)
     if _APOLOGY.search(message):
         return "apology"
     if _RESTATE.search(message):
         return "restate"
     if _EXAMPLE.search(message):
         return "example"
-    if _HELP.search(message):
+    if _HELP.search(message) or _OTHER_EXPLANATION.search(message):
         return "help"
     if heuristic_concept_question(message, intent):
         return "concept"
@@ -237,8 +259,12 @@ def heuristic_concept_question(message: str, intent: object) -> bool:
     signal; its only effect is a grounded turn, which the ceiling still bounds)."""
     if intent not in CONCEPT_INTENTS or len(message) > 400:
         return False
-    message = plain_quotes(message)
-    return bool(_CONCEPT.search(message)) and not _EXERCISE_TALK.search(message)
+    message = as_read(message)
+    return (
+        bool(_CONCEPT.search(message))
+        and not _EXERCISE_TALK.search(message)
+        and not _OTHER_EXPLANATION.search(message)
+    )
 
 
 @dataclass(frozen=True)
@@ -303,7 +329,7 @@ def _decoded_base64(message: str) -> str:
 
 def heuristic_intent(message: str) -> str:
     """One of seed 2's intent labels from keyword patterns; ``other`` when nothing fits."""
-    message = plain_quotes(message)
+    message = as_read(message)
     hidden = _decoded_base64(message)
     if hidden:
         return "injection"  # encoded instructions are an evasion by construction
@@ -321,8 +347,8 @@ def heuristic_intent(message: str) -> str:
         return "attempt"
     if _OFF_TOPIC.search(message):
         return "off_topic"
-    if _bare_answer(message):  # before the question mark: "oxygen?" is a tentative answer
-        return "attempt"
+    if _bare_answer(message) or _hedged_answer(message):  # before the question mark:
+        return "attempt"  # "oxygen?", "I don't know, maybe water?" are tentative answers
     if "?" in message or re.match(r"\s*(how|what|why|where|when|which|can|could)\b", message, re.I):
         return "question"
     return "other"
@@ -336,6 +362,30 @@ def _bare_answer(message: str) -> bool:
     if message.rstrip().endswith("?") and words[0] in _YES_NO_QUESTION:
         return False
     return not any(word in _NOT_AN_ANSWER_WORD for word in words)
+
+
+# A hedge and then a bare answer to end the message ("I don't know, maybe water?", "perhaps the
+# chloroplast", "not sure... I guess oxygen"): a low-confidence attempt, which the analyzer reads
+# as such from the same hedges. What follows the hedge is held to the bare-answer test, and the
+# words that make it a suggestion about what to do ("maybe later", "maybe ask the teacher?")
+# keep it out.
+_HEDGED = re.compile(
+    r"(?:^|[^\w'])(?:maybe|perhaps|probably|possibly|i guess|i suppose)[\s,.:-]+"
+    r"(?:it'?s\s+|it is\s+|it was\s+|it'?d be\s+)?(?P<tail>[^,.;:!?]*[.!?]*)\s*$",
+    re.I,
+)
+_SUGGESTION_WORDS = frozenset(
+    "ask try later tomorrow tonight soon someday another other look check think read".split()
+)
+
+
+def _hedged_answer(message: str) -> bool:
+    """Whether ``message`` ends in a hedged bare answer (see ``_HEDGED``)."""
+    match = _HEDGED.search(message)
+    if match is None or not _bare_answer(match.group("tail")):
+        return False
+    words = re.findall(r"[a-z]+", match.group("tail").lower())
+    return not any(word in _SUGGESTION_WORDS for word in words)
 
 
 def heuristic_classification(message: str, fields: Mapping[str, MetricField]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from pedrag.kernel.sources import INTENT_METRIC
 from pedrag.runtime.detect.detector import DetectorVerdict
 from pedrag.runtime.learning.loop import WRONG_ANSWERS
 from pedrag.runtime.learning.material import SAID, after_reply, exercise_start
@@ -173,6 +174,9 @@ def commit(
         "grade": {
             "verdict": assessment.grade.verdict,
             "events": list(assessment.events),
+            # a graded answer the classifier labelled otherwise reads as an attempt
+            # (`trusted_writes.read_as_attempt`): the classifier's own label, kept
+            **_classifier_intent(context),
             **({"facts": list(assessment.grade.facts)} if host.keep_transcript else {}),
         },
         "exercise": info_id(info),
@@ -268,3 +272,10 @@ def _safe_failure(item: Mapping[str, str]) -> dict[str, str]:
         key: clean_text(redact_credentials(_QUOTED.sub("'…'", str(value))))
         for key, value in item.items()
     }
+
+
+def _classifier_intent(context: TurnContext) -> dict[str, Any]:
+    """The classifier's intent label when the trusted writes read the message otherwise."""
+    said = context.classification.values.get(INTENT_METRIC)
+    read = dict(context.policy_input.classified).get(INTENT_METRIC)
+    return {"classifier_intent": said} if said != read else {}

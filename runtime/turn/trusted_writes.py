@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pedrag.kernel.ceiling import most_permissive
-from pedrag.kernel.sources import INTENT_METRIC
+from pedrag.kernel.sources import ADVERSARIAL_INTENTS, ATTEMPT_INTENT, INTENT_METRIC
 from pedrag.runtime.learning.exam import EXAM, ExamRecord
 from pedrag.runtime.learning.loop import WRONG_ANSWERS, GoalRecord, assess
 from pedrag.runtime.learning.mastery import Tracing
@@ -36,6 +36,7 @@ _DEFAULT_TRACING = Tracing()
 def write_trusted(context: TurnContext) -> None:
     """Sets ``assessment``, ``solved_now``, ``following`` and ``goal_in_scope``."""
     _grade(context)
+    _read_graded_answer_as_attempt(context)
     _choose_goal_in_scope(context)
     host, info = context.host, context.exercise
     context.solved_now = context.assessment.grade.verdict == "correct"
@@ -93,6 +94,37 @@ def _grade(context: TurnContext) -> None:
         state = writer.mark_solved(state)
     context.state = state.but(extra=extra)
     context.assessment = assessment
+
+
+def read_as_attempt(intent: object, graded: bool, labels: tuple[str, ...]) -> bool:
+    """Whether a message the pre-classifier labelled ``intent`` counts as an attempt because
+    the grader ``graded`` it (`Grade.graded`): graded right or wrong, it was an answer to the exercise
+    ("Each of the players has a number.", "I think it is carbon dioxide and water"), so the
+    theories' attempt rules must see what the grader saw. Only the grader's verdict opens it, so
+    no phrasing inflates attempts beyond what the grader itself grades (a question with the
+    answer in it, "not 56", a list of candidates are left ungraded); an adversarial label is
+    kept, since it is what the policy core's risks read and an answer inside an injection is
+    still an injection."""
+    return (
+        graded
+        and ATTEMPT_INTENT in labels
+        and intent != ATTEMPT_INTENT
+        and intent not in ADVERSARIAL_INTENTS
+    )
+
+
+def _read_graded_answer_as_attempt(context: TurnContext) -> None:
+    """Writes ``intent = attempt`` for a graded answer the classifier labelled otherwise
+    (:func:`read_as_attempt`); the classifier's own label stays in ``context.classification``
+    (the audit's ``grade.classifier_intent``)."""
+    field = context.schema.fields.get(INTENT_METRIC)
+    if field is None or field.source != "classified":
+        return
+    intent = context.state.metrics.get(INTENT_METRIC)
+    if read_as_attempt(intent, context.assessment.grade.graded, tuple(field.values)):
+        context.state = context.writer.apply(
+            context.state, SetMetrics("classified", {INTENT_METRIC: ATTEMPT_INTENT})
+        )
 
 
 def _choose_goal_in_scope(context: TurnContext) -> None:
