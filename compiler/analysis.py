@@ -224,10 +224,10 @@ class Analysis:
         self._memo: dict[str, Any] = {}
         # The member answers each group answer being computed asks (`_cached`), innermost last.
         self._members: list[list[str]] = []
-        self._points: dict[str, dict[str, Any] | None] = {}
+        self._points: dict[str, dict[str, Any] | bytes | None] = {}  # bytes: kept packed
         self._rule_keys: dict[str, tuple[str, int]] = {}
         self._order = {name: index for index, name in enumerate(self.domains)}
-        self._eligible_points: dict[str, dict[str, Any]] = {}
+        self._eligible_points: dict[str, dict[str, Any] | bytes] = {}
 
     @property
     def cuts(self) -> dict[str, set[Fraction]]:
@@ -1471,7 +1471,9 @@ def _pack(state: dict[str, Any] | bytes | None) -> bytes | None:
 
 
 def _unpack(state: dict[str, Any] | bytes) -> dict[str, Any]:
-    return pickle.loads(state) if type(state) is bytes else state
+    if isinstance(state, bytes):
+        return pickle.loads(state)  # type: ignore[no-any-return]
+    return state
 
 
 def present(value: Any, kind: str) -> Any:

@@ -37,7 +37,10 @@ def _line_encoder() -> Callable[[dict[str, Any]], str]:
     """`json.dumps` with its default options, as one encoder made once: `json.dumps` makes its
     C encoder afresh on every call, a third of its time on a diagnostic's few hundred bytes
     (5,000 of them in a 5,000-rule report). Plain `json.dumps` where there is no C encoder."""
-    from json.encoder import c_make_encoder, encode_basestring_ascii
+    from json.encoder import (  # type: ignore[attr-defined]
+        c_make_encoder,
+        encode_basestring_ascii,
+    )
 
     if c_make_encoder is None:
         return json.dumps
