@@ -244,17 +244,8 @@ class KeptWriter:
             pooled = self._pooled = connect()
         self._busy = True
         try:
-            cursor = pooled.cursor()
-            try:
-                cursor.execute("BEGIN IMMEDIATE")
-                try:
-                    yield _DriverStatements(cursor, dialect)
-                except BaseException:
-                    pooled.rollback()
-                    raise
-                pooled.commit()
-            finally:
-                cursor.close()
+            with _transaction(pooled, dialect) as statements:
+                yield statements
         except BaseException:
             self.release()  # back to the pool, reset there: the next write takes another
             raise
@@ -277,17 +268,25 @@ def driver_write(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
     exception. Give it only statements built once (module constants): their compiled forms
     are kept."""
     try:
-        cursor = pooled.cursor()
-        try:
-            if dialect.name == "sqlite":
-                cursor.execute("BEGIN IMMEDIATE")
-            try:
-                yield _DriverStatements(cursor, dialect)
-            except BaseException:
-                pooled.rollback()
-                raise
-            pooled.commit()
-        finally:
-            cursor.close()
+        with _transaction(pooled, dialect) as statements:
+            yield statements
     finally:
         pooled.close()  # back to the pool
+
+
+@contextmanager
+def _transaction(pooled: Any, dialect: Dialect) -> Iterator[Statements]:
+    """The one write transaction both writers run (``driver_write``, ``KeptWriter``): begun
+    (``BEGIN IMMEDIATE`` on SQLite), committed on normal exit, rolled back on any exception."""
+    cursor = pooled.cursor()
+    try:
+        if dialect.name == "sqlite":
+            cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield _DriverStatements(cursor, dialect)
+        except BaseException:
+            pooled.rollback()
+            raise
+        pooled.commit()
+    finally:
+        cursor.close()
