@@ -186,7 +186,12 @@ _RESTATE = re.compile(
 )
 _HELP = re.compile(
     r"\bhelp\b|\bhints?\b|\bstuck\b|\bno (idea|clue)\b|\bclueless\b"
-    r"|\bi'?m (so |completely |totally |a bit |kind of )?(lost|confused)\b"
+    r"|\b(i'?m|i am|i feel|feeling) (still )?(so |completely |totally |a bit |kind of |very |really )?"
+    r"(lost|confused)\b"
+    # "still lost", "lost", "totally confused" on their own, often the reply to the last help:
+    # the same request again (not "the team lost 3 games", which says who lost what)
+    r"|\bstill (so |completely |totally |very |really )?(lost|confused|stuck)\b"
+    r"|^\W*(so |completely |totally |very |really |kind of |a bit )?(lost|confused)\W*$"
     r"|\bnot sure (how|where|what) to\b|\b(don'?t|do not) know (how|where|what) to\b"
     r"|\b(where|how) (do|should|can) i (even )?(start|begin)|\bwhere to (start|begin)\b"
     r"|\bwhat (do|should|can) i (even )?(look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"

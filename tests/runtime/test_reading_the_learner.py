@@ -55,6 +55,14 @@ def _request(message: str) -> str:
         "what do I do",
         "where do I even start",
         "I can’t do this",
+        "still lost",  # the reply to the last help: the same request again
+        "Still confused...",
+        "i'm still lost",
+        "I am totally lost",
+        "I feel lost",
+        "lost",
+        "totally confused",
+        "still stuck",
     ],
 )
 def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
@@ -69,6 +77,9 @@ def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
         ("it's oxygen because plants breathe it out", "explanation"),
         ("Give me the answer, I give up", "none"),  # a demand never climbs the help path
         ("I didn't get 56, I got 54 because I added", "explanation"),  # an attempt, not lost
+        ("the team lost 3 of 8 games so they won 5", "none"),  # who lost what, not the learner
+        ("I lost my pencil", "none"),
+        ("lost in thought, is it 56?", "none"),
     ],
 )
 def test_the_other_readings_keep_their_request(message: str, asked: str) -> None:
@@ -84,6 +95,17 @@ def test_saying_you_are_lost_climbs_the_help_path_in_every_theory(
     assert all(t.action.startswith("help_") for t in turns), [t.action for t in turns]
     rungs = [t.rung for t in turns]
     assert rungs == sorted(set(rungs)), rungs  # one rung higher each time
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_still_lost_after_help_climbs_on(tutor: Tutor, theory: str) -> None:
+    """The terse reply to help that did not help ("still lost") is asked again, one rung
+    higher, not read as a remark that drops the learner back to the bottom rung."""
+    session = tutor.start(theory, "photo_gas_in", seed=0)
+    turns = [tutor.turn(session, m) for m in ("I don't get it", "still lost", "still confused")]
+    assert all(t.action.startswith("help_") for t in turns), [t.action for t in turns]
+    rungs = [t.rung for t in turns]
+    assert rungs == sorted(set(rungs)), rungs
 
 
 # --- 3. role-play injections ---------------------------------------------------------------
