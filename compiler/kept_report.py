@@ -17,9 +17,10 @@ Why it is sound: a report is a function of
   version, the Python version and the versions of the libraries that decide answers (z3,
   PyYAML, pydantic, lark: `code_version.library_versions`), as every kept front end and
   findings file is (`check_cache._versions`).
-Nothing else is read by the check (no clock in a JSON, text or GitHub report; the SARIF
-report's times and `--statistics`' count of damaged cache records are not kept, nor is
-a `--fix`, `--diff` or stdin check). A report is not kept when a solver question was left
+Nothing else is read by the check (no clock in a JSON, text or GitHub report; a SARIF log
+is kept without its invocation, the run's command line, times and exit code, which each run
+adds, `sarif.with_invocation`; `--statistics`' count of damaged cache records is not kept,
+nor is a `--fix`, `--diff` or stdin check). A report is not kept when a solver question was left
 undecided (a timeout may be decided next time), the compiler failed on a file, or the
 inputs read after the check differ from those read before it (a file saved meanwhile).
 """
