@@ -77,11 +77,15 @@ def library_versions() -> tuple[tuple[str, str], ...]:
 
 
 def _installed_version(name: str) -> str:
-    spec = find_spec(name)
+    try:
+        spec = find_spec(name)
+    except (ImportError, ValueError):  # a stand-in without a spec in `sys.modules`
+        return "unknown"
     if spec is None or spec.origin is None:
         return "absent"
     distribution, attribute = LIBRARIES[name]
-    site = Path(spec.origin).parent.parent
+    module = Path(spec.origin).parent  # the package's folder, or a module's own
+    site = module.parent if spec.submodule_search_locations is not None else module
     wanted = _normalized(distribution)
     try:
         entries = _entries(str(site))
@@ -92,8 +96,11 @@ def _installed_version(name: str) -> str:
         return f"{site}:{','.join(found)}"
     import importlib
 
-    value = getattr(importlib.import_module(name), attribute)
-    return f"{spec.origin}:{value() if callable(value) else value}"
+    try:
+        value = getattr(importlib.import_module(name), attribute)
+        return f"{spec.origin}:{value() if callable(value) else value}"
+    except Exception as error:  # a broken install: the check itself will say so
+        return f"{spec.origin}:{type(error).__name__}"
 
 
 @functools.cache

@@ -66,3 +66,14 @@ def test_the_installed_deciding_libraries_are_named_without_importing_them(
     assert set(found) == {"z3", "yaml", "pydantic", "pydantic_core", "lark"}
     assert all(".dist-info" in version or ".egg-info" in version for version in found.values())
     assert {name for name in code_version.LIBRARIES if name in sys.modules} == imported
+
+
+def test_a_single_module_library_is_found_beside_its_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_versions: None
+) -> None:
+    (tmp_path / "solo_solver.py").write_text("raise ImportError('never imported')\n")
+    (tmp_path / "solo_solver-2.0.dist-info").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(code_version, "LIBRARIES", {"solo_solver": ("solo-solver", "VERSION")})
+    ((name, version),) = code_version.library_versions()
+    assert version == f"{tmp_path}:solo_solver-2.0.dist-info"
