@@ -15,6 +15,11 @@ tree's alone (the processes evict each other's caches); compare the ratios.
     python benchmarks/turn_lockstep.py OLD_TREE NEW_TREE [--turns 1500] [--format json]
     python benchmarks/turn_lockstep.py OLD_TREE NEW_TREE --stages [--store normal|full|memory]
 
+Each tree's SQLite stores live in ``.turn-bench-*`` folders its process makes in the tree
+(``turn_overhead.Run``: on the tree's disk, where fsync costs what it costs); they are removed
+when the run ends however it ends (a tree's loop failing, Ctrl-C): each process removes its
+own, and this script removes those a process it started named and left (one killed).
+
 ``--stages`` runs one store per tree with ``turn_overhead.py``'s stage timers instead: each
 stage's CPU per turn (and the detector's, the grader's and ``save_turn``'s inside them) in
 every tree, with the ratio to the baseline's, the same turns under the same load (the stage
@@ -28,6 +33,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,23 +56,31 @@ def worker(stages_store: str | None = None) -> int:
     theories = TheorySet.shipped()
     timer = _stage_timer_class()() if stages_store else None
     kinds = (stages_store,) if stages_store else STORES
-    runs = [turn_overhead.Run(kind, theories) for kind in kinds]
-    if timer is not None:
-        timer.time_store(runs[0])
-    messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
-    backend = 0.0
-    for line in sys.stdin:
-        index = int(line)
-        if index < 0:
-            break
-        if timer is not None and index == WARM_UP:
-            timer.spent.clear()
-            backend = 0.0
-        for run in runs:
-            run.turn(index, messages[index % len(messages)])
-            backend += run.backend.seconds
-        print("ok", flush=True)
-    results = [run.result() for run in runs]
+    runs: list[Any] = []
+    try:
+        for kind in kinds:
+            runs.append(turn_overhead.Run(kind, theories))
+        # The folders this process made, for the parent to remove should it die first.
+        print(json.dumps([f for run in runs if (f := getattr(run, "folder", None))]), flush=True)
+        if timer is not None:
+            timer.time_store(runs[0])
+        messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
+        backend = 0.0
+        for line in sys.stdin:
+            index = int(line)
+            if index < 0:
+                break
+            if timer is not None and index == WARM_UP:
+                timer.spent.clear()
+                backend = 0.0
+            for run in runs:
+                run.turn(index, messages[index % len(messages)])
+                backend += run.backend.seconds
+            print("ok", flush=True)
+        results = [run.result() for run in runs]
+    finally:
+        for run in runs:  # a failure, Ctrl-C or the parent gone: `result` never ran
+            _remove_store_folder(run)
     if timer is not None:
         turns = results[0]["turns"]
         timer.close()
@@ -75,6 +89,19 @@ def worker(stages_store: str | None = None) -> int:
         return 0
     print(json.dumps(results), flush=True)
     return 0
+
+
+def _remove_store_folder(run: Any) -> None:
+    """Close a run's store and remove its folder (a tree's own `turn_overhead.Run`, perhaps
+    older than this script: only `folder` and `store` are relied on)."""
+    folder = getattr(run, "folder", None)
+    if folder is None or not Path(folder).exists():
+        return
+    try:
+        run.store.close()
+    except Exception:  # already closed, or half made: the folder goes all the same
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stage_timer_class() -> Any:
@@ -106,7 +133,14 @@ def lockstep(
         )
         for tree in trees
     ]
+    folders: list[str] = []
     try:
+        for tree, process in zip(trees, processes, strict=True):
+            assert process.stdout is not None
+            made = process.stdout.readline()
+            if not made:
+                raise RuntimeError(f"{tree.name}'s loop did not start")
+            folders += json.loads(made)
         for index in range(turns + WARM_UP):
             for process in processes if index % 2 == 0 else processes[::-1]:
                 assert process.stdin is not None and process.stdout is not None
@@ -122,9 +156,26 @@ def lockstep(
             results[tree.name] = json.loads(process.stdout.readline())
         return results
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.wait(timeout=60)
+        _stop(processes)
+        for folder in folders:  # a process killed before it could remove its own
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop(processes: list[subprocess.Popen[str]]) -> None:
+    """End every tree's process: its input closed (a loop waiting for a turn then ends and
+    removes its folders), killed if it has not ended within a minute."""
+    for process in processes:
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+        except OSError:  # gone already: nothing to tell it
+            pass
+    for process in processes:
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def main() -> int:

@@ -8,8 +8,9 @@ to a later `pedrag check` of the same theory semantics, so re-checking after a o
 asks z3 only about that rule and its pairs.
 
 - **Content-addressed.** Answers live in one shard per *semantics*: the sha256 of pedrag's
-  version, this cache's format and the theory's metric domains, ceiling and selection (what
-  every answer depends on besides its own key). An edit to any of those starts a new shard;
+  version, this cache's format, the versions of the libraries that decide answers (z3,
+  PyYAML, pydantic, lark: `_versions`) and the theory's metric domains, ceiling and selection
+  (what every answer depends on besides its own key). An edit to any of those starts a new shard;
   an edit to a rule only adds keys. Nothing is keyed by file name or path.
 - **Plain values only.** An answer is stored when it is made of statuses, witnesses, cores,
   points and numbers (never formulas, whose identity matters in memory); `unknown` answers
@@ -92,10 +93,15 @@ def default_folder() -> Path:
     return Path(platformdirs.user_cache_dir("pedrag", appauthor=False))
 
 
-def _version() -> str:
+def _versions() -> tuple[Any, ...]:
+    """What every key in the cache includes: pedrag's version, this cache's format, Python's
+    (marshal's format is Python's own) and the libraries that decide answers
+    (`code_version.library_versions`: a new z3 may decide otherwise, a new pydantic words
+    its errors otherwise)."""
     from pedrag import __version__
+    from pedrag.compiler.code_version import library_versions
 
-    return __version__
+    return (__version__, FORMAT, sys.version_info[:2], library_versions())
 
 
 MEMBERS = "members "
@@ -528,7 +534,7 @@ class LoadedFiles:
     def _names(self, raw: bytes, shown: str, code: str) -> tuple[str, Path]:
         """(The digest a result for `raw` is kept under, the `.latest` pointer of `shown`)."""
         assert self.folder is not None
-        versions = repr((_version(), FORMAT, sys.version_info[:2], shown, code)).encode("utf-8")
+        versions = repr((*_versions(), shown, code)).encode("utf-8")
         digest = hashlib.sha256(versions + b"\x00" + raw).hexdigest()[:40]
         return digest, self.folder / f"{hashlib.sha256(versions).hexdigest()[:40]}.latest"
 
@@ -714,7 +720,5 @@ class CheckCache:
         """The shard for a theory semantics (any value with a deterministic `repr`)."""
         if self.folder is None:
             return Shard(None, self.damage)
-        # marshal's format is Python's own: each Python minor version has shards of its own.
-        versions = (_version(), FORMAT, sys.version_info[:2])
-        digest = hashlib.sha256(repr((*versions, semantics)).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(repr((*_versions(), semantics)).encode("utf-8")).hexdigest()
         return Shard(self.folder / f"{digest[:40]}.pickle", self.damage)

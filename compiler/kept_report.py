@@ -14,14 +14,15 @@ Why it is sound: a report is a function of
   (a path that is not absolute, and `files` globs where no pyproject says where they start);
 - the options (format, selection, fail-on, quiet, colour as resolved for this terminal);
 - pedrag's code (every module's name, size and modification time, `code_version`) and
-  version, and the Python version (as every kept front end and findings file is).
-Nothing else is read by the check (no clock in a JSON, text or GitHub report; the SARIF
-report's times and `--statistics`' count of damaged cache records are not kept, nor is
-a `--fix`, `--diff` or stdin check). A report is not kept when a solver question was left
+  version, the Python version and the versions of the libraries that decide answers (z3,
+  PyYAML, pydantic, lark: `code_version.library_versions`), as every kept front end and
+  findings file is (`check_cache._versions`).
+Nothing else is read by the check (no clock in a JSON, text or GitHub report; a SARIF log
+is kept without its invocation, the run's command line, times and exit code, which each run
+adds, `sarif.with_invocation`; `--statistics`' count of damaged cache records is not kept,
+nor is a `--fix`, `--diff` or stdin check). A report is not kept when a solver question was left
 undecided (a timeout may be decided next time), the compiler failed on a file, or the
-inputs read after the check differ from those read before it (a file saved meanwhile). The
-libraries pedrag calls (z3, PyYAML, pydantic) are not in the key, as in the rest of the
-cache; upgrading them in place without a new pedrag version keeps earlier answers too.
+inputs read after the check differ from those read before it (a file saved meanwhile).
 """
 
 from __future__ import annotations

@@ -196,6 +196,10 @@ def lower(theory: ResolvedTheory) -> dict[str, Any]:
             "rung": action.rung,
             "priority": action.priority,
             "tags": sorted(action.tags),
+            # The tags only a wording gives, each with its placeholder (theory-format.md,
+            # "Derived tags"): `tags` stays the union the runtime and invariants read, and a
+            # designer reading the policy sees which ones `tags:` never said.
+            **({"derived_tags": dict(action.derived)} if action.derived else {}),
             "description": action.description,
             "guidance": action.guidance,
             "template": action.template,

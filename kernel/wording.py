@@ -14,7 +14,7 @@ hint, not only over those whose designer remembered to say so.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 TEMPLATE_PLACEHOLDERS = ("topic",)
 MATERIAL_PLACEHOLDERS = (
@@ -55,3 +55,19 @@ def derived_tags(wordings: Iterable[str | None]) -> dict[str, str]:
     `HELP_TAGS` order, so a listing of them reads the same on every run."""
     filled = {name for text in wordings for name in _HELP.findall(text or "")}
     return {HELP_TAGS[name]: name for name in HELP_TAGS if name in filled}
+
+
+def shown_tags(declared: Iterable[str], derived: Mapping[str, str]) -> list[str]:
+    """An action's tags as a designer reads them (the language server's hover, `pedrag why`):
+    the declared ones, then each one only a wording gives, with its placeholder
+    (`hint (derived: fills `{hint}`)`), so a proof or a decision about `'hint' in tags` says
+    where the hint comes from when `tags:` never said it."""
+    declared = list(declared)
+    return [
+        *declared,
+        *(
+            f"{tag} (derived: fills `{{{placeholder}}}`)"
+            for tag, placeholder in derived.items()
+            if tag not in declared
+        ),
+    ]

@@ -200,19 +200,31 @@ def sarif_dict(
         "columnKind": "unicodeCodePoints",
     }
     if invocation is not None:
-        run["invocations"] = [
-            {
-                "arguments": invocation.arguments,
-                "commandLine": " ".join(_shell_quote(a) for a in invocation.arguments),
-                "startTimeUtc": invocation.start,
-                "endTimeUtc": invocation.end,
-                "exitCode": invocation.exit_code,
-                # The tool ran to the end; findings do not make an execution unsuccessful.
-                "executionSuccessful": invocation.exit_code in (0, 1),
-                "workingDirectory": {"uri": Path.cwd().as_uri().rstrip("/") + "/"},
-            }
-        ]
+        run["invocations"] = [_invocation(invocation)]
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _invocation(invocation: Invocation) -> dict[str, Any]:
+    return {
+        "arguments": invocation.arguments,
+        "commandLine": " ".join(_shell_quote(a) for a in invocation.arguments),
+        "startTimeUtc": invocation.start,
+        "endTimeUtc": invocation.end,
+        "exitCode": invocation.exit_code,
+        # The tool ran to the end; findings do not make an execution unsuccessful.
+        "executionSuccessful": invocation.exit_code in (0, 1),
+        "workingDirectory": {"uri": Path.cwd().as_uri().rstrip("/") + "/"},
+    }
+
+
+def with_invocation(report: str, invocation: Invocation) -> str:
+    """A log `format_sarif` made without an invocation, with this run's, as `format_sarif`
+    would have written it: the rest of a log is a function of the check's inputs, so a kept
+    one (`pedrag.compiler.kept_report`) serves a re-check whose command line, times and exit
+    code are its own."""
+    data = json.loads(report)
+    data["runs"][0]["invocations"] = [_invocation(invocation)]
+    return json.dumps(data, indent=2)
 
 
 def _shell_quote(argument: str) -> str:

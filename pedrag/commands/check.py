@@ -25,6 +25,7 @@ from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from pedrag.compiler.driver import CheckResult
+    from pedrag.compiler.reports.sarif import Invocation
     from pedrag.dsl.loader import LoadedFile
 
 # The driver (and through it the front end), the checks and the report writers are imported
@@ -300,6 +301,13 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _invocation(args: argparse.Namespace, started: str, status: int) -> Invocation:
+    """This run, as a SARIF log records it (ending now)."""
+    from pedrag.compiler.reports.sarif import Invocation
+
+    return Invocation(["pedrag", *getattr(args, "_argv", sys.argv[1:])], started, _now(), status)
+
+
 def _read_stdin(args: argparse.Namespace) -> tuple[LoadedFile, str] | None:
     """(the loaded file, its text) when the input is stdin; None for paths. Bytes that are not
     UTF-8 are a syntax-error at their position, as for a file."""
@@ -499,13 +507,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(
-    args: argparse.Namespace, result: CheckResult, finder: ConfigFinder, started: str, out: TextIO
+    args: argparse.Namespace,
+    result: CheckResult,
+    finder: ConfigFinder,
+    started: str,
+    out: TextIO,
+    invocation: bool = True,
 ) -> int:
-    """Add the material check's findings, print the report to `out`; returns the exit status."""
+    """Add the material check's findings, print the report to `out`; returns the exit status.
+    `invocation` False: a SARIF log without the run's invocation (`_kept_report` adds it)."""
     _add_material_check(result, _cache(args))
     status = 1 if _failing(result, finder) and not args.exit_zero else 0
     try:
-        _print_report(args, result, finder, started, status, out)
+        _print_report(args, result, finder, started, status, out, invocation)
     except BrokenPipeError:
         # The reader stopped early (`pedrag check ... | head -1`); the findings are known, so
         # the status stays what it is (a `pipefail` CI step must not pass with errors).
@@ -515,12 +529,11 @@ def _report(
 
 def _keeps_report(args: argparse.Namespace) -> bool:
     """Whether this check's report may be kept whole and read back (`_kept_report`): not for
-    stdin, fixes, SARIF (it records the run's times), `--statistics` (it counts damaged cache
-    records) or `--no-cache`."""
+    stdin, fixes, `--statistics` (it counts damaged cache records) or `--no-cache`. A SARIF
+    log is kept without its invocation (the run's command line, times and exit code), which
+    each run adds."""
     stdin = not args.paths or "-" in args.paths
-    return not (
-        stdin or args.no_cache or args.fix or args.diff or args.statistics or args.format == "sarif"
-    )
+    return not (stdin or args.no_cache or args.fix or args.diff or args.statistics)
 
 
 def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
@@ -543,17 +556,18 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
         for name, value in vars(args).items()
         if not name.startswith("_")
     )
+    started = _now()
     inputs = report_inputs(args.paths, args.skip_non_pedrag, options)
     if inputs is None:
         return None
     checked = []
+    sarif = args.format == "sarif"
 
     def check(_: bytes, __: str) -> tuple[int, str, bool, bool]:
-        started = _now()
         finder = _finder(args)
         result = _check_with_status(args, finder)
         text = io.StringIO()
-        status = _report(args, result, finder, started, text)
+        status = _report(args, result, finder, started, text, invocation=not sarif)
         # A file written while it was checked: the report may be of other bytes than the key's.
         unchanged = report_inputs(args.paths, args.skip_non_pedrag, options) == inputs
         checked.append(True)
@@ -567,6 +581,10 @@ def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
 
         keep_front_ends(args.paths, _finder(args), _cache(args), args.skip_non_pedrag)
         reports.replace(inputs, "", (status, text, True, False), code)
+    if sarif:
+        from pedrag.compiler.reports.sarif import with_invocation
+
+        text = with_invocation(text, _invocation(args, started, status)) + "\n"
     return status, text
 
 
@@ -577,10 +595,11 @@ def _print_report(
     started: str,
     status: int,
     out: TextIO,
+    invocation: bool = True,
 ) -> None:
     from pedrag.compiler.reports.github import format_github
     from pedrag.compiler.reports.json_report import format_json
-    from pedrag.compiler.reports.sarif import Invocation, format_sarif
+    from pedrag.compiler.reports.sarif import format_sarif
     from pedrag.compiler.reports.text import format_diagnostic, format_report
 
     files = [f.path for f in result.files]
@@ -592,10 +611,8 @@ def _print_report(
     elif args.format == "json":
         print(format_json(files, result.diagnostics, summary), file=out)
     elif args.format == "sarif":
-        invocation = Invocation(
-            ["pedrag", *getattr(args, "_argv", sys.argv[1:])], started, _now(), status
-        )
-        print(format_sarif(result.diagnostics, sources, invocation, docs_url), file=out)
+        run = _invocation(args, started, status) if invocation else None
+        print(format_sarif(result.diagnostics, sources, run, docs_url), file=out)
     elif args.format == "github":
         if result.diagnostics:
             print(format_github(result.diagnostics), file=out)

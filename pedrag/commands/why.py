@@ -20,6 +20,7 @@ from pedrag.compiler.reports.text import format_report
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.suggest import did_you_mean
+from pedrag.kernel.wording import shown_tags
 from pedrag.runtime.policy.compiled import (
     CompiledPolicy,
     MetricSpec,
@@ -32,8 +33,8 @@ NAME = "why"
 ORDER = 30
 HELP = "explain which rules hold, the ceiling and the selection for a given state"
 DESCRIPTION = """\
-Explain the policy's decision for one learner state: the rules whose condition holds, the
-per-turn help ceiling and which ceiling step set it, the rules eligible under the ceiling and
+Explain the policy's decision for one learner state: the rules whose condition holds (with
+their actions' tags, a tag only a wording gives marked derived), the per-turn help ceiling and which ceiling step set it, the rules eligible under the ceiling and
 their selection probabilities, and the monitors and theory switches that fire.
 
 FILE is a theory file (YAML) or a compiled policy (JSON from `pedrag compile`). Metrics not in
@@ -189,12 +190,17 @@ def explain(policy: CompiledPolicy, given: dict[str, Value]) -> dict[str, Any]:
     rules = []
     for index in matching:
         rule = policy.rules[index]
+        action = policy.actions[rule.action]
         rules.append(
             {
                 "rule": rule.id,
                 "index": index,
                 "action": rule.action,
-                "rung": policy.actions[rule.action].rung,
+                "rung": action.rung,
+                # `tags` is the union invariants and the runtime read; `derived_tags` the ones
+                # only a wording gives (compiled-policy.md), each with its placeholder.
+                "tags": sorted(action.tags),
+                "derived_tags": dict(action.derived_tags),
                 "weight": rule.weight,
                 "priority": rule.priority,
                 "when": policy.rule_texts[index],
@@ -379,6 +385,10 @@ def format_text(report: dict[str, Any]) -> str:
         out.append(
             f"  {r['rule']:<{width}}  -> {r['action']} ({rung_name(r['rung'])}, weight {r['weight']:g}, priority {r['priority']})  {status}"
         )
+        derived = r["derived_tags"]
+        declared = [tag for tag in r["tags"] if tag not in derived]
+        if r["tags"]:
+            out.append(f"  {'':<{width}}     tags: " + ", ".join(shown_tags(declared, derived)))
     eligible = report["eligible"]
     out += ["", f"eligible under {rung_name(ceiling['rung'])}: {len(eligible)}"]
     if not eligible:

@@ -58,7 +58,7 @@ def _describe_metric(name: str, metric: dict[str, Any], text: str, index: Index)
 
 def _describe_action(name: str, action: dict[str, Any]) -> str:
     from pedrag.dsl.schema_text import RUNGS
-    from pedrag.kernel.wording import derived_tags
+    from pedrag.kernel.wording import derived_tags, shown_tags
 
     rung = str(action.get("rung", "?"))
     lines = [
@@ -71,14 +71,7 @@ def _describe_action(name: str, action: dict[str, Any]) -> str:
     variants = action.get("variants")
     wordings = [action.get("template"), *(variants if isinstance(variants, list) else ())]
     derived = derived_tags(text for text in wordings if isinstance(text, str))
-    shown = [
-        *declared,
-        *(
-            f"{tag} (derived: fills `{{{name}}}`)"
-            for tag, name in derived.items()
-            if tag not in declared
-        ),
-    ]
+    shown = shown_tags(declared, derived)
     if shown:
         lines.append("tags: " + ", ".join(shown))
     return "\n\n".join(lines)

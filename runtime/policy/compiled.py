@@ -86,6 +86,9 @@ class ActionSpec:
     template: str | None
     conflicts: tuple[str, ...]
     variants: tuple[str, ...] = ()  # further wordings of the template (same rung, same move)
+    # The tags in `tags` that only a wording gives, each with the placeholder that gives it
+    # (`{"hint": "hint"}`), for a designer reading a decision (`pedrag why`); `tags` holds them.
+    derived_tags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,7 @@ class CompiledPolicy:
                 a.get("template"),
                 tuple(a.get("conflicts", ())),
                 tuple(a.get("variants", ())),
+                tuple(dict(a.get("derived_tags", {})).items()),
             )
             for name, a in action_items
         }

@@ -164,7 +164,9 @@ class MemoryStore:
                     "created_at": value["created_at"],
                     "updated_at": value["updated_at"],
                     "turns": value["turns"],
-                    "meta": dict(value["meta"]),
+                    # A copy all the way down, as `read_session`'s: a caller changing a listed
+                    # session's nested meta must not change the store (the SQL stores read text).
+                    "meta": _copy(value["meta"], "meta"),
                 }
                 for key, value in items[:limit]
             ]

@@ -237,3 +237,75 @@ def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
         _report([str(path), "--format", "text", "--color", "never"], capsys)
         found.append((len(analysed), reads.count("loaded")))
     assert found == [(1, 1), (0, 1)]
+
+
+def test_a_report_another_solver_version_made_is_not_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pedrag.compiler import code_version
+
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    checked = []
+    real_check, real_version = driver.check_paths, code_version._installed_version
+    solver = ["4.12.0.0"]
+
+    def counted(*args: object, **kwargs: object) -> driver.CheckResult:
+        checked.append(solver[0])
+        return real_check(*args, **kwargs)  # type: ignore[arg-type]
+
+    def installed(name: str) -> str:  # as if z3-solver were upgraded in place
+        return f"z3_solver-{solver[0]}.dist-info" if name == "z3" else real_version(name)
+
+    monkeypatch.setattr(driver, "check_paths", counted)
+    monkeypatch.setattr(code_version, "_installed_version", installed)
+    argv = [str(path), "--format", "json"]
+    try:
+        code_version.library_versions.cache_clear()
+        first = [_report(argv, capsys) for _ in range(2)]
+        solver[0] = "4.13.0.0"
+        code_version.library_versions.cache_clear()  # a new process after the upgrade
+        upgraded = [_report(argv, capsys) for _ in range(2)]
+    finally:
+        code_version.library_versions.cache_clear()
+    assert checked == ["4.12.0.0", "4.13.0.0"]  # each solver's first check ran, then was read
+    assert first == upgraded == [first[0]] * 2
+
+
+def test_a_sarif_recheck_reads_the_kept_log_and_prints_what_an_uncached_check_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pedrag.commands import check as check_command
+
+    (tmp_path / "kept.yaml").write_text(THEORY, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    clock = ["2026-01-01T12:00:00Z"]
+    monkeypatch.setattr(check_command, "_now", lambda: clock[0])
+    checked = []
+    real = driver.check_paths
+
+    def counted(*args: object, **kwargs: object) -> driver.CheckResult:
+        checked.append(True)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_paths", counted)
+    argv = ["kept.yaml", "--format", "sarif"]
+    kept = [_report(argv, capsys) for _ in range(3)]
+    assert len(checked) == 1  # the second and third read the kept log
+    status, uncached = _report([*argv, "--no-cache"], capsys)
+    # Byte for byte, but for the flag the uncached check's command line records.
+    assert uncached.count("--no-cache") == 2
+    same_command = uncached.replace(',\n            "--no-cache"', "").replace(" --no-cache", "")
+    assert kept == [(status, same_command)] * 3 and status == 1
+    assert '"ruleId": "dead-rule"' in uncached
+
+    # Read back, the invocation is the run's own: its command line and times.
+    clock[0] = "2026-01-02T08:30:00Z"
+    checked.clear()
+    reordered = _report(["--format", "sarif", "kept.yaml"], capsys)
+    assert checked == []  # the same options in another order: the same kept log
+    (invocation,) = json.loads(reordered[1])["runs"][0]["invocations"]
+    assert invocation["arguments"] == ["pedrag", "check", "--format", "sarif", "kept.yaml"]
+    assert invocation["commandLine"] == "pedrag check --format sarif kept.yaml"
+    assert invocation["startTimeUtc"] == invocation["endTimeUtc"] == clock[0]
+    assert invocation["exitCode"] == 1

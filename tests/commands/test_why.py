@@ -137,3 +137,40 @@ def test_conditions_at_the_nesting_limit_check_compile_and_run(
     assert main(["check", str(path), "--format", "json"]) == 1
     out = capsys.readouterr().out
     assert "nested too deeply" in out and "Traceback" not in out
+
+
+SRL = str(ROOT / "theories" / "srl.yaml")
+REFLECT = "intent=attempt,attempts=2"  # `failed_attempt_reflect` -> error_reflection, `{hint}`
+
+
+def test_why_shows_which_tags_a_wording_gives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = tmp_path / "srl.json"
+    assert main(["compile", SRL, "-o", str(policy), "--no-semantic"]) == 0
+    capsys.readouterr()
+    reports = []
+    for source in (SRL, str(policy)):
+        assert main(["why", source, "--state", REFLECT, "--format", "json"]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    assert reports[0] == reports[1]  # the compiled policy carries them too
+    matching = {r["rule"]: r for r in reports[0]["matching"]}
+    reflect = matching["failed_attempt_reflect"]
+    assert "hint" in reflect["tags"] and reflect["derived_tags"] == {"hint": "hint"}
+    strategy = matching["no_strategy_suggest"]  # declares `hint`: not derived
+    assert "hint" in strategy["tags"] and strategy["derived_tags"] == {}
+
+    assert main(["why", SRL, "--state", REFLECT]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "failed_attempt_reflect" in line)
+    assert lines[at + 1].split() == [
+        "tags:",
+        "probe,",
+        "self_reflection,",
+        "hint",
+        "(derived:",
+        "fills",
+        "`{hint}`)",
+    ]
+    at = next(i for i, line in enumerate(lines) if "no_strategy_suggest" in line)
+    assert lines[at + 1].split() == ["tags:", "hint,", "strategy"]

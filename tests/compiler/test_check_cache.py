@@ -698,3 +698,37 @@ def test_an_answer_a_solver_timeout_decided_is_never_kept(tmp_path: Path) -> Non
         "within the metric domains",
         ("rule:never",),
     ) in fresh
+
+
+def _installed_solver(monkeypatch: Any, version: str) -> None:
+    """As if z3-solver `version` were installed in place (`code_version.library_versions`)."""
+    from pedrag.compiler import code_version
+
+    real = code_version._installed_version
+    monkeypatch.setattr(
+        code_version,
+        "_installed_version",
+        lambda name: f"z3_solver-{version}.dist-info" if name == "z3" else real(name),
+    )
+    code_version.library_versions.cache_clear()
+
+
+def test_answers_another_solver_version_computed_are_not_read_back(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from pedrag.compiler import code_version
+
+    cache = CheckCache(tmp_path)
+    text = _theory(RULES)
+    try:
+        _installed_solver(monkeypatch, "4.12.0.0")
+        first, asked = _check(text, cache)
+        assert asked > 0 and _check(text, cache)[1] < asked  # read back under the same solver
+        monkeypatch.undo()
+        _installed_solver(monkeypatch, "4.13.0.0")
+        again, asked_again = _check(text, cache)
+        assert asked_again == asked and again == first  # every question asked the new solver
+        assert len(list(tmp_path.glob("*.pickle"))) == 2
+    finally:
+        monkeypatch.undo()
+        code_version.library_versions.cache_clear()

@@ -114,3 +114,30 @@ def test_arithmetic_in_conditions_matches_the_compilers_exact_decimals() -> None
                 if evaluate(rule.when.expr, {"f": Fraction(tenth, 100), "n": n})
             )
             assert policy.matching([state]) == expected, state
+
+
+DERIVED = (
+    "pedrag: 1\ntheory: {id: t, name: T}\nmetrics:\n"
+    "  x: {type: float, range: [0, 1], source: inferred}\nactions:\n"
+    "  plan: {rung: H3, priority: 2, description: d, tags: [probe],"
+    ' variants: ["A rough plan: {hint}", "Try: {outline}"]}\n'
+    "  nudge: {rung: H3, priority: 2, description: d, tags: [hint],"
+    ' variants: ["Look: {hint}"]}\n'
+    "  ask: {rung: H1, priority: 2, description: d, tags: [probe]}\n"
+    "rules:\n  - {id: r, when: 'x > 0.5', then: plan}\n"
+    "  - {id: s, when: 'x <= 0.5', then: nudge}\n  - {id: u, when: 'x < 0.2', then: ask}\n"
+)
+
+
+def test_the_policy_names_the_tags_only_a_wording_gives() -> None:
+    theory = load_text(DERIVED, "t.yaml").theory
+    assert theory is not None
+    actions = lower(theory)["actions"]
+    # `tags` keeps its meaning (the union the runtime reads); the derived ones are named apart.
+    assert actions["plan"]["tags"] == ["hint", "partial_solution", "probe"]
+    assert actions["plan"]["derived_tags"] == {"hint": "hint", "partial_solution": "outline"}
+    assert actions["nudge"]["tags"] == ["hint"] and "derived_tags" not in actions["nudge"]
+    assert "derived_tags" not in actions["ask"]
+    policy = compile_theory(theory)
+    assert dict(policy.actions["plan"].derived_tags) == actions["plan"]["derived_tags"]
+    assert policy.actions["nudge"].derived_tags == ()

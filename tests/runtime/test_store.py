@@ -633,6 +633,19 @@ def test_list_sessions_shows_the_most_recently_updated_first_with_utc_timestamps
     assert [row["id"] for row in store.list_sessions(limit=2)] == ["old", "new"]
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+def test_changing_a_listed_session_changes_nothing_stored(kind: str, db_path: Path) -> None:
+    meta = {"learner": {"name": "ada", "goals": ["fractions"]}, "course": "maths"}
+    with SessionStore(str(db_path)) if kind == "sqlite" else MemoryStore() as store:
+        store.create_session("s1", meta, {"turn": 0})
+        (listed,) = store.list_sessions()
+        listed["meta"]["learner"]["name"] = "eve"
+        listed["meta"]["learner"]["goals"].append("algebra")
+        listed["meta"]["course"] = "art"
+        assert store.list_sessions()[0]["meta"] == meta
+        assert store.load_session("s1") == (meta, {"turn": 0}, 0)
+
+
 # -- spending ---------------------------------------------------------------------------------
 
 
