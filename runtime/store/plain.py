@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -23,7 +23,7 @@ def plain(record: Mapping[str, Any]) -> dict[str, Any]:
     a ``json.dumps``/``json.loads`` round trip would give (keys as JSON writes them, objects
     through their ``to_dict``, sets sorted; a NaN or an unknown type raises), without writing
     and reading the text on every turn."""
-    value = _plain(record)
+    value = _plain_dict(record) if type(record) is dict else _plain(record)
     if not isinstance(value, dict):
         raise TypeError(f"an audit record is a dict, not {type(record).__name__}")
     return value
@@ -32,28 +32,62 @@ def plain(record: Mapping[str, Any]) -> dict[str, Any]:
 _KEPT = frozenset({str, int, bool, type(None)})  # JSON writes and reads these back unchanged
 
 
+# A record is mostly dicts and lists of exact types: each is copied by a loop of its own that
+# tests an item's exact type before calling anything (a call per item, and the tests of
+# `_plain` on every container, were most of a record's walk; issue 30).
+def _plain_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            key = _key(key)
+        kind = type(item)
+        if kind in _KEPT:
+            out[key] = item
+        elif kind is dict:
+            out[key] = _plain_dict(item)
+        elif kind is list or kind is tuple:
+            out[key] = _plain_list(item)
+        else:
+            out[key] = _plain(item)
+    return out
+
+
+def _plain_list(value: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in value:
+        kind = type(item)
+        if kind in _KEPT:
+            out.append(item)
+        elif kind is dict:
+            out.append(_plain_dict(item))
+        elif kind is list or kind is tuple:
+            out.append(_plain_list(item))
+        else:
+            out.append(_plain(item))
+    return out
+
+
 def _plain(value: Any) -> Any:
     kind = type(value)
-    # A record is mostly dicts and lists: their exact types skip the scalar tests.
-    if kind is not dict and kind is not list and kind is not tuple:
-        if kind is str or kind is int or kind is bool or value is None:
-            return value
-        if kind is float or isinstance(value, float):
-            if not math.isfinite(value):
-                raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
-            return float(value)
-        if isinstance(value, str):
-            return str.__str__(value)  # an enum label: its text
-        if isinstance(value, int):
-            return int(value)
-        if not isinstance(value, dict | list | tuple):
-            return _plain(_default(value))
+    if kind is dict:
+        return _plain_dict(value)
+    if kind is list or kind is tuple:
+        return _plain_list(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float or isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
+        return float(value)
+    if isinstance(value, str):
+        return str.__str__(value)  # an enum label: its text
+    if isinstance(value, int):
+        return int(value)
     if isinstance(value, dict):
-        return {
-            key if type(key) is str else _key(key): item if type(item) in _KEPT else _plain(item)
-            for key, item in value.items()
-        }
-    return [item if type(item) in _KEPT else _plain(item) for item in value]
+        return _plain_dict(value)
+    if isinstance(value, list | tuple):
+        return _plain_list(value)
+    return _plain(_default(value))
 
 
 def _default(value: Any) -> Any:

@@ -13,6 +13,7 @@ Offline, :func:`heuristic_inference` reads cues (hedges, affect words, length, "
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -171,6 +172,18 @@ object matching the schema, estimating each metric from the message alone.
 Metrics: {metrics}"""
 
 
+@functools.lru_cache(maxsize=64)  # a theory's inferred metrics: the same every turn
+def _system_prompt(fields: tuple[tuple[str, MetricField, str | None], ...]) -> str:
+    """The analyzer's system message for ``fields`` (name, field, description), written once
+    per theory rather than on every turn's read (issue 30)."""
+    described = "; ".join(
+        f"{name} ({item.type}{', ' + '/'.join(item.values) if item.values else ''})"
+        + (f": {description}" if description else "")
+        for name, item, description in fields
+    )
+    return SYSTEM_PROMPT.format(open=OPEN, close=CLOSE, metrics=described)
+
+
 class ContextAnalyzer:
     """Infers the theory's ``inferred`` metrics from one message."""
 
@@ -183,12 +196,12 @@ class ContextAnalyzer:
         self.backend = backend
         self.fields = dict(fields)
         self.schema = classification_schema(self.fields)
-        described = "; ".join(
-            f"{name} ({item.type}{', ' + '/'.join(item.values) if item.values else ''})"
-            + (f": {descriptions[name]}" if descriptions and descriptions.get(name) else "")
-            for name, item in self.fields.items()
+        self._system = _system_prompt(
+            tuple(
+                (name, item, descriptions.get(name) if descriptions else None)
+                for name, item in self.fields.items()
+            )
         )
-        self._system = SYSTEM_PROMPT.format(open=OPEN, close=CLOSE, metrics=described)
 
     def request(self, message: str) -> LLMRequest:
         return LLMRequest(

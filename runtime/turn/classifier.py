@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -450,6 +451,18 @@ def _guide(fields: Mapping[str, MetricField]) -> str:
     return "\nReading guide: " + "; ".join(lines) + "." if lines else ""
 
 
+@functools.lru_cache(maxsize=64)  # a theory's classified metrics: the same every turn
+def _system_prompt(fields: tuple[tuple[str, MetricField], ...]) -> str:
+    """The classifier's system message for ``fields`` (name, field), written once per theory
+    rather than on every turn's read (issue 30)."""
+    by_name = dict(fields)
+    labels = "; ".join(
+        f"{name}: {', '.join(item.values) if item.values else item.type}"
+        for name, item in by_name.items()
+    )
+    return SYSTEM_PROMPT.format(open=OPEN, close=CLOSE, labels=labels, guide=_guide(by_name))
+
+
 class PreClassifier:
     """Classifies one message into the theory's classified metrics."""
 
@@ -457,13 +470,7 @@ class PreClassifier:
         self.backend = backend
         self.fields = dict(fields)
         self.schema = classification_schema(self.fields)
-        labels = "; ".join(
-            f"{name}: {', '.join(item.values) if item.values else item.type}"
-            for name, item in self.fields.items()
-        )
-        self._system = SYSTEM_PROMPT.format(
-            open=OPEN, close=CLOSE, labels=labels, guide=_guide(self.fields)
-        )
+        self._system = _system_prompt(tuple(self.fields.items()))
 
     def request(self, message: str) -> LLMRequest:
         return LLMRequest(
