@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pedrag.dsl.spans import SourceText
 from pedrag.dsl.yaml_source import Path, Positions
@@ -41,7 +42,8 @@ def split(positions: Positions) -> tuple[Piece, list[Piece], list[tuple[int, int
     count = len([p for p in positions.values if len(p) == 2 and _rule_of(p) is not None])
     rest: Piece = ({}, {}, {})
     rules: list[Piece] = [({}, {}, {}) for _ in range(count)]
-    for table, entries in enumerate((positions.values, positions.keys, positions.scalars)):
+    tables: tuple[dict[Path, Any], ...] = (positions.values, positions.keys, positions.scalars)
+    for table, entries in enumerate(tables):
         for path, offsets in entries.items():
             rule = _rule_of(path)
             piece = rest if rule is None or rule >= count else rules[rule]
@@ -99,16 +101,16 @@ class SplitPositions(Positions):
         self.overrides = overrides or {}
         self._whole: Piece | None = None
 
-    @property  # type: ignore[override]
-    def values(self) -> dict[Path, tuple[int, int]]:
+    @property
+    def values(self) -> dict[Path, tuple[int, int]]:  # type: ignore[override]
         return self._read()[0]
 
-    @property  # type: ignore[override]
-    def keys(self) -> dict[Path, tuple[int, int]]:
+    @property
+    def keys(self) -> dict[Path, tuple[int, int]]:  # type: ignore[override]
         return self._read()[1]
 
-    @property  # type: ignore[override]
-    def scalars(self) -> dict[Path, tuple[int, int, str]]:
+    @property
+    def scalars(self) -> dict[Path, tuple[int, int, str]]:  # type: ignore[override]
         return self._read()[2]
 
     def _read(self) -> Piece:
