@@ -29,9 +29,11 @@ The `.latest` pointer of a name names the last entry kept or read for it, as in
 
 from __future__ import annotations
 
+import gc
 import marshal
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,21 @@ def _edit(old: str, new: str) -> Edit:
     return start, end, new[start:new_end]
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a front end is read back, spliced and kept: it
+    builds some 300,000 objects at 5,000 rules, all kept, no cycle garbage among them, and
+    the collections their allocation set off walked every object built so far, again and
+    again (reading a kept front end back took 0.58 s of CPU with it on, 0.10 s off)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class KeptFrontEnds(LoadedFiles):
     """Front ends in `fronts/` (see the module docstring)."""
 
@@ -84,6 +101,13 @@ class KeptFrontEnds(LoadedFiles):
         one spliced from the last kept under that name."""
         if self.folder is None:
             return load(raw, shown)
+        with _collector_paused():
+            return self._load(raw, shown, load, code)
+
+    def _load(
+        self, raw: bytes, shown: str, load: Callable[[bytes, str], LoadedFile], code: str
+    ) -> LoadedFile:
+        assert self.folder is not None
         digest, latest = self._names(raw, shown, code)
         found = self._entry(digest)
         named = self._pointed(latest)
