@@ -5,6 +5,7 @@ orphaned entry changes nothing but time."""
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from pedrag.compiler.check_cache import Damage
 from pedrag.compiler.kept_front_ends import MAX_EDITS, KeptFrontEnds
 from pedrag.dsl.loader import LoadedFile, load_bytes
 from pedrag.dsl.split_positions import SplitPositions, split
+from pedrag.dsl.yaml_source import Positions
 from tests.compiler.test_check_cache import RULES, _theory
 from tests.dsl.test_incremental import _generated, _same
 
@@ -47,6 +49,8 @@ def test_positions_split_and_read_back_are_the_positions() -> None:
     assert read.values == loaded.positions.values
     assert read.keys == loaded.positions.keys
     assert read.scalars == loaded.positions.scalars
+    kept = pickle.loads(pickle.dumps(read))  # a plain `Positions`: no reader pickled
+    assert type(kept) is Positions and kept.values == loaded.positions.values
 
 
 def test_edits_of_one_rule_after_another_are_kept_as_edits_and_read_back_whole(
