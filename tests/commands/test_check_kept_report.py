@@ -240,3 +240,29 @@ def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
         _report([str(path), "--format", "text", "--color", "never"], capsys)
         found.append((len(analysed), reads.count("loaded")))
     assert found == [(1, 1), (0, 1)]
+
+
+def test_a_check_raises_the_collectors_thresholds_and_restores_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from pedrag.commands.check import COLLECTOR_THRESHOLDS
+
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    during: list[tuple[int, int, int]] = []
+    check_paths = driver.check_paths
+
+    def watching(*args: object, **kwargs: object) -> driver.CheckResult:
+        during.append(gc.get_threshold())
+        return check_paths(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_paths", watching)
+    before = gc.get_threshold()
+    assert before != COLLECTOR_THRESHOLDS
+    status, _ = _report([str(path), "--format", "json", "--no-cache"], capsys)
+    assert status in (0, 1)
+    assert during == [COLLECTOR_THRESHOLDS]
+    assert gc.get_threshold() == before
