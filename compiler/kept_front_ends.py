@@ -29,11 +29,9 @@ The `.latest` pointer of a name names the last entry kept or read for it, as in
 
 from __future__ import annotations
 
-import gc
 import marshal
 import pickle
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -73,22 +71,6 @@ def _edit(old: str, new: str) -> Edit:
     return start, end, new[start:new_end]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while a front end is read back, spliced or loaded: it
-    builds some 300,000 objects at 5,000 rules, nearly all kept, and the collections their
-    allocation set off walked every object built so far, again and again (reading a kept
-    front end back took 0.58 s of CPU with it on, 0.10 s off). What little is cycle garbage
-    is collected once the collector is on again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class KeptFrontEnds(LoadedFiles):
     """Front ends in `fronts/` (see the module docstring)."""
 
@@ -100,10 +82,9 @@ class KeptFrontEnds(LoadedFiles):
     ) -> LoadedFile:
         """`load(raw, shown)`, or the front end a check of the same bytes and name kept, or
         one spliced from the last kept under that name."""
-        with _collector_paused():
-            if self.folder is None:
-                return load(raw, shown)
-            return self._load(raw, shown, load, code)
+        if self.folder is None:
+            return load(raw, shown)
+        return self._load(raw, shown, load, code)
 
     def _load(
         self, raw: bytes, shown: str, load: Callable[[bytes, str], LoadedFile], code: str
