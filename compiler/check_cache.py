@@ -21,9 +21,12 @@ asks z3 only about that rule and its pairs.
 - **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
   text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
   parses only the conditions an edit changed.
-- **Whole front ends** of files checked twice with the same bytes, in `loaded/`, keyed by
-  the bytes, the name shown and the front end's code (`LoadedFiles`), so a re-check of an
-  unchanged file neither composes its YAML nor validates nor resolves it.
+- **Whole front ends** of files checked twice with the same bytes, in `fronts/`, keyed by
+  the bytes, the name shown and the front end's code, their positions in pieces per rule,
+  and a one-rule edit's version as the edit (`pedrag.compiler.kept_front_ends`), so a
+  re-check of an unchanged file neither composes its YAML nor validates nor resolves it, and
+  an edit's check reads the positions of the edited rule alone and writes a few hundred
+  bytes.
 - **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
   keyed by the text, the name shown, the compiler's code and the checks run
   (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.

@@ -16,7 +16,8 @@ import pytest
 from pedrag.cli import main
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler import driver
-from pedrag.compiler.check_cache import LoadedFiles
+from pedrag.compiler.check_cache import MISSING
+from pedrag.compiler.kept_front_ends import KeptFrontEnds
 from tests.commands.test_check import THEORY as CONVENTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -224,16 +225,44 @@ def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
     # The same bytes under other options: a new report, whose second check finds the front
     # end kept already and does not read it back (a 5,000-rule one takes 0.1 s to read).
     reads: list[str] = []
-    read = LoadedFiles._read
+    read = KeptFrontEnds._front
 
-    def counting_read(self: LoadedFiles, kept: Path, body: bytes) -> object:
-        reads.append(kept.parent.name)
-        return read(self, kept, body)
+    def counting_read(self: KeptFrontEnds, digest: str) -> object:
+        found = read(self, digest)
+        if found is not MISSING:
+            reads.append("loaded")
+        return found
 
-    monkeypatch.setattr(LoadedFiles, "_read", counting_read)
+    monkeypatch.setattr(KeptFrontEnds, "_front", counting_read)
     found = []
     for _ in range(2):
         analysed.clear()
         _report([str(path), "--format", "text", "--color", "never"], capsys)
         found.append((len(analysed), reads.count("loaded")))
     assert found == [(1, 1), (0, 1)]
+
+
+def test_a_check_raises_the_collectors_thresholds_and_restores_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from pedrag.commands.check import COLLECTOR_THRESHOLDS
+
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    during: list[tuple[int, int, int]] = []
+    check_paths = driver.check_paths
+
+    def watching(*args: object, **kwargs: object) -> driver.CheckResult:
+        during.append(gc.get_threshold())
+        return check_paths(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_paths", watching)
+    before = gc.get_threshold()
+    assert before != COLLECTOR_THRESHOLDS
+    status, _ = _report([str(path), "--format", "json", "--no-cache"], capsys)
+    assert status in (0, 1)
+    assert during == [COLLECTOR_THRESHOLDS]
+    assert gc.get_threshold() == before
