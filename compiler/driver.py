@@ -39,6 +39,10 @@ class CheckResult:
     # Files with a solver question left undecided (a timeout) or a check that failed: their
     # findings may differ next time, so the report is not kept whole (`kept_report`).
     unsettled: list[str] = field(default_factory=list)
+    # Every file's front end was left kept by this check (`KeptFrontEnds.unkept`): a one-rule
+    # edit's, spliced and kept as its edit at once. The report kept whole then need not wait
+    # for a second check to keep them (`pedrag.commands.check._kept_report`).
+    front_ends_kept: bool = False
 
     @property
     def errors(self) -> int:
@@ -201,11 +205,13 @@ def check_paths(
     started = time.perf_counter()
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
-    files = _each_file(paths, config, cache, pedrag_only, skipped, _load)
+    loaded_files = KeptFrontEnds(cache.folder, cache.damage)
+    files = _each_file(paths, config, cache, pedrag_only, skipped, _load, loaded_files)
     result = check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )
     result.cache_dropped = cache.dropped
+    result.front_ends_kept = loaded_files.unkept == 0
     return result
 
 
@@ -217,7 +223,9 @@ def keep_front_ends(
     (`pedrag.commands.check`) reads that report, and still keeps each file's front end, as a
     second check always did, for the next edit to be spliced into
     (`pedrag.dsl.incremental`)."""
-    _each_file(paths, config, cache, pedrag_only, [], _keep)
+    _each_file(
+        paths, config, cache, pedrag_only, [], _keep, KeptFrontEnds(cache.folder, cache.damage)
+    )
 
 
 def _each_file(
@@ -227,11 +235,11 @@ def _each_file(
     pedrag_only: bool,
     skipped: list[Path],
     each: Callable[[Path, KeptFrontEnds], T],
+    loaded_files: KeptFrontEnds,
 ) -> list[T]:
-    """`each(path, kept front ends)` for each file found under `paths` (`discover`), with
+    """`each(path, loaded_files)` for each file found under `paths` (`discover`), with
     the cache's parsed and resolved conditions remembered."""
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
-    loaded_files = KeptFrontEnds(cache.folder, cache.damage)
     with remembering(parsed), remembering_resolved(resolved):
         found = [each(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)]
     parsed.save()
@@ -253,6 +261,7 @@ def _load(path: Path, loaded_files: KeptFrontEnds) -> LoadedFile:
     try:
         raw = path.read_bytes()
     except OSError:
+        loaded_files.unkept += 1
         return load_file(path)  # which says why it cannot be read
     return loaded_files.load(raw, str(path), load_bytes, front_end_code())
 

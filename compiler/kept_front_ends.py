@@ -76,6 +76,10 @@ class KeptFrontEnds(LoadedFiles):
 
     def __init__(self, folder: Path | None, damage: Damage) -> None:
         super().__init__(folder, damage, "fronts")
+        # Files `load` left without an entry (new bytes only marked seen, no cache folder, a
+        # write that failed): while there are none, the check's report need not wait for a
+        # second check to keep the front ends (`pedrag.commands.check._kept_report`).
+        self.unkept = 0
 
     def load(  # type: ignore[override]
         self, raw: bytes, shown: str, load: Callable[[bytes, str], LoadedFile], code: str = ""
@@ -83,6 +87,7 @@ class KeptFrontEnds(LoadedFiles):
         """`load(raw, shown)`, or the front end a check of the same bytes and name kept, or
         one spliced from the last kept under that name."""
         if self.folder is None:
+            self.unkept += 1
             return load(raw, shown)
         return self._load(raw, shown, load, code)
 
@@ -115,11 +120,13 @@ class KeptFrontEnds(LoadedFiles):
                 self._point(latest, digest)
                 seen.unlink(missing_ok=True)
             else:
+                self.unkept += 1
                 self.folder.mkdir(parents=True, exist_ok=True)
                 seen.touch()
                 self._forget_oldest("*.seen", SEEN_KEPT)
             return result
         except (OSError, RecursionError, pickle.PicklingError, ValueError):
+            self.unkept += 1
             return spliced[0] if spliced is not None else load(raw, shown)
 
     def keep(  # type: ignore[override]

@@ -59,6 +59,24 @@ def test_an_unchanged_recheck_prints_the_kept_report_without_the_front_end(
     assert runs[2][1] == []  # the third reads it: no front end, no analysis, no YAML
 
 
+def test_a_one_rule_edits_second_check_prints_the_kept_report_without_the_front_end(
+    tmp_path: Path,
+) -> None:
+    """A one-rule edit's front end is spliced and kept (as its edit) at its first check, so
+    its report says nothing waits to be kept: the second check reads the report alone (it
+    imported the front end and pydantic to find the front end kept already)."""
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    for _ in range(2):  # seen, then kept whole
+        _probe(tmp_path / "cache", str(path), "--format", "json")
+    path.write_text(THEORY.replace("frustration >= 0.7", "frustration >= 0.6"), "utf-8")
+    runs = [_probe(tmp_path / "cache", str(path), "--format", "json") for _ in range(2)]
+    fresh = _probe(tmp_path / "cache", str(path), "--format", "json", "--no-cache")
+    assert [(code, out) for code, _, out in runs] == [(fresh[0], fresh[2])] * 2
+    assert "pedrag.dsl.loader" in runs[0][1]  # the edit itself is checked
+    assert runs[1][1] == []  # its second check: no front end, no analysis, no YAML
+
+
 def _report(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     analysis_module._CACHE.clear()  # as a fresh process: only the disk remembers
     status = main(["check", *argv])
