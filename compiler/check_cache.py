@@ -22,9 +22,12 @@ asks z3 only about that rule and its pairs.
 - **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
   text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
   parses only the conditions an edit changed.
-- **Whole front ends** of files checked twice with the same bytes, in `loaded/`, keyed by
-  the bytes, the name shown and the front end's code (`LoadedFiles`), so a re-check of an
-  unchanged file neither composes its YAML nor validates nor resolves it.
+- **Whole front ends** of files checked twice with the same bytes, in `fronts/`, keyed by
+  the bytes, the name shown and the front end's code, their positions in pieces per rule,
+  and a one-rule edit's version as the edit (`pedrag.compiler.kept_front_ends`), so a
+  re-check of an unchanged file neither composes its YAML nor validates nor resolves it, and
+  an edit's check reads the positions of the edited rule alone and writes a few hundred
+  bytes.
 - **Whole semantic findings** of a theory checked twice with the same text, in `findings/`,
   keyed by the text, the name shown, the compiler's code and the checks run
   (`CheckCache.kept_findings`), so a re-check of an unchanged file builds no analysis.
@@ -195,7 +198,10 @@ class Shard:
         if members is MISSING:
             return
         # As sets, in C: the 29 group answers a 5,000-rule re-check reads name 6,800 members.
-        self.touched |= (self.raw.keys() & members) - self.used.keys()
+        # `difference(dict)` looks each member up in `used`; `- used.keys()` made a set of the
+        # members and removed every used key from it, 6,000 per group at 5,000 rules (the
+        # 29 calls: 21 -> 10 ms).
+        self.touched |= (self.raw.keys() & members).difference(self.used)
 
     def _pickled(self, key: str, value: Any) -> bytes:
         if key not in self.added and key in self.raw:

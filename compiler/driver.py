@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pedrag.compiler.check_cache import CheckCache, LoadedFiles
+from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.code_version import code_of
 from pedrag.compiler.config import CheckConfig, ConfigSource
 from pedrag.compiler.discovery import discover
+from pedrag.compiler.kept_front_ends import KeptFrontEnds
 from pedrag.dsl.diagnostics import Diagnostic, Severity, error
-from pedrag.dsl.incremental import splice_condition_edit
 from pedrag.dsl.loader import LoadedFile, load_bytes, load_file, load_text
 from pedrag.dsl.model import Theory
 from pedrag.dsl.parser import remembering
@@ -39,6 +39,10 @@ class CheckResult:
     # Files with a solver question left undecided (a timeout) or a check that failed: their
     # findings may differ next time, so the report is not kept whole (`kept_report`).
     unsettled: list[str] = field(default_factory=list)
+    # Every file's front end was left kept by this check (`KeptFrontEnds.unkept`): a one-rule
+    # edit's, spliced and kept as its edit at once. The report kept whole then need not wait
+    # for a second check to keep them (`pedrag.commands.check._kept_report`).
+    front_ends_kept: bool = False
 
     @property
     def errors(self) -> int:
@@ -201,23 +205,27 @@ def check_paths(
     started = time.perf_counter()
     skipped: list[Path] = []
     cache = cache or CheckCache.disabled()
-    files = _each_file(paths, config, cache, pedrag_only, skipped, _load)
+    loaded_files = KeptFrontEnds(cache.folder, cache.damage)
+    files = _each_file(paths, config, cache, pedrag_only, skipped, _load, loaded_files)
     result = check_loaded(
         files, config, semantic, progress, started, [str(p) for p in skipped], cache
     )
     result.cache_dropped = cache.dropped
+    result.front_ends_kept = loaded_files.unkept == 0
     return result
 
 
 def keep_front_ends(
     paths: list[str], config: ConfigSource | None, cache: CheckCache, pedrag_only: bool = False
 ) -> None:
-    """Keep the front end of every file `check_paths` would load (`LoadedFiles`), and
+    """Keep the front end of every file `check_paths` would load (`KeptFrontEnds`), and
     nothing else: the second check of inputs whose whole report was kept at the first
     (`pedrag.commands.check`) reads that report, and still keeps each file's front end, as a
     second check always did, for the next edit to be spliced into
     (`pedrag.dsl.incremental`)."""
-    _each_file(paths, config, cache, pedrag_only, [], _keep)
+    _each_file(
+        paths, config, cache, pedrag_only, [], _keep, KeptFrontEnds(cache.folder, cache.damage)
+    )
 
 
 def _each_file(
@@ -226,12 +234,12 @@ def _each_file(
     cache: CheckCache,
     pedrag_only: bool,
     skipped: list[Path],
-    each: Callable[[Path, LoadedFiles], T],
+    each: Callable[[Path, KeptFrontEnds], T],
+    loaded_files: KeptFrontEnds,
 ) -> list[T]:
-    """`each(path, kept front ends)` for each file found under `paths` (`discover`), with
+    """`each(path, loaded_files)` for each file found under `paths` (`discover`), with
     the cache's parsed and resolved conditions remembered."""
     parsed, resolved = cache.parsed_conditions(), cache.resolved_conditions()
-    loaded_files = cache.loaded_files()
     with remembering(parsed), remembering_resolved(resolved):
         found = [each(path, loaded_files) for path in discover(paths, skipped, pedrag_only, config)]
     parsed.save()
@@ -239,31 +247,30 @@ def _each_file(
     return found
 
 
-def _keep(path: Path, loaded_files: LoadedFiles) -> None:
-    """A file's front end kept, not read where it is kept already (`LoadedFiles.keep`)."""
+def _keep(path: Path, loaded_files: KeptFrontEnds) -> None:
+    """A file's front end kept, not read where it is kept already (`KeptFrontEnds.keep`)."""
     try:
         raw = path.read_bytes()
     except OSError:
         return  # the check said why
-    loaded_files.keep(raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit)
+    loaded_files.keep(raw, str(path), load_bytes, front_end_code())
 
 
-def _load(path: Path, loaded_files: LoadedFiles) -> LoadedFile:
-    """A file's front end, or the result a check of the same bytes kept (`LoadedFiles`)."""
+def _load(path: Path, loaded_files: KeptFrontEnds) -> LoadedFile:
+    """A file's front end, or the result a check of the same bytes kept (`KeptFrontEnds`)."""
     try:
         raw = path.read_bytes()
     except OSError:
+        loaded_files.unkept += 1
         return load_file(path)  # which says why it cannot be read
-    return loaded_files.load(
-        raw, str(path), load_bytes, front_end_code(), splice=splice_condition_edit
-    )
+    return loaded_files.load(raw, str(path), load_bytes, front_end_code())
 
 
 @functools.cache
 def front_end_code() -> str:
     """The front end's modules (`pedrag.dsl`, `pedrag.kernel`, the condition grammar) by
     name, size and modification time: a kept front end is keyed by them as well as by the
-    file's bytes (`LoadedFiles`). Stating them costs about a millisecond."""
+    file's bytes (`KeptFrontEnds`). Stating them costs about a millisecond."""
     import pedrag.dsl
     import pedrag.grammar
     import pedrag.kernel

@@ -275,6 +275,8 @@ class Translator:
             case ast.Implies(left=left, right=right):
                 return F.implies(self._bool(left, action), self._bool(right, action))
             case ast.Compare(operands=operands, ops=ops):
+                if len(ops) == 1:  # most comparisons: the atom itself, which `and_` returns
+                    return self._pair(operands[0], ops[0], operands[1], action)
                 return F.and_(
                     self._pair(operands[i], op, operands[i + 1], action) for i, op in enumerate(ops)
                 )

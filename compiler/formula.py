@@ -158,6 +158,32 @@ def member(var: str, values: Iterable[Any], domain: Iterable[Any]) -> Node:
     return _intern("in", var, values=chosen)
 
 
+def _compound(kind: str, children: tuple[Node, ...]) -> Node:
+    """The interned `not`, `and` or `or` node over `children`: `_intern`'s node, made on a
+    path of its own (keyed by kind and children alone, as no other node kind has children).
+    Encoding a 5,000-rule theory makes 9,000 such nodes in a fresh process, a third of a
+    one-rule edit's encoding; the general path built each key and its variables field by
+    field."""
+    key = (kind, children)
+    node = _TABLE.get(key)
+    if node is not None:
+        return node
+    node = Node()
+    node.kind, node.var, node.op, node.const, node.values, node.terms = (kind,) + _NO_FIELDS
+    node.children = children
+    if len(children) == 1:
+        node.vars, node.linear = children[0].vars, children[0].linear
+    else:
+        node.vars = _NO_VARS.union(*[child.vars for child in children])
+        node.linear = _NO_VARS.union(*[child.linear for child in children])
+    _TABLE[key] = node
+    return node
+
+
+_NO_FIELDS = (None, None, None, None, None)
+_NO_VARS: frozenset[str] = frozenset()
+
+
 def not_(node: Node) -> Node:
     if node is TRUE:
         return FALSE
@@ -165,7 +191,7 @@ def not_(node: Node) -> Node:
         return TRUE
     if node.kind == "not":
         return node.children[0]
-    return _intern("not", children=(node,))
+    return _compound("not", (node,))
 
 
 def _junction(kind: str, unit: Node, absorbing: Node, items: Iterable[Node]) -> Node:
@@ -173,20 +199,25 @@ def _junction(kind: str, unit: Node, absorbing: Node, items: Iterable[Node]) -> 
     duplicates or units, collapsed when one child or none is left."""
     flat: list[Node] = []
     seen: set[Node] = set()
+    add, append = seen.add, flat.append
     for item in items:
-        parts = item.children if item.kind == kind else (item,)
-        for part in parts:
-            if part is absorbing:
-                return absorbing
-            if part is unit or part in seen:
-                continue
-            seen.add(part)
-            flat.append(part)
+        if item.kind == kind:
+            for part in item.children:  # a junction's children: never a unit nor absorbing
+                if part not in seen:
+                    add(part)
+                    append(part)
+            continue
+        if item is absorbing:
+            return absorbing
+        if item is unit or item in seen:
+            continue
+        add(item)
+        append(item)
     if not flat:
         return unit
     if len(flat) == 1:
         return flat[0]
-    return _intern(kind, children=tuple(flat))
+    return _compound(kind, tuple(flat))
 
 
 def and_(items: Iterable[Node]) -> Node:

@@ -34,6 +34,7 @@ from pedrag.dsl.loader import LoadedFile
 from pedrag.dsl.model import Rule, Theory
 from pedrag.dsl.resolve import TheoryResolver, rule_priority
 from pedrag.dsl.spans import SourceText
+from pedrag.dsl.split_positions import SplitPositions
 from pedrag.dsl.yaml_source import Positions
 
 _PLAIN_FIELDS = ("id", "then", "priority", "weight")
@@ -77,6 +78,13 @@ def _common_suffix(old: str, new: str, limit: int) -> int:
     return low
 
 
+def changed_range(old: str, new: str) -> tuple[int, int, int]:
+    """(start, end in `old`, end in `new`) of the one stretch of text that differs."""
+    start = _common_prefix(old, new)
+    suffix = _common_suffix(old, new, min(len(old), len(new)) - start)
+    return start, len(old) - suffix, len(new) - suffix
+
+
 def _move_conditions(theory: ResolvedTheory, source: SourceText, end: int, delta: int) -> None:
     """Point every condition's scalar map at the new text, its offsets after the edit moved,
     so the new front end holds no part of the previous text (or a kept front end spliced
@@ -113,13 +121,20 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
     old = previous.source.text
     if text == old:
         return None
-    start = _common_prefix(old, text)
-    suffix = _common_suffix(old, text, min(len(old), len(text)) - start)
-    end = len(old) - suffix  # the previous text changed in [start, end)
+    start, end, _ = changed_range(old, text)  # the previous text changed in [start, end)
     delta = len(text) - len(old)
+    if isinstance(positions, SplitPositions):
+        # One rule's positions read, not the file's (`split_positions`).
+        around = positions.rules_around(start, end)
+        if len(around) != 1 or positions.aliased[around[0]]:
+            return None  # an alias reads a scalar of the rule elsewhere
+        searched = positions.rule_positions(around[0]).values
+        rule_end = positions.ranges[around[0]][1]
+    else:
+        searched = positions.values
     found = [
         (path, first, last)
-        for path, (first, last) in positions.values.items()
+        for path, (first, last) in searched.items()
         if first <= start and end <= last and len(path) == 3 and path[0] == "rules"
     ]
     if len(found) != 1:
@@ -128,10 +143,12 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
     index, name = path[1], path[2]
     if not isinstance(index, int) or name not in ("when", *_PLAIN_FIELDS):
         return None
-    if sum(1 for a, b in positions.values.values() if (a, b) == (first, last)) != 1:
-        return None  # an alias reads the same scalar elsewhere
+    if not isinstance(positions, SplitPositions):
+        if sum(1 for a, b in positions.values.values() if (a, b) == (first, last)) != 1:
+            return None  # an alias reads the same scalar elsewhere
+        rule_end = positions.values[("rules", index)][1]
     line_end = old.find("\n", end)
-    after = old[positions.values[("rules", index)][1] : len(old) if line_end < 0 else line_end]
+    after = old[rule_end : len(old) if line_end < 0 else line_end]
     if after.strip() and not after.lstrip().startswith("#"):
         return None  # something outside the rule follows on the line: its columns move
     written = text[first : last + delta]
@@ -169,30 +186,38 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
             return None  # an unknown action
     source = SourceText(previous.path, text)
 
-    # An offset at or after the edit's end moves by its length (written out, not a function
-    # call per offset: 100,000 of them at 5,000 rules).
-    new_positions = Positions(
-        source,
-        {
-            p: (a + delta if a >= end else a, b + delta if b >= end else b)
-            for p, (a, b) in positions.values.items()
-        },
-        {
-            p: (a + delta if a >= end else a, b + delta if b >= end else b)
-            for p, (a, b) in positions.keys.items()
-        },
-        {
-            p: (a + delta if a >= end else a, b + delta if b >= end else b, v)
-            for p, (a, b, v) in positions.scalars.items()
-        },
-    )
-    if isinstance(value, str):
-        a, b, _ = new_positions.scalars[path]
-        new_positions.scalars[path] = (a, b, value)
+    new_positions: Positions
+    if isinstance(positions, SplitPositions):
+        new_positions = positions.moved(
+            source, end, delta, {path: value} if isinstance(value, str) else {}
+        )
+        rule_positions = new_positions.rule_positions(index)
+    else:
+        # An offset at or after the edit's end moves by its length (written out, not a
+        # function call per offset: 100,000 of them at 5,000 rules).
+        new_positions = Positions(
+            source,
+            {
+                p: (a + delta if a >= end else a, b + delta if b >= end else b)
+                for p, (a, b) in positions.values.items()
+            },
+            {
+                p: (a + delta if a >= end else a, b + delta if b >= end else b)
+                for p, (a, b) in positions.keys.items()
+            },
+            {
+                p: (a + delta if a >= end else a, b + delta if b >= end else b, v)
+                for p, (a, b, v) in positions.scalars.items()
+            },
+        )
+        if isinstance(value, str):
+            a, b, _ = new_positions.scalars[path]
+            new_positions.scalars[path] = (a, b, value)
+        rule_positions = new_positions
     rules = list(model.rules)
     rules[index] = new_rule
     new_model = model.model_copy(update={"rules": rules})
-    resolver = TheoryResolver(new_model, new_positions, previous.path)
+    resolver = TheoryResolver(new_model, rule_positions, previous.path)
     resolver.metrics = dict(theory.metrics)
     resolver._remember_resolved()
     located = resolver.condition(("rules", index, "when"), new_rule.when, "rule")
@@ -207,7 +232,7 @@ def splice_condition_edit(previous: LoadedFile, raw: bytes) -> LoadedFile | None
         action=new_rule.then,
         weight=float(new_rule.weight),
         priority=rule_priority(new_rule, new_model),
-        span=new_positions.span(("rules", index, "id")),
+        span=rule_positions.span(("rules", index, "id")),
     )
     return LoadedFile(
         path=previous.path,

@@ -16,7 +16,8 @@ import pytest
 from pedrag.cli import main
 from pedrag.compiler import analysis as analysis_module
 from pedrag.compiler import driver
-from pedrag.compiler.check_cache import LoadedFiles
+from pedrag.compiler.check_cache import MISSING
+from pedrag.compiler.kept_front_ends import KeptFrontEnds
 from tests.commands.test_check import THEORY as CONVENTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,24 @@ def test_an_unchanged_recheck_prints_the_kept_report_without_the_front_end(
     assert fresh[0] == 1 and "dead-rule" in fresh[2]
     assert "pedrag.dsl.loader" in runs[1][1]  # the second check of the same bytes keeps it
     assert runs[2][1] == []  # the third reads it: no front end, no analysis, no YAML
+
+
+def test_a_one_rule_edits_second_check_prints_the_kept_report_without_the_front_end(
+    tmp_path: Path,
+) -> None:
+    """A one-rule edit's front end is spliced and kept (as its edit) at its first check, so
+    its report says nothing waits to be kept: the second check reads the report alone (it
+    imported the front end and pydantic to find the front end kept already)."""
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    for _ in range(2):  # seen, then kept whole
+        _probe(tmp_path / "cache", str(path), "--format", "json")
+    path.write_text(THEORY.replace("frustration >= 0.7", "frustration >= 0.6"), "utf-8")
+    runs = [_probe(tmp_path / "cache", str(path), "--format", "json") for _ in range(2)]
+    fresh = _probe(tmp_path / "cache", str(path), "--format", "json", "--no-cache")
+    assert [(code, out) for code, _, out in runs] == [(fresh[0], fresh[2])] * 2
+    assert "pedrag.dsl.loader" in runs[0][1]  # the edit itself is checked
+    assert runs[1][1] == []  # its second check: no front end, no analysis, no YAML
 
 
 def _report(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -224,13 +243,15 @@ def test_the_second_check_of_new_bytes_analyses_nothing_and_keeps_the_front_end(
     # The same bytes under other options: a new report, whose second check finds the front
     # end kept already and does not read it back (a 5,000-rule one takes 0.1 s to read).
     reads: list[str] = []
-    read = LoadedFiles._read
+    read = KeptFrontEnds._front
 
-    def counting_read(self: LoadedFiles, kept: Path, body: bytes) -> object:
-        reads.append(kept.parent.name)
-        return read(self, kept, body)
+    def counting_read(self: KeptFrontEnds, digest: str) -> object:
+        found = read(self, digest)
+        if found is not MISSING:
+            reads.append("loaded")
+        return found
 
-    monkeypatch.setattr(LoadedFiles, "_read", counting_read)
+    monkeypatch.setattr(KeptFrontEnds, "_front", counting_read)
     found = []
     for _ in range(2):
         analysed.clear()
@@ -309,3 +330,29 @@ def test_a_sarif_recheck_reads_the_kept_log_and_prints_what_an_uncached_check_pr
     assert invocation["commandLine"] == "pedrag check --format sarif kept.yaml"
     assert invocation["startTimeUtc"] == invocation["endTimeUtc"] == clock[0]
     assert invocation["exitCode"] == 1
+
+
+def test_a_check_raises_the_collectors_thresholds_and_restores_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from pedrag.commands.check import COLLECTOR_THRESHOLDS
+
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "kept.yaml"
+    path.write_text(THEORY, "utf-8")
+    during: list[tuple[int, int, int]] = []
+    check_paths = driver.check_paths
+
+    def watching(*args: object, **kwargs: object) -> driver.CheckResult:
+        during.append(gc.get_threshold())
+        return check_paths(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver, "check_paths", watching)
+    before = gc.get_threshold()
+    assert before != COLLECTOR_THRESHOLDS
+    status, _ = _report([str(path), "--format", "json", "--no-cache"], capsys)
+    assert status in (0, 1)
+    assert during == [COLLECTOR_THRESHOLDS]
+    assert gc.get_threshold() == before

@@ -1,9 +1,9 @@
 """A damaged check cache changes nothing but time: every single-bit flip and truncation of
 every cache file gives the report `--no-cache` gives, counts the damage, and is repaired.
 
-Each trial starts from the same cache (a check, then a check after a one-rule edit, so the
-folder holds folded shards, a journal, the parsed and resolved conditions, the set answers
-and lark's tables), damages one file, checks the edited theory as a fresh process would
+Each trial starts from the same cache (a check, then two checks after a one-rule edit and
+one after another, so the folder holds folded shards, a journal, the parsed and resolved
+conditions, the set answers, lark's tables, a kept front end and an edit of it), damages one file, checks the edited theory as a fresh process would
 (`analysis._CACHE` cleared: only the disk remembers) and compares the JSON report with the
 uncached one byte for byte; then checks again, which must find the cache repaired.
 """
@@ -55,6 +55,15 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         cache = CheckCache(folder)
         _report(theory, cache)
         assert cache.dropped == 0
+    # A one-rule edit of that: kept as the edit (`fronts/*.edit`), at its first check.
+    # (Its action: a changed condition would append a record of the same length to the
+    # parsed conditions' journal, and truncating that journal in half would leave it whole.)
+    text = _theory(edited)
+    at = text.rindex("then: probe")
+    theory.write_text(text[:at] + "then: hint" + text[at + len("then: probe") :])
+    cache = CheckCache(folder)
+    _report(theory, cache)
+    assert cache.dropped == 0
     files = {
         str(p.relative_to(folder)): p.read_bytes()
         for p in sorted(folder.rglob("*"))
@@ -62,7 +71,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     }
     assert any(name.endswith(".journal") for name in files), sorted(files)
     assert any(name.endswith(".lark.sum") for name in files), sorted(files)
-    assert any(name.startswith("loaded/") for name in files), sorted(files)
+    assert any(name.startswith("fronts/") and name.endswith(".front") for name in files)
+    assert any(name.startswith("fronts/") and name.endswith(".edit") for name in files)
     assert any(name.startswith("findings/") for name in files), sorted(files)
     return theory, files, _report(theory, CheckCache.disabled())
 
@@ -102,15 +112,15 @@ def test_every_damaged_cache_file_gives_the_uncached_report_and_is_repaired(
         else:
             del body[where:]
         target.write_bytes(bytes(body))
-        if name.endswith((".pickle", ".journal")) and not name.startswith("loaded/"):
+        if name.endswith((".pickle", ".journal")) and not name.startswith("fronts/"):
             # Detected when read (a check reads a shard only when it asks it something).
             shard = Shard(target.with_suffix(".pickle"))
             shard.raw  # noqa: B018
             assert shard.damage.dropped == 1, (name, kind, where)
         cache = CheckCache(folder)
         assert _report(theory, cache) == expected, (name, kind, where)
-        # lark's tables and a whole front end kept (`loaded/`): verified every check
-        if not name.endswith((".pickle", ".journal")) or name.startswith("loaded/"):
+        # lark's tables and a whole front end kept (`fronts/`): verified every check
+        if not name.endswith((".pickle", ".journal")) or name.startswith("fronts/"):
             assert cache.dropped == 1, (name, kind, where)
         again = CheckCache(folder)
         assert _report(theory, again) == expected, (name, kind, where)

@@ -540,25 +540,26 @@ def test_a_file_checked_twice_unchanged_is_read_back_whole_and_a_damaged_copy_is
         return format_json(files, result.diagnostics, result.summary())
 
     expected = report(CheckCache.disabled())
-    loaded = folder / "loaded"
+    loaded = folder / "fronts"
     assert report(CheckCache(folder)) == expected
-    assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: no pickle yet
+    assert [p.suffix for p in loaded.iterdir()] == [".seen"]  # seen once: nothing kept yet
     assert report(CheckCache(folder)) == expected
-    (kept,) = loaded.glob("*.pickle")
-    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle"]  # and its name
-    assert report(CheckCache(folder)) == expected  # the front end read back whole
+    (kept,) = loaded.glob("*.front")
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".front", ".latest"]  # and its name
+    assert report(CheckCache(folder)) == expected  # the front end read back
     body = bytearray(kept.read_bytes())
     body[len(body) // 2] ^= 0x01
     kept.write_bytes(bytes(body))
     damaged = CheckCache(folder)
     assert report(damaged) == expected
     assert damaged.dropped == 1
+    assert report(CheckCache(folder)) == expected  # kept again
     repaired = CheckCache(folder)
     assert report(repaired) == expected
     assert repaired.dropped == 0
     theory.write_text(_theory(RULES[:-1]))  # new content: marked seen, nothing else written
     report(CheckCache(folder))
-    assert sorted(p.suffix for p in loaded.iterdir()) == [".latest", ".pickle", ".seen"]
+    assert sorted(p.suffix for p in loaded.iterdir()) == [".front", ".latest", ".seen"]
 
 
 def test_a_repository_of_many_small_theories_keeps_every_front_end(

@@ -17,7 +17,7 @@ import pytest
 
 from pedrag.cli import main
 from pedrag.compiler import analysis as analysis_module
-from pedrag.compiler import driver
+from pedrag.compiler import kept_front_ends
 from pedrag.compiler.check_cache import ENV_CACHE_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,14 +98,14 @@ def test_a_spliced_condition_edit_keeps_the_derived_tag(
     (`dsl.incremental`); the actions it keeps still carry their derived tags, so the proof
     after the edit is the uncached one."""
     spliced: list[bool] = []
-    splice = driver.splice_condition_edit
+    splice = kept_front_ends.splice_condition_edit
 
     def counting(previous, raw):  # type: ignore[no-untyped-def]
         result = splice(previous, raw)
         spliced.append(result is not None)
         return result
 
-    monkeypatch.setattr(driver, "splice_condition_edit", counting)
+    monkeypatch.setattr(kept_front_ends, "splice_condition_edit", counting)
     monkeypatch.setitem(os.environ, ENV_CACHE_DIR, str(tmp_path / "cache"))
     path = tmp_path / "spliced.yaml"
     path.write_text(THEORY, "utf-8")

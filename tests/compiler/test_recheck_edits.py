@@ -170,7 +170,7 @@ def test_each_kind_of_one_rule_edit_gives_the_uncached_report(
         path.write_text(base)
         before = [_report(path, cache) for _ in range(3)]  # seen, kept whole, read back
         assert before[0] == before[1] == before[2] == _report(path, CheckCache.disabled())
-        assert list((tmp_path / f"cache-{name}" / "loaded").glob("*.pickle"))
+        assert list((tmp_path / f"cache-{name}" / "fronts").glob("*.front"))
         path.write_text(_theory(edit(rules), selection))
         cached, fresh = _report(path, cache), _report(path, CheckCache.disabled())
         if cached != fresh:

@@ -1,0 +1,166 @@
+"""A file's positions in pieces: the part outside `rules:` and one piece per rule, each read
+when first asked for, with the offsets of the edits made since moved when it is read.
+
+Front end stage helper (for `pedrag.dsl.incremental` and the check cache's kept front ends,
+`pedrag.compiler.kept_front_ends`). Takes a `Positions` (to split it for keeping) or the
+kept pieces (to read them back); gives a `Positions` that reads only what is asked of it.
+Why: a 5,000-rule file's positions are 100,000 offsets (1.9 MB of pickle). A one-rule
+edit's splice needs one rule's, and a check none unless a finding points at an `ignore:`
+entry; reading them whole, and moving every offset after the edit, made a re-check linear
+in the rules the edit did not touch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pedrag.dsl.spans import SourceText
+from pedrag.dsl.yaml_source import Path, Positions
+
+Piece = tuple[
+    dict[Path, tuple[int, int]], dict[Path, tuple[int, int]], dict[Path, tuple[int, int, str]]
+]
+"""Some paths' value offsets, key offsets and scalar offsets and values (`Positions`' three)."""
+
+Move = tuple[int, int]
+"""An edit's effect on offsets: every offset at or after `at` moves by `delta`."""
+
+
+def _rule_of(path: Path) -> int | None:
+    """The rule a path is inside (`("rules", 3, "when")` -> 3), or None."""
+    if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int):
+        return path[1]
+    return None
+
+
+def split(positions: Positions) -> tuple[Piece, list[Piece], list[tuple[int, int]], list[bool]]:
+    """(The part outside the rules, each rule's piece, each rule's value offsets, whether
+    a value of the rule has its offsets in common with another path: an alias reads that
+    scalar elsewhere, so an edit there is not the rule's alone)."""
+    count = sum(1 for p in positions.values if len(p) == 2 and _rule_of(p) is not None)
+    rest: Piece = ({}, {}, {})
+    rules: list[Piece] = [({}, {}, {}) for _ in range(count)]
+    tables: tuple[dict[Path, Any], ...] = (positions.values, positions.keys, positions.scalars)
+    for table, entries in enumerate(tables):
+        # `_rule_of` written out: a 5,000-rule file has 100,000 paths.
+        into: list[dict[Path, Any]] = [piece[table] for piece in rules]
+        outside: dict[Path, Any] = rest[table]
+        for path, offsets in entries.items():
+            index = path[1] if len(path) >= 2 and path[0] == "rules" else None
+            if isinstance(index, int) and index < count:
+                into[index][path] = offsets
+            else:
+                outside[path] = offsets
+    uses = Counter(positions.values.values())
+    ranges = [positions.values[("rules", index)] for index in range(count)]
+    aliased = [any(uses[offsets] > 1 for offsets in piece[0].values()) for piece in rules]
+    return rest, rules, ranges, aliased
+
+
+def _moved(piece: Piece, moves: Sequence[Move], overrides: dict[Path, str]) -> Piece:
+    """`piece` with each move applied in turn (as `incremental` moves offsets) and the
+    scalars an edit gave a new value."""
+    values, keys, scalars = piece
+    for at, delta in moves:
+        values = {
+            p: (a + delta if a >= at else a, b + delta if b >= at else b)
+            for p, (a, b) in values.items()
+        }
+        keys = {
+            p: (a + delta if a >= at else a, b + delta if b >= at else b)
+            for p, (a, b) in keys.items()
+        }
+        scalars = {
+            p: (a + delta if a >= at else a, b + delta if b >= at else b, v)
+            for p, (a, b, v) in scalars.items()
+        }
+    for path, value in overrides.items():
+        if path in scalars:
+            a, b, _ = scalars[path]
+            scalars[path] = (a, b, value)
+    return values, keys, scalars
+
+
+class SplitPositions(Positions):
+    """`Positions` read piece by piece (see the module docstring). `values`, `keys` and
+    `scalars` read every piece; `rule_positions(index)` one rule's. Pickled, it is a plain
+    `Positions` (the pieces' readers are not kept)."""
+
+    def __init__(
+        self,
+        source: SourceText,
+        rest: Callable[[], Piece],
+        rule: Callable[[int], Piece],
+        ranges: list[tuple[int, int]],
+        aliased: Sequence[bool],
+        moves: tuple[Move, ...] = (),
+        overrides: dict[Path, str] | None = None,
+    ) -> None:
+        self.source = source
+        self._rest, self._rule = rest, rule
+        self.ranges = ranges  # each rule's value offsets, in this text
+        self.aliased = aliased
+        self.moves = moves
+        self.overrides = overrides or {}
+        self._whole: Piece | None = None
+
+    @property
+    def values(self) -> dict[Path, tuple[int, int]]:  # type: ignore[override]
+        return self._read()[0]
+
+    @property
+    def keys(self) -> dict[Path, tuple[int, int]]:  # type: ignore[override]
+        return self._read()[1]
+
+    @property
+    def scalars(self) -> dict[Path, tuple[int, int, str]]:  # type: ignore[override]
+        return self._read()[2]
+
+    def _read(self) -> Piece:
+        if self._whole is None:
+            values, keys, scalars = self._rest()
+            values, keys, scalars = dict(values), dict(keys), dict(scalars)
+            for index in range(len(self.ranges)):
+                more = self._rule(index)
+                values.update(more[0])
+                keys.update(more[1])
+                scalars.update(more[2])
+            self._whole = _moved((values, keys, scalars), self.moves, self.overrides)
+        return self._whole
+
+    def rule_positions(self, index: int) -> Positions:
+        """Rule `index`'s positions alone, in this text (a path outside it falls back to
+        the document's start, `Positions.span`)."""
+        if self._whole is not None:
+            values, keys, scalars = self._whole
+            return Positions(
+                self.source,
+                {p: v for p, v in values.items() if _rule_of(p) == index},
+                {p: v for p, v in keys.items() if _rule_of(p) == index},
+                {p: v for p, v in scalars.items() if _rule_of(p) == index},
+            )
+        return Positions(self.source, *_moved(self._rule(index), self.moves, self.overrides))
+
+    def rules_around(self, start: int, end: int) -> list[int]:
+        """The rules whose value holds the text in [start, end)."""
+        return [i for i, (a, b) in enumerate(self.ranges) if a <= start and end <= b]
+
+    def moved(
+        self, source: SourceText, at: int, delta: int, overrides: dict[Path, str]
+    ) -> SplitPositions:
+        """These positions in `source`, a text that is this one's with `delta` characters
+        more (fewer) at `at`, and `overrides` scalars' new values."""
+        return SplitPositions(
+            source,
+            self._rest,
+            self._rule,
+            [(a + delta if a >= at else a, b + delta if b >= at else b) for a, b in self.ranges],
+            self.aliased,
+            (*self.moves, (at, delta)),
+            {**self.overrides, **overrides},
+        )
+
+    def __reduce__(self) -> tuple[type[Positions], tuple[SourceText, dict, dict, dict]]:  # type: ignore[type-arg]
+        return Positions, (self.source, self.values, self.keys, self.scalars)
