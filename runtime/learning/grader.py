@@ -331,11 +331,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
         said, stated = answered, True
     if not said:
         return Grade("none", reason="a reason without an answer")
-    if (
-        len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS
-        or not stated
-        or reader.is_remark(said)
-    ):
+    if len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS or not stated or reader.is_remark(said):
         return Grade("none", reason="a remark, not a short answer")
     if _LIST.search(said):
         return Grade("none", reason="a list of candidates", tentative=reading.tentative)

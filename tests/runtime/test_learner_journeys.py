@@ -324,9 +324,9 @@ def test_a_learner_who_keeps_explaining_wrong_answers_gets_more_help_too(
     exercise = _exercise(tutor, exercise_id)
     session = tutor.start(theory, exercise_id, seed=seed)
     count = WRONG_AGAIN[theory] + 1
-    answers = [f"{answer} because that is what I worked out" for answer in _wrong_answers(
-        exercise, count
-    )]
+    answers = [
+        f"{answer} because that is what I worked out" for answer in _wrong_answers(exercise, count)
+    ]
     results = [tutor.turn(session, answer) for answer in answers]
     assert all(result.audit["grade"]["verdict"] == "wrong" for result in results)
     later = results[WRONG_AGAIN[theory] - 1 :]
