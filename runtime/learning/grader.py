@@ -321,16 +321,52 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
         if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
             return Grade("none", reason="the question's own words, not one answer")
         naming = [p for p in reading.parts if _names(p, spellings)] or [said]
+        answered = _before_reason(reading, spellings)
+        if answered and _names(answered, spellings):
+            naming = [answered]  # echoed without the reason given for it
         return _correct(naming[0], reading, f"{reading.reason}, names the answer")
-    if (
-        len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS
-        or reading.reason != "the stated answer"
-        or reader.is_remark(said)
-    ):
+    stated = reading.reason == "the stated answer"
+    answered = _before_reason(reading, spellings)
+    if answered is not None:
+        said, stated = answered, True
+    if not said:
+        return Grade("none", reason="a reason without an answer")
+    if len(said.split()) > reader.MAX_TEXT_ANSWER_WORDS or not stated or reader.is_remark(said):
         return Grade("none", reason="a remark, not a short answer")
     if _LIST.search(said):
         return Grade("none", reason="a list of candidates", tentative=reading.tentative)
     return _wrong(said, reading, f"{reading.reason}, not the answer or an accepted spelling")
+
+
+# The words that give a reason for what came before them ("oxygen because plants breathe it").
+# ("as" is left out: "such as", "the same as" are inside answers.)
+_CONNECTIVES = ("because", "since", "cause", "'cause", "cuz", "coz")
+_REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
+
+
+def _before_reason(reading: reader.Reading, spellings: Sequence[str]) -> str | None:
+    """The answer a learner gave a reason for, without the reason ("" when the message is a
+    reason with no answer before it: "because plants"); None when no reason is given, or when
+    the answer's own spellings use a connective (an exercise whose answer is "because").
+
+    Why: a wrong answer with its reason was left ungraded as a remark (too long) while the
+    right answer with a reason was graded right, so a learner who explains every wrong answer
+    never had one counted and never reached the help a theory gives after wrong answers."""
+    if any(
+        re.search(rf"(?<!\w){re.escape(word)}(?!\w)", spelling, re.IGNORECASE)
+        for spelling in spellings
+        for word in _CONNECTIVES
+    ):
+        return None
+    kept: list[str] = []
+    for part in reading.parts or (reading.answer or "",):
+        found = _REASON.search(part)
+        if found is None:
+            kept.append(part)
+            continue
+        kept.append(part[: found.start()])
+        return " ".join(piece.strip() for piece in kept if piece.strip())
+    return None
 
 
 def _names(text: str, spellings: Sequence[str]) -> bool:

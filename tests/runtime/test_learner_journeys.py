@@ -306,3 +306,29 @@ def test_srl_asks_for_calibration_only_when_the_learner_expressed_confidence(
         session = tutor.start("srl", "mult_7x8", seed=seed)
         asked.append(tutor.turn(session, "I'm sure it is 55").action == "calibration_check")
     assert any(asked)
+
+
+# each theory's own threshold for more help after wrong answers (its `wrong_again_*` rule)
+WRONG_AGAIN = {"socratic": 3, "constructivism": 3, "direct_instruction": 5, "srl": 4}
+
+
+@pytest.mark.parametrize(("theory", "exercise_id", "seed"), EVERY_THEORY_DOMAIN_SEED)
+def test_a_learner_who_keeps_explaining_wrong_answers_gets_more_help_too(
+    tutor: Tutor, theory: str, exercise_id: str, seed: int
+) -> None:
+    """Contingent help for the learner who gives a reason with every wrong answer ("55
+    because I counted them"): answering the explanation is right at first, but once the
+    theory's own count of wrong answers for more help is reached, the reply is that help
+    (the rung no lower than the last reply's, at least H3), not another response to an
+    explanation that has not led anywhere."""
+    exercise = _exercise(tutor, exercise_id)
+    session = tutor.start(theory, exercise_id, seed=seed)
+    count = WRONG_AGAIN[theory] + 1
+    answers = [
+        f"{answer} because that is what I worked out" for answer in _wrong_answers(exercise, count)
+    ]
+    results = [tutor.turn(session, answer) for answer in answers]
+    assert all(result.audit["grade"]["verdict"] == "wrong" for result in results)
+    later = results[WRONG_AGAIN[theory] - 1 :]
+    assert all(r.action != "respond_to_explanation" for r in later), [r.action for r in results]
+    assert all(r.rung >= 3 for r in later), [(r.action, r.rung) for r in results]
