@@ -54,6 +54,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pedrag import __version__
@@ -513,6 +514,11 @@ class RequestContext:
                     request_id,
                 )
                 await response(scope, receive, send_with_id)
+        except ClientDisconnect:
+            # The client left before its request was read (a closed tab, a dropped phone
+            # connection): nobody is waiting for an answer, and it is no fault of the server's.
+            status = 499
+            log.info("client disconnected before its request was read")
         except Exception:
             # Here, not in Starlette's outermost handler: this one still knows the request id,
             # so the 500 carries it in its header, its body and its log line.

@@ -493,3 +493,50 @@ def test_a_session_for_a_learner_who_does_not_exist_is_a_404_whatever_the_exerci
         )
         assert response.status_code == 404, (exercise, response.text)
         assert response.json()["type"].endswith("learner-not-found")
+
+
+def test_a_client_that_leaves_before_its_body_is_read_is_no_server_error(
+    service: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A learner who closes the tab mid-request is logged as that, at INFO, not as an
+    "unhandled error" with a traceback at ERROR (an operator's alert)."""
+    import anyio
+
+    session = new_session(service)
+    app = service["client"].app
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": f"/v1/sessions/{session['id']}/turns",
+        "raw_path": f"/v1/sessions/{session['id']}/turns".encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"authorization", auth(service)["Authorization"].encode()),
+            (b"host", b"127.0.0.1"),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def call() -> None:
+        await app(scope, receive, send)
+
+    with caplog.at_level(logging.INFO, logger="pedrag.service"):
+        anyio.run(call)
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert any("disconnected" in r.getMessage() for r in caplog.records)
+    assert not any(m.get("status", 200) >= 500 for m in sent if m["type"] == "http.response.start")
