@@ -338,9 +338,8 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     return _wrong(said, reading, f"{reading.reason}, not the answer or an accepted spelling")
 
 
-# The words that give a reason for what came before them ("oxygen because plants breathe it").
+# A word that gives a reason for what came before it ("oxygen because plants breathe it").
 # ("as" is left out: "such as", "the same as" are inside answers.)
-_CONNECTIVES = ("because", "since", "cause", "'cause", "cuz", "coz")
 _REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
 
 
@@ -352,19 +351,14 @@ def _before_reason(reading: reader.Reading, spellings: Sequence[str]) -> str | N
     Why: a wrong answer with its reason was left ungraded as a remark (too long) while the
     right answer with a reason was graded right, so a learner who explains every wrong answer
     never had one counted and never reached the help a theory gives after wrong answers."""
-    if any(
-        re.search(rf"(?<!\w){re.escape(word)}(?!\w)", spelling, re.IGNORECASE)
-        for spelling in spellings
-        for word in _CONNECTIVES
-    ):
-        return None
-    kept: list[str] = []
-    for part in reading.parts or (reading.answer or "",):
+    parts = reading.parts or (reading.answer or "",)
+    for index, part in enumerate(parts):
         found = _REASON.search(part)
         if found is None:
-            kept.append(part)
             continue
-        kept.append(part[: found.start()])
+        if any(_REASON.search(spelling) for spelling in spellings):
+            return None
+        kept = (*parts[:index], part[: found.start()])
         return " ".join(piece.strip() for piece in kept if piece.strip())
     return None
 
