@@ -34,8 +34,9 @@ ORDER = 30
 HELP = "explain which rules hold, the ceiling and the selection for a given state"
 DESCRIPTION = """\
 Explain the policy's decision for one learner state: the rules whose condition holds (with
-their actions' tags, a tag only a wording gives marked derived), the per-turn help ceiling and which ceiling step set it, the rules eligible under the ceiling and
-their selection probabilities, and the monitors and theory switches that fire.
+their actions' tags, a tag only a wording gives marked derived), the per-turn help ceiling and
+which ceiling step set it, the rules eligible under the ceiling and their selection
+probabilities, and the monitors and theory switches that fire.
 
 FILE is a theory file (YAML) or a compiled policy (JSON from `pedrag compile`). Metrics not in
 --state take their default. Computed metrics may be given directly (e.g. stuck_turns=3);
