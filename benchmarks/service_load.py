@@ -170,6 +170,9 @@ class Served:
     supervisor_cpu: float = 0.0
     above_by_round: list[float] = field(default_factory=list)
     alone: list[float] = field(default_factory=list)
+    alone_wall: float = 0.0
+    alone_cpu: float = 0.0
+    alone_loop_cpu: float = 0.0
 
 
 def summary(latencies: list[float], elapsed: float) -> dict[str, float]:
@@ -229,7 +232,11 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
     parser.add_argument("--turns-per-session", type=int, default=10)
     parser.add_argument(
-        "--sequential", type=int, default=150, help="turns by one client, for unqueued latency"
+        "--sequential",
+        type=int,
+        default=200,
+        help="turns by one client (in the same rounds): unqueued latency, and CPU per turn "
+        "without concurrent turns",
     )
     parser.add_argument(
         "--rounds", type=int, default=10, help="alternations of baseline and server turns"
@@ -253,6 +260,7 @@ def main() -> int:
     def run(url: str, workers_list: list[int]) -> dict[str, Any]:
         results: dict[str, Any] = {}
         chunk = max(1, args.turns // args.rounds)
+        alone_chunk = max(1, args.sequential // args.rounds)
         for workers in workers_list:
             in_process = InProcess(url, args.turns_per_session)
             with contextlib.ExitStack() as stack:
@@ -309,11 +317,19 @@ def main() -> int:
                             supervisor_cpu_seconds(server.group) - supervisor_before
                         )
                         server.above_by_round.append((round_cpu - cpu) * 1000 / chunk)
-                for server in servers:
-                    # Per-turn latency without queueing: one client, one turn at a time.
-                    server.alone = asyncio.run(
-                        drive(server.base, server.key, args.sequential, 1, args.turns_per_session)
-                    )
+                        # One client, one turn at a time: latency without queueing, and CPU
+                        # with no other turn's thread competing for the cores and the GIL.
+                        cpu_before = group_cpu_seconds(server.group)
+                        loop_before = group_cpu_seconds(server.group, loops=True)
+                        begin = time.perf_counter()
+                        server.alone += asyncio.run(
+                            drive(server.base, server.key, alone_chunk, 1, args.turns_per_session)
+                        )
+                        server.alone_wall += time.perf_counter() - begin
+                        server.alone_cpu += group_cpu_seconds(server.group) - cpu_before
+                        server.alone_loop_cpu += (
+                            group_cpu_seconds(server.group, loops=True) - loop_before
+                        )
             in_process.close()
             base_row = summary(local, local_s)
             base_row["cpu_ms_per_turn"] = local_cpu * 1000 / len(local)
@@ -334,6 +350,20 @@ def main() -> int:
                 row["overhead_cpu_ms_median"] = statistics.median(server.above_by_round)
                 row["overhead_cpu_ms_rounds"] = server.above_by_round
                 row["alone_p50_ms"] = statistics.median(server.alone) * 1000
+                alone_turns = len(server.alone)
+                row["alone_cpu_ms_per_turn"] = server.alone_cpu * 1000 / alone_turns
+                row["alone_above_ms"] = row["alone_cpu_ms_per_turn"] - base_row["cpu_ms_per_turn"]
+                row["alone_loop_cpu_ms_per_turn"] = server.alone_loop_cpu * 1000 / alone_turns
+                # The turns' threads at one client (the group less the loops; one worker has
+                # no supervisor, with several its share is in the threads' figure).
+                row["alone_threads_cpu_ms_per_turn"] = (
+                    row["alone_cpu_ms_per_turn"] - row["alone_loop_cpu_ms_per_turn"]
+                )
+                row["threads_cpu_ms_per_turn"] = (
+                    row["cpu_ms_per_turn"]
+                    - row["loop_cpu_ms_per_turn"]
+                    - (row["supervisor_cpu_ms_per_turn"] or 0.0)
+                )
                 results[f"workers_{workers}{server.label}"] = row
         return results
 
@@ -352,7 +382,8 @@ def main() -> int:
     print(
         f"{'configuration':<40}{'turns':>6}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'alone p50':>11}{'CPU ms/turn':>13}{'above base':>12}{'median':>8}{'goal':>8}"
-        f"{'loops':>7}{'superv.':>9}"
+        f"{'loops':>7}{'threads':>9}{'superv.':>9}"
+        f"{'1-client above':>16}{'loop':>6}{'threads':>9}"
     )
     for kind, rows in results.items():
         for name, row in rows.items():
@@ -364,11 +395,14 @@ def main() -> int:
                 + (
                     f"{above:>12.2f}{row['overhead_cpu_ms_median']:>8.2f}"
                     f"{'< ' + format(GOAL_MS, 'g'):>8}{row['loop_cpu_ms_per_turn']:>7.2f}"
+                    f"{row['threads_cpu_ms_per_turn']:>9.2f}"
                     + (
                         f"{row['supervisor_cpu_ms_per_turn']:>9.2f}"
                         if row["supervisor_cpu_ms_per_turn"] is not None
                         else f"{'-':>9}"
                     )
+                    + f"{row['alone_above_ms']:>16.2f}{row['alone_loop_cpu_ms_per_turn']:>6.2f}"
+                    f"{row['alone_threads_cpu_ms_per_turn']:>9.2f}"
                     if above is not None
                     else ""
                 )
@@ -382,11 +416,15 @@ def main() -> int:
         f"by round (CPU is read in clock ticks of {1000 / _TICK:g} ms, over "
         f"{max(1, args.turns // args.rounds)} turns a round). "
         f"loops: the part of CPU ms/turn spent by the workers' event-loop threads (HTTP, "
-        f"middleware, routing, the hop to the turn's thread); the rest is the turns' threads. "
-        f"superv.: the part spent by uvicorn's supervisor process (with --workers above 1). "
-        f"turns/s, p50, p99: {args.clients} concurrent "
+        f"middleware, routing, the hop to the turn's thread); threads: the rest, the turns' "
+        f"threads (the key-and-session read, the turn, its commit; compare in_process's CPU "
+        f"ms/turn). superv.: the part spent by uvicorn's supervisor process (with --workers "
+        f"above 1). turns/s, p50, p99: {args.clients} concurrent "
         f"clients (wall clock, includes queueing); alone: one client, one turn at a time "
-        f"({args.sequential} turns). Sessions of {args.turns_per_session} turns, offline backend "
+        f"({args.sequential} turns, in the same rounds). '1-client above': the server's CPU "
+        f"per turn at that one client minus in_process's (NOT the goal's figure, which is at "
+        f"{args.clients} clients: what concurrency adds is the difference of the two), and its "
+        f"parts: the loops' and the threads'. Sessions of {args.turns_per_session} turns, offline backend "
         "(model time excluded)."
     )
     return 0
