@@ -16,7 +16,10 @@ The figure of issue 30 (goal: under 2 ms): the server's CPU per turn — user pl
 of every process of the server (its process group, read from ``/proc``), over the measured
 turns only, session creation included (one per ``--turns-per-session`` turns) — minus the
 baseline's CPU per turn. Wall-clock latencies are printed too but are noise on a shared
-machine; CPU is the figure.
+machine; CPU is the figure. Split by thread: the workers' event loops and the turns' threads;
+and the same figure with one client, one turn at a time (``--sequential`` turns in the same
+rounds), where no turn competes with another for the cores and the GIL: the goal's figure
+less that one is what concurrency adds.
 
 With ``--compare TREE`` a server run from another source tree (``git archive COMMIT | tar -x
 -C TREE``) is driven in the same alternated rounds, each round's server turns measured
