@@ -335,8 +335,10 @@ class _TurnRoute(APIRoute):
     every request that is not the plain case. The plain case, a deployment's most frequent
     request, skips FastAPI's per-request dependency solving (a quarter of the event loop's
     CPU per turn): the id matches its pattern, the body is ``application/json`` that
-    ``TurnCreate`` accepts, parsed and validated as FastAPI would (``json.loads``, then the
-    model); the key is read by the route's own security schemes (:func:`auth.claim`), the
+    ``TurnCreate`` accepts, parsed and validated in one pass by pydantic-core
+    (``model_validate_json``: 9 us against 27 for ``json.loads`` and the model; it accepts no
+    body FastAPI's ``json.loads`` and the same strict model refuse, and a body only
+    ``json.loads`` reads, UTF-16 or behind a byte-order mark, is FastAPI's to answer); the key is read by the route's own security schemes (:func:`auth.claim`), the
     endpoint is called with what FastAPI would have passed, and its answer is serialised once
     by pydantic. Anything else (a malformed id or body, another content type) goes to
     FastAPI's handler, so every error is the one FastAPI gives, in the same order (a missing,
@@ -357,7 +359,7 @@ class _TurnRoute(APIRoute):
             if kind != "application/json" or not _PATH_ID.fullmatch(session_id):
                 return await declared(request)
             try:
-                body = TurnCreate.model_validate(json.loads(await request.body()))
+                body = TurnCreate.model_validate_json(await request.body())
             except ValueError:  # not JSON, not UTF-8, not a turn (ValidationError): FastAPI's
                 return await declared(request)
             claim = await auth_claim(request, needed)
