@@ -575,6 +575,13 @@ Occurrence = tuple[int, int, str]
 """(start, end, spelling class) of one place a target is written."""
 
 
+@functools.lru_cache(maxsize=256)
+def _operand_value(operand: str) -> Fraction:
+    """An operand of an evaluated expression, as :func:`_arithmetic` writes it ("7", "1/2"):
+    the same few an exercise's replies repeat, and ``Fraction`` reads its text with a regex."""
+    return Fraction(operand)
+
+
 def _find_number(
     text: str, target: NumberMention, given_values: Container[Fraction] = frozenset()
 ) -> Iterator[Occurrence]:
@@ -588,7 +595,7 @@ def _find_number(
         kind, _, operand_list = spelled.partition(":")
         if kind in ("arithmetic", "evaluated"):
             operands = operand_list.split(",")
-            if all(Fraction(operand) in given_values for operand in operands):
+            if all(_operand_value(operand) in given_values for operand in operands):
                 continue  # "the problem is 7 x 8" restates the exercise (or the student's own)
             spelled = kind
         yield start, end, spelled

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import functools
 import re
 import urllib.parse
@@ -82,14 +81,20 @@ _BASE64_LONG_TOKEN = re.compile(
 )
 
 
+# The urlsafe alphabet swaps "+/" for "-_"; built once, not per token.
+_URLSAFE_TO_STANDARD = str.maketrans("-_", "+/")
+
+
 def _decode_base64(run: str) -> str | None:
-    compact = re.sub(r"\s+", "", run)
+    # `str.split()` splits where `\s` matches (both ask Unicode's white space), and a run
+    # is mostly one token, which a regex substitution cost more to copy than this.
+    compact = "".join(run.split())
     if _too_short(compact):
         return None
     padded = compact.rstrip("=")
     padded += "=" * (-len(padded) % 4)
-    # The urlsafe alphabet swaps "+/" for "-_"; validate, or stray characters are dropped.
-    standard = padded.translate(str.maketrans("-_", "+/"))
+    # Validate, or stray characters are dropped.
+    standard = padded.translate(_URLSAFE_TO_STANDARD)
     try:
         return _printable(base64.b64decode(standard, validate=True))
     except (binascii.Error, ValueError):
@@ -207,6 +212,13 @@ def _candidates(text: str) -> Iterator[_Candidate]:
                 yield _Candidate(start, start + len(run), encoding, decoded, code_only)
 
 
+# `codecs.encode(text, "rot13")`'s own table (ASCII letters only), applied without the codec
+# machinery's lookup on every reply.
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+
 # rot13 leaves digits and symbols alone, so only keywords can betray it.
 _ROT13_KEYWORDS = re.compile(
     r"\b(?:def|return|print|import|while|class|elif|lambda|range|int|void|include|public|"
@@ -228,6 +240,27 @@ def _target_words(target: str) -> frozenset[str] | None:
     return spelling_index(number.value).words or None
 
 
+_NO_WORD = re.compile(r"(?!)")  # matches nowhere
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise, not per reply
+def _target_word_pattern(target: str) -> re.Pattern[str] | None:
+    """:func:`_target_words` as one pattern over a lower-cased text: a whole run of ``[a-z]``
+    that is one of them (the words with a letter outside ``a-z`` are never such a run). The
+    set of a reply's words built and intersected on every reply cost more than one search
+    (tested equal to that intersection on generated texts). None when any text may."""
+    vocabulary = _target_words(target)
+    if vocabulary is None:
+        return None
+    words = sorted(word for word in vocabulary if _LOWER_WORD.fullmatch(word))
+    if not words:
+        return _NO_WORD
+    return re.compile(rf"(?<![a-z])(?:{'|'.join(map(re.escape, words))})(?![a-z])")
+
+
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
 @dataclass(frozen=True)
 class _Context:
     answer: AnswerKey | None
@@ -237,14 +270,15 @@ class _Context:
 
     def may_hold_a_target(self, text: str) -> bool:
         """A cheap test before a whole reading: does ``text`` hold a word of a target (of
-        any of the generated spellings of a number, or of a text answer)? True when unsure."""
+        any of the generated spellings of a number, or of a text answer)? True when unsure.
+        A word is a run of ``[a-z]`` in the lower-cased text, whole."""
         targets = [self.step_value] if self.step_value else []
         if self.answer is not None:
             targets += [self.answer.answer, *self.answer.accept]
-        words = set(re.findall(r"[a-z]+", text.lower()))
+        lowered = text.lower()
         for target in targets:
-            vocabulary = _target_words(target)
-            if vocabulary is None or vocabulary & words:
+            pattern = _target_word_pattern(target)
+            if pattern is None or pattern.search(lowered):
                 return True
         return False
 
@@ -284,7 +318,7 @@ def _rot13_findings(reply: str, context: _Context) -> list[Finding]:
     reply when its rot13 states the answer and the reply itself does not."""
     findings: list[Finding] = []
     position = 0
-    rotated = codecs.encode(reply, "rot13")  # letters only: its lines are the reply's lines
+    rotated = reply.translate(_ROT13)  # letters only: its lines are the reply's lines
     # A line's keywords are among the whole text's (a keyword never spans a line break), so
     # with fewer than two in the whole rot13 text no line can have two.
     lines = (

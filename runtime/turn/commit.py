@@ -128,7 +128,7 @@ def commit(
         keep_text=host.keep_transcript,
     )
     after_reply_events = ("turn", action_event(choice.action))
-    updates, extra = trusted_updates(schema.fields, new.metrics, after_reply_events, extra)
+    updates, extra = trusted_updates(schema, new.metrics, after_reply_events, extra)
     if updates:
         new = writer.apply(new, SetMetrics("trusted", updates))
     new = new.but(extra=extra)
@@ -139,7 +139,7 @@ def commit(
         new = writer.apply(new, SetExercise(following.id, following.goal))
         mastery = host.curriculum_map().record(goal_records(new), following.goal).mastery
         updates, extra = trusted_updates(
-            schema.fields, new.metrics, ("exercise_start",), new.extra, mastery
+            schema, new.metrics, ("exercise_start",), new.extra, mastery
         )
         extra[WRONG_ANSWERS] = []
         extra[SAID] = exercise_start(extra.get(SAID, {}))

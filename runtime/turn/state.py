@@ -112,6 +112,18 @@ class MetricSchema:
         return self._names_by_source.get(source, ())
 
     @functools.cached_property
+    def trusted_writers(self) -> tuple[tuple[str, MetricField, Writer], ...]:
+        """The trusted metrics that have a writer, in declaration order, each with it: what
+        ``trusted_writer.trusted_updates`` walks twice a turn. Picking them out of every
+        metric on each call was most of that walk (issue 30: 19 us a call over the socratic
+        theory's 27 metrics, 4 us over its 9 writers)."""
+        return tuple(
+            (name, item, item.writer)
+            for name, item in self.fields.items()
+            if item.source == "trusted" and item.writer is not None
+        )
+
+    @functools.cached_property
     def _names_by_source(self) -> dict[str, tuple[str, ...]]:
         """Each source's metric names, in declaration order: asked several times a turn."""
         names: dict[str, list[str]] = {}

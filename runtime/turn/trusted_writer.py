@@ -10,9 +10,12 @@ metric name appears here: the writers say which metric listens to which event.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pedrag.kernel.sources import ACTION_EVENT_PREFIX
+
+if TYPE_CHECKING:
+    from pedrag.runtime.turn.state import MetricSchema
 
 HOSTILE_TURNS_FOR_RESTRICTION = 3  # seed 2, §3.2: conduct restriction after repeated hostility
 HOSTILE_TURNS = "hostile_turns"  # state.extra key: the conduct writer's count
@@ -27,16 +30,17 @@ def action_event(action: str) -> str:
 
 
 def trusted_updates(
-    fields: Mapping[str, Any],
+    schema: MetricSchema,
     metrics: Mapping[str, Any],
     events: Iterable[str],
     extra: Mapping[str, Any],
     mastery: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trusted metric values the events write, and the writers' own bookkeeping
-    (``state.extra``). ``fields`` are the theory's metric fields (each with its ``writer``);
-    ``mastery`` is the current goal's mastery when it changed (`pedrag.runtime.learning.loop`).
-    ``exercise_start`` resets counters and flags to their defaults before the other events."""
+    (``state.extra``). ``schema`` is the theory's metric schema (each trusted field with its
+    ``writer``); ``mastery`` is the current goal's mastery when it changed
+    (`pedrag.runtime.learning.loop`). ``exercise_start`` resets counters and flags to their
+    defaults before the other events."""
     happened = frozenset(events)
     updates: dict[str, Any] = {}
     new_extra = dict(extra)
@@ -46,30 +50,29 @@ def trusted_updates(
     elif "calm_turn" in happened:
         new_extra[CALM_TURNS] = int(new_extra.get(CALM_TURNS, 0)) + 1
     lifted = False
-    for name, field in fields.items():
-        writer = getattr(field, "writer", None)
-        if field.source != "trusted" or writer is None:
-            continue
+    starts = "exercise_start" in happened
+    for name, field, writer in schema.trusted_writers:
+        kind = writer.kind
         current = metrics.get(name, field.default)
-        if "exercise_start" in happened and writer.kind in ("count", "set_on"):
+        if starts and kind in ("count", "set_on"):
             current = updates[name] = field.default
-        if writer.kind == "count":
-            hits = sum(1 for event in writer.events if event in happened)
+        if kind == "count":
+            hits = sum(map(happened.__contains__, writer.events))  # each listed event counts
             if hits:
                 updates[name] = int(current) + hits
-        elif writer.kind == "set_on":
-            if any(event in happened for event in writer.events):
+        elif kind == "set_on":
+            if not happened.isdisjoint(writer.events):
                 updates[name] = True
-            elif any(event in happened for event in writer.clear_on):
+            elif not happened.isdisjoint(writer.clear_on):
                 updates[name] = False
-        elif writer.kind == "advance":
+        elif kind == "advance":
             if any(value == current and event in happened for value, event in writer.advance):
                 position = field.values.index(current)
                 updates[name] = field.values[min(position + 1, len(field.values) - 1)]
-        elif writer.kind == "mastery":
+        elif kind == "mastery":
             if mastery is not None:
                 updates[name] = float(mastery)
-        elif writer.kind == "conduct":
+        elif kind == "conduct":
             if current is True and int(new_extra.get(CALM_TURNS, 0)) >= CALM_TURNS_TO_LIFT:
                 updates[name] = False  # decayed: the count behind it starts again
                 lifted = True

@@ -87,7 +87,7 @@ def _grade(context: TurnContext) -> None:
         )
         extra[GOAL_RECORDS] = {**extra.get(GOAL_RECORDS, {}), info.goal: new_record.to_dict()}
         mastery = new_record.mastery
-    updates, extra = trusted_updates(writer.schema.fields, metrics, events, extra, mastery)
+    updates, extra = trusted_updates(writer.schema, metrics, events, extra, mastery)
     if updates:
         state = writer.apply(state, SetMetrics("trusted", updates))
     if assessment.grade.verdict == "correct":

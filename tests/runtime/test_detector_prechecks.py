@@ -280,3 +280,53 @@ def test_a_message_stating_the_answer_still_waives_a_reply_that_repeats_it() -> 
     args = ("Yes, 56 is right.", ("56",))
     assert _reveals(*args, student_message="I think it's 56", givens=("What is 7 times 8?",)) == []
     assert _reveals(*args, student_message="no idea", givens=("What is 7 times 8?",)) != []
+
+
+def _holds_a_target_word_by_sets(key: AnswerKey, text: str) -> bool:
+    """``_Context.may_hold_a_target`` as it was: the text's words as a set, intersected with
+    each target's words."""
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    for target in (key.answer, *key.accept):
+        vocabulary = _target_words(target)
+        if vocabulary is None or vocabulary & words:
+            return True
+    return False
+
+
+_TARGET_WORD_KEYS = (
+    AnswerKey("56", accept=("fifty-six",)),
+    AnswerKey("Pentagon"),
+    AnswerKey("carbon dioxide", accept=("CO2",)),
+    AnswerKey("?!"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(_TARGET_WORD_KEYS),
+    st.lists(
+        st.sampled_from(
+            ["fifty", "six", "cinquante", "sechsundfünfzig", "pentagon", "Pentagons", "carbon",
+             "dioxide", "xsix", "sixy", "SIX", "K", "\u212a", "é", " ", "-", "\n", "7", "a", "z"]
+        ),
+        max_size=8,
+    ),
+)  # fmt: skip
+def test_the_target_word_pattern_holds_a_word_where_the_word_sets_meet(
+    key: AnswerKey, pieces: list[str]
+) -> None:
+    text = "".join(pieces)
+    context = _Context(key, None, None, None)
+    assert context.may_hold_a_target(text) == _holds_a_target_word_by_sets(key, text)
+
+
+def test_the_rot13_table_is_the_codecs_rot13() -> None:
+    from pedrag.runtime.detect.encoded import _ROT13
+
+    text = "".join(map(chr, range(0x250))) + "Ⅻ ｆｕｌｌ"
+    assert text.translate(_ROT13) == codecs.encode(text, "rot13")
+
+
+@pytest.mark.parametrize("run", ["TmV4dA==", "TmV4\ndA==", "Tm V4\u2003dA==", "TmV4\u00a0dA=="])
+def test_a_base64_run_is_read_without_its_white_space_of_any_kind(run: str) -> None:
+    assert _decode_base64(run) == _decode_base64(re.sub(r"\s+", "", run)) == "Next"
