@@ -32,11 +32,14 @@ def trusted_updates(
     events: Iterable[str],
     extra: Mapping[str, Any],
     mastery: float | None = None,
+    rung: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trusted metric values the events write, and the writers' own bookkeeping
     (``state.extra``). ``fields`` are the theory's metric fields (each with its ``writer``);
-    ``mastery`` is the current goal's mastery when it changed (`pedrag.runtime.learning.loop`).
-    ``exercise_start`` resets counters and flags to their defaults before the other events."""
+    ``mastery`` is the current goal's mastery when it changed (`pedrag.runtime.learning.loop`);
+    ``rung`` the rung of the reply the learner saw, after it (`pedrag.runtime.turn.commit`).
+    ``exercise_start`` resets counters, flags and the highest rung to their defaults before the
+    other events."""
     happened = frozenset(events)
     updates: dict[str, Any] = {}
     new_extra = dict(extra)
@@ -51,7 +54,7 @@ def trusted_updates(
         if field.source != "trusted" or writer is None:
             continue
         current = metrics.get(name, field.default)
-        if "exercise_start" in happened and writer.kind in ("count", "set_on"):
+        if "exercise_start" in happened and writer.kind in ("count", "set_on", "highest_rung"):
             current = updates[name] = field.default
         if writer.kind == "count":
             hits = sum(1 for event in writer.events if event in happened)
@@ -66,6 +69,9 @@ def trusted_updates(
             if any(value == current and event in happened for value, event in writer.advance):
                 position = field.values.index(current)
                 updates[name] = field.values[min(position + 1, len(field.values) - 1)]
+        elif writer.kind == "highest_rung":
+            if rung is not None and rung > int(current):
+                updates[name] = rung
         elif writer.kind == "mastery":
             if mastery is not None:
                 updates[name] = float(mastery)
