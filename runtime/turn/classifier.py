@@ -203,10 +203,13 @@ _HELP = re.compile(
 )
 # "I don't get it", "I dont understand": help, unless the words after it make it a question
 # about a concept of the course (checked first, so it is grounded instead).
-# "Didn't get" is left out: "I didn't get 56, I got 54" reports an attempt.
+# "Didn't get" is left out: "I didn't get 56, I got 54" reports an attempt, and so is "don't
+# get" before a number ("I don't get 56 when I add them"). What the learner does not get may be
+# the topic itself ("I don't get loops at all", "I don't get how range works").
 _NOT_UNDERSTOOD = re.compile(
     r"\b(don'?t|do not|didn'?t|can'?t|cannot) (understand|follow)\b"
-    r"|\b(don'?t|do not|can'?t|cannot) get (it|this|that|any of)\b",
+    r"|\b(don'?t|do not|can'?t|cannot) (really |quite )?get (?![-+]?\s*\d)\w"
+    r"|\b(makes?|making) (no|zero) sense\b|\bdoesn'?t make (any )?sense\b",
     re.I,
 )
 # A request to see a worked example ("can you show me an example?", "another example please"),
