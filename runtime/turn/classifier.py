@@ -194,6 +194,9 @@ _HELP = re.compile(
     r"|\bstill (so |completely |totally |very |really )?(lost|confused|stuck)\b"
     r"|^\W*(so |completely |totally |very |really |kind of |a bit )?(lost|confused)\W*$"
     r"|\bnot sure (how|where|what) to\b|\b(don'?t|do not) know (how|where|what) to\b"
+    # what the learner does not know ("I don't know the rule for this", "don't know why 54 is
+    # wrong"), not "I don't know if it's 56", a hedged attempt
+    r"|\b(don'?t|do not) (really )?know (the|this|that|which|any|what|how|where|why)\b"
     r"|\b(where|how) (do|should|can) i (even )?(start|begin)|\bwhere to (start|begin)\b"
     r"|\bwhat (do|should|can) i (even )?(look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"
     r"|^\W*(idk|dunno|i (just |really )?(don'?t|do not) know)\W*$|\bi can'?t do (this|it)\b"

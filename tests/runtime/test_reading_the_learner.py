@@ -71,6 +71,9 @@ def _request(message: str) -> str:
         "loops make no sense to me",
         "this makes no sense",
         "this doesn't make any sense",
+        "i dont know the rule for this",
+        "I don't know why 54 is wrong",
+        "I really don't know what to write",
     ],
 )
 def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
@@ -86,6 +89,7 @@ def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
         ("Give me the answer, I give up", "none"),  # a demand never climbs the help path
         ("I didn't get 56, I got 54 because I added", "explanation"),  # an attempt, not lost
         ("I don't get 56 when I add them", "none"),  # an attempt's result, not lost
+        ("I don't know if it's 56", "none"),  # a hedged attempt
         ("the team lost 3 of 8 games so they won 5", "none"),  # who lost what, not the learner
         ("I lost my pencil", "none"),
         ("lost in thought, is it 56?", "none"),
