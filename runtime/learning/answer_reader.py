@@ -335,7 +335,8 @@ def read_number(text: str) -> Fraction | None:
 
 # -- clauses: negation, questions about the term, tentative answers ----------------------------
 
-_CLAUSE_END = re.compile(r"(?:\.(?!\d)|[;!?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
+# ("!=" is an operator, not an exclamation: "result != n" is one clause)
+_CLAUSE_END = re.compile(r"(?:\.(?!\d)|!(?!=)|[;?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|nothing|none|hardly|unlikely|doubt\w*|wrong)\b|n't\b|"
     r"\bnot?\s+sure\b",
@@ -752,9 +753,43 @@ def allowed_edits(length: int) -> int:
     return 0 if length <= 4 else 1 if length <= 11 else 2
 
 
+# Characters that are operators in an answer written as code or a formula ("result += n",
+# "if n % 2 == 0", "6CO2 + 6H2O -> C6H12O6"). Words are folded and forgiven a typo; these are
+# not: "result = n", "result -= n" and "result == n" are other statements than "result += n"
+# (each was graded correct, the words alone being compared). A hyphen inside a word
+# ("carbon-dioxide") is spelling, not an operator.
+OPERATOR_CHARACTERS = frozenset("=+*/%<>!&|^~@()[]{}")
+
+
+def operators(text: str) -> tuple[str, ...]:
+    """The runs of operator characters in ``text``, in order, white space ignored."""
+    text = text.rstrip(" .!?")
+    runs: list[str] = []
+    run = ""
+    for index, char in enumerate(text):
+        inside_word = (
+            char == "-"
+            and 0 < index < len(text) - 1
+            and text[index - 1].isalpha()
+            and text[index + 1].isalpha()
+        )
+        if char in OPERATOR_CHARACTERS or (char == "-" and not inside_word):
+            run += char
+        elif not char.isspace() or not run:
+            if run:
+                runs.append(run)
+            run = ""
+    if run:
+        runs.append(run)
+    return tuple(runs)
+
+
 def same_text(said: str, spelling: str) -> bool:
     """Whether ``said`` is ``spelling`` up to case, plural, articles and a few typos (the first
-    letter must match: a different first letter is usually a different word)."""
+    letter must match: a different first letter is usually a different word), with the same
+    operators in the same order (`operators`)."""
+    if operators(said) != operators(spelling):
+        return False
     a, b = " ".join(_fold(said)), " ".join(_fold(spelling))
     if not a or not b:
         return False
