@@ -100,6 +100,10 @@ class DiffResult:
     seconds: float = 0.0
 
     approximate: list[str] = field(default_factory=list)  # variables sliced, not cut exactly
+    # What the runtime does differently with the same choice: an action's tags, conflicts or
+    # wording, a metric's default or writer (`runtime_changes`). The search proves nothing
+    # about these; a review must still see them, and `--exit-code` counts them.
+    runtime: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -117,6 +121,12 @@ class DiffResult:
         if self.regions:
             return "changed"
         return "unchanged" if self.unchanged else "not ruled out"
+
+    @property
+    def same_behaviour(self) -> bool:
+        """The same choice in every state (proved) and nothing changed in what the runtime does
+        with a choice: `--exit-code`'s 0."""
+        return self.unchanged and not self.runtime
 
     @property
     def unlisted_share(self) -> Fraction:
@@ -587,6 +597,70 @@ def _other_changes(old: ResolvedTheory, new: ResolvedTheory) -> list[str]:
     return out
 
 
+def _set_change(label: str, old: frozenset[str] | tuple[str, ...], new: Any) -> str | None:
+    gone, added = sorted(set(old) - set(new)), sorted(set(new) - set(old))
+    if not gone and not added:
+        return None
+    return f"{label} " + ", ".join([*(f"+{t}" for t in added), *(f"-{t}" for t in gone)])
+
+
+def runtime_changes(old: ResolvedTheory, new: ResolvedTheory) -> list[str]:
+    """What the runtime does differently with the same choice, which no region can show: the
+    actions added or removed, an action's tags (declared or derived from its wording: the
+    runtime and the invariants read them), conflicts and wording (what the actor is told and
+    the templated reply), and a metric's default, writer or history function."""
+    out: list[str] = []
+    for name in sorted(new.actions.keys() - old.actions.keys()):
+        out.append(f"action added: {name}")
+    for name in sorted(old.actions.keys() - new.actions.keys()):
+        out.append(f"action removed: {name}")
+    for name in sorted(old.actions.keys() & new.actions.keys()):
+        a, b = old.actions[name], new.actions[name]
+        details = [
+            change
+            for change in (
+                _set_change("tags", a.tags, b.tags),
+                _set_change("conflicts", a.conflicts, b.conflicts),
+            )
+            if change
+        ]
+        details.extend(
+            f"{part} edited"
+            for part in ("description", "guidance", "template", "variants")
+            if getattr(a, part) != getattr(b, part)
+        )
+        if details:
+            out.append(f"action {name}: {'; '.join(details)}")
+    for name in sorted(new.metrics.keys() - old.metrics.keys()):
+        out.append(f"metric added: {name} ({new.metrics[name].source})")
+    for name in sorted(old.metrics.keys() - new.metrics.keys()):
+        out.append(f"metric removed: {name} ({old.metrics[name].source})")
+    for name in sorted(old.metrics.keys() & new.metrics.keys()):
+        a_m, b_m = old.metrics[name], new.metrics[name]
+        details = []
+        if a_m.default != b_m.default:
+            details.append(f"default {a_m.default} -> {b_m.default}")
+        if a_m.writer != b_m.writer:
+            details.append(
+                "writer " + " -> ".join(_writer_text(w) for w in (a_m.writer, b_m.writer))
+            )
+        if (a_m.compute and to_text(a_m.compute)) != (b_m.compute and to_text(b_m.compute)):
+            details.append("compute edited")
+        if details:
+            out.append(f"metric {name}: {'; '.join(details)}")
+    return out
+
+
+def _writer_text(writer: Any) -> str:
+    if writer is None:
+        return "none"
+    if writer.kind in ("count", "set_on"):
+        return f"{{{writer.kind}: {', '.join(writer.events)}}}"
+    if writer.kind == "advance":
+        return "{advance: " + ", ".join(f"{v}: {e}" for v, e in writer.advance) + "}"
+    return str(writer.kind)
+
+
 def diff(
     old: ResolvedTheory,
     new: ResolvedTheory,
@@ -610,6 +684,7 @@ def diff(
         listed_all=listed_all and search.complete and search.exact,
         rules=search.rule_changes,
         other_changes=_other_changes(old, new),
+        runtime=runtime_changes(old, new),
         seconds=time.perf_counter() - started,
         approximate=[] if search.exact else sorted(search.approximate, key=search.rank.get),  # type: ignore[arg-type]
     )

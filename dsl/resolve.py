@@ -35,6 +35,7 @@ from pedrag.dsl.parser import ConditionSyntaxError, parse_condition
 from pedrag.dsl.yaml_source import Path, Positions
 from pedrag.kernel import history
 from pedrag.kernel.ceiling import runtime_steps_for
+from pedrag.kernel.rungs import FULL_SOLUTION
 from pedrag.kernel.sources import CEILING_SOURCES, WriterError, default_writer, parse_writer
 from pedrag.kernel.suggest import did_you_mean
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS, TEMPLATE_PLACEHOLDERS, derived_tags
@@ -966,6 +967,18 @@ class TheoryResolver:
                         else self._span(("metrics", name)),
                         items=[f"metric:{name}"],
                         help="see docs/theory-format.md, `writer:`",
+                    )
+                )
+                continue
+            if writer.kind == "highest_rung" and (info.low > 0 or info.high < FULL_SOLUTION):
+                self.diagnostics.append(
+                    error(
+                        "type-error",
+                        f"metric `{name}`: writer `highest_rung` writes a rung, 0 to "
+                        f"{FULL_SOLUTION}, but the range is [{info.low:g}, {info.high:g}]",
+                        self._span(path),
+                        items=[f"metric:{name}"],
+                        help=f"declare `range: [0, {FULL_SOLUTION}]`",
                     )
                 )
                 continue

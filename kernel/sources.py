@@ -13,6 +13,7 @@ Writers of trusted metrics, as a theory file spells them::
     writer: conduct                    # bool: set after repeated hostile turns, cleared
                                        # after as many calm turns in a row
     writer: mastery                    # float in [0, 1]: BKT estimate of the current goal
+    writer: highest_rung               # int in [0, 7]: the highest rung given on the exercise
     writer: {count: wrong_answer}      # int: counts an event (reset when an exercise starts)
     writer: {set_on: correct_answer, clear_on: wrong_answer}      # bool
     writer: {advance: {review: turn, presentation: [turn, correct_answer]}}
@@ -96,6 +97,12 @@ NAMED_WRITERS = {
         "the conduct check: set after repeated hostile turns, cleared after calm turns in a row",
     ),
     "mastery": ("float", "the learner's BKT mastery of the current goal, from graded answers"),
+    # Contingent help (Wood & Wood 1996) needs to know how much help was already given: a
+    # learner who asks for help after a leading hint must not get the question restated.
+    "highest_rung": (
+        "int",
+        "the highest rung of the tutor's replies on this exercise (0 when it starts), range [0, 7]",
+    ),
 }
 # Trusted metrics with a conventional meaning are written by default, so a theory need not
 # repeat it; any other trusted metric names its writer or is reported as unwritten.
@@ -193,6 +200,11 @@ def _events(value: Any, actions: frozenset[str]) -> tuple[str, ...]:
     return tuple(_event(item, actions) for item in items)
 
 
+def _a(metric_type: str) -> str:
+    """The type with its article, as a designer reads it: "an int", "a float"."""
+    return ("an " if metric_type[:1] in "aeiou" else "a ") + metric_type
+
+
 def parse_writer(
     spec: Any, metric_type: str, values: tuple[str, ...], actions: frozenset[str]
 ) -> Writer:
@@ -205,18 +217,18 @@ def parse_writer(
             )
         needed = NAMED_WRITERS[spec][0]
         if metric_type != needed:
-            raise WriterError(f"writer `{spec}` writes a {needed} metric, not a {metric_type}")
+            raise WriterError(f"writer `{spec}` writes {_a(needed)} metric, not {_a(metric_type)}")
         return Writer(spec)
     if not isinstance(spec, Mapping) or len(spec) == 0:
         raise WriterError("a writer is a name or a mapping such as {count: wrong_answer}")
     keys = set(spec)
     if keys == {"count"}:
         if metric_type != "int":
-            raise WriterError(f"`count` writes an int metric, not a {metric_type}")
+            raise WriterError(f"`count` writes an int metric, not {_a(metric_type)}")
         return Writer("count", _events(spec["count"], actions))
     if keys <= {"set_on", "clear_on"} and "set_on" in keys:
         if metric_type != "bool":
-            raise WriterError(f"`set_on` writes a bool metric, not a {metric_type}")
+            raise WriterError(f"`set_on` writes a bool metric, not {_a(metric_type)}")
         return Writer(
             "set_on",
             _events(spec["set_on"], actions),
@@ -224,7 +236,7 @@ def parse_writer(
         )
     if keys == {"advance"}:
         if metric_type != "enum":
-            raise WriterError(f"`advance` writes an enum metric, not a {metric_type}")
+            raise WriterError(f"`advance` writes an enum metric, not {_a(metric_type)}")
         steps = spec["advance"]
         if not isinstance(steps, Mapping) or not steps:
             raise WriterError("`advance` maps a value to the event that moves it on")

@@ -20,7 +20,10 @@ Compare two versions of a theory file and report the regions of the state space 
 action the runtime would choose (its distribution, under weighted selection) differs: each
 region a box in the theory's own terms, with its exact share of the state space, the old and
 new choice at a witness state, and the rules that stop or start being eligible throughout it.
-Rules are matched by id; added, removed, renamed and edited rules are listed first.
+Rules are matched by id; added, removed, renamed and edited rules are listed first, then
+what the runtime does differently with the same choice, which no region can show: actions
+added or removed, an action's tags (declared, or derived from its wording), conflicts and
+wording, a metric added or removed, its default, writer or history function.
 For code review in CI.
 
 A change in the choice probabilities (weighted selection) is a behaviour change: the region
@@ -29,8 +32,9 @@ atoms solved at each value of their small ints) unless an atom couples two reals
 then those variables are sliced, the report says "approximate", and "no behaviour change" is
 printed only when it is proved.
 
-exit status: 0 (or, with --exit-code, 0 no change, proved / 1 behaviour changed, or a change
-not ruled out: approximate grid or time budget run out), 2 usage problem
+exit status: 0 (or, with --exit-code, 0 no change, proved / 1 behaviour changed, a change of
+what the runtime does with a choice, or a change not ruled out: approximate grid or time budget
+run out), 2 usage problem
 """
 EPILOG = """\
 examples:
@@ -98,6 +102,10 @@ def probability_text(value: Fraction | float | None) -> str:
     return "100%" if value == 1 else f"{float(value):.2%}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _witness_text(region: Region) -> str:
     constrained = [f"{k}={v}" for k, v in region.witness.items() if k in region.box]
     return ", ".join(constrained) + (" (others at their defaults)" if constrained else "")
@@ -118,7 +126,7 @@ def _rules_text(result: DiffResult) -> list[str]:
         if items:
             shown = items if len(items) <= 6 else [*items[:6], f"and {len(items) - 6} more"]
             lines.append(f"rules {kind}: {', '.join(shown)}")
-    return lines + result.other_changes
+    return lines + result.other_changes + result.runtime
 
 
 def _outcome_json(outcome: dict[str, Fraction]) -> dict[str, float]:
@@ -129,7 +137,8 @@ def to_json(result: DiffResult, old: str, new: str) -> dict[str, Any]:
     return {
         "old": old,
         "new": new,
-        "changed": not result.unchanged,
+        "changed": not result.same_behaviour,
+        "choice_changed": not result.unchanged,
         "verdict": result.verdict,
         "changed_share": round(float(result.changed_share), 9),
         "changed_share_exact": str(result.changed_share),
@@ -142,6 +151,7 @@ def to_json(result: DiffResult, old: str, new: str) -> dict[str, Any]:
             {"kind": c.kind, "rule": c.rule, "details": list(c.details)} for c in result.rules
         ],
         "other_changes": result.other_changes,
+        "runtime_changes": result.runtime,
         "regions": [
             {
                 "condition": r.condition,
@@ -165,7 +175,13 @@ def to_text(result: DiffResult) -> str:
     lines = _rules_text(result)
     sliced = ", ".join(result.approximate)
     if not result.changed:
-        if result.unchanged:
+        if result.unchanged and result.runtime:
+            verdict = (
+                "the same choice, with the same probabilities, in every state; but what the"
+                f" runtime does with it changed ({_count(len(result.runtime), 'change')} above:"
+                " tags, wording or writers), so replies or later states may differ"
+            )
+        elif result.unchanged:
             verdict = (
                 "no behaviour change: the same choice, with the same probabilities, in every state"
             )
@@ -235,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(result, args.old, args.new), indent=2))
     else:
         print(to_text(result))
-    return 1 if args.exit_code and not result.unchanged else 0
+    return 1 if args.exit_code and not result.same_behaviour else 0
 
 
 __all__ = ["FALLBACK", "add_arguments", "run"]

@@ -335,7 +335,8 @@ def read_number(text: str) -> Fraction | None:
 
 # -- clauses: negation, questions about the term, tentative answers ----------------------------
 
-_CLAUSE_END = re.compile(r"(?:\.(?!\d)|[;!?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
+# ("!=" is an operator, not an exclamation: "result != n" is one clause)
+_CLAUSE_END = re.compile(r"(?:\.(?!\d)|!(?!=)|[;?\n])+|,\s+|\s+but\s+|\s+though\s+", re.IGNORECASE)
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|nothing|none|hardly|unlikely|doubt\w*|wrong)\b|n't\b|"
     r"\bnot?\s+sure\b",
@@ -639,13 +640,23 @@ _LEAD_IN = re.compile(
     r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
     re.IGNORECASE,
 )
+# How a learner says they are not certain, around an answer rather than in it.
+_HEDGES = (
+    r"i\s+(?:think|guess|believe|suppose|reckon)(?:\s+so)?|maybe|perhaps|probably|"
+    r"(?:i'?m\s+|i\s+am\s+)?not\s+(?:(?:really|quite|entirely|totally|completely|too|so|"
+    r"very|a\s+hundred\s+percent|100%)\s+)?(?:sure|certain)|"
+    r"as\s+far\s+as\s+i\s+(?:know|can\s+tell|remember)|afaik|iirc|"
+    r"if\s+i\s+(?:remember|recall)(?:\s+(?:it\s+)?(?:correctly|rightly|right))?|"
+    r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
+    r"or\s+something(?:\s+like\s+that)?"
+)
 # A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
 # tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
-_HEDGE_AFTER = re.compile(
-    r"(?:[\s,]+(?:i\s+think|i\s+guess|i\s+believe|maybe|perhaps|probably|"
-    r"i'?m\s+not\s+sure|not\s+sure))+\s*$",
-    re.IGNORECASE,
-)
+_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{_HEDGES}))+\s*$", re.IGNORECASE)
+# A clause that is only a hedge ("oxygen, as far as I know", "if I remember rightly, went"):
+# the answer is the other clause, said tentatively. Before, the hedge was read as a second
+# statement, and a wrong answer with it went ungraded while a right one was marked correct.
+_HEDGE_CLAUSE = re.compile(rf"(?:(?:{_HEDGES})[\s,]*)+", re.IGNORECASE)
 _CONVERSATION = re.compile(
     r"^(?:hi|hello|hey|thanks?|thank\s+you|ok|okay|yes|yeah|yep|no|nope|sure|cool|great|"
     r"nice|help|hint|hints?\s+please|please|i'?m\s+stuck|stuck|idk|dunno|i\s+don'?t\s+know|"
@@ -667,6 +678,10 @@ _WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*|\d+")
 
 def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) -> Reading:
     parts = [c for c in clauses(text) if c.text.strip()]
+    hedged = [c for c in parts if _HEDGE_CLAUSE.fullmatch(c.text.strip(" .!?,:;'\""))]
+    if parts and len(hedged) == len(parts):
+        return Reading(None, "a hedge, no answer", steps=worked)  # "I think so", "not sure"
+    parts = [_unhedged(c) for c in parts if c not in hedged]
     kept = [c for c in parts if not asks_about(c) and not negated(c, c.end)]
     if not kept:
         reason = (
@@ -676,7 +691,12 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         )
         return Reading(None, reason, steps=worked)
     stated = " ".join(c.text.strip() for c in kept)
-    tentative = any(c.question for c in kept) or bool(_TENTATIVE.search(stated))
+    tentative = (
+        bool(hedged)
+        or any(isinstance(c, _Hedged) for c in kept)
+        or any(c.question for c in kept)
+        or bool(_TENTATIVE.search(stated))
+    )
     cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
     cores = [_HEDGE_AFTER.sub("", core) for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
@@ -684,6 +704,24 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         return Reading(None, "no answer stated", steps=worked)
     reason = "the stated answer" if len(cores) == 1 else "several statements"
     return Reading(" ".join(cores), reason, tentative=tentative, steps=worked, parts=tuple(cores))
+
+
+_COPULA_END = re.compile(r"\b(?:is|are|was|were|be|it'?s)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Hedged(Clause):
+    """A clause whose trailing hedge was cut off, so the hedge's own "not" ("oxygen I'm not
+    sure") is not read as negating the answer."""
+
+
+def _unhedged(clause: Clause) -> Clause:
+    body = clause.text.rstrip(" .!?")
+    cut = _HEDGE_AFTER.search(body)
+    if cut is None or not body[: cut.start()].strip() or _COPULA_END.search(body[: cut.start()]):
+        return clause  # "it is not certain" says something of the answer: no hedge to cut
+    text = body[: cut.start()]
+    return _Hedged(clause.start, clause.start + len(text), text, clause.question)
 
 
 def is_remark(text: str) -> bool:
@@ -715,9 +753,43 @@ def allowed_edits(length: int) -> int:
     return 0 if length <= 4 else 1 if length <= 11 else 2
 
 
+# Characters that are operators in an answer written as code or a formula ("result += n",
+# "if n % 2 == 0", "6CO2 + 6H2O -> C6H12O6"). Words are folded and forgiven a typo; these are
+# not: "result = n", "result -= n" and "result == n" are other statements than "result += n"
+# (each was graded correct, the words alone being compared). A hyphen inside a word
+# ("carbon-dioxide") is spelling, not an operator.
+OPERATOR_CHARACTERS = frozenset("=+*/%<>!&|^~@()[]{}")
+
+
+def operators(text: str) -> tuple[str, ...]:
+    """The runs of operator characters in ``text``, in order, white space ignored."""
+    text = text.rstrip(" .!?")
+    runs: list[str] = []
+    run = ""
+    for index, char in enumerate(text):
+        inside_word = (
+            char == "-"
+            and 0 < index < len(text) - 1
+            and text[index - 1].isalpha()
+            and text[index + 1].isalpha()
+        )
+        if char in OPERATOR_CHARACTERS or (char == "-" and not inside_word):
+            run += char
+        elif not char.isspace() or not run:
+            if run:
+                runs.append(run)
+            run = ""
+    if run:
+        runs.append(run)
+    return tuple(runs)
+
+
 def same_text(said: str, spelling: str) -> bool:
     """Whether ``said`` is ``spelling`` up to case, plural, articles and a few typos (the first
-    letter must match: a different first letter is usually a different word)."""
+    letter must match: a different first letter is usually a different word), with the same
+    operators in the same order (`operators`)."""
+    if operators(said) != operators(spelling):
+        return False
     a, b = " ".join(_fold(said)), " ".join(_fold(spelling))
     if not a or not b:
         return False

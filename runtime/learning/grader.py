@@ -295,8 +295,15 @@ def _accepted_text(message: str, key: AnswerKey) -> bool:
 
 def _as_written(text: str, spellings: Sequence[str]) -> bool:
     return any(
-        text.casefold() == spelling.strip().strip(".!").strip().casefold() for spelling in spellings
+        text.casefold() == spelling.strip().strip(".!").strip().casefold()
+        or (bool(reader.operators(spelling)) and _unspaced(text) == _unspaced(spelling))
+        for spelling in spellings
     )
+
+
+def _unspaced(text: str) -> str:
+    """Code or a formula as written, spacing aside ("not n%2" is "not n % 2")."""
+    return re.sub(r"\s+", "", text.strip().rstrip(".!").casefold())
 
 
 def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ()) -> Grade:
@@ -365,7 +372,33 @@ def _before_reason(reading: reader.Reading, spellings: Sequence[str]) -> str | N
 
 def _names(text: str, spellings: Sequence[str]) -> bool:
     words = reader.text_words(text)
-    return any(reader.mentions_text(words, spelling) for spelling in spellings)
+    return any(
+        _written_in(text, spelling)
+        if reader.operators(spelling)
+        else reader.mentions_text(words, spelling)
+        for spelling in spellings
+    )
+
+
+def _written_in(text: str, spelling: str) -> bool:
+    """A spelling with operators ("result += n") is named only as written, its operators
+    included (white space aside): the words alone would name it in "result = n"."""
+    pieces = re.findall(r"\w+|[^\w\s]", spelling.strip().rstrip(".!?"))
+    if not pieces:
+        return False
+    body = r"\s*".join(re.escape(piece) for piece in pieces)
+    # not part of a longer expression ("result = result += n"): no operator right before or
+    # after it
+    edge = "".join(sorted(reader.OPERATOR_CHARACTERS | {"-"})).replace("]", r"\]")
+    return (
+        re.search(
+            rf"(?<![\w{re.escape(edge)}])(?<![{re.escape(edge)}]\s){body}"
+            rf"(?![\w{re.escape(edge)}])(?!\s[{re.escape(edge)}])",
+            text,
+            re.IGNORECASE,
+        )
+        is not None
+    )
 
 
 def _names_a_wrong_answer(

@@ -194,6 +194,9 @@ _HELP = re.compile(
     r"|\bstill (so |completely |totally |very |really )?(lost|confused|stuck)\b"
     r"|^\W*(so |completely |totally |very |really |kind of |a bit )?(lost|confused)\W*$"
     r"|\bnot sure (how|where|what) to\b|\b(don'?t|do not) know (how|where|what) to\b"
+    # what the learner does not know ("I don't know the rule for this", "don't know why 54 is
+    # wrong"), not "I don't know if it's 56", a hedged attempt
+    r"|\b(don'?t|do not) (really )?know (the|this|that|which|any|what|how|where|why)\b"
     r"|\b(where|how) (do|should|can) i (even )?(start|begin)|\bwhere to (start|begin)\b"
     r"|\bwhat (do|should|can) i (even )?(look at|do|try)\b|\bpoint me\b|\bgive me a (clue|nudge)\b"
     r"|^\W*(idk|dunno|i (just |really )?(don'?t|do not) know)\W*$|\bi can'?t do (this|it)\b"
@@ -203,10 +206,13 @@ _HELP = re.compile(
 )
 # "I don't get it", "I dont understand": help, unless the words after it make it a question
 # about a concept of the course (checked first, so it is grounded instead).
-# "Didn't get" is left out: "I didn't get 56, I got 54" reports an attempt.
+# "Didn't get" is left out: "I didn't get 56, I got 54" reports an attempt, and so is "don't
+# get" before a number ("I don't get 56 when I add them"). What the learner does not get may be
+# the topic itself ("I don't get loops at all", "I don't get how range works").
 _NOT_UNDERSTOOD = re.compile(
     r"\b(don'?t|do not|didn'?t|can'?t|cannot) (understand|follow)\b"
-    r"|\b(don'?t|do not|can'?t|cannot) get (it|this|that|any of)\b",
+    r"|\b(don'?t|do not|can'?t|cannot) (really |quite )?get (?![-+]?\s*\d)\w"
+    r"|\b(makes?|making) (no|zero) sense\b|\bdoesn'?t make (any )?sense\b",
     re.I,
 )
 # A request to see a worked example ("can you show me an example?", "another example please"),

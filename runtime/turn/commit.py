@@ -128,7 +128,9 @@ def commit(
         keep_text=host.keep_transcript,
     )
     after_reply_events = ("turn", action_event(choice.action))
-    updates, extra = trusted_updates(schema, new.metrics, after_reply_events, extra)
+    updates, extra = trusted_updates(
+        schema, new.metrics, after_reply_events, extra, rung=choice.rung
+    )
     if updates:
         new = writer.apply(new, SetMetrics("trusted", updates))
     new = new.but(extra=extra)

@@ -35,12 +35,14 @@ def trusted_updates(
     events: Iterable[str],
     extra: Mapping[str, Any],
     mastery: float | None = None,
+    rung: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The trusted metric values the events write, and the writers' own bookkeeping
     (``state.extra``). ``schema`` is the theory's metric schema (each trusted field with its
     ``writer``); ``mastery`` is the current goal's mastery when it changed
-    (`pedrag.runtime.learning.loop`). ``exercise_start`` resets counters and flags to their
-    defaults before the other events."""
+    (`pedrag.runtime.learning.loop`); ``rung`` the rung of the reply the learner saw, after it
+    (`pedrag.runtime.turn.commit`). ``exercise_start`` resets counters, flags and the highest
+    rung to their defaults before the other events."""
     happened = frozenset(events)
     updates: dict[str, Any] = {}
     new_extra = dict(extra)
@@ -54,7 +56,7 @@ def trusted_updates(
     for name, field, writer in schema.trusted_writers:
         kind = writer.kind
         current = metrics.get(name, field.default)
-        if starts and kind in ("count", "set_on"):
+        if starts and kind in ("count", "set_on", "highest_rung"):
             current = updates[name] = field.default
         if kind == "count":
             hits = sum(map(happened.__contains__, writer.events))  # each listed event counts
@@ -69,6 +71,9 @@ def trusted_updates(
             if any(value == current and event in happened for value, event in writer.advance):
                 position = field.values.index(current)
                 updates[name] = field.values[min(position + 1, len(field.values) - 1)]
+        elif kind == "highest_rung":
+            if rung is not None and rung > int(current):
+                updates[name] = rung
         elif kind == "mastery":
             if mastery is not None:
                 updates[name] = float(mastery)

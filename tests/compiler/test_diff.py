@@ -415,3 +415,60 @@ def test_diff_command_json_and_exit_code(
     assert main(["diff", str(old), str(new)]) == 0
     text = capsys.readouterr().out
     assert "and more regions covering" in text and "--all" in text
+
+
+@pytest.mark.parametrize(
+    ("edit", "listed"),
+    [
+        (
+            (
+                "as one leading question.\n    tags: [hint, help_path]\n",
+                "as one leading question.\n    tags: [hint, help_path, affect_support]\n",
+            ),
+            "action help_leading: tags +affect_support",
+        ),
+        (
+            (
+                '"What is the very first thing you would work out in this {topic} question?"',
+                '"Which part of this {topic} question would you work out first?"',
+            ),
+            "action help_leading: template edited",
+        ),
+        (
+            ("      count: [wrong_answer]\n", "      count: [new_wrong_answer]\n"),
+            "metric wrong_answers: writer {count: wrong_answer} -> {count: new_wrong_answer}",
+        ),
+    ],
+)
+def test_a_change_of_what_an_action_does_is_listed_and_fails_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: tuple[str, str], listed: str
+) -> None:
+    """The same choice everywhere, but the runtime reads tags (the fallback selector's
+    `affect_support`, `hint` for the monitors, the invariants), says the wording, and writes
+    metrics by their writers: a review that printed "no behaviour change" hid it."""
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(SOCRATIC)
+    assert SOCRATIC.count(edit[0]) == 1
+    new.write_text(SOCRATIC.replace(*edit))
+    assert main(["diff", str(old), str(new), "--exit-code"]) == 1
+    text = capsys.readouterr().out
+    assert listed in text.splitlines()
+    assert "no behaviour change" not in text and "what the runtime does with it changed" in text
+    assert main(["diff", str(old), str(new), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runtime_changes"] == [listed]
+    assert report["changed"] and not report["choice_changed"] and report["verdict"] == "unchanged"
+
+
+def test_a_metrics_default_edit_is_listed_beside_the_regions_it_changes(
+    socratic: ResolvedTheory,
+) -> None:
+    text = SOCRATIC.replace(
+        "    default: 0\n    source: trusted\n    writer:\n      count: [wrong_answer]",
+        "    default: 1\n    source: trusted\n    writer:\n      count: [wrong_answer]",
+    )
+    assert text != SOCRATIC
+    result = diff(socratic, load(text))
+    assert result.runtime == ["metric wrong_answers: default 0 -> 1"]
+    assert not result.same_behaviour
+    assert diff(socratic, socratic).runtime == [] and diff(socratic, socratic).same_behaviour

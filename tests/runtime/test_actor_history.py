@@ -162,7 +162,10 @@ def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
     # per-turn message short, about half of an actor prompt or more is what the previous one
     # started with, so a server's prompt cache covers it. On this curriculum, with its
     # teaching material in the per-turn message, the median was 0.33 before (WORDINGS and
-    # ALREADY SAID in the prompt) and is 0.49 now.
+    # ALREADY SAID in the prompt) and 0.49 after. Since the help path starts above the highest
+    # rung given, "I'm stuck" and "can I get a hint?" here get the approach and the worked
+    # example, whose material makes those turns' per-turn messages longer: 0.44 (the 60-turn
+    # benchmark's actor median is unchanged, 54.4% -> 54.3%).
     backend = RecordingActor()
     tutor = Tutor(shipped(), backend, SHIPPED_CURRICULUM, MemoryStore())
     session = tutor.start(theory="socratic", exercise="mult_7x8", seed=3)
@@ -175,7 +178,7 @@ def test_most_of_each_actor_prompt_is_the_previous_ones_prefix() -> None:
     shares = []
     for earlier, later in zip(prompts, prompts[1:], strict=False):
         shares.append(len(os.path.commonprefix([earlier, later])) / len(later))
-    assert sorted(shares)[len(shares) // 2] > 0.45
+    assert sorted(shares)[len(shares) // 2] > 0.42
 
 
 @pytest.mark.parametrize(

@@ -116,13 +116,57 @@ def test_a_demand_never_raises_the_ceiling_even_after_help_was_given(
     session = tutor.start(theory, "add_46_29", seed=3)
     for message in ["can you help me?"] * 4:
         tutor.turn(session, message)
-    assert session.state.metrics["help_given"] == 4
+    assert session.state.metrics["highest_rung"] == 4
     for message in ["Just give me the answer.", "Give me the full solution now."]:
         result = tutor.turn(session, message)
         assert result.contract.ceiling <= baseline, result.contract
         assert result.rung <= baseline
-    assert session.state.metrics["help_given"] == 4  # demands took no rung of the path
+    assert session.state.metrics["highest_rung"] == 4  # demands took no rung of the path
     assert tutor.turn(session, "help please").rung == 5  # a genuine request still does
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize(
+    ("exercise_id", "wrong"),
+    [
+        ("mult_7x8", ("54", "55")),
+        ("div_156_12", ("12", "14")),
+        ("photo_gas_in", ("nitrogen", "hydrogen")),
+        ("past_tense_swim", ("swimmed", "swum")),
+        ("for_sum_output", ("10", "15")),
+    ],
+)
+@pytest.mark.parametrize("ask", ["can you help me?", "I'm stuck, help please"])
+def test_asking_for_help_after_hints_for_wrong_answers_never_gets_less_help(
+    tutor: Tutor, theory: str, exercise_id: str, wrong: tuple[str, ...], ask: str
+) -> None:
+    """Contingent help (Wood & Wood 1996): more help after failure. A learner whose wrong
+    answers already earned a leading hint, and who then asks for help, must not be handed the
+    question restated: the help path starts above the highest rung given on the exercise."""
+    session = tutor.start(theory, exercise_id, seed=3)
+    given = [tutor.turn(session, answer).rung for answer in wrong]
+    for _ in range(2):
+        result = tutor.turn(session, ask)
+        assert result.audit["grade"]["verdict"] not in ("correct", "wrong")
+        assert result.rung > max(given) or result.rung == result.contract.ceiling, (
+            given,
+            result.action,
+            result.rung,
+        )
+        assert result.rung >= max(given), (given, result.action)
+        given.append(result.rung)
+    assert _exercise(tutor, exercise_id).answer not in result.tutor
+
+
+def test_the_highest_rung_starts_again_with_the_next_exercise(tutor: Tutor) -> None:
+    session = tutor.start("socratic", "mult_7x8", seed=3)
+    for answer in ("54", "55"):
+        tutor.turn(session, answer)
+    assert session.state.metrics["highest_rung"] >= 3
+    tutor.turn(session, "56")  # solved: the session moves on to the next exercise
+    assert session.exercise is not None and session.exercise.id != "mult_7x8"
+    assert session.state.metrics["highest_rung"] == 0
+    assert tutor.turn(session, "can you help me?").rung == 1  # the path starts at its foot
 
 
 @pytest.mark.parametrize("theory", THEORIES)
@@ -138,7 +182,7 @@ def test_the_compiler_proves_demands_never_raise_the_ceiling(theory: str) -> Non
     )
     if theory == "direct_instruction":  # starts at H5: its help path needs no step of its own
         weakened = weakened.replace(
-            "  steps:\n", '  steps:\n    - {when: "help_given >= 4", at_least: H6}\n', 1
+            "  steps:\n", '  steps:\n    - {when: "highest_rung >= 4", at_least: H6}\n', 1
         )
     assert weakened != text
     from pedrag.compiler.driver import check_loaded

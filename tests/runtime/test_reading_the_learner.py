@@ -63,6 +63,17 @@ def _request(message: str) -> str:
         "lost",
         "totally confused",
         "still stuck",
+        # what the learner does not get is the topic itself
+        "ok I don't get loops at all",
+        "I don't get how range works",
+        "i dont get what total does",
+        "I do not really get the range thing",
+        "loops make no sense to me",
+        "this makes no sense",
+        "this doesn't make any sense",
+        "i dont know the rule for this",
+        "I don't know why 54 is wrong",
+        "I really don't know what to write",
     ],
 )
 def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
@@ -77,6 +88,8 @@ def test_a_plain_request_for_help_is_read_as_help(message: str) -> None:
         ("it's oxygen because plants breathe it out", "explanation"),
         ("Give me the answer, I give up", "none"),  # a demand never climbs the help path
         ("I didn't get 56, I got 54 because I added", "explanation"),  # an attempt, not lost
+        ("I don't get 56 when I add them", "none"),  # an attempt's result, not lost
+        ("I don't know if it's 56", "none"),  # a hedged attempt
         ("the team lost 3 of 8 games so they won 5", "none"),  # who lost what, not the learner
         ("I lost my pencil", "none"),
         ("lost in thought, is it 56?", "none"),
