@@ -36,7 +36,7 @@ from typing import Any
 
 from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import Box as CellBox
-from pedrag.compiler.box_measure import cell_boxes, covering_set
+from pedrag.compiler.box_measure import KeptUnion, cell_boxes, covering_set
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -1384,8 +1384,7 @@ class Analysis:
             if not node.linear:
                 cuts = self.eligible_cuts
                 found = {var: cells(domain, cuts.get(var)) for var, domain in self.domains.items()}
-                values = {var: [c.value for c in each] for var, each in found.items()}
-                made = (found, cell_boxes(node, values))
+                made = (found, _kept_union(self.domains).boxes(node, found))
             self._memo["eligible cell boxes"] = made
         return self._memo["eligible cell boxes"]  # type: ignore[no-any-return]
 
@@ -1403,6 +1402,22 @@ class Analysis:
         if error:
             facts["coverage_error"] = error  # |coverage - true share| <= this
         return facts
+
+
+_KEPT_UNIONS: dict[tuple[Any, ...], KeptUnion] = {}
+
+
+def _kept_union(domains: dict[str, Any]) -> KeptUnion:
+    """The box form of "some rule is eligible" kept for these domains (`KeptUnion`): the
+    last few kinds of theory checked in this process, each reused by its next check."""
+    key = tuple(domain.signature() for domain in domains.values())
+    found = _KEPT_UNIONS.pop(key, None)
+    if found is None:
+        found = KeptUnion()
+        while len(_KEPT_UNIONS) >= 4:
+            _KEPT_UNIONS.pop(next(iter(_KEPT_UNIONS)))
+    _KEPT_UNIONS[key] = found  # the most recent last
+    return found
 
 
 def _stored_key(key: tuple[Any, ...]) -> str:
