@@ -34,6 +34,7 @@ from itertools import chain, combinations
 from math import ceil, floor
 from typing import Any
 
+from pedrag.compiler import encode
 from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import Box as CellBox
 from pedrag.compiler.box_measure import KeptUnion, cell_boxes, covering_set
@@ -1357,7 +1358,7 @@ class Analysis:
             key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
 
             def compute() -> tuple[float, float]:
-                measure = Measure(self.domains, [self.any_eligible])
+                measure = Measure(self.domains, [self.any_eligible], self._atoms)
                 cells_of, boxes = self.eligible_cell_boxes() or ({}, None)
                 if boxes is not None:
                     share = measure.share_of_boxes(self.any_eligible, cells_of, boxes)
@@ -1373,8 +1374,33 @@ class Analysis:
         """Where eligibility changes (`F.breakpoints` of `any_eligible`), read by the shared box
         form and the gap search alike: made once."""
         if "eligible cuts" not in self._memo:
-            self._memo["eligible cuts"] = F.breakpoints(self.any_eligible)
+            self._memo["eligible cuts"] = F.breakpoints_of(self._atoms(self.any_eligible))
         return self._memo["eligible cuts"]  # type: ignore[no-any-return]
+
+    def _atoms(self, node: Node) -> list[Node]:
+        """`F.atoms(node)`, walked once per analysis for "some rule is eligible" (the gap
+        search's cuts and the coverage share's both read it). Where formulas are shared
+        between checks (the language server, `encode.SHARING`), each rule's part of it is
+        walked once per process: an edit walks the edited rule's, where walking every rule's
+        twice was a twentieth of the server's re-check. The same atoms, in another order
+        (their readers take a set of cuts and a count of reads)."""
+        if node is not self.any_eligible:
+            return F.atoms(node)
+        if "eligible atoms" not in self._memo:
+            if not encode.SHARING or node.kind != "or":
+                found = F.atoms(node)
+            else:
+                if len(_ATOMS) > 200_000:
+                    _ATOMS.clear()
+                seen: dict[Node, None] = {}
+                for part in node.children:
+                    hit = _ATOMS.get(part)
+                    if hit is None:
+                        hit = _ATOMS[part] = F.atoms(part)
+                    seen.update(dict.fromkeys(hit))
+                found = list(seen)
+            self._memo["eligible atoms"] = found
+        return self._memo["eligible atoms"]  # type: ignore[no-any-return]
 
     def eligible_cell_boxes(self) -> tuple[dict[str, list[Cell]], list[CellBox] | None] | None:
         """Each variable's cells cut where eligibility changes (`F.breakpoints` of
@@ -1407,6 +1433,10 @@ class Analysis:
         if error:
             facts["coverage_error"] = error  # |coverage - true share| <= this
         return facts
+
+
+_ATOMS: dict[Node, list[Node]] = {}
+"""Each rule's eligibility's atoms (`Analysis._atoms`), while formulas are shared."""
 
 
 _KEPT_UNIONS: dict[tuple[Any, ...], KeptUnion] = {}

@@ -91,3 +91,23 @@ def test_an_edit_makes_only_the_edited_rules_part(monkeypatch: pytest.MonkeyPatc
     analysis.eligible_cell_boxes()
     edited = analysis.eligible[analysis.rules[7].id]
     assert made == [edited]
+
+
+def test_the_atoms_kept_per_rule_are_the_whole_unions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where formulas are shared (the language server), "some rule is eligible"'s atoms are
+    gathered from each rule's part, walked once per process: the same atoms and cuts as a
+    walk of the whole formula, after each edit."""
+    from pedrag.compiler import encode
+    from pedrag.compiler import formula as F
+
+    monkeypatch.setattr(encode, "SHARING", True)
+    rng = random.Random(9)
+    rules = [_rule(f"r{i}", rng) for i in range(30)]
+    for step in range(15):
+        if step:
+            rules[rng.randrange(len(rules))] = _rule(f"n{step}", rng)
+        analysis = _analysis(rules)
+        node = analysis.any_eligible
+        assert set(analysis._atoms(node)) == set(F.atoms(node))
+        assert len(analysis._atoms(node)) == len(F.atoms(node))
+        assert analysis.eligible_cuts == F.breakpoints(node)
