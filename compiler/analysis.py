@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from itertools import chain, combinations
 from math import ceil, floor
 from typing import Any
@@ -135,19 +136,23 @@ class Piece:
 
 @dataclass
 class RuleStatus:
+    """A rule's answers, never changed once made. `dead`, `blocked` and `live` are worked out
+    once per status: every check asks them of every rule, on every check of the language
+    server, which shares the statuses of the rules an edit left alone."""
+
     holds: Outcome
     eligible: Outcome | None = None
     dead_core: tuple[int, ...] = ()  # indices into `Analysis.pieces(rule.when)`
 
-    @property
+    @cached_property
     def dead(self) -> bool:
         return self.holds.unsat
 
-    @property
+    @cached_property
     def blocked(self) -> bool:
         return self.holds.sat and self.eligible is not None and self.eligible.unsat
 
-    @property
+    @cached_property
     def live(self) -> bool:
         """Eligible somewhere (or not known not to be)."""
         return not self.dead and not self.blocked

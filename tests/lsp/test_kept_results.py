@@ -93,3 +93,34 @@ def test_findings_a_solver_timeout_left_undecided_are_checked_again(
     checking.analyse(text, path, True, CheckConfig())
     checking.analyse(text, path, True, CheckConfig())
     assert counted["analyses"] == 2
+
+
+def test_an_edit_rebuilds_only_the_findings_of_what_it_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a one-rule edit the server's redundant-rule and dead-rule findings about the
+    rules it left alone are the previous check's (`diagnose.Remembered`), and every finding
+    is the one a fresh check makes."""
+    from pedrag.compiler.driver import check_text
+    from tests.compiler.test_recheck_edits import _theory
+
+    monkeypatch.setattr(checking, "RESULTS", {}, raising=False)
+    monkeypatch.setattr(checking, "DISK_CACHE", False)
+    rules = [
+        '  - {id: wide, when: "frustration >= 0.5", then: a0}',
+        '  - {id: narrow, when: "frustration >= 0.7", then: a0}',
+        '  - {id: never, when: "hints > 3 and hints < 2", then: a1}',
+        '  - {id: other, when: "confidence < 0.2", then: a2}',
+    ]
+    path = "remembered.yaml"
+    before = checking.analyse(_theory(rules, "weighted"), path, True, CheckConfig())
+    rules[3] = '  - {id: other, when: "confidence < 0.3", then: a2}'
+    text = _theory(rules, "weighted")
+    after = checking.analyse(text, path, True, CheckConfig())
+    assert [(d.check, d.message, d.span) for d in after] == [
+        (d.check, d.message, d.span) for d in check_text(text, path, CheckConfig()).diagnostics
+    ]
+    for check in ("redundant-rule", "dead-rule"):
+        (old,) = [d for d in before if d.check == check]
+        (new,) = [d for d in after if d.check == check]
+        assert new is old
