@@ -100,12 +100,18 @@ class KeptUnion:
         parts: dict[Node, list[Box]] = {}
         out: list[Box] = []
         shared: dict[tuple[Node, bool], list[Box]] = {}  # the parts' common subformulas
+        full = {var: (1 << len(found)) - 1 for var, found in values.items()}
+
+        def masks(atom: Node) -> tuple[str, int]:
+            assert atom.var is not None
+            return atom.var, atom_mask(atom, values[atom.var])
+
         for child in node.children:
             made = self.parts.get(child)
             if made is not None and any(var in moves for var in child.vars):
                 made = _moved(made, moves, child.vars)
             if made is None:
-                made = cell_boxes(child, values, shared)
+                made = boxes_of(child, masks, full, shared)  # `cell_boxes`, its masks made once
                 if made is None:
                     self.cells, self.parts = {}, {}
                     return None

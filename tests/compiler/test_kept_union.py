@@ -79,13 +79,13 @@ def test_an_edit_makes_only_the_edited_rules_part(monkeypatch: pytest.MonkeyPatc
     analysis_module._KEPT_UNIONS.clear()
     _analysis(rules).eligible_cell_boxes()
     made: list[object] = []
-    real = box_measure.cell_boxes
+    real = box_measure.boxes_of
 
     def counting(node: object, *args: object) -> object:
         made.append(node)
         return real(node, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(box_measure, "cell_boxes", counting)
+    monkeypatch.setattr(box_measure, "boxes_of", counting)
     rules[7] = '  - {id: r7, when: "frustration >= 0.573 and not exam", then: a2}'
     analysis = _analysis(rules)
     analysis.eligible_cell_boxes()
