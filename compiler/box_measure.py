@@ -21,7 +21,7 @@ formula as before; so does `union_share` when the uncovered pieces grow past `MA
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -77,7 +77,7 @@ class KeptUnion:
         self.cells: dict[str, tuple[Any, ...]] = {}  # the cells the kept boxes are over
         self.parts: dict[Node, list[Box]] = {}
 
-    def boxes(self, node: Node, cells: dict[str, Sequence[Any]]) -> list[Box] | None:
+    def boxes(self, node: Node, cells: Mapping[str, Sequence[Any]]) -> list[Box] | None:
         """`cell_boxes(node, values)` with `values` the representatives of `cells` (each
         variable's `measure.Cell`s, in order), reusing the parts of `node` (an `or`) kept
         from the last call."""
@@ -95,8 +95,10 @@ class KeptUnion:
                 continue
             # Only a number's cells move (an enum's or bool's are its values, which the
             # domain, part of the key `KeptUnion`s are found by, fixes).
-            numeric = old and found and old[0].low is not None and found[0].low is not None
-            moves[var] = _Move(old, found) if numeric else None
+            if old and found and old[0].low is not None and found[0].low is not None:
+                moves[var] = _Move(old, found)
+            else:
+                moves[var] = None
         parts: dict[Node, list[Box]] = {}
         out: list[Box] = []
         shared: dict[tuple[Node, bool], list[Box]] = {}  # the parts' common subformulas

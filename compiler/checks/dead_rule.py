@@ -8,6 +8,7 @@ to a minimal set, and those exact atoms get carets.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
@@ -46,9 +47,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
         status = analysis.rule_status(rule)
         if status.holds.unknown or status.dead:
             # Printing and placing a core's pieces is most of a dead rule's finding.
-            yield REMEMBERED.get(
-                (rule, status), lambda r=rule, s=status: _diagnostic(analysis, r, s)
-            )
+            yield REMEMBERED.get((rule, status), partial(_diagnostic, analysis, rule, status))
 
 
 def _diagnostic(analysis: Analysis, rule: RuleInfo, status: RuleStatus) -> Diagnostic:

@@ -10,6 +10,7 @@ structure cannot decide asks z3 whether `A and not B` is satisfiable.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
@@ -44,7 +45,7 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
     REMEMBERED.begin()
     for finding in analysis.redundant():
         rule, other = finding.rules
-        yield REMEMBERED.get((rule, other, finding.outcome), lambda f=finding: _diagnostic(f))
+        yield REMEMBERED.get((rule, other, finding.outcome), partial(_diagnostic, finding))
 
 
 def _diagnostic(finding: Finding) -> Diagnostic:
