@@ -30,13 +30,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from itertools import chain, combinations
 from math import ceil, floor
 from typing import Any
 
+from pedrag.compiler import encode
 from pedrag.compiler import formula as F
 from pedrag.compiler.box_measure import Box as CellBox
-from pedrag.compiler.box_measure import cell_boxes, covering_set
+from pedrag.compiler.box_measure import KeptUnion, cell_boxes, covering_set
 from pedrag.compiler.boxes import Box, hull
 from pedrag.compiler.check_cache import MISSING, PERSISTED, CheckCache
 from pedrag.compiler.encode import Translator
@@ -134,19 +136,23 @@ class Piece:
 
 @dataclass
 class RuleStatus:
+    """A rule's answers, never changed once made. `dead`, `blocked` and `live` are worked out
+    once per status: every check asks them of every rule, on every check of the language
+    server, which shares the statuses of the rules an edit left alone."""
+
     holds: Outcome
     eligible: Outcome | None = None
     dead_core: tuple[int, ...] = ()  # indices into `Analysis.pieces(rule.when)`
 
-    @property
+    @cached_property
     def dead(self) -> bool:
         return self.holds.unsat
 
-    @property
+    @cached_property
     def blocked(self) -> bool:
         return self.holds.sat and self.eligible is not None and self.eligible.unsat
 
-    @property
+    @cached_property
     def live(self) -> bool:
         """Eligible somewhere (or not known not to be)."""
         return not self.dead and not self.blocked
@@ -222,6 +228,9 @@ class Analysis:
         # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
         self._cell_memo: dict[tuple[str, frozenset[Fraction]], tuple[Cell, ...]] = {}
         self._memo: dict[str, Any] = {}
+        # Each rule's status by id, once read (`rule_status`): the checks read 21,000 at
+        # 5,000 rules, most of them here.
+        self._statuses: dict[str, RuleStatus] = {}
         # The member answers each group answer being computed asks (`_cached`), innermost last.
         self._members: list[list[str]] = []
         self._points: dict[str, dict[str, Any] | bytes | None] = {}  # bytes: kept packed
@@ -679,9 +688,10 @@ class Analysis:
 
     # -- per rule ----------------------------------------------------------------------------
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
-        statuses = self._memo.setdefault("status", {})
-        if rule.id in statuses:
-            return statuses[rule.id]
+        statuses = self._statuses
+        hit = statuses.get(rule.id)
+        if hit is not None:
+            return hit
         key = ("rule", *rule_key(self, rule))
         # A status kept on disk is read here as `_cached` reads it (the shard first), without
         # its general path: every rule's status is read on every re-check.
@@ -689,6 +699,10 @@ class Analysis:
         if stored is not MISSING:
             found = self._thaw_status(rule, stored)
             _CACHE.setdefault((self._context_id, *key), found)
+        elif self._shard.path is None and (self._context_id, *key) in _CACHE:
+            # This process's answer, without `_cached`'s general path (nothing to store):
+            # the language server reads every rule's status again after each edit.
+            found = _CACHE[(self._context_id, *key)]
         else:
 
             def compute() -> tuple[RuleStatus, Any, Any]:
@@ -697,16 +711,12 @@ class Analysis:
 
             found = self._cached(key, compute, _freeze_status, lambda v: self._thaw_status(rule, v))
         status, point, eligible_point = found
-        # A kept state stays packed (`_freeze_status`) until a pair question reads it
-        # (`_known`): an edit's re-check reads 5,000 statuses, and unpickling their states'
-        # Fractions was most of that.
-        self._points[rule.id] = (
-            point if point is None or type(point) is bytes else self._complete(point)
-        )
+        # A kept state stays packed (`_freeze_status`), and is completed to this analysis'
+        # variables, only when a pair question reads it (`_known`): an edit's re-check reads
+        # 5,000 statuses, and unpickling their states' Fractions was most of that.
+        self._points[rule.id] = point
         if eligible_point is not None:
-            self._eligible_points[rule.id] = (
-                eligible_point if type(eligible_point) is bytes else self._complete(eligible_point)
-            )
+            self._eligible_points[rule.id] = eligible_point
         statuses[rule.id] = status
         return status
 
@@ -714,9 +724,14 @@ class Analysis:
         """A rule's known state from `table` (`_points`, `_eligible_points`), unpacked and
         completed the first time it is read (`rule_status`)."""
         state = table.get(rule_id)
+        if state is None:
+            return None
         if type(state) is bytes:
-            state = table[rule_id] = self._complete(pickle.loads(state))
-        return state
+            state = pickle.loads(state)
+        elif state.keys() == self.domains.keys():
+            return state  # type: ignore[no-any-return]
+        state = table[rule_id] = self._complete(state)
+        return state  # type: ignore[no-any-return]
 
     def _rule_status(self, rule: RuleInfo) -> RuleStatus:
         holds = self.holds[rule.id]
@@ -1352,7 +1367,7 @@ class Analysis:
             key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
 
             def compute() -> tuple[float, float]:
-                measure = Measure(self.domains, [self.any_eligible])
+                measure = Measure(self.domains, [self.any_eligible], self._atoms)
                 cells_of, boxes = self.eligible_cell_boxes() or ({}, None)
                 if boxes is not None:
                     share = measure.share_of_boxes(self.any_eligible, cells_of, boxes)
@@ -1368,8 +1383,33 @@ class Analysis:
         """Where eligibility changes (`F.breakpoints` of `any_eligible`), read by the shared box
         form and the gap search alike: made once."""
         if "eligible cuts" not in self._memo:
-            self._memo["eligible cuts"] = F.breakpoints(self.any_eligible)
+            self._memo["eligible cuts"] = F.breakpoints_of(self._atoms(self.any_eligible))
         return self._memo["eligible cuts"]  # type: ignore[no-any-return]
+
+    def _atoms(self, node: Node) -> list[Node]:
+        """`F.atoms(node)`, walked once per analysis for "some rule is eligible" (the gap
+        search's cuts and the coverage share's both read it). Where formulas are shared
+        between checks (the language server, `encode.SHARING`), each rule's part of it is
+        walked once per process: an edit walks the edited rule's, where walking every rule's
+        twice was a twentieth of the server's re-check. The same atoms, in another order
+        (their readers take a set of cuts and a count of reads)."""
+        if node is not self.any_eligible:
+            return F.atoms(node)
+        if "eligible atoms" not in self._memo:
+            if not encode.SHARING or node.kind != "or":
+                found = F.atoms(node)
+            else:
+                if len(_ATOMS) > 200_000:
+                    _ATOMS.clear()
+                seen: dict[Node, None] = {}
+                for part in node.children:
+                    hit = _ATOMS.get(part)
+                    if hit is None:
+                        hit = _ATOMS[part] = F.atoms(part)
+                    seen.update(dict.fromkeys(hit))
+                found = list(seen)
+            self._memo["eligible atoms"] = found
+        return self._memo["eligible atoms"]  # type: ignore[no-any-return]
 
     def eligible_cell_boxes(self) -> tuple[dict[str, list[Cell]], list[CellBox] | None] | None:
         """Each variable's cells cut where eligibility changes (`F.breakpoints` of
@@ -1384,8 +1424,7 @@ class Analysis:
             if not node.linear:
                 cuts = self.eligible_cuts
                 found = {var: cells(domain, cuts.get(var)) for var, domain in self.domains.items()}
-                values = {var: [c.value for c in each] for var, each in found.items()}
-                made = (found, cell_boxes(node, values))
+                made = (found, _kept_union(self.domains).boxes(node, found))
             self._memo["eligible cell boxes"] = made
         return self._memo["eligible cell boxes"]  # type: ignore[no-any-return]
 
@@ -1403,6 +1442,26 @@ class Analysis:
         if error:
             facts["coverage_error"] = error  # |coverage - true share| <= this
         return facts
+
+
+_ATOMS: dict[Node, list[Node]] = {}
+"""Each rule's eligibility's atoms (`Analysis._atoms`), while formulas are shared."""
+
+
+_KEPT_UNIONS: dict[tuple[Any, ...], KeptUnion] = {}
+
+
+def _kept_union(domains: dict[str, Any]) -> KeptUnion:
+    """The box form of "some rule is eligible" kept for these domains (`KeptUnion`): the
+    last few kinds of theory checked in this process, each reused by its next check."""
+    key = tuple(domain.signature() for domain in domains.values())
+    found = _KEPT_UNIONS.pop(key, None)
+    if found is None:
+        found = KeptUnion()
+        while len(_KEPT_UNIONS) >= 4:
+            _KEPT_UNIONS.pop(next(iter(_KEPT_UNIONS)))
+    _KEPT_UNIONS[key] = found  # the most recent last
+    return found
 
 
 def _stored_key(key: tuple[Any, ...]) -> str:

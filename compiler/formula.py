@@ -321,8 +321,13 @@ def atoms(node: Node) -> list[Node]:
 
 def breakpoints(node: Node) -> dict[str, set[Fraction]]:
     """Per numeric variable, the constants its one-variable atoms compare it with."""
+    return breakpoints_of(atoms(node))
+
+
+def breakpoints_of(found_atoms: Iterable[Node]) -> dict[str, set[Fraction]]:
+    """`breakpoints` of a formula whose atoms (`atoms`) are `found_atoms`."""
     found: dict[str, set[Fraction]] = {}
-    for atom in atoms(node):
+    for atom in found_atoms:
         if atom.kind == "cmp":
             found.setdefault(atom.var, set()).add(atom.const)  # type: ignore[arg-type]
     return found

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, comb, floor
@@ -163,14 +164,21 @@ def _solve(rows: list[list[Fraction]]) -> list[Fraction] | None:
 class Measure:
     """Shares of the state space, for formulas over the same variables."""
 
-    def __init__(self, domains: dict[str, Domain], formulas: list[Node]) -> None:
+    def __init__(
+        self,
+        domains: dict[str, Domain],
+        formulas: list[Node],
+        atoms: Callable[[Node], list[Node]] = F.atoms,
+    ) -> None:
+        """`atoms`: a formula's atoms (`F.atoms`, or a kept answer of it), walked once."""
         self.domains = domains
         self.cuts: dict[str, set[Fraction]] = {}
         reads: Counter[str] = Counter()
         for node in formulas:
-            for var, found in F.breakpoints(node).items():
+            found_atoms = atoms(node)
+            for var, found in F.breakpoints_of(found_atoms).items():
                 self.cuts.setdefault(var, set()).update(found)
-            for atom in F.atoms(node):
+            for atom in found_atoms:
                 reads.update(atom.vars)
         self.rank = {var: (-count, var) for var, count in reads.items()}
         self.exact = True

@@ -8,14 +8,16 @@ to a minimal set, and those exact atoms get carets.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
-from pedrag.compiler.diagnose import rule_item, unknown
+from pedrag.compiler.diagnose import Remembered, rule_item, unknown
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
-    from pedrag.compiler.analysis import Analysis
+    from pedrag.compiler.analysis import Analysis, RuleStatus
+    from pedrag.dsl.ir import RuleInfo
 
 INFO = CheckInfo(
     name="dead-rule",
@@ -36,37 +38,44 @@ INFO = CheckInfo(
 )
 
 
+REMEMBERED = Remembered()
+
+
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    REMEMBERED.begin()
     for rule in analysis.rules:
         status = analysis.rule_status(rule)
-        if status.holds.unknown:
-            yield unknown(
-                INFO.name,
-                f"whether rule `{rule.id}` can ever hold",
-                rule.when.span,
-                (rule_item(rule),),
-            )
-            continue
-        if not status.dead:
-            continue
-        core = analysis.shown_pieces(rule.when, status.dead_core)
-        if core:
-            parts = " and ".join(f"`{text}`" for text, _ in core)
-            message = (
-                f"rule `{rule.id}` can never fire: {parts} cannot hold together"
-                if len(core) > 1
-                else f"rule `{rule.id}` can never fire: `{core[0][0]}` is impossible within the metric domains"
-            )
-        else:
-            message = f"rule `{rule.id}` can never fire: its condition is unsatisfiable"
-        main = core[0][1] if core else rule.when.span
-        yield Diagnostic(
-            check=INFO.name,
-            severity=INFO.severity,
-            message=message,
-            span=main,
-            items=(rule_item(rule),),
-            related=tuple(span for _, span in core[1:]),
-            help=INFO.fix,
-            data={"core": [text for text, _ in core]},
+        if status.holds.unknown or status.dead:
+            # Printing and placing a core's pieces is most of a dead rule's finding.
+            yield REMEMBERED.get((rule, status), partial(_diagnostic, analysis, rule, status))
+
+
+def _diagnostic(analysis: Analysis, rule: RuleInfo, status: RuleStatus) -> Diagnostic:
+    if status.holds.unknown:
+        return unknown(
+            INFO.name,
+            f"whether rule `{rule.id}` can ever hold",
+            rule.when.span,
+            (rule_item(rule),),
         )
+    core = analysis.shown_pieces(rule.when, status.dead_core)
+    if core:
+        parts = " and ".join(f"`{text}`" for text, _ in core)
+        message = (
+            f"rule `{rule.id}` can never fire: {parts} cannot hold together"
+            if len(core) > 1
+            else f"rule `{rule.id}` can never fire: `{core[0][0]}` is impossible within the metric domains"
+        )
+    else:
+        message = f"rule `{rule.id}` can never fire: its condition is unsatisfiable"
+    main = core[0][1] if core else rule.when.span
+    return Diagnostic(
+        check=INFO.name,
+        severity=INFO.severity,
+        message=message,
+        span=main,
+        items=(rule_item(rule),),
+        related=tuple(span for _, span in core[1:]),
+        help=INFO.fix,
+        data={"core": [text for text, _ in core]},
+    )

@@ -10,14 +10,15 @@ structure cannot decide asks z3 whether `A and not B` is satisfiable.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
-from pedrag.compiler.diagnose import rule_item, unknown
+from pedrag.compiler.diagnose import Remembered, rule_item, unknown
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
-    from pedrag.compiler.analysis import Analysis
+    from pedrag.compiler.analysis import Analysis, Finding
 
 INFO = CheckInfo(
     name="redundant-rule",
@@ -37,28 +38,36 @@ INFO = CheckInfo(
 )
 
 
+REMEMBERED = Remembered()
+
+
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
+    REMEMBERED.begin()
     for finding in analysis.redundant():
         rule, other = finding.rules
-        items = (rule_item(rule), rule_item(other))
-        if finding.outcome.unknown:
-            yield unknown(
-                INFO.name,
-                f"whether rule `{rule.id}` implies rule `{other.id}`",
-                rule.when.span,
-                items,
-            )
-            continue
-        yield Diagnostic(
-            check=INFO.name,
-            severity=INFO.severity,
-            message=(
-                f"rule `{rule.id}` is redundant: rule `{other.id}` chooses the same action "
-                f"`{rule.action}` wherever `{rule.id}` holds"
-            ),
-            span=rule.when.span,
-            items=items,
-            related=(other.when.span,) if other.when.span.file == rule.when.span.file else (),
-            witness=finding.outcome.witness,
-            help=INFO.fix,
+        yield REMEMBERED.get((rule, other, finding.outcome), partial(_diagnostic, finding))
+
+
+def _diagnostic(finding: Finding) -> Diagnostic:
+    rule, other = finding.rules
+    items = (rule_item(rule), rule_item(other))
+    if finding.outcome.unknown:
+        return unknown(
+            INFO.name,
+            f"whether rule `{rule.id}` implies rule `{other.id}`",
+            rule.when.span,
+            items,
         )
+    return Diagnostic(
+        check=INFO.name,
+        severity=INFO.severity,
+        message=(
+            f"rule `{rule.id}` is redundant: rule `{other.id}` chooses the same action "
+            f"`{rule.action}` wherever `{rule.id}` holds"
+        ),
+        span=rule.when.span,
+        items=items,
+        related=(other.when.span,) if other.when.span.file == rule.when.span.file else (),
+        witness=finding.outcome.witness,
+        help=INFO.fix,
+    )

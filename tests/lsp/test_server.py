@@ -310,6 +310,7 @@ def test_a_keystroke_resolves_only_the_condition_it_changed(
     from pedrag.lsp import checking as lsp
 
     monkeypatch.setattr(lsp, "RESOLVED", lsp.ResolvedMemo())
+    monkeypatch.setattr(lsp, "RESULTS", {})  # a server that has checked nothing yet
     resolved: list[str] = []
     real = resolve._ConditionResolver.condition
 
@@ -352,6 +353,7 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
     def first_check(disk: bool) -> list[str]:
         analysis_module._CACHE.clear()  # a server just started
         monkeypatch.setattr(lsp, "WARMED", set())
+        monkeypatch.setattr(lsp, "RESULTS", {})
         monkeypatch.setattr(lsp, "DISK_CACHE", disk)
         started.clear()
         found = lsp.analyse(fixture.read_text(), str(fixture), True, CheckConfig())
