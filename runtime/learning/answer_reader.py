@@ -375,6 +375,13 @@ _RANGE = re.compile(
 )
 
 
+_BOUND_BEFORE = re.compile(
+    r"(?:\b(?:more|less|greater|fewer|bigger|smaller|larger|higher|lower)\s+than|"
+    r"\bat\s+(?:least|most)|\b(?:no|not)\s+(?:more|less)\s+than|[<>]=?|[≤≥])\s*$",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Clause:
     start: int
@@ -568,7 +575,7 @@ def read_message(
         return _read_text(message, text, worked)
     parts = clauses(text)
     candidates: list[tuple[Number, bool]] = []  # (number, is the result of a step)
-    asked = negations = 0
+    asked = negations = bounds = 0
     for number in numbers(text):
         clause = _clause_at(parts, number.start)
         if clause is None:
@@ -580,6 +587,11 @@ def read_message(
             negations += 1
             continue
         before, after = text[: number.start], text[number.end :]
+        if _BOUND_BEFORE.search(before):
+            # "more than 50" says where the answer is, not what it is: graded wrong as "50",
+            # its feedback told the learner "50 isn't it", a number they never offered
+            bounds += 1
+            continue
         if _OPERATOR_AFTER.match(after) and not _EQUALS_AFTER.match(after):
             continue  # an operand ("28 * 2", "2x")
         if _EQUALS_AFTER.match(after) and not _EQUALS_BEFORE.search(before):
@@ -602,6 +614,8 @@ def read_message(
             if asked
             else "a negated answer"
             if negations
+            else "a bound, not an answer"
+            if bounds
             else "no answer stated"
         )
         return Reading(None, reason, steps=worked)
@@ -611,6 +625,7 @@ def read_message(
     final = candidates[-1][0]
     if final.spelling == "roman":
         return Reading(None, "a list or range of candidates", steps=worked)
+
     clause = _clause_at(parts, final.start)
     tentative = clause is not None and (clause.question or bool(_TENTATIVE.search(clause.text)))
     unit_match = _UNIT_AFTER.match(text[final.end :])
