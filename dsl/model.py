@@ -21,6 +21,9 @@ from pedrag.kernel.sources import COURSE_ID_PATTERN
 Identifier = Annotated[
     str, Field(pattern=r"^[a-z][a-z0-9_]*$", description="lower_snake_case identifier")
 ]
+PythonName = Annotated[
+    str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="a name in the learner's code")
+]
 RungName = Annotated[str, Field(pattern=r"^H[0-7]$", description="hint-ladder rung H0..H7")]
 ConditionText = Annotated[str, Field(description="a condition in the pedrag condition language")]
 # Shape only: the compiler checks the name against its catalog (with a "did you mean").
@@ -387,6 +390,12 @@ class Exercise(_Strict):
         "another unit is wrong",
     )
     tests: list[CodeTest] = Field(default_factory=list)
+    forbid: list[PythonName] = Field(
+        default_factory=list,
+        description="names the learner's code must not use (an exercise that says 'without "
+        "calling sum()': `forbid: [sum]`); code that uses one is graded wrong, whatever its "
+        "tests say",
+    )
     practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     restatement: str | None = None

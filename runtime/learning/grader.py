@@ -67,6 +67,9 @@ class GradingRules:
     # A misconception's `answers:`: graded wrong as written, before the lenient text match
     # (which folds plurals and typos: "know" is no misspelling of "knows" in an agreement drill).
     wrong_answers: tuple[str, ...] = ()
+    # Names the learner's code must not use (`forbid:`, "without calling sum()"): passing the
+    # tests with `return sum(nums)` is not the exercise.
+    forbid: tuple[str, ...] = ()
 
 
 def grading_inputs(
@@ -92,6 +95,7 @@ def grading_inputs(
             for item in getattr(exercise, "misconceptions", ()) or ()
             for answer in getattr(getattr(item, "signals", None), "answers", ()) or ()
         ),
+        tuple(getattr(exercise, "forbid", ()) or ()),
     )
     return key, tuple((t.call, t.expect) for t in ordered), rules
 
@@ -134,7 +138,7 @@ def grade(
         return Grade("none", reason="no exercise to grade against")
     code = learner_code(message) if tests else None
     if code is not None:
-        return _grade_code(code, tests, rules.public_tests)
+        return _grade_code(code, tests, rules.public_tests, rules.forbid)
     said = message.strip().strip(".!").strip()
     if _accepted_text(said, key):
         # The whole message is the key or an `accept:` spelling, as written: no reading needed
@@ -456,9 +460,20 @@ def _restates_the_prompt(
     return len(copied) > _PROMPT_WORDS_ALLOWED
 
 
-def _grade_code(code: str, tests: Sequence[tuple[str, str]], public: int) -> Grade:
-    result = run_tests(code, tests)
+def _grade_code(
+    code: str, tests: Sequence[tuple[str, str]], public: int, forbid: Sequence[str] = ()
+) -> Grade:
     digest = hashlib.sha256(" ".join(code.split()).encode("utf-8")).hexdigest()[:12]
+    used = forbidden_use(code, forbid)
+    if used is not None:
+        return Grade(
+            "wrong",
+            f"code:{digest}",
+            (f"the learner's code uses {used}, which the exercise does not allow",),
+            reason=f"uses {used}, which the exercise forbids",
+            work=True,
+        )
+    result = run_tests(code, tests)
     if result.error is not None:
         return Grade(
             "error",
@@ -482,6 +497,62 @@ def _grade_code(code: str, tests: Sequence[tuple[str, str]], public: int) -> Gra
         reason=f"{passed} of {len(result.outcomes)} tests pass",
         work=True,  # code that runs is checkable working
     )
+
+
+# What can reach a forbidden name without writing it (`eval("su" + "m")`,
+# `getattr(builtins, name)`): with a `forbid:` list, code that uses these is not accepted either.
+_INDIRECT = frozenset(
+    {
+        "eval",
+        "exec",
+        "compile",
+        "getattr",
+        "__import__",
+        "globals",
+        "locals",
+        "vars",
+        "__builtins__",
+    }
+)
+
+
+def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
+    """The first use of a forbidden name in Python ``code`` ("sum()"), read from its syntax
+    tree: as a name, an attribute (`builtins.sum`), a string naming it, an import of it, or a
+    way around writing it (`_INDIRECT`); None when there is none or the code does not parse
+    (the tests then report it)."""
+    if not forbid:
+        return None
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    banned = set(forbid)
+    # A learner's own variable of that name ("sum = 0", then "sum += n") is not the builtin.
+    bound = {
+        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not _loads(node)
+    } | {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and _loads(node):
+            if node.id in banned and node.id not in bound:
+                return f"{node.id}()"
+            if node.id in _INDIRECT:
+                return f"{node.id} (a way around the rule)"
+        if isinstance(node, ast.Attribute) and node.attr in banned:
+            return f"{node.attr}()"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in banned:
+            return f"{node.value}()"
+        if isinstance(node, ast.alias) and node.name.split(".")[-1] in banned:
+            return f"{node.name}()"
+    return None
+
+
+def _loads(node: Any) -> bool:
+    import ast
+
+    return isinstance(node.ctx, ast.Load)
 
 
 def consistent_work(reading: reader.Reading) -> bool:

@@ -1,0 +1,81 @@
+"""An exercise that says "without calling sum()" (`forbid: [sum]`) is not solved by code that
+calls it, whatever its tests say; a learner's own variable named `sum` is not the builtin.
+
+Before, `return sum(nums)` passed the shipped sum_list_loop's three tests and was graded
+correct, and `return max(nums)` the same on max_list_loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pedrag.runtime.learning.grader import forbidden_use, grade_exercise
+from pedrag.runtime.store.memory import MemoryStore
+from pedrag.runtime.turn.tutor import Tutor
+
+
+@pytest.fixture(scope="module")
+def exercises() -> dict[str, Any]:
+    return {e.id: e for e in Tutor(store=MemoryStore()).curriculum.exercises}
+
+
+LOOP = """def total(nums):
+    result = 0
+    for n in nums:
+        result += n
+    return result"""
+OWN_VARIABLE = """def total(nums):
+    sum = 0
+    for n in nums:
+        sum += n
+    return sum"""
+
+AROUND = [
+    "def total(nums):\n    return sum(nums)",
+    "def total(nums):\n    s = sum\n    return s(nums)",
+    "import builtins\ndef total(nums):\n    return builtins.sum(nums)",
+    "from builtins import sum as add\ndef total(nums):\n    return add(nums)",
+    'def total(nums):\n    return eval("su" + "m")(nums)',
+    'import builtins\ndef total(nums):\n    return getattr(builtins, "sum")(nums)',
+    'def total(nums):\n    return __builtins__.__dict__["sum"](nums)',
+    "def total(nums):\n    return sum(n for n in nums)",
+]
+
+
+@pytest.mark.parametrize("code", AROUND)
+def test_code_that_uses_the_forbidden_name_is_wrong_though_its_tests_pass(
+    exercises: dict[str, Any], code: str
+) -> None:
+    result = grade_exercise(f"```python\n{code}\n```", exercises["sum_list_loop"])
+    assert result.verdict == "wrong", result
+    assert "forbids" in result.reason
+    assert result.candidate is not None and result.candidate.startswith("code:")
+
+
+@pytest.mark.parametrize("code", [LOOP, OWN_VARIABLE])
+def test_a_loop_is_still_correct_even_with_a_variable_named_sum(
+    exercises: dict[str, Any], code: str
+) -> None:
+    assert grade_exercise(f"```python\n{code}\n```", exercises["sum_list_loop"]).verdict == (
+        "correct"
+    )
+
+
+def test_max_is_forbidden_where_the_exercise_says_so(exercises: dict[str, Any]) -> None:
+    code = "def biggest(nums):\n    return max(nums)"
+    assert grade_exercise(code, exercises["max_list_loop"]).verdict == "wrong"
+
+
+def test_without_a_forbid_list_nothing_is_forbidden() -> None:
+    assert forbidden_use("def f(x):\n    return sum(x)", ()) is None
+    assert forbidden_use("eval('1')", ()) is None
+    assert forbidden_use("def f(:", ("sum",)) is None  # does not parse: the tests report it
+
+
+def test_the_shipped_solutions_keep_their_own_rules(exercises: dict[str, Any]) -> None:
+    forbidding = [e for e in exercises.values() if getattr(e, "forbid", None)]
+    assert {e.id for e in forbidding} >= {"sum_list_loop", "max_list_loop"}
+    for exercise in forbidding:
+        assert exercise.solution and forbidden_use(exercise.solution, exercise.forbid) is None
