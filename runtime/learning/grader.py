@@ -469,7 +469,10 @@ def _grade_code(
         return Grade(
             "wrong",
             f"code:{digest}",
-            (f"the learner's code uses {used}, which the exercise does not allow",),
+            (
+                f"the learner's code uses {used}, which the exercise does not allow (rename a "
+                "variable of that name)",
+            ),
             reason=f"uses {used}, which the exercise forbids",
             work=True,
         )
@@ -517,10 +520,10 @@ _INDIRECT = frozenset(
 
 
 def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
-    """The first use of a forbidden name in Python ``code`` ("sum()"), read from its syntax
-    tree: as a name, an attribute (`builtins.sum`), a string naming it, an import of it, or a
-    way around writing it (`_INDIRECT`); None when there is none or the code does not parse
-    (the tests then report it)."""
+    """The first use of a forbidden name in Python ``code``, read from its syntax tree: as a
+    name (a call, or a variable of that name), a parameter, an attribute (`builtins.sum`), a
+    string naming it, an import of it, or a way around writing it (`_INDIRECT`); None when
+    there is none or the code does not parse (the tests then report it)."""
     if not forbid:
         return None
     import ast
@@ -530,29 +533,23 @@ def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
     except (SyntaxError, ValueError):
         return None
     banned = set(forbid)
-    # A learner's own variable of that name ("sum = 0", then "sum += n") is not the builtin.
-    bound = {
-        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not _loads(node)
-    } | {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    # Any use of the name counts, the learner's own variable of that name included: whether
+    # "sum" in a load means the builtin depends on scope and order ("x = sum" before "sum =
+    # 0", "def total(nums, sum=sum)"), which a learner could arrange; the message says so.
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and _loads(node):
-            if node.id in banned and node.id not in bound:
-                return f"{node.id}()"
-            if node.id in _INDIRECT:
-                return f"{node.id} (a way around the rule)"
+        if isinstance(node, ast.Name) and node.id in banned:
+            return f"the name `{node.id}`"
+        if isinstance(node, ast.arg) and node.arg in banned:
+            return f"the name `{node.arg}`"
+        if isinstance(node, ast.Name) and node.id in _INDIRECT:
+            return f"`{node.id}` (a way around the rule)"
         if isinstance(node, ast.Attribute) and node.attr in banned:
-            return f"{node.attr}()"
+            return f"the name `{node.attr}`"
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in banned:
-            return f"{node.value}()"
+            return f"the name `{node.value}`"
         if isinstance(node, ast.alias) and node.name.split(".")[-1] in banned:
-            return f"{node.name}()"
+            return f"the name `{node.name}`"
     return None
-
-
-def _loads(node: Any) -> bool:
-    import ast
-
-    return isinstance(node.ctx, ast.Load)
 
 
 def consistent_work(reading: reader.Reading) -> bool:

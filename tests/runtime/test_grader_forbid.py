@@ -1,5 +1,7 @@
 """An exercise that says "without calling sum()" (`forbid: [sum]`) is not solved by code that
-calls it, whatever its tests say; a learner's own variable named `sum` is not the builtin.
+uses it, whatever its tests say. A learner's own variable named `sum` counts too, and the
+feedback says to rename it: whether a `sum` means the builtin depends on scope and order,
+which a learner could arrange (`def total(nums, sum=sum)`, `x = sum` before `sum = 0`).
 
 Before, `return sum(nums)` passed the shipped sum_list_loop's three tests and was graded
 correct, and `return max(nums)` the same on max_list_loop.
@@ -40,6 +42,9 @@ AROUND = [
     'def total(nums):\n    return eval("su" + "m")(nums)',
     'import builtins\ndef total(nums):\n    return getattr(builtins, "sum")(nums)',
     'def total(nums):\n    return __builtins__.__dict__["sum"](nums)',
+    "def total(nums, sum=sum):\n    return sum(nums)",
+    "x = sum\nsum = 0\ndef total(nums):\n    return x(nums)",
+    "def total(nums):\n    sum, s = 0, sum\n    return s(nums)",
     "def total(nums):\n    return sum(n for n in nums)",
 ]
 
@@ -54,13 +59,16 @@ def test_code_that_uses_the_forbidden_name_is_wrong_though_its_tests_pass(
     assert result.candidate is not None and result.candidate.startswith("code:")
 
 
-@pytest.mark.parametrize("code", [LOOP, OWN_VARIABLE])
-def test_a_loop_is_still_correct_even_with_a_variable_named_sum(
-    exercises: dict[str, Any], code: str
-) -> None:
-    assert grade_exercise(f"```python\n{code}\n```", exercises["sum_list_loop"]).verdict == (
+def test_a_loop_is_still_correct(exercises: dict[str, Any]) -> None:
+    assert grade_exercise(f"```python\n{LOOP}\n```", exercises["sum_list_loop"]).verdict == (
         "correct"
     )
+
+
+def test_a_variable_named_sum_is_told_to_be_renamed(exercises: dict[str, Any]) -> None:
+    result = grade_exercise(f"```python\n{OWN_VARIABLE}\n```", exercises["sum_list_loop"])
+    assert result.verdict == "wrong"
+    assert "the name `sum`" in result.reason and "rename" in result.facts[0]
 
 
 def test_max_is_forbidden_where_the_exercise_says_so(exercises: dict[str, Any]) -> None:
