@@ -776,27 +776,15 @@ def allowed_edits(length: int) -> int:
 OPERATOR_CHARACTERS = frozenset("=+*/%<>!&|^~@()[]{}")
 
 
+# One operator run: operator characters (a hyphen only where it is not inside a word), white
+# space between them ignored ("result + = n" is "+=").
+_OPERATOR_ONE = r"(?:[=+*/%<>!&|^~@()\[\]{}]|(?<![^\W\d_])-|-(?![^\W\d_]))"
+_OPERATOR_RUN = re.compile(rf"{_OPERATOR_ONE}(?:\s*{_OPERATOR_ONE})*")
+
+
 def operators(text: str) -> tuple[str, ...]:
     """The runs of operator characters in ``text``, in order, white space ignored."""
-    text = text.rstrip(" .!?")
-    runs: list[str] = []
-    run = ""
-    for index, char in enumerate(text):
-        inside_word = (
-            char == "-"
-            and 0 < index < len(text) - 1
-            and text[index - 1].isalpha()
-            and text[index + 1].isalpha()
-        )
-        if char in OPERATOR_CHARACTERS or (char == "-" and not inside_word):
-            run += char
-        elif not char.isspace() or not run:
-            if run:
-                runs.append(run)
-            run = ""
-    if run:
-        runs.append(run)
-    return tuple(runs)
+    return tuple("".join(run.split()) for run in _OPERATOR_RUN.findall(text.rstrip(" .!?")))
 
 
 def same_text(said: str, spelling: str) -> bool:

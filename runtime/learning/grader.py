@@ -393,16 +393,17 @@ def _written_in(text: str, spelling: str) -> bool:
     body = r"\s*".join(re.escape(piece) for piece in pieces)
     # not part of a longer expression ("result = result += n"): no operator right before or
     # after it
-    edge = "".join(sorted(reader.OPERATOR_CHARACTERS | {"-"})).replace("]", r"\]")
-    return (
-        re.search(
-            rf"(?<![\w{re.escape(edge)}])(?<![{re.escape(edge)}]\s){body}"
-            rf"(?![\w{re.escape(edge)}])(?!\s[{re.escape(edge)}])",
-            text,
-            re.IGNORECASE,
-        )
-        is not None
+    found = re.search(
+        rf"(?<![\w{_OPERATORS}])(?<![{_OPERATORS}]\s){body}(?![\w{_OPERATORS}])(?!\s[{_OPERATORS}])",
+        text,
+        re.IGNORECASE,
     )
+    return found is not None
+
+
+# The operator characters, escaped for a character class: a spelling named inside a message
+# may not touch one (nor a word character).
+_OPERATORS = re.escape("".join(sorted(reader.OPERATOR_CHARACTERS | {"-"})))
 
 
 def _names_a_wrong_answer(
