@@ -21,12 +21,15 @@ a change can be aimed at the part that is large:
   ``service_load.py``'s client (32 clients and 1, a session's creation every 10 turns through
   FastAPI in both); the server's CPU per turn and its event loop's. What the floor saves is
   the most a thinner HTTP path for the turns could save.
+- ``thread``: a service turn's thread work in process, in parts (the key-and-session read, the
+  session's rebuild, the turn; on this thread and in the hop's), against the in-process turn
+  of ``service_load.py``, on SQLite or PostgreSQL, in alternated rounds (:func:`turn_thread`).
 - ``read``: the statement a turn's thread runs before the turn (the key and the session,
   ``TenantDirectory.key_with_session``), and the key alone, in process, each after a write by
   another connection (SQLite then discards the reading connection's page cache, as it does
   between a live service's turns) and warm.
 
-    python benchmarks/service_parts.py [--parts uvicorn app floor read] [--turns 400] [--clients 8]
+    python benchmarks/service_parts.py [--parts uvicorn app floor thread read] [--turns 400] [--clients 8]
         [--databases sqlite postgresql] [--rounds 10]
 
 CPU figures on a shared machine move with its load: compare parts within one run.
@@ -54,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.service_load import (  # noqa: E402
     MESSAGES,
+    InProcess,
     drive,
     fresh_database,
     group_cpu_seconds,
@@ -246,7 +250,9 @@ async def _app_on_loop(
 def floor_app() -> Any:
     """The service with its plain turn requests answered by a pure-ASGI function that does a
     turn's work and nothing else (``floor``): the lower bound of any HTTP path for a turn on
-    uvicorn. Everything else (lifespan, creations, readiness) is the service's own app."""
+    uvicorn. Everything else (lifespan, creations, readiness) is the service's own app. Its
+    turn threads time their parts by their own CPU clock; ``GET /floor/parts`` answers the
+    sums since the last such request (and starts them again)."""
     from types import SimpleNamespace
 
     from pydantic import TypeAdapter
@@ -258,9 +264,33 @@ def floor_app() -> Any:
 
     inner = create_app()
     dump = TypeAdapter(TurnOut).dump_json
+    parts: dict[str, float] = {}
+    clock = time.thread_time
+
+    def measured_turn(request: Any, claim: KeyClaim, session_id: str, turn: Any, text: str) -> Any:
+        """``app._turn_in_thread``'s plain case (no toggle lands in a benchmark), in parts."""
+        begin = clock()
+        ctx, stored = claim.verify_with_session(request, session_id)
+        read = clock()
+        tutor, session = service._resume(ctx, session_id, stored)
+        service._check_turn_index(session, turn)
+        resumed = clock()
+        result = tutor.turn(session, text)
+        end = clock()
+        for name, value in (("read", read - begin), ("resume", resumed - read)):
+            parts[name] = parts.get(name, 0.0) + value
+        parts["turn"] = parts.get("turn", 0.0) + end - resumed
+        parts["turns"] = parts.get("turns", 0.0) + 1
+        return result
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "")
+        if scope["type"] == "http" and path == "/floor/parts":
+            answer = json.dumps(parts).encode()
+            parts.clear()
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": answer})
+            return
         if scope["type"] != "http" or scope["method"] != "POST" or not path.endswith("/turns"):
             await inner(scope, receive, send)
             return
@@ -280,12 +310,7 @@ def floor_app() -> Any:
         session_id = path[len("/v1/sessions/") : -len("/turns")]
         claim = KeyClaim(key, "learner")
         result = await state.hop.run(
-            service._turn_in_thread,
-            request,
-            claim,
-            session_id,
-            turn.turn,
-            service._plain(turn.message),
+            measured_turn, request, claim, session_id, turn.turn, turn.message
         )
         metrics.record_turn("json", time.perf_counter() - started, result.audit)
         answer = dump(service._turn_out(session_id, result))
@@ -341,14 +366,21 @@ FLOOR_SERVERS = (
 
 def http_floor(url: str, turns: int, clients: int, rounds: int) -> dict[str, dict[str, float]]:
     """Server CPU ms per turn (and its event loop's), at ``clients`` clients and at one, of
-    the service and of :func:`floor_app`, driven in alternated rounds."""
+    the service and of :func:`floor_app`, driven in alternated rounds with
+    ``service_load.py``'s in-process turn (``in_process``); at one client, the floor's turn
+    threads' parts (``floor_parts``: the read, the session's rebuild, ``Tutor.turn``, by
+    their threads' CPU clocks)."""
     chunk = max(1, turns // rounds)
     figures = {
         name: {"cpu": 0.0, "loop": 0.0, "alone_cpu": 0.0, "alone_loop": 0.0}
         for name, _ in FLOOR_SERVERS
     }
+    floor_parts: dict[str, float] = {}
+    in_process_cpu = 0.0
     with contextlib.ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pedrag-floor-")))
+        in_process = InProcess(url, 10)
+        stack.callback(in_process.close)
         servers = []
         for name, factory in FLOOR_SERVERS:
             db = fresh_database(url)
@@ -359,22 +391,32 @@ def http_floor(url: str, turns: int, clients: int, rounds: int) -> dict[str, dic
             asyncio.run(drive(base, key, 40, 8, 2))  # warm
             servers.append((name, base, key, group))
         for _ in range(rounds):
+            in_process_cpu += in_process.run(chunk)[2]
             for name, base, key, group in servers:
                 for count, prefix in ((clients, ""), (1, "alone_")):
+                    if name == "floor" and count == 1:
+                        httpx.get(f"{base}/floor/parts")
                     cpu, loop = group_cpu_seconds(group), group_cpu_seconds(group, loops=True)
                     asyncio.run(drive(base, key, chunk, count, 10))
                     figures[name][prefix + "cpu"] += group_cpu_seconds(group) - cpu
                     figures[name][prefix + "loop"] += group_cpu_seconds(group, loops=True) - loop
+                    if name == "floor" and count == 1:
+                        for part, value in httpx.get(f"{base}/floor/parts").json().items():
+                            floor_parts[part] = floor_parts.get(part, 0.0) + value
     measured = chunk * rounds
-    return {
+    results = {
         name: {part: value * 1000 / measured for part, value in values.items()}
         for name, values in figures.items()
     }
+    results["in_process"] = {"cpu": in_process_cpu * 1000 / measured}
+    count = floor_parts.pop("turns", 0.0) or 1.0
+    results["floor_parts"] = {part: value * 1000 / count for part, value in floor_parts.items()}
+    return results
 
 
-def turn_thread(turns: int, rounds: int) -> dict[str, float]:
+def turn_thread(url: str, turns: int, rounds: int) -> dict[str, float]:
     """Thread CPU ms per turn of a service turn's thread work, in parts, against the
-    in-process turn, in one process on one SQLite database, in alternated rounds:
+    in-process turn, in one process on one database of ``url``'s kind, in alternated rounds:
 
     - ``in_process``: ``service_load.py``'s baseline, a Tutor on the default tenant's store,
       its sessions kept in memory between turns;
@@ -398,104 +440,101 @@ def turn_thread(turns: int, rounds: int) -> dict[str, float]:
     def add(name: str, seconds: float) -> None:
         figures[name] = figures.get(name, 0.0) + seconds
 
-    with tempfile.TemporaryDirectory(prefix="pedrag-thread-") as folder:
-        db = str(Path(folder) / "db.sqlite")
-        with SessionStore(db) as store:
-            store.tenants.create("bench")
-            key = store.tenants.issue_key("bench")
-        state = service.load_service(ServiceSettings(db=db), backend=None)
-        baseline = Tutor(TheorySet.shipped(), None, None, state.store)
-        claim = KeyClaim(key, "learner")
-        found = state.store.tenants.key(key)
-        assert found is not None
-        tenant_tutor = state.tutors.get(found.tenant, state.store.for_tenant("bench"), "intro")
-        request = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(service=state)))
-        request.state = SimpleNamespace()
-        parts = {"read": 0.0, "resume": 0.0}
-        real_verify, real_resume = KeyClaim.verify_with_session, service._resume
+    db = fresh_database(url)
+    with SessionStore(db) as store:
+        store.tenants.create("bench")
+        key = store.tenants.issue_key("bench")
+    state = service.load_service(ServiceSettings(db=db), backend=None)
+    baseline = Tutor(TheorySet.shipped(), None, None, state.store)
+    claim = KeyClaim(key, "learner")
+    found = state.store.tenants.key(key)
+    assert found is not None
+    tenant_tutor = state.tutors.get(found.tenant, state.store.for_tenant("bench"), "intro")
+    request = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(service=state)))
+    request.state = SimpleNamespace()
+    parts = {"read": 0.0, "resume": 0.0}
+    real_verify, real_resume = KeyClaim.verify_with_session, service._resume
 
-        def timed_verify(self: KeyClaim, *args: Any) -> Any:
-            begin = clock()
-            try:
-                return real_verify(self, *args)
-            finally:
-                parts["read"] += clock() - begin
+    def timed_verify(self: KeyClaim, *args: Any) -> Any:
+        begin = clock()
+        try:
+            return real_verify(self, *args)
+        finally:
+            parts["read"] += clock() - begin
 
-        def timed_resume(*args: Any) -> Any:
-            begin = clock()
-            try:
-                return real_resume(*args)
-            finally:
-                parts["resume"] += clock() - begin
+    def timed_resume(*args: Any) -> Any:
+        begin = clock()
+        try:
+            return real_resume(*args)
+        finally:
+            parts["resume"] += clock() - begin
 
-        KeyClaim.verify_with_session = timed_verify  # type: ignore[method-assign]
-        service._resume = timed_resume
-        chunk = max(10, turns // rounds)
-        seeds = iter(range(10**6))
+    KeyClaim.verify_with_session = timed_verify  # type: ignore[method-assign]
+    service._resume = timed_resume
+    chunk = max(10, turns // rounds)
+    seeds = iter(range(10**6))
 
-        def in_memory(tutor: Tutor, name: str) -> None:
-            for _ in range(chunk // 10):
-                session = tutor.start(
-                    "socratic", "mult_7x8", next(seeds), meta={"curriculum": "intro"}
-                )
-                for index in range(10):
-                    begin = clock()
-                    tutor.turn(session, MESSAGES[index % len(MESSAGES)])
-                    add(name, clock() - begin)
+    def in_memory(tutor: Tutor, name: str) -> None:
+        for _ in range(chunk // 10):
+            session = tutor.start("socratic", "mult_7x8", next(seeds), meta={"curriculum": "intro"})
+            for index in range(10):
+                begin = clock()
+                tutor.turn(session, MESSAGES[index % len(MESSAGES)])
+                add(name, clock() - begin)
 
-        def served(name: str, call: Any) -> None:
-            for _ in range(chunk // 10):
-                session = tenant_tutor.start(
-                    "socratic",
-                    "mult_7x8",
-                    next(seeds),
-                    session_id=f"s{next(seeds)}",
-                    meta={"curriculum": "intro"},
-                )
-                for index in range(10):
-                    message = MESSAGES[index % len(MESSAGES)]
-                    parts["read"] = parts["resume"] = 0.0
-                    add(name, call(session.id, message))
-                    add(name + ".read", parts["read"])
-                    add(name + ".resume", parts["resume"])
+    def served(name: str, call: Any) -> None:
+        for _ in range(chunk // 10):
+            session = tenant_tutor.start(
+                "socratic",
+                "mult_7x8",
+                next(seeds),
+                session_id=f"s{next(seeds)}",
+                meta={"curriculum": "intro"},
+            )
+            for index in range(10):
+                message = MESSAGES[index % len(MESSAGES)]
+                parts["read"] = parts["resume"] = 0.0
+                add(name, call(session.id, message))
+                add(name + ".read", parts["read"])
+                add(name + ".resume", parts["resume"])
 
-        def direct(session_id: str, message: str) -> float:
+    def direct(session_id: str, message: str) -> float:
+        begin = clock()
+        service._turn_in_thread(request, claim, session_id, None, service._plain(message))
+        return clock() - begin
+
+    def in_thread(session_id: str, message: str) -> float:
+        def measured() -> float:
             begin = clock()
             service._turn_in_thread(request, claim, session_id, None, service._plain(message))
             return clock() - begin
 
-        def in_thread(session_id: str, message: str) -> float:
-            def measured() -> float:
-                begin = clock()
-                service._turn_in_thread(request, claim, session_id, None, service._plain(message))
-                return clock() - begin
+        async def hop() -> float:
+            return await state.hop.run(measured)
 
-            async def hop() -> float:
-                return await state.hop.run(measured)
+        return loop.run_until_complete(hop())
 
-            return loop.run_until_complete(hop())
-
-        loop = asyncio.new_event_loop()
-        try:
-            in_memory(baseline, "warm")
-            served("warm", direct)
-            for _ in range(rounds):
-                in_memory(baseline, "in_process")
-                in_memory(tenant_tutor, "tenant_tutor")
-                served("service_turn", direct)
-                served("hop_turn", in_thread)
-        finally:
-            KeyClaim.verify_with_session = real_verify  # type: ignore[method-assign]
-            service._resume = real_resume
-            state.hop.close()
-            loop.close()
-            state.store.close()
-        measured = (chunk // 10) * 10 * rounds
-        return {
-            name: value * 1000 / measured
-            for name, value in figures.items()
-            if not name.startswith("warm")
-        }
+    loop = asyncio.new_event_loop()
+    try:
+        in_memory(baseline, "warm")
+        served("warm", direct)
+        for _ in range(rounds):
+            in_memory(baseline, "in_process")
+            in_memory(tenant_tutor, "tenant_tutor")
+            served("service_turn", direct)
+            served("hop_turn", in_thread)
+    finally:
+        KeyClaim.verify_with_session = real_verify  # type: ignore[method-assign]
+        service._resume = real_resume
+        state.hop.close()
+        loop.close()
+        state.store.close()
+    measured = (chunk // 10) * 10 * rounds
+    return {
+        name: value * 1000 / measured
+        for name, value in figures.items()
+        if not name.startswith("warm")
+    }
 
 
 def read_statement(rounds: int) -> dict[str, float]:
@@ -570,6 +609,14 @@ def main() -> int:
             with contextlib.ExitStack() as stack:
                 url = "sqlite" if kind == "sqlite" else stack.enter_context(running_postgres())
                 got = http_floor(url, args.turns, args.clients, args.rounds)
+            thread_parts = got.pop("floor_parts")
+            base_cpu = got.pop("in_process")["cpu"]
+            print(f"{kind} in-process turn: {base_cpu:.3f} ms of CPU")
+            print(
+                f"{kind} floor's turn thread at one client: "
+                + ", ".join(f"{part} {value:.3f}" for part, value in thread_parts.items())
+                + " ms per turn (thread CPU clocks)"
+            )
             for name, values in got.items():
                 print(
                     f"{kind} {name}: {values['cpu']:.3f} ms of server CPU per turn "
@@ -583,8 +630,11 @@ def main() -> int:
                 f"(loop {saved['alone_loop']:.3f}) at one"
             )
     if "thread" in parts:
-        for name, value in turn_thread(args.turns, args.rounds).items():
-            print(f"thread {name}: {value:.3f} ms of thread CPU per turn")
+        for kind in args.databases:
+            with contextlib.ExitStack() as stack:
+                url = "sqlite" if kind == "sqlite" else stack.enter_context(running_postgres())
+                for name, value in turn_thread(url, args.turns, args.rounds).items():
+                    print(f"{kind} thread {name}: {value:.3f} ms of thread CPU per turn")
     if "read" in parts:
         for name, value in read_statement(args.turns).items():
             print(f"read {name}: {value:.3f} ms")
