@@ -190,14 +190,6 @@ class SplitPositions(Positions):
     def rule_positions(self, index: int) -> Positions:
         """Rule `index`'s positions alone, in this text (a path outside it falls back to
         the document's start, `Positions.span`)."""
-        if self._whole is not None:
-            values, keys, scalars = self._whole
-            return Positions(
-                self.source,
-                {p: v for p, v in values.items() if _rule_of(p) == index},
-                {p: v for p, v in keys.items() if _rule_of(p) == index},
-                {p: v for p, v in scalars.items() if _rule_of(p) == index},
-            )
         values, keys, scalars = _moved(self._piece(index), (), self.overrides)
         return Positions(self.source, dict(values), dict(keys), dict(scalars))
 
@@ -209,8 +201,11 @@ class SplitPositions(Positions):
         self, source: SourceText, at: int, delta: int, overrides: dict[Path, str]
     ) -> SplitPositions:
         """These positions in `source`, a text that is this one's with `delta` characters
-        more (fewer) at `at`, and `overrides` scalars' new values."""
-        return SplitPositions(
+        more (fewer) at `at`, and `overrides` scalars' new values. Once these were read
+        whole (a check that reads an `ignore:` entry's span reads them on every keystroke),
+        the new version's whole is this one's moved by the edit: reading each piece again,
+        moved, would cost more than the three dictionaries."""
+        made = SplitPositions(
             source,
             self._rest,
             self._rule,
@@ -221,6 +216,9 @@ class SplitPositions(Positions):
             _tip=_Step(self._tip, (at, delta)),
             _pieces=self._pieces,
         )
+        if self._whole is not None:
+            made._whole = _moved(self._whole, ((at, delta),), overrides)
+        return made
 
     def __reduce__(self) -> tuple[type[Positions], tuple[SourceText, dict, dict, dict]]:  # type: ignore[type-arg]
         return Positions, (self.source, self.values, self.keys, self.scalars)
