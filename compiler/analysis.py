@@ -197,7 +197,8 @@ class Analysis:
         self.rules = theory.rules
         self.by_id = {rule.id: rule for rule in self.rules}
         self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
-        self.eligible = {rule.id: tr.eligible(rule) for rule in self.rules}
+        holds = self.holds
+        self.eligible = {rule.id: tr.eligible(rule, holds[rule.id]) for rule in self.rules}
         self.violations: dict[tuple[str, str], Node] = {}
         for invariant in theory.invariants:
             for name, action in theory.actions.items():

@@ -203,8 +203,13 @@ class Translator:
         self._ceiling_cache[rung] = at_least
         return at_least
 
-    def eligible(self, rule: RuleInfo) -> Node:
-        holds, fits = self.holds(rule), self.fits(self.theory.actions[rule.action].rung)
+    def eligible(self, rule: RuleInfo, holds: Node | None = None) -> Node:
+        """`holds and fits the ceiling`; `holds`: the rule's `holds` formula, when the caller
+        has it (`Analysis` makes both for 5,000 rules, and looking it up again was a tenth
+        of encoding them)."""
+        if holds is None:
+            holds = self.holds(rule)
+        fits = self.fits(self.theory.actions[rule.action].rung)
         if not SHARING:
             return F.and_([holds, fits])
         # Both are interned, so the pair is the conjunction's value: kept for the next check,

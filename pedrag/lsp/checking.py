@@ -222,9 +222,12 @@ def _load(text: str, path: str) -> Any:
     on one line is spliced into the previous text's front end (`splice_condition_edit`: at
     5,000 rules composing, converting and resolving the whole file again was 0.3 s of a
     keystroke's 0.8 s), unless a check still reads that one: the splice moves its conditions'
-    offsets to the new text."""
+    offsets to the new text. A whole load's positions are split per rule (`in_memory`), so a
+    splice moves the edited rule's offsets, not the file's 100,000."""
     from pedrag.dsl.incremental import splice_condition_edit
     from pedrag.dsl.loader import load_text
+    from pedrag.dsl.split_positions import in_memory
+    from pedrag.dsl.yaml_source import Positions
 
     with _LOADING:
         loaded = LOADED.get((text, path))
@@ -235,6 +238,9 @@ def _load(text: str, path: str) -> Any:
                     loaded = splice_condition_edit(previous, text.encode("utf-8"))
             if loaded is None:
                 loaded = load_text(text, path)
+                if type(loaded.positions) is Positions:
+                    # Split once here, each keystroke's splice moves one rule's offsets.
+                    loaded.positions = in_memory(loaded.positions)
             LOADED.clear()
             LOADED[(text, path)] = loaded
         _READING.append(loaded)

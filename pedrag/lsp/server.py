@@ -19,11 +19,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
+from pedrag.lsp import heap
 from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
 DEBOUNCE_SECONDS = 0.4
+IDLE_SECONDS = 1.0
+"""How long after a semantic run's publish, with no check pending, the server runs a due
+whole collection of its heap (`heap.collect_if_due`): a keystroke then never pays it."""
 CONDITION_KEYS = ("when", "never", "always", "compute")
 RUNG_KEYS = ("rung", "start", "set", "at_most", "at_least")
 ACTION_KEYS = ("then", "to")
@@ -210,6 +214,16 @@ def create_server() -> Any:
         if document(uri).version == version:
             shown[uri] = (text, semantic_findings(found))
             publish(uri, text, found, version)
+        if heap.due():
+            asyncio.ensure_future(collect_when_idle())
+
+    async def collect_when_idle() -> None:
+        """A due whole collection, once the editor has been idle `IDLE_SECONDS`; a keystroke
+        meanwhile puts it off to the end of its own semantic run."""
+        await asyncio.sleep(IDLE_SECONDS)
+        if any(not task.done() for task in pending.values()):
+            return
+        await asyncio.get_running_loop().run_in_executor(checks, heap.collect_if_due)
 
     def refresh(uri: str, delay: float) -> None:
         doc = document(uri)
