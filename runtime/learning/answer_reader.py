@@ -44,6 +44,9 @@ MAX_TEXT_ANSWER_WORDS = 5  # a longer message without the key is a remark, not a
 MAX_MESSAGE_CHARS = 4_000  # longer messages are read only up to here (a turn's text is capped)
 MAX_EXPRESSION_CHARS = 80
 MAX_EXPONENT = 64
+#: The most binary digits an expression's exact value may need before SymPy is asked for it.
+#: A learner's "7^7^9" is 7^40353607: computing it hung the turn's thread.
+MAX_VALUE_BITS = 4_096
 
 # -- the canonical text ------------------------------------------------------------------------
 
@@ -368,6 +371,11 @@ _CORRECTION = re.compile(
     r"scratch\s+that|instead)\b",
     re.IGNORECASE,
 )
+# A word that gives a reason for what came before it ("oxygen because plants breathe it",
+# "13 because 12 x 13 = 156"). ("as" is left out: "such as", "the same as" are inside answers.)
+REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
+# Where a reason ends: its sentence, or a turn to something else ("but").
+_REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
 _RANGE = re.compile(
     r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
     r"\d\s*(?:to|\.\.)\s*\d",  # "50-60" is read as operands: no candidate at all
@@ -503,6 +511,9 @@ def parse_expression(text: str) -> Any | None:
         or re.search(r"[a-z]{2,}", text)
         or any(abs(int(e)) > MAX_EXPONENT for e in re.findall(r"\^\s*\(?\s*(-?\d+)", text))
         or text.count("^") > 2
+        # a number in e-notation is read by Python's tokenizer as one float, and SymPy writes
+        # out its every digit: "50e39999911" took minutes
+        or any(int(e) > MAX_EXPONENT for e in re.findall(r"(?<=[\d.])e[+-]?(\d+)", text))
     ):
         return None
     from sympy import Symbol  # imported on first use: SymPy is slow to import
@@ -514,35 +525,81 @@ def parse_expression(text: str) -> Any | None:
     )
 
     names = {letter: Symbol(letter) for letter in set(re.findall(r"[a-z]", text))}
+    transformations = (
+        *standard_transformations,
+        implicit_multiplication_application,
+        convert_xor,
+    )
+    global_dict = {
+        "Integer": _sympy_name("Integer"),
+        "Float": _sympy_name("Float"),
+        "Rational": _sympy_name("Rational"),
+        "Symbol": Symbol,
+    }
     try:
+        # read first without evaluating, so a tower of powers is refused before it is computed
+        shape = parse_expr(
+            text,
+            local_dict=names,
+            # the unevaluated tree is written with these classes by name
+            global_dict={**global_dict, **{n: _sympy_name(n) for n in ("Add", "Mul", "Pow")}},
+            transformations=transformations,
+            evaluate=False,
+        )
+        if _value_bits(shape) is None:
+            return None
         return parse_expr(
             text,
             local_dict=names,
-            global_dict={
-                "Integer": _sympy_name("Integer"),
-                "Float": _sympy_name("Float"),
-                "Rational": _sympy_name("Rational"),
-                "Symbol": Symbol,
-            },
-            transformations=(
-                *standard_transformations,
-                implicit_multiplication_application,
-                convert_xor,
-            ),
+            global_dict=global_dict,
+            transformations=transformations,
             evaluate=True,
         )
-    except (
-        SyntaxError,
-        TypeError,
-        ValueError,
-        ZeroDivisionError,
-        AttributeError,
-        NameError,
-        OverflowError,
-        MemoryError,
-        RecursionError,
-    ):
+    except Exception:  # noqa: BLE001 - see below
+        # The text is a learner's and SymPy's parser fails on it in more ways than it
+        # documents (TokenError on "(^", IndexError on ")(", besides SyntaxError and its
+        # kin): whatever fails to parse is not an expression, and a grade never raises.
         return None
+
+
+def _value_bits(node: Any) -> int | None:
+    """An upper bound on the binary digits of the numerator and denominator ``node``'s exact
+    value needs, read from its unevaluated tree; None when it exceeds ``MAX_VALUE_BITS`` or an
+    exponent exceeds ``MAX_EXPONENT``. Why a bound on the tree and not on the text: a text
+    check of each exponent passed "7^7^9" (each exponent under the limit; powers associate to
+    the right) and "7**9**9" (not written with ^), and SymPy then computed the power."""
+    if node.is_Symbol:
+        return 0
+    if node.is_Integer:
+        return int(abs(node)).bit_length()
+    if node.is_Rational:
+        return max(int(abs(node.p)).bit_length(), int(node.q).bit_length())
+    if node.is_Float:
+        return 64
+    if node.is_Pow:
+        base, exponent = node.args
+        base_bits = _value_bits(base)
+        exponent_bits = _value_bits(exponent)
+        if base_bits is None or exponent_bits is None:
+            return None
+        if exponent.free_symbols:
+            bits = base_bits + exponent_bits  # stays symbolic: nothing is computed
+        else:
+            if exponent_bits > MAX_EXPONENT.bit_length() + 1:
+                return None
+            power = abs(exponent.doit())
+            if not power.is_finite or power > MAX_EXPONENT:
+                return None
+            bits = max(base_bits, 1) * int(power.round() if power.is_Float else power) + 1
+            bits = max(bits, base_bits)
+    elif node.is_Add or node.is_Mul:
+        parts = [_value_bits(arg) for arg in node.args]
+        if any(part is None for part in parts):
+            return None
+        bits = sum(part for part in parts if part is not None) + len(parts)
+    else:
+        return None  # a tuple ("(1, 2)^3") or anything else: not arithmetic
+    return bits if bits <= MAX_VALUE_BITS else None
 
 
 def _sympy_name(name: str) -> Any:
@@ -608,6 +665,7 @@ def read_message(
         ):
             continue
         candidates.append((number, result))
+    candidates = _without_reasons(text, candidates)
     if not candidates:
         reason = (
             "a question about the term"
@@ -637,6 +695,24 @@ def read_message(
         unit_match.group(1) if unit_match else "",
         worked,
     )
+
+
+def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[tuple[Number, bool]]:
+    """The candidates less those inside a reason given for an answer stated before it: "13
+    because 12 x 13 = 156" commits to 13, not to the 156 its reason ends on. Before, the
+    final stated result was the reason's, and a right answer with its reason was graded wrong.
+    A reason with no answer before it ("because 10") is the message's answer."""
+    for found in REASON.finditer(text):
+        if not any(number.start < found.start() for number, _ in candidates):
+            continue
+        end = _REASON_END.search(text, found.end())
+        stop = end.start() if end is not None else len(text)
+        candidates = [
+            (number, result)
+            for number, result in candidates
+            if not found.start() <= number.start < stop
+        ]
+    return candidates
 
 
 def _alone(text: str, number: Number) -> bool:

@@ -322,11 +322,14 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
         return Grade("none", reason="a number does not answer a text question")
     if any(reader.same_text(said, spelling) for spelling in spellings):
         return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
+    if any(_same_items(said, spelling) for spelling in spellings):
+        return _correct(said, reading, f"{reading.reason}, the answer's items in another order")
     if _names(said, spellings):
         if (
             _LIST.search(said)
             or _other_guesses(reading, spellings)
             or _names_a_wrong_answer(said, spellings, wrong_answers)
+            or _names_more_than_the_answer(said, spellings)
         ):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
@@ -349,11 +352,6 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     return _wrong(said, reading, f"{reading.reason}, not the answer or an accepted spelling")
 
 
-# A word that gives a reason for what came before it ("oxygen because plants breathe it").
-# ("as" is left out: "such as", "the same as" are inside answers.)
-_REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
-
-
 def _before_reason(reading: reader.Reading, spellings: Sequence[str]) -> str | None:
     """The answer a learner gave a reason for, without the reason ("" when the message is a
     reason with no answer before it: "because plants"); None when no reason is given, or when
@@ -364,10 +362,10 @@ def _before_reason(reading: reader.Reading, spellings: Sequence[str]) -> str | N
     never had one counted and never reached the help a theory gives after wrong answers."""
     parts = reading.parts or (reading.answer or "",)
     for index, part in enumerate(parts):
-        found = _REASON.search(part)
+        found = reader.REASON.search(part)
         if found is None:
             continue
-        if any(_REASON.search(spelling) for spelling in spellings):
+        if any(reader.REASON.search(spelling) for spelling in spellings):
             return None
         kept = (*parts[:index], part[: found.start()])
         return " ".join(piece.strip() for piece in kept if piece.strip())
@@ -421,6 +419,65 @@ def _names_a_wrong_answer(
             return True  # named in another spelling
         clause = next((c for c in reader.clauses(said) if c.start <= found.start() < c.end), None)
         if clause is None or not reader.negated(clause, found.start()):
+            return True
+    return False
+
+
+# Words that join the items of a list ("glucose, oxygen and water", "CO2 plus water").
+_ITEM_JOIN = re.compile(
+    r"\s*(?:,|&|\+|\band\b|\bplus\b|\bas\s+well\s+as\b|\balong\s+with\b|"
+    r"\btogether\s+with\b|\bwith\b)\s*",
+    re.IGNORECASE,
+)
+# An item that describes the one before it rather than adding one ("chloroplasts, which
+# contain chlorophyll").
+_DESCRIPTION = re.compile(r"^(?:which|that|where|who|whose|because|since|so|as)\b", re.I)
+
+
+def _items(text: str) -> list[str]:
+    return [item for item in _ITEM_JOIN.split(text) if reader.text_words(item)]
+
+
+def _same_items(said: str, spelling: str) -> bool:
+    """A list answer given as the same items in any order or with any joining word ("oxygen &
+    glucose", "glucose and also oxygen" for "glucose and oxygen"): each of the learner's items
+    is one of the answer's, once, and every one of the answer's is there. Before, only the
+    spellings as written matched, and these were graded wrong."""
+    wanted = _items(spelling)
+    given = _items(said)
+    if len(wanted) < 2 or len(given) != len(wanted) or reader.operators(spelling):
+        return False
+    left = list(wanted)
+    for item in given:
+        match = next((w for w in left if reader.same_text(_unjoined(item), w)), None)
+        if match is None:
+            return False
+        left.remove(match)
+    return not left
+
+
+def _unjoined(item: str) -> str:
+    """An item without the adverb that joined it ("also oxygen", "then glucose")."""
+    return re.sub(r"^(?:also|then|too|both)\s+", "", item.strip(), flags=re.IGNORECASE)
+
+
+def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
+    """The answer named in a list with something it does not contain ("glucose and oxygen and
+    water" for the two products of photosynthesis, "carbon dioxide and nitrogen" for the gas
+    plants take in): more than the answer, so not the answer. Before, any message that named
+    the answer was correct, and listing every candidate with "and" earned the credit that
+    "or" did not. A remark ("glucose and oxygen, I think") or a description of an item is not
+    an item; a spelling with operators is judged as written, elsewhere."""
+    if any(reader.operators(spelling) for spelling in spellings):
+        return False
+    answer_items = [
+        item for spelling in spellings for item in _ITEM_JOIN.split(spelling) if item.strip()
+    ]
+    for item in _ITEM_JOIN.split(said):
+        words = reader.text_words(item)
+        if not words or _DESCRIPTION.match(item.strip()) or reader.is_remark(item):
+            continue
+        if not _names(item, answer_items):
             return True
     return False
 
