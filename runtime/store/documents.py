@@ -241,19 +241,18 @@ class FrozenRow(dict[str, Any]):
     ``row[name]``, comparing it with a dict) costs what a dict's does; every method that would
     change it raises ``TypeError`` instead."""
 
+    # No __init__ of its own: dict's, in C, makes one in about the time a dict copy takes (a
+    # Python __init__ tripled it); the slot is set on the first json_text.
     __slots__ = ("_text",)
-    _text: bytes | None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._text = None
+    _text: bytes
 
     def json_text(self) -> bytes | None:
         """The row's JSON text, written once, or None when the store could not take it as it
         is (a value that is not a plain scalar, NaN, U+0000, an int beyond 64 bits): then the
         whole document is checked as before, which names the problem."""
-        text = self._text
-        if text is None:
+        try:
+            text = self._text
+        except AttributeError:
             text = self._text = _row_text(self)
         return text or None
 
