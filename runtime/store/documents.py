@@ -273,21 +273,24 @@ class FrozenRow(dict[str, Any]):
 
 
 def _row_text(row: FrozenRow) -> bytes:
-    """What :meth:`FrozenRow.json_text` keeps: orjson's text of the row when every key and
-    value is one :func:`_plain_walk` passes and no value is a container (a list in a row could
-    change after its text is written), else ``b""``. Such a row reads back equal from that
-    text: exact str (no U+0000, no lone surrogate: orjson refuses one), int within 64 bits
-    (orjson refuses a larger one), bool, None, finite float."""
-    for key, item in dict.items(row):
-        if type(key) is not str or not _has_no_nul(key):
-            return b""
-        kind = type(item)
-        if kind is dict or kind is list or not _plain_item(item, kind, _has_no_nul):
-            return b""
+    """What :meth:`FrozenRow.json_text` keeps: orjson's text of the row when it reads back
+    equal (not a tuple, not NaN or infinity, which read back a list and ``null``), orjson
+    writes it (str keys, no lone surrogate, no int beyond 64 bits), it has no U+0000 and every
+    value is an exact str, int, float, bool or None (a list in a row could change after its
+    text is written; a subclass of str could write as something else), else ``b""``. Decided
+    in C: a Python walk over a row's values cost about eight times as much."""
+    if not set(map(type, dict.values(row))) <= _ROW_VALUE_TYPES:
+        return b""
     try:
-        return orjson.dumps(row)
+        text = orjson.dumps(row)
     except TypeError:  # orjson.JSONEncodeError is one
         return b""
+    if b"\\u0000" in text or orjson.loads(text) != row:
+        return b""
+    return text
+
+
+_ROW_VALUE_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 @final
@@ -314,15 +317,33 @@ class WrittenRows:
 def written_rows(rows: Iterable[Mapping[str, Any]]) -> WrittenRows | list[dict[str, Any]]:
     """``rows`` as a document's value: :class:`WrittenRows` when every row is a
     :class:`FrozenRow` the store can take as it is, else a list of plain copies (checked with
-    the rest of the document, as any other value)."""
+    the rest of the document, as any other value).
+
+    Rows are written one at a time only where few are new (:data:`NEW_ROWS_WRITTEN`: a turn
+    appends one): a state just loaded (every service turn's) has every row new, and one pass
+    over the whole document checks them for less than a check per row (each row's own text,
+    read back and compared, cost about twice its share of the document's), so its rows go as
+    plain copies, as before this type."""
     rows = tuple(rows)
+    new = 0
+    for row in rows:
+        if type(row) is not FrozenRow:
+            return [dict(row) for row in rows]
+        if not hasattr(row, "_text"):
+            new += 1
+            if new > NEW_ROWS_WRITTEN:
+                return [dict(row) for row in rows]
     texts = []
     for row in rows:
-        text = row.json_text() if type(row) is FrozenRow else None
+        text = row.json_text()
         if text is None:
             return [dict(row) for row in rows]
         texts.append(text)
     return WrittenRows(rows, b"[" + b",".join(texts) + b"]")  # type: ignore[arg-type]
+
+
+NEW_ROWS_WRITTEN = 2
+"""The most rows without their text yet that :func:`written_rows` writes one by one."""
 
 
 def _spliced_text(value: dict[str, Any], what: str) -> WrittenDocument:

@@ -66,7 +66,10 @@ def test_written_rows_save_what_the_plain_rows_save_or_fail_the_same(
     beside any rest: the same value reads back, or the same error names the same place."""
     rest.pop("history", None)
     plain = {**rest, "history": [dict(row) for row in rows]}
-    frozen = {**rest, "history": written_rows(FrozenRow(row) for row in rows)}
+    frozen_rows = [FrozenRow(row) for row in rows]
+    for row in frozen_rows:
+        row.json_text()  # written one by one, as a turn's rows are (one new row a turn)
+    frozen = {**rest, "history": written_rows(frozen_rows)}
     assert _outcome(frozen) == _outcome(plain)
 
 
@@ -86,6 +89,19 @@ def test_a_row_the_store_cannot_take_as_is_hands_over_plain_rows(row: dict[str, 
     """Then the whole document is checked as before (refused, or read back as json reads it)."""
     value = written_rows([FrozenRow({"ok": 1}), FrozenRow(row)])
     assert value == [{"ok": 1}, row]
+
+
+def test_rows_are_written_one_by_one_only_where_few_are_new() -> None:
+    """A turn's state (one new row) is joined from the rows' texts; a state just loaded (every
+    row new: a service turn's) goes as plain rows, checked with the document in one pass."""
+    old_rows = [FrozenRow({"turn": index}) for index in range(5)]
+    assert type(written_rows(old_rows)) is list  # five new rows: plain copies, no text made
+    assert not any(hasattr(row, "_text") for row in old_rows)
+    for row in old_rows:
+        row.json_text()
+    assert type(written_rows([*old_rows, FrozenRow({"turn": 5})])) is WrittenRows
+    mixed = [*old_rows, *(FrozenRow({"turn": index}) for index in range(5, 8))]
+    assert written_rows(mixed) == [{"turn": index} for index in range(8)]
 
 
 def test_a_frozen_row_cannot_change_under_its_written_text() -> None:
