@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, final
@@ -218,155 +218,12 @@ class WrittenDocument:
 
 
 def _document_text(value: object, what: str) -> WrittenDocument:
-    """:func:`_require_document` and the column's text in one (the turn's state). A top-level
-    value may be :class:`WrittenRows` (a state's history, written row by row once): only the
-    rest of the document is checked and written here, and the rows' text is joined in."""
-    if type(value) is dict and any(type(item) is WrittenRows for item in value.values()):
-        return _spliced_text(value, what)
+    """:func:`_require_document` and the column's text in one (the turn's state)."""
     text = _plain_text(value)
     if text is None:
         _require_document(value, what)
         text = json_text(value)
     return WrittenDocument(text)
-
-
-class FrozenRow(dict[str, Any]):
-    """A flat JSON object (str keys, plain scalar values) that cannot be changed, and so can
-    keep the JSON text the store wrote of it: a session state's history rows.
-
-    Why: a state's history (32 rows of every metric, about 70% of its JSON) was written and
-    read back whole on every turn although a turn only appends one row to it (issue 30: a warm
-    turn under 2 ms of CPU). A row that cannot change is written once (:meth:`json_text`) and
-    :func:`written_rows` joins the texts. A ``dict`` subclass, so reading it (``dict(row)``,
-    ``row[name]``, comparing it with a dict) costs what a dict's does; every method that would
-    change it raises ``TypeError`` instead."""
-
-    # No __init__ of its own: dict's, in C, makes one in about the time a dict copy takes (a
-    # Python __init__ tripled it); the slot is set on the first json_text.
-    __slots__ = ("_text",)
-    _text: bytes
-
-    def json_text(self) -> bytes | None:
-        """The row's JSON text, written once, or None when the store could not take it as it
-        is (a value that is not a plain scalar, NaN, U+0000, an int beyond 64 bits): then the
-        whole document is checked as before, which names the problem."""
-        try:
-            text = self._text
-        except AttributeError:
-            text = self._text = _row_text(self)
-        return text or None
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a frozen row cannot be changed")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
-    __ior__ = _refuse
-
-    def __reduce__(self) -> tuple[type[FrozenRow], tuple[dict[str, Any]]]:
-        return (FrozenRow, (dict(self),))
-
-    def __copy__(self) -> FrozenRow:
-        return self  # it cannot change: a copy is itself
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenRow:
-        return self  # its values are scalars, its text is theirs
-
-
-def _row_text(row: FrozenRow) -> bytes:
-    """What :meth:`FrozenRow.json_text` keeps: orjson's text of the row when it reads back
-    equal (not a tuple, not NaN or infinity, which read back a list and ``null``), orjson
-    writes it (str keys, no lone surrogate, no int beyond 64 bits), it has no U+0000 and every
-    value is an exact str, int, float, bool or None (a list in a row could change after its
-    text is written; a subclass of str could write as something else), else ``b""``. Decided
-    in C: a Python walk over a row's values cost about eight times as much."""
-    if not set(map(type, dict.values(row))) <= _ROW_VALUE_TYPES:
-        return b""
-    try:
-        text = orjson.dumps(row)
-    except TypeError:  # orjson.JSONEncodeError is one
-        return b""
-    if b"\\u0000" in text or orjson.loads(text) != row:
-        return b""
-    return text
-
-
-_ROW_VALUE_TYPES = frozenset({str, int, float, bool, type(None)})
-
-
-@final
-class WrittenRows:
-    """A JSON array of :class:`FrozenRow` whose every row's text is written
-    (:func:`written_rows`): a document's top-level value that :func:`_document_text` joins in
-    as it is, instead of writing and reading back every row again."""
-
-    __slots__ = ("rows", "text")
-    rows: tuple[FrozenRow, ...]
-    text: bytes
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        raise TypeError("written rows are made only by written_rows")
-
-    def __init__(self, rows: tuple[FrozenRow, ...], text: bytes) -> None:
-        object.__setattr__(self, "rows", rows)
-        object.__setattr__(self, "text", text)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("written rows cannot be changed")
-
-
-def written_rows(rows: Iterable[Mapping[str, Any]]) -> WrittenRows | list[dict[str, Any]]:
-    """``rows`` as a document's value: :class:`WrittenRows` when every row is a
-    :class:`FrozenRow` the store can take as it is, else a list of plain copies (checked with
-    the rest of the document, as any other value).
-
-    Rows are written one at a time only where few are new (:data:`NEW_ROWS_WRITTEN`: a turn
-    appends one): a state just loaded (every service turn's) has every row new, and one pass
-    over the whole document checks them for less than a check per row (each row's own text,
-    read back and compared, cost about twice its share of the document's), so its rows go as
-    plain copies, as before this type."""
-    rows = tuple(rows)
-    new = 0
-    for row in rows:
-        if type(row) is not FrozenRow:
-            return [dict(row) for row in rows]
-        if not hasattr(row, "_text"):
-            new += 1
-            if new > NEW_ROWS_WRITTEN:
-                return [dict(row) for row in rows]
-    texts = []
-    for row in rows:
-        text = row.json_text()
-        if text is None:
-            return [dict(row) for row in rows]
-        texts.append(text)
-    return WrittenRows(rows, b"[" + b",".join(texts) + b"]")  # type: ignore[arg-type]
-
-
-NEW_ROWS_WRITTEN = 2
-"""The most rows without their text yet that :func:`written_rows` writes one by one."""
-
-
-def _spliced_text(value: dict[str, Any], what: str) -> WrittenDocument:
-    """A document with :class:`WrittenRows` values: the rest checked and written as any
-    document, then written again with the rows' text in place (same keys, same order: the
-    text reads back to what the document with plain row lists reads back to). If orjson
-    cannot write the rest, the rows are handed over as plain lists and checked with it."""
-    rest = {key: item for key, item in value.items() if type(item) is not WrittenRows}
-    plain = _plain_text(rest)
-    if plain is not None:
-        try:
-            spliced = {
-                key: orjson.Fragment(item.text) if type(item) is WrittenRows else item
-                for key, item in value.items()
-            }
-            return WrittenDocument(orjson.dumps(spliced, option=_ORJSON_DEFERS).decode())
-        except TypeError:  # orjson.JSONEncodeError is one
-            pass
-    unrolled = {
-        key: [dict(row) for row in item.rows] if type(item) is WrittenRows else item
-        for key, item in value.items()
-    }
-    return _document_text(unrolled, what)
 
 
 def _audit_text(record: dict[str, Any] | CheckedAudit) -> WrittenDocument:

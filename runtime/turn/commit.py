@@ -210,7 +210,7 @@ def commit(
         given: dict[str, Any] = {} if learner is None else {"learner": learner}
         if session.version is not None:
             given["version"] = session.version
-        host.store.save_turn(session.id, new.turn, new.to_document(), checked, **given)
+        host.store.save_turn(session.id, new.turn, new.to_dict(), checked, **given)
     except StoreError:
         # The model calls were made and paid for even though the turn is not committed
         # (another writer won the turn, the database failed): count them against the

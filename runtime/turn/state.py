@@ -23,7 +23,6 @@ from typing import Any, Literal
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.sources import SOURCES as KERNEL_SOURCES
 from pedrag.kernel.sources import Writer
-from pedrag.runtime.store.documents import FrozenRow, written_rows
 
 MetricValue = bool | int | float | str
 Source = Literal["trusted", "classified", "inferred", "observed", "computed"]
@@ -224,19 +223,10 @@ class SessionState:
         return [*map(dict, self.history), dict(self.metrics)]
 
     def to_dict(self) -> dict[str, Any]:
-        return self._as_dict([dict(item) for item in self.history])
-
-    def to_document(self) -> dict[str, Any]:
-        """:meth:`to_dict` for the session store: the history as its rows' JSON text, written
-        once per row (:func:`~pedrag.runtime.store.documents.written_rows`), not again on
-        every turn; the store saves the text :meth:`to_dict` would give it."""
-        return self._as_dict(written_rows(self.history))
-
-    def _as_dict(self, history: Any) -> dict[str, Any]:
         return {
             "theory_id": self.theory_id,
             "metrics": dict(self.metrics),
-            "history": history,
+            "history": [dict(item) for item in self.history],
             "turn": self.turn,
             "exercise_id": self.exercise_id,
             "goal_id": self.goal_id,
@@ -256,7 +246,7 @@ class SessionState:
         return cls(
             theory_id=str(data["theory_id"]),
             metrics=dict(data["metrics"]),
-            history=tuple(FrozenRow(item) for item in data.get("history", ())),
+            history=tuple(dict(item) for item in data.get("history", ())),
             turn=int(data.get("turn", 0)),
             exercise_id=data.get("exercise_id"),
             goal_id=data.get("goal_id"),
@@ -305,8 +295,7 @@ class StateWriter:
         if isinstance(transition, SetMetrics):
             return self._set_metrics(state, transition)
         if isinstance(transition, CommitTurn):
-            # A row never changes once in the history: its JSON text is written once.
-            history = (*state.history, FrozenRow(state.metrics))[-HISTORY_LIMIT:]
+            history = (*state.history, dict(state.metrics))[-HISTORY_LIMIT:]
             return state.but(
                 history=history,
                 turn=state.turn + 1,
