@@ -376,6 +376,15 @@ _CORRECTION = re.compile(
 REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
+# A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
+# statement said tentatively. Without a comma or a question mark "56 isn't it" may say 56 is
+# not the answer, and is left to the negation rules.
+_TAG = (
+    r"(?:(?:is|was|are|were|does|do|did|would|should|could|can|wo|has|have)n'?t|ain'?t)\s+"
+    r"(?:it|that|they|this|there|he|she)|(?:is|was|does|would)\s+(?:it|that)\s+not|"
+    r"right|correct|yes|yeah|no|ok(?:ay)?|true"
+)
+_TAG_QUESTION = re.compile(rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?)\s*$", re.I)
 _RANGE = re.compile(
     r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
     r"\d\s*(?:to|\.\.)\s*\d",  # "50-60" is read as operands: no candidate at all
@@ -621,7 +630,7 @@ def read_message(
     the worked solution's intermediate values (never an answer: "that's 28, then I double it"
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
-    text = canonical(message)
+    text = _TAG_QUESTION.sub("?", canonical(message))
     worked = working_steps(text)
     correction = None
     for match in _CORRECTION.finditer(text):
