@@ -93,7 +93,7 @@ class _Step:
 
     def __init__(self, parent: _Step | None, move: Move) -> None:
         self.parent, self.move = parent, move
-        self.depth = parent.depth + 1 if parent is not None else 1
+        self.depth: int = parent.depth + 1 if parent is not None else 1
 
 
 class SplitPositions(Positions):
@@ -178,7 +178,8 @@ class SplitPositions(Positions):
 
     def _read(self) -> Piece:
         if self._whole is None:
-            values, keys, scalars = (dict(table) for table in self._piece(None))
+            first = self._piece(None)
+            values, keys, scalars = dict(first[0]), dict(first[1]), dict(first[2])
             for index in range(len(self.ranges)):
                 more = self._piece(index)
                 values.update(more[0])
