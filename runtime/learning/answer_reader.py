@@ -471,7 +471,24 @@ _OPERATOR_BEFORE = re.compile(r"(?:[+*/^=]|(?<=[\d)])\s*-|\(|\bby)\s*$", re.IGNO
 _NEGATION_AFTER = re.compile(
     r"^\s*(?:is|was|'s|would\s+be)?\s*(?:wrong|incorrect|not\b|isn't|wasn't|is\s+not)", re.I
 )
-_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^(]|-\s*[\d(])")
+# An operator after a number makes it an operand ("28 * 2", "2(x + 3)"); a bracket only when
+# what it opens is arithmetic, not a remark ("23 (multiplication first)" was no answer).
+_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^]|\((?=\s*(?:[-\d(.]|[a-hj-z]\b))|-\s*[\d(])", re.I)
+# "23 not 35": the number after "not" is the one denied, not the one before it; "23, not
+# sure" is a hedge (defined with the text answers' hedges below).
+_CONTRAST_AFTER = re.compile(r"^\s*not\s+(?:the\s+)?-?\d")
+
+
+def _denied_after(after: str) -> bool:
+    """A negation right after a number denies it ("56 is wrong", "56 isn't it"), unless it
+    denies another number or is a hedge."""
+    return bool(
+        _NEGATION_AFTER.match(after)
+        and not _CONTRAST_AFTER.match(after)
+        and not _HEDGE_AFTER_NUMBER.match(after)
+    )
+
+
 _EQUALS_AFTER = re.compile(r"^\s*=")
 _EQUALS_BEFORE = re.compile(r"=\s*$")
 _RESULT_CUE = re.compile(
@@ -649,7 +666,7 @@ def read_message(
         if asks_about(clause):
             asked += 1
             continue
-        if negated(clause, number.start) or _NEGATION_AFTER.match(text[number.end : clause.end]):
+        if negated(clause, number.start) or _denied_after(text[number.end : clause.end]):
             negations += 1
             continue
         before, after = text[: number.start], text[number.end :]
@@ -694,7 +711,9 @@ def read_message(
         return Reading(None, "a list or range of candidates", steps=worked)
 
     clause = _clause_at(parts, final.start)
-    tentative = clause is not None and (clause.question or bool(_TENTATIVE.search(clause.text)))
+    tentative = clause is not None and (
+        clause.question or bool(_TENTATIVE.search(clause.text)) or bool(_HEDGE_IN.search(text))
+    )
     unit_match = _UNIT_AFTER.match(text[final.end :])
     return Reading(
         final.text,
@@ -750,6 +769,8 @@ _HEDGES = (
     r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
     r"or\s+something(?:\s+like\s+that)?"
 )
+_HEDGE_IN = re.compile(rf"(?<!\w)(?:{_HEDGES})(?!\w)", re.IGNORECASE)
+_HEDGE_AFTER_NUMBER = re.compile(rf"^[\s,]*(?:{_HEDGES})\s*[.!?]*\s*$", re.IGNORECASE)
 # A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
 # tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
 _HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{_HEDGES}))+\s*$", re.IGNORECASE)
