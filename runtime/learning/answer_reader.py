@@ -904,10 +904,13 @@ def same_text(said: str, spelling: str) -> bool:
         return False
     if a == b:
         return True
-    if a[0] != b[0]:
-        return False
+    if a[0] != b[0] or DIGITS.findall(a) != DIGITS.findall(b):
+        return False  # a digit changed is another answer, not a typo ("C6H12O5", "2 5 9")
     limit = allowed_edits(len(b))
     return Levenshtein.distance(a, b, score_cutoff=limit) <= limit
+
+
+DIGITS = re.compile(r"\d+")
 
 
 def mentions_text(message_words: Sequence[str], spelling: str) -> bool:
