@@ -376,6 +376,9 @@ _CORRECTION = re.compile(
 REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
+# A bracket with a step in it after an answer is the answer's check: "13 (12 x 13 = 156)".
+_CHECK_ASIDE = re.compile(r"\((?=[^)]*=)")
+_ASIDE_END = re.compile(r"\)|\.(?!\d)|[!?;\n]")
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
 # statement said tentatively. Without a comma or a question mark "56 isn't it" may say 56 is
 # not the answer, and is left to the negation rules.
@@ -473,7 +476,9 @@ _NEGATION_AFTER = re.compile(
 )
 # An operator after a number makes it an operand ("28 * 2", "2(x + 3)"); a bracket only when
 # what it opens is arithmetic, not a remark ("23 (multiplication first)" was no answer).
-_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^]|\((?=\s*(?:[-\d(.]|[a-hj-z]\b))|-\s*[\d(])", re.I)
+_OPERATOR_AFTER = re.compile(
+    r"^\s*(?:[+*/^]|\((?=\s*(?:[-\d(.]|[a-hj-z]\b))(?![^)]*=)|-\s*[\d(])", re.I
+)
 # "23 not 35": the number after "not" is the one denied, not the one before it; "23, not
 # sure" is a hedge (defined with the text answers' hedges below).
 _CONTRAST_AFTER = re.compile(r"^\s*not\s+(?:the\s+)?-?\d")
@@ -492,7 +497,8 @@ def _denied_after(after: str) -> bool:
 _EQUALS_AFTER = re.compile(r"^\s*=")
 _EQUALS_BEFORE = re.compile(r"=\s*$")
 _RESULT_CUE = re.compile(
-    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be)\b|=|:)\s*(?:about\s+)?$",
+    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be|is\s+it|was\s+it)\b|=|:)"
+    r"\s*(?:about\s+)?$",
     re.IGNORECASE,
 )
 _UNIT_AFTER = re.compile(r"^\s*([a-zA-Z\u00b0\u00b5]+(?:\^?[23])?)")
@@ -730,10 +736,12 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
     because 12 x 13 = 156" commits to 13, not to the 156 its reason ends on. Before, the
     final stated result was the reason's, and a right answer with its reason was graded wrong.
     A reason with no answer before it ("because 10") is the message's answer."""
-    for found in REASON.finditer(text):
+    asides = [(m, _REASON_END) for m in REASON.finditer(text)]
+    asides += [(m, _ASIDE_END) for m in _CHECK_ASIDE.finditer(text)]
+    for found, ends in sorted(asides, key=lambda aside: aside[0].start()):
         if not any(number.start < found.start() for number, _ in candidates):
             continue
-        end = _REASON_END.search(text, found.end())
+        end = ends.search(text, found.end())
         stop = end.start() if end is not None else len(text)
         candidates = [
             (number, result)
