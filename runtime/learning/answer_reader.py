@@ -914,6 +914,19 @@ def same_text(said: str, spelling: str) -> bool:
         return True
     if a[0] != b[0] or DIGITS.findall(a) != DIGITS.findall(b):
         return False  # a digit changed is another answer, not a typo ("C6H12O5", "2 5 9")
+    said_words, spelling_words = a.split(), b.split()
+    if len(said_words) == len(spelling_words):
+        # word by word, each forgiven what its own length allows: over the whole phrase, "we
+        # swum" was one edit from "we swam" and correct, though "swum" alone is wrong
+        return all(
+            x == y
+            or (
+                x[0] == y[0]
+                and Levenshtein.distance(x, y, score_cutoff=allowed_edits(len(y)))
+                <= allowed_edits(len(y))
+            )
+            for x, y in zip(said_words, spelling_words, strict=True)
+        )
     limit = allowed_edits(len(b))
     return Levenshtein.distance(a, b, score_cutoff=limit) <= limit
 
