@@ -376,6 +376,9 @@ _CORRECTION = re.compile(
 REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
+# A bracket with a step in it after an answer is the answer's check: "13 (12 x 13 = 156)".
+_CHECK_ASIDE = re.compile(r"\((?=[^)]*=)")
+_ASIDE_END = re.compile(r"\)|\.(?!\d)|[!?;\n]")
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
 # statement said tentatively. Without a comma or a question mark "56 isn't it" may say 56 is
 # not the answer, and is left to the negation rules.
@@ -471,11 +474,31 @@ _OPERATOR_BEFORE = re.compile(r"(?:[+*/^=]|(?<=[\d)])\s*-|\(|\bby)\s*$", re.IGNO
 _NEGATION_AFTER = re.compile(
     r"^\s*(?:is|was|'s|would\s+be)?\s*(?:wrong|incorrect|not\b|isn't|wasn't|is\s+not)", re.I
 )
-_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^(]|-\s*[\d(])")
+# An operator after a number makes it an operand ("28 * 2", "2(x + 3)"); a bracket only when
+# what it opens is arithmetic, not a remark ("23 (multiplication first)" was no answer).
+_OPERATOR_AFTER = re.compile(
+    r"^\s*(?:[+*/^]|\((?=\s*(?:[-\d(.]|[a-hj-z]\b))(?![^)]*=)|-\s*[\d(])", re.I
+)
+# "23 not 35": the number after "not" is the one denied, not the one before it; "23, not
+# sure" is a hedge (defined with the text answers' hedges below).
+_CONTRAST_AFTER = re.compile(r"^\s*not\s+(?:the\s+)?-?\d")
+
+
+def _denied_after(after: str) -> bool:
+    """A negation right after a number denies it ("56 is wrong", "56 isn't it"), unless it
+    denies another number or is a hedge."""
+    return bool(
+        _NEGATION_AFTER.match(after)
+        and not _CONTRAST_AFTER.match(after)
+        and not _HEDGE_AFTER_NUMBER.match(after)
+    )
+
+
 _EQUALS_AFTER = re.compile(r"^\s*=")
 _EQUALS_BEFORE = re.compile(r"=\s*$")
 _RESULT_CUE = re.compile(
-    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be)\b|=|:)\s*(?:about\s+)?$",
+    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be|is\s+it|was\s+it)\b|=|:)"
+    r"\s*(?:about\s+)?$",
     re.IGNORECASE,
 )
 _UNIT_AFTER = re.compile(r"^\s*([a-zA-Z\u00b0\u00b5]+(?:\^?[23])?)")
@@ -649,7 +672,7 @@ def read_message(
         if asks_about(clause):
             asked += 1
             continue
-        if negated(clause, number.start) or _NEGATION_AFTER.match(text[number.end : clause.end]):
+        if negated(clause, number.start) or _denied_after(text[number.end : clause.end]):
             negations += 1
             continue
         before, after = text[: number.start], text[number.end :]
@@ -694,7 +717,9 @@ def read_message(
         return Reading(None, "a list or range of candidates", steps=worked)
 
     clause = _clause_at(parts, final.start)
-    tentative = clause is not None and (clause.question or bool(_TENTATIVE.search(clause.text)))
+    tentative = clause is not None and (
+        clause.question or bool(_TENTATIVE.search(clause.text)) or bool(_HEDGE_IN.search(text))
+    )
     unit_match = _UNIT_AFTER.match(text[final.end :])
     return Reading(
         final.text,
@@ -711,10 +736,12 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
     because 12 x 13 = 156" commits to 13, not to the 156 its reason ends on. Before, the
     final stated result was the reason's, and a right answer with its reason was graded wrong.
     A reason with no answer before it ("because 10") is the message's answer."""
-    for found in REASON.finditer(text):
+    asides = [(m, _REASON_END) for m in REASON.finditer(text)]
+    asides += [(m, _ASIDE_END) for m in _CHECK_ASIDE.finditer(text)]
+    for found, ends in sorted(asides, key=lambda aside: aside[0].start()):
         if not any(number.start < found.start() for number, _ in candidates):
             continue
-        end = _REASON_END.search(text, found.end())
+        end = ends.search(text, found.end())
         stop = end.start() if end is not None else len(text)
         candidates = [
             (number, result)
@@ -750,6 +777,8 @@ _HEDGES = (
     r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
     r"or\s+something(?:\s+like\s+that)?"
 )
+_HEDGE_IN = re.compile(rf"(?<!\w)(?:{_HEDGES})(?!\w)", re.IGNORECASE)
+_HEDGE_AFTER_NUMBER = re.compile(rf"^[\s,]*(?:{_HEDGES})\s*[.!?]*\s*$", re.IGNORECASE)
 # A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
 # tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
 _HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{_HEDGES}))+\s*$", re.IGNORECASE)
@@ -883,10 +912,26 @@ def same_text(said: str, spelling: str) -> bool:
         return False
     if a == b:
         return True
-    if a[0] != b[0]:
-        return False
+    if a[0] != b[0] or DIGITS.findall(a) != DIGITS.findall(b):
+        return False  # a digit changed is another answer, not a typo ("C6H12O5", "2 5 9")
+    said_words, spelling_words = a.split(), b.split()
+    if len(said_words) == len(spelling_words):
+        # word by word, each forgiven what its own length allows: over the whole phrase, "we
+        # swum" was one edit from "we swam" and correct, though "swum" alone is wrong
+        return all(
+            x == y
+            or (
+                x[0] == y[0]
+                and Levenshtein.distance(x, y, score_cutoff=allowed_edits(len(y)))
+                <= allowed_edits(len(y))
+            )
+            for x, y in zip(said_words, spelling_words, strict=True)
+        )
     limit = allowed_edits(len(b))
     return Levenshtein.distance(a, b, score_cutoff=limit) <= limit
+
+
+DIGITS = re.compile(r"\d+")
 
 
 def mentions_text(message_words: Sequence[str], spelling: str) -> bool:

@@ -324,7 +324,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
         return _correct(said, reading, f"{reading.reason}, the answer or an accepted spelling")
     if any(_same_items(said, spelling) for spelling in spellings):
         return _correct(said, reading, f"{reading.reason}, the answer's items in another order")
-    if _names(said, spellings):
+    if _names(said, spellings) and not _other_numbers(said, spellings):
         if (
             _LIST.search(said)
             or _other_guesses(reading, spellings)
@@ -459,6 +459,17 @@ def _same_items(said: str, spelling: str) -> bool:
 def _unjoined(item: str) -> str:
     """An item without the adverb that joined it ("also oxygen", "then glucose")."""
     return re.sub(r"^(?:also|then|too|both)\s+", "", item.strip(), flags=re.IGNORECASE)
+
+
+def _other_numbers(said: str, spellings: Sequence[str]) -> bool:
+    """The answer's spelling has numbers and the message's statement (before any reason it
+    gives) has other ones: "2 5 8 11" names "2 5 8" but says the loop prints four numbers.
+    Before, naming the answer's numbers inside a longer run of them was correct."""
+    reason = reader.REASON.search(said)
+    statement = said[: reason.start()] if reason else said
+    said_numbers = reader.DIGITS.findall(statement)
+    named = [spelling for spelling in spellings if _names(statement, (spelling,))]
+    return bool(named) and all(reader.DIGITS.findall(s) != said_numbers for s in named)
 
 
 def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:

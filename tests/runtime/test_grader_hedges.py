@@ -80,3 +80,17 @@ def test_a_hedge_alone_commits_to_nothing(message: str) -> None:
 )
 def test_a_hedge_does_not_turn_a_non_answer_into_one(message: str) -> None:
     assert grade(message, GAS, intent="attempt").verdict == "none"
+
+
+MULT = AnswerKey(answer="56", prompt="What is 7 times 8?")
+
+
+@pytest.mark.parametrize("hedge", ["not sure", "I'm not sure", "as far as I know", "I think"])
+@pytest.mark.parametrize(("number", "verdict"), [("56", "correct"), ("54", "wrong")])
+def test_a_hedge_after_a_number_leaves_it_graded_and_tentative(
+    hedge: str, number: str, verdict: str
+) -> None:
+    # "56 not sure" read its "not" as denying 56: the answer went ungraded
+    for message in (f"{number} {hedge}", f"{number}, {hedge}", f"{hedge}, {number}"):
+        result = grade(message, MULT)
+        assert (result.verdict, result.candidate, result.tentative) == (verdict, number, True)
