@@ -81,6 +81,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
         95,
         "run the language server (stdio) for editors: diagnostics, hover, completion, definitions",
     ),
+    "daemon": (
+        96,
+        "keep a check server running: `pedrag check` in this project answers from memory",
+    ),
     "schema": (
         90,
         "print the JSON Schema of theory files (or curricula) for editor autocompletion",
@@ -182,6 +186,19 @@ def console() -> None:
         # observes; finding plugins scans every installed package's entry points (10 ms of a
         # 0.3 s check). A user's own setting is kept.
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if _requested_command(argv) == "check":
+        # A running check server (`pedrag daemon`) answers before the checker is imported.
+        from pedrag.commands._check_client import through_server
+
+        answered = through_server(argv)
+        if answered is not None:
+            out, err, code = answered
+            try:
+                sys.stderr.write(err)
+                sys.stdout.write(out)
+            except BrokenPipeError:
+                pass  # as the check itself: the status stands (`_hard_exit`)
+            _hard_exit(code)
     code = main(argv)
     if batch:
         _hard_exit(code)

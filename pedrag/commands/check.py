@@ -240,7 +240,12 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 
 
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
-    """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
+    """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds.
+    The check server passes its own checker (`args._check`, `pedrag.lsp.check_server`): the
+    same findings from the front ends and answers its process holds."""
+    server_check = getattr(args, "_check", None)
+    if server_check is not None:
+        return server_check(args.paths, config, not args.no_semantic, args.skip_non_pedrag)  # type: ignore[no-any-return]
     from pedrag.compiler.driver import check_paths
 
     cache = _cache(args)
@@ -553,7 +558,8 @@ def _keeps_report(args: argparse.Namespace) -> bool:
     log is kept without its invocation (the run's command line, times and exit code), which
     each run adds."""
     stdin = not args.paths or "-" in args.paths
-    return not (stdin or args.no_cache or args.fix or args.diff or args.statistics)
+    server = getattr(args, "_check", None) is not None  # it keeps what it needs in memory
+    return not (stdin or server or args.no_cache or args.fix or args.diff or args.statistics)
 
 
 def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:
