@@ -61,14 +61,26 @@ def project_root(folder: Path) -> Path:
     return folder
 
 
+SOCKET_BYTES = 100
+"""A local socket's path must stay under about 104 bytes (macOS; 108 on Linux)."""
+
+
 def socket_path(folder: Path | None = None) -> Path:
-    """The server's socket for the project `folder` is in: in the check cache's folder,
-    named by the root's digest (a socket's path must stay under about 100 bytes)."""
+    """The server's socket for the project `folder` is in: in the check cache's folder, named
+    by the root's digest; where that path is too long for a socket (a deep cache folder), in a
+    folder of this user's own under the temporary folder, named by the cache folder too."""
+    import tempfile
+
     from pedrag.compiler.check_cache import default_folder
 
     root = project_root((folder or Path.cwd()).resolve())
-    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
-    return default_folder() / f"server-{digest}.sock"
+    cache = default_folder()
+    name = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
+    path = cache / f"server-{name}.sock"
+    if len(str(path).encode("utf-8")) <= SOCKET_BYTES:
+        return path
+    both = hashlib.sha256(f"{cache}\n{root}".encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"pedrag-{os.getuid()}" / f"server-{both}.sock"
 
 
 def server_key() -> dict[str, Any]:

@@ -121,14 +121,12 @@ def _start(path: Path) -> int:
         print(f"check server {running['pid']} already runs for {running['root']}")
         return 0
     path.unlink(missing_ok=True)  # a stale socket file: its server is gone
-    if len(str(path).encode()) > 100:
-        print(
-            f"pedrag daemon: the socket path {path} is too long for a local socket; set "
-            "PEDRAG_CACHE_DIR to a shorter folder",
-            file=sys.stderr,
-        )
-        return 1
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent.name == f"pedrag-{os.getuid()}":  # under the temporary folder, everyone's
+        if path.parent.stat().st_uid != os.getuid():
+            print(f"pedrag daemon: {path.parent} belongs to another user", file=sys.stderr)
+            return 1
+        path.parent.chmod(0o700)
     log = path.with_suffix(".log")
     with open(log, "ab") as out:
         server = subprocess.Popen(

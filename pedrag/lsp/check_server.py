@@ -109,13 +109,14 @@ class Server:
                 "reason": f"it was started with another {', '.join(differs)} "
                 f"(pid {os.getpid()}, working folder {self.key['cwd']})",
             }
-        self.requests += 1
         try:
-            return check(request)
+            reply = check(request)
         except Exception:  # a failed check must not stop the server: the client checks itself
             self.failed += 1
             traceback.print_exc()
             return {"answer": "fallback", "reason": "the check failed inside the server"}
+        self.requests += reply["answer"] == "report"  # reports made, not requests passed on
+        return reply
 
     def status(self) -> dict[str, Any]:
         from pedrag.lsp import checking
@@ -154,7 +155,7 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         return {"answer": "fallback", "reason": "an option the server does not honour"}
     if not args.paths or "-" in args.paths or args.stdin_filename:
         return {"answer": "fallback", "reason": "standard input is read by the client"}
-    args._argv = argv[1:]  # as `pedrag.cli` records it (SARIF): the command's own arguments
+    args._argv = argv  # as `pedrag.cli` records it (SARIF)
     args.color = "always" if request.get("colour") else "never"
     args._check = checking.check_files
     out, err = io.StringIO(), io.StringIO()
