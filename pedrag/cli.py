@@ -7,15 +7,17 @@ Exit codes everywhere: 0 success, 1 findings/failure, 2 usage problems.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pedrag import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 DESCRIPTION = """\
 pedrag checks pedagogical theory files and runs an LLM tutor that follows them.
@@ -113,7 +115,10 @@ def _requested_command(argv: Sequence[str]) -> str | None:
 
 def build_parser(only: str | None = None, lazy: bool = False) -> argparse.ArgumentParser:
     """The whole CLI (every command's options), or with `lazy` only the command `only`'s:
-    the others are listed with their help line and not imported."""
+    the others are listed with their help line and not imported. (argparse is imported here:
+    a `pedrag check` a check server answers never builds a parser.)"""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pedrag",
         description=DESCRIPTION,

@@ -69,9 +69,7 @@ def socket_path(folder: Path | None = None) -> Path:
     """The server's socket for the project `folder` is in: in the check cache's folder, named
     by the root's digest; where that path is too long for a socket (a deep cache folder), in a
     folder of this user's own under the temporary folder, named by the cache folder too."""
-    import tempfile
-
-    from pedrag.compiler.check_cache import default_folder
+    from pedrag.compiler.cache_folder import default_folder
 
     root = project_root((folder or Path.cwd()).resolve())
     cache = default_folder()
@@ -79,6 +77,8 @@ def socket_path(folder: Path | None = None) -> Path:
     path = cache / f"server-{name}.sock"
     if len(str(path).encode("utf-8")) <= SOCKET_BYTES:
         return path
+    import tempfile
+
     both = hashlib.sha256(f"{cache}\n{root}".encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"pedrag-{os.getuid()}" / f"server-{both}.sock"
 

@@ -131,6 +131,7 @@ class Server:
             "failed": self.failed,
             "files": sorted({path for _, path in checking.LOADED}),
             "memory_kib": _resident_kib(),
+            "cpu_seconds": time.process_time(),  # what a request cost (benchmarks/recheck.py)
         }
 
 
