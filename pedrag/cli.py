@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pedrag import __version__
 
@@ -195,7 +195,11 @@ def console() -> None:
         # A running check server (`pedrag daemon`) answers before the checker is imported.
         from pedrag.commands._check_client import through_server
 
-        answered = through_server(argv)
+        try:
+            answered = through_server(argv)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            _hard_exit(130)
         if answered is not None:
             out, err, code = answered
             try:
@@ -210,7 +214,7 @@ def console() -> None:
     sys.exit(code)
 
 
-def _hard_exit(code: int) -> None:
+def _hard_exit(code: int) -> NoReturn:
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -126,20 +126,25 @@ def ask(path: Path, request: dict[str, Any], seconds: float) -> dict[str, Any]:
     return reply
 
 
-def _colour(argv: list[str]) -> bool:
-    """Whether the report is coloured, decided here (the server's stdout is no terminal);
-    `pedrag.commands.check._colour` is the rule, for the option as the server parses it."""
+def colour(mode: str) -> bool:
+    """Whether `--color MODE` colours a report on this process's stdout: the rule of every
+    command with a `--color` option (`pedrag.commands.check._colour`), kept here because the
+    client decides it for the server, whose stdout is no terminal."""
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+def _colour_option(argv: list[str]) -> str:
     mode = "auto"
     for number, token in enumerate(argv):
         if token.startswith("--color="):
             mode = token.split("=", 1)[1]
         elif token == "--color" and number + 1 < len(argv):
             mode = argv[number + 1]
-    if mode == "always":
-        return True
-    if mode == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
+    return mode
 
 
 def through_server(argv: list[str]) -> tuple[str, str, int] | None:
@@ -157,7 +162,12 @@ def through_server(argv: list[str]) -> tuple[str, str, int] | None:
     if not path.exists():
         return None
     seconds = float(os.environ.get(TIMEOUT_ENV) or ANSWER_SECONDS)
-    request = {"op": "check", "argv": argv, "key": server_key(), "colour": _colour(argv)}
+    request = {
+        "op": "check",
+        "argv": argv,
+        "key": server_key(),
+        "colour": colour(_colour_option(argv)),
+    }
     try:
         reply = ask(path, request, seconds)
     except NoAnswer as exc:

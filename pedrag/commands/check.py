@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pedrag.commands._check_client import colour as _colour
 from pedrag.commands._output import silence_stdout, write_output
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
@@ -62,6 +62,9 @@ written through (the file it points to changes, the link stays). --diff shows th
 and writes nothing; for a file that fails with no fix to offer (front-end errors, findings
 with no automatic fix) it says why on stderr.
 
+A check server (`pedrag daemon start`, in the project's folder) answers `pedrag check` from
+memory, with the same report and exit status; without one, the check runs in this process.
+
 exit status: 0 no errors (or --exit-zero), 1 errors found (with --fail-on warning also
 warnings; with --diff: fixes to apply or errors no fix addresses), 2 usage problem (bad path,
 option or configuration). A reader that closes the pipe early (`| head`) does not change it.
@@ -79,6 +82,7 @@ examples:
   cat x.yaml | pedrag check - --stdin-filename theories/x.yaml
   pedrag check --explain dead-rule
   pedrag check --list-checks
+  pedrag daemon start && pedrag check theories/    # re-checks answered from memory
 """
 
 
@@ -188,14 +192,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour text output (default: auto)",
     )
-
-
-def _colour(mode: str) -> bool:
-    if mode == "always":
-        return True
-    if mode == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
 
 
 def explain(name: str) -> int:
