@@ -90,8 +90,8 @@ class Server:
             request = _read(connection)
             op = str(request.get("op"))
             reply = self._reply(op, request)
-        except (OSError, ValueError) as exc:
-            op, reply = "bad", {"answer": "error", "reason": f"bad request: {exc}"}
+        except Exception as exc:  # a malformed request must not stop the server
+            op, reply = "bad", {"answer": "error", "reason": f"bad request: {exc!r}"}
         with contextlib.suppress(OSError):  # the client gave up: nothing to tell it
             connection.sendall(json.dumps(reply).encode("utf-8"))
         return op

@@ -195,6 +195,7 @@ def test_requests_that_fail_inside_the_server_leave_it_answering(project: Projec
     path = project.socket()
     key = project.status()["key"]
     assert _ask(path, b"not json")["answer"] == "error"
+    assert _ask(path, {"op": "check", "key": "not a key"})["answer"] == "error"
     assert _ask(path, {"op": "check", "key": key, "argv": None})["answer"] == "fallback"
     assert _ask(path, {"op": "check", "key": key, "argv": ["check", "-"]})["answer"] == "fallback"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
