@@ -274,3 +274,23 @@ def test_stop_when_none_runs_and_status_of_what_it_holds(project: Project) -> No
     again = project.run("daemon", "stop")
     assert again.returncode == 0 and "no check server was running" in again.stdout
     assert project.run("daemon", "status").returncode == 1
+
+
+def test_a_check_the_server_answers_imports_neither_the_checker_nor_argparse(
+    project: Project,
+) -> None:
+    project.served("dead-rule.yaml")  # the server holds it; the report is kept
+    before = project.status()["requests"]
+    found = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pedrag.cli", "check", "dead-rule.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=project.folder,
+        env=project.env,
+        timeout=600,
+    )
+    assert project.status()["requests"] == before + 1  # type: ignore[operator]
+    imported = {line.split("|")[-1].strip() for line in found.stderr.splitlines() if "|" in line}
+    assert "socket" in imported and "pedrag.commands._check_client" in imported
+    for heavy in ("argparse", "pedrag.dsl", "pedrag.compiler.driver", "yaml", "pydantic", "z3"):
+        assert heavy not in imported
