@@ -8,7 +8,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pedrag.commands._check_client import colour as _colour
 from pedrag.commands._output import silence_stdout, write_output
@@ -388,12 +388,18 @@ def _fix_files(
 def _failing(
     result: CheckResult, finder: ConfigFinder, path: str | None = None
 ) -> list[Diagnostic]:
-    """The findings that make the exit status 1 (of one file, or of all)."""
-    return [
-        d
-        for d in result.diagnostics
-        if (path is None or d.file == path) and finder.for_file(d.file or "").fails(d.severity)
-    ]
+    """The findings that make the exit status 1 (of one file, or of all). Each file's
+    configuration is looked up once, not once per finding (5,000 at 5,000 rules)."""
+    configs: dict[str, Any] = {}
+
+    def fails(diagnostic: Diagnostic) -> bool:
+        name = diagnostic.file or ""
+        config = configs.get(name)
+        if config is None:
+            config = configs[name] = finder.for_file(name)
+        return bool(config.fails(diagnostic.severity))
+
+    return [d for d in result.diagnostics if (path is None or d.file == path) and fails(d)]
 
 
 def _why_no_fix(loaded: LoadedFile, result: CheckResult, finder: ConfigFinder) -> None:

@@ -150,7 +150,7 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(errors):
-            args = build_parser(only="check", lazy=True).parse_args(argv)
+            args = _parser(build_parser).parse_args(argv)
     except SystemExit:
         return {"answer": "fallback", "reason": "the command line is the CLI's to reject"}
     if getattr(args, "command", None) != "check" or any(
@@ -230,6 +230,16 @@ def _inputs(args: Any, argv: list[str]) -> bytes | None:
         return None
     found = report_inputs(args.paths, args.skip_non_pedrag, (argv, args.color))
     return None if found is None else hashlib.sha256(found).digest()
+
+
+_PARSERS: list[Any] = []
+
+
+def _parser(build: Any) -> Any:
+    """`pedrag check`'s parser, built once (argparse parsers are reused across parses)."""
+    if not _PARSERS:
+        _PARSERS.append(build(only="check", lazy=True))
+    return _PARSERS[0]
 
 
 def _read(connection: socket.socket) -> dict[str, Any]:
