@@ -1,7 +1,7 @@
 """The check server's address and key, and `pedrag check`'s thin client of it.
 
 CLI stage. Takes `pedrag check`'s command line; gives the report a running check server
-(`pedrag daemon`, `pedrag.lsp.check_server`) made for it (stdout, stderr, exit status), or
+(`pedrag daemon`, `pedrag.commands._check_server`) made for it (stdout, stderr, exit status), or
 None when no server answers, so the caller checks in its own process. A fresh process cannot
 re-check a one-rule edit of a 5,000-rule file in 0.3 s (its imports alone are 0.2 to 0.4 s);
 the server holds the language server's state between checks (docs/check-speed.md, brief P6).
@@ -23,6 +23,8 @@ import socket
 import sys
 from pathlib import Path
 from typing import Any
+
+from pedrag.kernel.errors import PedragError
 
 SERVER_ENV = "PEDRAG_DAEMON"
 """`off`: `pedrag check` never asks a server (a benchmark of the fresh process, a script that
@@ -51,7 +53,7 @@ IN_PROCESS = frozenset(
 )
 """Options the server does not honour (stdin, fixes that write files, the cache's own
 options and statistics, help): the client does not ask it. The server parses the command line
-with the CLI's own parser and refuses these too, abbreviated or not (`check_server`)."""
+with the CLI's own parser and refuses these too, abbreviated or not (`_check_server`)."""
 
 
 def project_root(folder: Path) -> Path:
@@ -96,7 +98,7 @@ def server_key() -> dict[str, Any]:
     }
 
 
-class NoAnswer(Exception):
+class NoAnswer(PedragError):
     """No server answered (none runs, it died, it timed out, the reply was not JSON)."""
 
 

@@ -237,7 +237,7 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
     """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds.
-    The check server passes its own checker (`args._check`, `pedrag.lsp.check_server`): the
+    The check server passes its own checker (`args._check`, `pedrag.commands._check_server`): the
     same findings from the front ends and answers its process holds."""
     server_check = getattr(args, "_check", None)
     if server_check is not None:

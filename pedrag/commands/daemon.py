@@ -130,7 +130,7 @@ def _start(path: Path) -> int:
     log = path.with_suffix(".log")
     with open(log, "ab") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "pedrag.lsp.check_server", str(path)],
+            [sys.executable, "-m", "pedrag.commands._check_server", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

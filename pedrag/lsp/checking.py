@@ -185,7 +185,7 @@ def check_files(
     paths: list[str], config: Any, semantic: bool = True, pedrag_only: bool = False
 ) -> Any:
     """`driver.check_paths` in a process that checks again and again (the check server,
-    `pedrag.lsp.check_server`): each file is read from disk now, and its front end is spliced
+    `pedrag.commands._check_server`): each file is read from disk now, and its front end is spliced
     from the version this process loaded last for its path (`_load`), its conditions and the
     solver's answers come from this process's memos, and the on-disk check cache is read for
     a file's first check only (`_first_cache`). The findings are `check_paths`' own: the same

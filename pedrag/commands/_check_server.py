@@ -1,6 +1,6 @@
 """The check server: `pedrag check` answered by a process that stays up (`pedrag daemon`).
 
-Language server stage, without an editor. Takes requests on a local socket (AF_UNIX, in the
+CLI stage, a long-running one: the language server's checking without an editor. Takes requests on a local socket (AF_UNIX, in the
 check cache's folder, `pedrag.commands._check_client.socket_path`): a `pedrag check` command
 line, its client's key and whether to colour; gives the report the CLI's own writer made
 (`pedrag.commands.check.run`), its stderr and exit status. Each request re-reads the files and
@@ -16,7 +16,7 @@ working folder) differs from the server's is refused, never answered. A check th
 inside the server is answered `fallback` (the client checks in its own process); its
 traceback goes to the server's log. The server listens on nothing but its socket.
 
-    python -m pedrag.lsp.check_server SOCKET     (what `pedrag daemon start` runs)
+    python -m pedrag.commands._check_server SOCKET     (what `pedrag daemon start` runs)
 """
 
 from __future__ import annotations

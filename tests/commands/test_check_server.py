@@ -1,4 +1,4 @@
-"""The check server (`pedrag daemon`, `pedrag.lsp.check_server`) with real processes: a server
+"""The check server (`pedrag daemon`, `pedrag.commands._check_server`) with real processes: a server
 started in a temporary project, `pedrag check` processes answered by it, each report compared
 byte for byte with a `--no-cache` check in the client's own process (`PEDRAG_DAEMON=off`)."""
 
