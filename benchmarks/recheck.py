@@ -28,6 +28,12 @@ check of the edited file alone (the server checks one document). A whole collect
 heap that falls due is run between keystrokes, as the server runs it when the editor is idle
 (`pedrag.lsp.heap.collect_if_due`), and shown on a line of its own, not in any keystroke.
 
+`--server` adds `pedrag check` answered by a check server (`pedrag daemon start`, with a cache
+folder of its own): the first check (nothing held), the unchanged files and the same kind of
+one-rule edits, each the CPU of the client process plus the server's CPU for that request
+(`pedrag daemon status --json`, before and after), each edited report compared with a
+`--no-cache` check; a whole collection the server runs once idle is shown apart.
+
 Sets: the shipped theory folder (`theories/`, 5 files), and a generated theory of
 `--rules` rules (`benchmarks/theory_gen.py`: no catch-all, a fixed 30 actions). Every edited
 report is compared with a `--no-cache` report of the same files: they must be identical.
@@ -40,6 +46,7 @@ in every process).
     python benchmarks/recheck.py --rules 500 --repeat 5
     python benchmarks/recheck.py --edit then
     python benchmarks/recheck.py --in-process
+    python benchmarks/recheck.py --in-process --server
 """
 
 from __future__ import annotations
@@ -221,6 +228,76 @@ def in_process(edited: Path, repeat: int, kind: str, cache: Path) -> None:
     print(f"  in-process reports identical to --no-cache: {'yes' if same else 'NO'}")
 
 
+def _daemon(env: dict[str, str], *args: str) -> dict:  # type: ignore[type-arg]
+    """`pedrag daemon ARGS` (`status` as JSON) in the run's environment."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pedrag.cli", "daemon", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    if result.returncode:
+        raise SystemExit(f"pedrag daemon {' '.join(args)} failed: {result.stderr}")
+    return json.loads(result.stdout) if "--json" in args else {}
+
+
+def through_server(target: Path, edited: Path, repeat: int, kind: str, cache: Path) -> None:
+    """`pedrag check` answered by a check server (`pedrag daemon`) holding the file: each
+    figure is the client process's CPU (rusage of the child) and the server's CPU for that
+    request (its `time.process_time`, from `pedrag daemon status` before and after; a whole
+    collection the server runs once idle falls between requests and is shown apart)."""
+    env = child_environment(PEDRAG_CACHE_DIR=str(cache))
+    _daemon(env, "start")
+    idle: list[float] = []
+    last = [float(_daemon(env, "status", "--json")["cpu_seconds"])]
+
+    def check() -> tuple[float, float, dict]:  # type: ignore[type-arg]
+        before = float(_daemon(env, "status", "--json")["cpu_seconds"])
+        idle.append(before - last[0])
+        client, _, report = run_check(target, cache)
+        last[0] = float(_daemon(env, "status", "--json")["cpu_seconds"])
+        return client, last[0] - before, report
+
+    original = edited.read_text("utf-8")
+    try:
+        opened = check()
+        unchanged = [check() for _ in range(repeat)]
+        edits, same = [], True
+        for k in range(repeat):
+            if kind == "when":
+                edit(edited, k + 70)  # bounds no other part of the run used
+            else:
+                edit_value(edited, original, kind, k + 70)
+            client, server, report = check()
+            edits.append((client, server))
+            fresh = run_check(target, cache / "unused", "--no-cache")[2]
+            same = same and report == fresh
+        time.sleep(1.5)  # the idle collection after the last edit, if one is due
+        idle.append(float(_daemon(env, "status", "--json")["cpu_seconds"]) - last[0])
+    finally:
+        _daemon(env, "stop")
+        edited.write_text(original, "utf-8")
+    med = statistics.median
+    print(f"  check server (client process CPU + server CPU for the request, median of {repeat}):")
+    for label, runs in (
+        ("first check (nothing held)", [opened[:2]]),
+        ("unchanged", [u[:2] for u in unchanged]),
+        (f"one-rule edit ({kind})", edits),
+    ):
+        client, server = med(c for c, _ in runs), med(s for _, s in runs)
+        print(
+            f"    {label:<27} CPU {client + server:6.3f} s  (client {client:.3f} + server "
+            f"{server:.3f})"
+        )
+    print(
+        "      each edit: "
+        + ", ".join(f"{c:.3f} + {s:.3f}" for c, s in edits)
+        + f"; between requests (idle collections): {', '.join(f'{c:.3f}' for c in idle)} s"
+    )
+    print(f"  reports through the server identical to --no-cache: {'yes' if same else 'NO'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -238,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the language server's re-check in this long-running process",
     )
+    parser.add_argument(
+        "--server",
+        action="store_true",
+        help="also `pedrag check` answered by a check server (`pedrag daemon`) holding the file",
+    )
     add_flag(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, kept_for_the_run(args.compile_each_run):
@@ -250,6 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         measure("shipped", shipped, shipped / "socratic.yaml", args.repeat, args.edit)
         if args.in_process:
             in_process(shipped / "socratic.yaml", args.repeat, args.edit, root / "shipped-cache")
+        if args.server:
+            through_server(
+                shipped, shipped / "socratic.yaml", args.repeat, args.edit, root / "shipped-server"
+            )
         generated = root / "generated"
         generated.mkdir()
         theory = generated / f"gen_{args.rules}.yaml"
@@ -262,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         measure("generated", theory, theory, args.repeat, args.edit)
         if args.in_process:
             in_process(theory, args.repeat, args.edit, root / "generated-cache")
+        if args.server:
+            through_server(theory, theory, args.repeat, args.edit, root / "generated-server")
     return 0
 
 

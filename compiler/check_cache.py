@@ -65,7 +65,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-ENV_CACHE_DIR = "PEDRAG_CACHE_DIR"
+from pedrag.compiler.cache_folder import ENV_CACHE_DIR as ENV_CACHE_DIR
+from pedrag.compiler.cache_folder import default_folder as default_folder
+
 FORMAT = 5  # bump when what an answer means or how it is stored changes
 PARSED_MAX = 200_000  # remembered condition texts, across every file checked
 PERSISTED = frozenset(
@@ -84,16 +86,6 @@ PERSISTED = frozenset(
         "conflict finding",
     }
 )
-
-
-def default_folder() -> Path:
-    """Where the cache lives unless told otherwise (see the module docstring)."""
-    configured = os.environ.get(ENV_CACHE_DIR, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("pedrag", appauthor=False))
 
 
 def _versions() -> tuple[Any, ...]:

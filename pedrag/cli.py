@@ -7,15 +7,17 @@ Exit codes everywhere: 0 success, 1 findings/failure, 2 usage problems.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pedrag import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 DESCRIPTION = """\
 pedrag checks pedagogical theory files and runs an LLM tutor that follows them.
@@ -81,6 +83,10 @@ COMMANDS: dict[str, tuple[int, str]] = {
         95,
         "run the language server (stdio) for editors: diagnostics, hover, completion, definitions",
     ),
+    "daemon": (
+        96,
+        "keep a check server running: `pedrag check` in this project answers from memory",
+    ),
     "schema": (
         90,
         "print the JSON Schema of theory files (or curricula) for editor autocompletion",
@@ -109,7 +115,10 @@ def _requested_command(argv: Sequence[str]) -> str | None:
 
 def build_parser(only: str | None = None, lazy: bool = False) -> argparse.ArgumentParser:
     """The whole CLI (every command's options), or with `lazy` only the command `only`'s:
-    the others are listed with their help line and not imported."""
+    the others are listed with their help line and not imported. (argparse is imported here:
+    a `pedrag check` a check server answers never builds a parser.)"""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pedrag",
         description=DESCRIPTION,
@@ -182,13 +191,30 @@ def console() -> None:
         # observes; finding plugins scans every installed package's entry points (10 ms of a
         # 0.3 s check). A user's own setting is kept.
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if _requested_command(argv) == "check":
+        # A running check server (`pedrag daemon`) answers before the checker is imported.
+        from pedrag.commands._check_client import through_server
+
+        try:
+            answered = through_server(argv)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            _hard_exit(130)
+        if answered is not None:
+            out, err, code = answered
+            try:
+                sys.stderr.write(err)
+                sys.stdout.write(out)
+            except BrokenPipeError:
+                pass  # as the check itself: the status stands (`_hard_exit`)
+            _hard_exit(code)
     code = main(argv)
     if batch:
         _hard_exit(code)
     sys.exit(code)
 
 
-def _hard_exit(code: int) -> None:
+def _hard_exit(code: int) -> NoReturn:
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from pedrag.commands._check_client import colour as _colour
 from pedrag.commands._output import silence_stdout, write_output
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
@@ -62,6 +62,9 @@ written through (the file it points to changes, the link stays). --diff shows th
 and writes nothing; for a file that fails with no fix to offer (front-end errors, findings
 with no automatic fix) it says why on stderr.
 
+A check server (`pedrag daemon start`, in the project's folder) answers `pedrag check` from
+memory, with the same report and exit status; without one, the check runs in this process.
+
 exit status: 0 no errors (or --exit-zero), 1 errors found (with --fail-on warning also
 warnings; with --diff: fixes to apply or errors no fix addresses), 2 usage problem (bad path,
 option or configuration). A reader that closes the pipe early (`| head`) does not change it.
@@ -79,6 +82,7 @@ examples:
   cat x.yaml | pedrag check - --stdin-filename theories/x.yaml
   pedrag check --explain dead-rule
   pedrag check --list-checks
+  pedrag daemon start && pedrag check theories/    # re-checks answered from memory
 """
 
 
@@ -190,14 +194,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _colour(mode: str) -> bool:
-    if mode == "always":
-        return True
-    if mode == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
-
-
 def explain(name: str) -> int:
     checks = catalog()
     if name not in checks:
@@ -240,7 +236,12 @@ def _cache(args: argparse.Namespace) -> CheckCache:
 
 
 def _check_with_status(args: argparse.Namespace, config: ConfigFinder) -> CheckResult:
-    """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds."""
+    """check_paths, with a live status line on a terminal: a 5,000-rule file takes seconds.
+    The check server passes its own checker (`args._check`, `pedrag.commands._check_server`): the
+    same findings from the front ends and answers its process holds."""
+    server_check = getattr(args, "_check", None)
+    if server_check is not None:
+        return server_check(args.paths, config, not args.no_semantic, args.skip_non_pedrag)  # type: ignore[no-any-return]
     from pedrag.compiler.driver import check_paths
 
     cache = _cache(args)
@@ -387,12 +388,18 @@ def _fix_files(
 def _failing(
     result: CheckResult, finder: ConfigFinder, path: str | None = None
 ) -> list[Diagnostic]:
-    """The findings that make the exit status 1 (of one file, or of all)."""
-    return [
-        d
-        for d in result.diagnostics
-        if (path is None or d.file == path) and finder.for_file(d.file or "").fails(d.severity)
-    ]
+    """The findings that make the exit status 1 (of one file, or of all). Each file's
+    configuration is looked up once, not once per finding (5,000 at 5,000 rules)."""
+    configs: dict[str, Any] = {}
+
+    def fails(diagnostic: Diagnostic) -> bool:
+        name = diagnostic.file or ""
+        config = configs.get(name)
+        if config is None:
+            config = configs[name] = finder.for_file(name)
+        return bool(config.fails(diagnostic.severity))
+
+    return [d for d in result.diagnostics if (path is None or d.file == path) and fails(d)]
 
 
 def _why_no_fix(loaded: LoadedFile, result: CheckResult, finder: ConfigFinder) -> None:
@@ -553,7 +560,8 @@ def _keeps_report(args: argparse.Namespace) -> bool:
     log is kept without its invocation (the run's command line, times and exit code), which
     each run adds."""
     stdin = not args.paths or "-" in args.paths
-    return not (stdin or args.no_cache or args.fix or args.diff or args.statistics)
+    server = getattr(args, "_check", None) is not None  # it keeps what it needs in memory
+    return not (stdin or server or args.no_cache or args.fix or args.diff or args.statistics)
 
 
 def _kept_report(args: argparse.Namespace) -> tuple[int, str] | None:

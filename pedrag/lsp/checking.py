@@ -144,7 +144,9 @@ class ResolvedMemo:
 RESOLVED = ResolvedMemo()
 
 LOADED: dict[tuple[str, str], Any] = {}
-"""The last document loaded, by its text and path."""
+"""The last version loaded of each document, by its text and path (at most `LOADED_PATHS`
+documents: the language server edits one at a time, the check server checks folders)."""
+LOADED_PATHS = 16
 _READING: list[Any] = []
 """The front ends checks under way read (the same one twice when two checks read it)."""
 _LOADING = threading.Lock()  # the server's front-end and semantic runs run in two threads
@@ -177,6 +179,58 @@ def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
     encode.SHARING = True  # this process checks again: rules' formulas are kept across checks
     with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
         return _analyse(text, path, semantic, config)
+
+
+def check_files(
+    paths: list[str], config: Any, semantic: bool = True, pedrag_only: bool = False
+) -> Any:
+    """`driver.check_paths` in a process that checks again and again (the check server,
+    `pedrag.commands._check_server`): each file is read from disk now, and its front end is spliced
+    from the version this process loaded last for its path (`_load`), its conditions and the
+    solver's answers come from this process's memos, and the on-disk check cache is read for
+    a file's first check only (`_first_cache`). The findings are `check_paths`' own: the same
+    `check_loaded` runs on front ends equal to the ones it would load."""
+    import time
+    from pathlib import Path
+
+    from pedrag.compiler import encode
+    from pedrag.compiler.discovery import discover
+    from pedrag.compiler.driver import check_loaded
+    from pedrag.dsl.loader import load_bytes, load_file
+    from pedrag.dsl.parser import remembering
+    from pedrag.dsl.resolve import remembering_resolved
+    from pedrag.lsp.heap import quiet_collector
+
+    started = time.perf_counter()
+    encode.SHARING = True
+    skipped: list[Path] = []
+    reading: list[Any] = []
+
+    def load(path: Path) -> Any:
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return load_file(path)  # which says why it cannot be read
+        try:
+            text = raw.decode("utf-8-sig")  # as `load_bytes` decodes it
+        except UnicodeDecodeError:
+            return load_bytes(raw, str(path))  # which points at the byte
+        loaded = _load(text, str(path))
+        reading.append(loaded)
+        return loaded
+
+    with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
+        try:
+            files = [load(path) for path in discover(paths, skipped, pedrag_only, config)]
+            first = [_first_cache(f.path) for f in files]
+            cache = next((c for c in first if c is not None), None)
+            return check_loaded(
+                files, config, semantic, None, started, [str(p) for p in skipped], cache
+            )
+        finally:
+            with _LOADING:
+                for loaded in reading:
+                    _READING.remove(loaded)
 
 
 RESULTS: dict[bool, tuple[str, str, Any, list[Any]]] = {}
@@ -241,7 +295,10 @@ def _load(text: str, path: str) -> Any:
                 if type(loaded.positions) is Positions:
                     # Split once here, each keystroke's splice moves one rule's offsets.
                     loaded.positions = in_memory(loaded.positions)
-            LOADED.clear()
+            for key in [key for key in LOADED if key[1] == path]:
+                del LOADED[key]
+            while len(LOADED) >= LOADED_PATHS:
+                del LOADED[next(iter(LOADED))]  # the oldest document first
             LOADED[(text, path)] = loaded
         _READING.append(loaded)
     return loaded

@@ -1,0 +1,279 @@
+"""The check server: `pedrag check` answered by a process that stays up (`pedrag daemon`).
+
+CLI stage, a long-running one: the language server's checking without an editor. Takes requests on a local socket (AF_UNIX, in the
+check cache's folder, `pedrag.commands._check_client.socket_path`): a `pedrag check` command
+line, its client's key and whether to colour; gives the report the CLI's own writer made
+(`pedrag.commands.check.run`), its stderr and exit status. Each request re-reads the files and
+their pyproject.toml from disk; what the process keeps between requests is the language
+server's (`pedrag.lsp.checking.check_files`: each file's last front end, spliced on a one-rule
+edit, its parsed and resolved conditions, the rules' interned formulas and the solver's
+answers), which is what makes a one-rule edit of a 5,000-rule file cost the language server's
+keystroke and not a fresh process's 1 to 2 s.
+
+Requests are answered one at a time, in the order they come (a second client waits in the
+socket's queue). A request whose key (pedrag's code, Python, the solver libraries, the
+working folder) differs from the server's is refused, never answered. A check that fails
+inside the server is answered `fallback` (the client checks in its own process); its
+traceback goes to the server's log. The server listens on nothing but its socket.
+
+    python -m pedrag.commands._check_server SOCKET     (what `pedrag daemon start` runs)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from pedrag.commands._check_client import project_root, server_key
+
+REQUEST_SECONDS = 10.0  # to read a request: a client that connects and sends nothing is dropped
+REQUEST_BYTES = 1 << 20
+IDLE_SECONDS = 1.0  # as the language server's (`pedrag.lsp.server.IDLE_SECONDS`)
+
+NOT_HONOURED = ("fix", "diff", "unsafe_fixes", "no_cache", "statistics", "explain", "list_checks")
+"""Options the server leaves to the client's own process: fixes write files, --no-cache and
+--statistics are about the on-disk cache, --explain and --list-checks need no check."""
+
+
+class Server:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.key = server_key()
+        self.started = time.time()
+        self.requests = 0
+        self.failed = 0
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.listener.bind(str(path))
+        os.chmod(path, 0o600)  # another user's client must not run checks as this one
+        self.inode = path.stat().st_ino
+        self.listener.listen(16)
+
+    def serve(self) -> None:
+        try:
+            while True:
+                ready, _, _ = select.select([self.listener], [], [], IDLE_SECONDS)
+                if not ready:
+                    if WARM_UP:
+                        _warm_up(WARM_UP.pop(0))
+                        continue
+                    from pedrag.lsp import heap
+
+                    heap.collect_if_due()  # between requests, never inside one
+                    continue
+                connection, _ = self.listener.accept()
+                with connection:
+                    if self._answer(connection) == "stop":
+                        return
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        with contextlib.suppress(OSError):
+            if self.path.stat().st_ino == self.inode:  # not a newer server's socket
+                self.path.unlink()
+
+    def _answer(self, connection: socket.socket) -> str:
+        connection.settimeout(REQUEST_SECONDS)
+        try:
+            request = _read(connection)
+            op = str(request.get("op"))
+            reply = self._reply(op, request)
+        except Exception as exc:  # a malformed request must not stop the server
+            op, reply = "bad", {"answer": "error", "reason": f"bad request: {exc!r}"}
+        with contextlib.suppress(OSError):  # the client gave up: nothing to tell it
+            connection.sendall(json.dumps(reply).encode("utf-8"))
+        return op
+
+    def _reply(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
+        if op == "status":
+            return {"answer": "status", **self.status()}
+        if op == "stop":
+            return {"answer": "stopping", "pid": os.getpid()}
+        if op != "check":
+            return {"answer": "error", "reason": f"unknown request {op!r}"}
+        differs = sorted(
+            part for part in self.key if request.get("key", {}).get(part) != self.key[part]
+        )
+        if differs:
+            return {
+                "answer": "refused",
+                "reason": f"it was started with another {', '.join(differs)} "
+                f"(pid {os.getpid()}, working folder {self.key['cwd']})",
+            }
+        try:
+            reply = check(request)
+        except Exception:  # a failed check must not stop the server: the client checks itself
+            self.failed += 1
+            traceback.print_exc()
+            return {"answer": "fallback", "reason": "the check failed inside the server"}
+        self.requests += reply["answer"] == "report"  # reports made, not requests passed on
+        return reply
+
+    def status(self) -> dict[str, Any]:
+        from pedrag.lsp import checking
+
+        return {
+            "pid": os.getpid(),
+            "root": str(project_root(Path.cwd())),
+            "socket": str(self.path),
+            "key": self.key,
+            "up_seconds": round(time.time() - self.started, 1),
+            "requests": self.requests,
+            "failed": self.failed,
+            "files": sorted({path for _, path in checking.LOADED}),
+            "memory_kib": _resident_kib(),
+            "cpu_seconds": time.process_time(),  # what a request cost (benchmarks/recheck.py)
+        }
+
+
+def check(request: dict[str, Any]) -> dict[str, Any]:
+    """`pedrag check ARGV` as the CLI runs it, with this process's checker
+    (`checking.check_files`) and the client's colour; `fallback` for what it does not
+    honour (`NOT_HONOURED`, stdin, a command line the parser rejects)."""
+    from pedrag.cli import build_parser
+    from pedrag.commands import check as command
+    from pedrag.lsp import checking
+
+    argv = [str(token) for token in request["argv"]]
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(errors):
+            args = _parser(build_parser).parse_args(argv)
+    except SystemExit:
+        return {"answer": "fallback", "reason": "the command line is the CLI's to reject"}
+    if getattr(args, "command", None) != "check" or any(
+        getattr(args, name) for name in NOT_HONOURED
+    ):
+        return {"answer": "fallback", "reason": "an option the server does not honour"}
+    if not args.paths or "-" in args.paths or args.stdin_filename:
+        return {"answer": "fallback", "reason": "standard input is read by the client"}
+    args._argv = argv  # as `pedrag.cli` records it (SARIF)
+    args.color = "always" if request.get("colour") else "never"
+    inputs = _inputs(args, argv)
+    if inputs is not None and inputs in REPORTS:
+        return REPORTS[inputs]
+    results: list[Any] = []
+
+    def check_files(*given: Any) -> Any:
+        results.append(checking.check_files(*given))
+        return results[-1]
+
+    args._check = check_files
+    out, err = io.StringIO(), io.StringIO()
+    warmed = set(checking.WARMED)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = command.run(args)
+    if checking.WARMED - warmed:
+        WARM_UP.append(args)
+    reply = {
+        "answer": "report",
+        "stdout": out.getvalue(),
+        "stderr": err.getvalue(),
+        "status": status,
+    }
+    settled = results and not any(result.unsettled for result in results)
+    if inputs is not None and settled and _inputs(args, argv) == inputs:
+        while len(REPORTS) >= REPORTS_KEPT:
+            del REPORTS[next(iter(REPORTS))]
+        REPORTS[inputs] = reply
+    return reply
+
+
+REPORTS: dict[bytes, dict[str, Any]] = {}
+"""The last reports made, by the digest of everything they are a function of (the command
+line, the colour, the working folder, each file's bytes and its pyproject.toml's:
+`kept_report.report_inputs`, as the CLI keeps whole reports on disk): the same files checked
+again cost the reading of their bytes, as a fresh process's kept report does, where the
+analysis again cost 0.3 s at 5,000 rules. Not a SARIF log (its invocation is the run's), nor
+a report a solver timeout left undecided, nor one whose files changed while it was made."""
+REPORTS_KEPT = 8
+
+
+WARM_UP: list[Any] = []
+"""Requests whose files were checked for the first time in this server, which reads the
+on-disk check cache then (`checking._first_cache`): where that cache kept a file's findings
+whole, no analysis ran, and the process holds none of its answers, so the first edit after
+it was a cold check (5 s at 5,000 rules). Each is checked again once the server is idle, with
+the process's memos alone, so that edit finds the answers in memory."""
+
+
+def _warm_up(args: Any) -> None:
+    from pedrag.commands import check as command
+    from pedrag.lsp import checking
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            finder = command._finder(args)
+            checking.check_files(args.paths, finder, not args.no_semantic, args.skip_non_pedrag)
+    except Exception:  # the next request says what is wrong, if anything still is
+        traceback.print_exc()
+
+
+def _inputs(args: Any, argv: list[str]) -> bytes | None:
+    import hashlib
+
+    from pedrag.compiler.kept_report import report_inputs
+
+    if args.format == "sarif":
+        return None
+    found = report_inputs(args.paths, args.skip_non_pedrag, (argv, args.color))
+    return None if found is None else hashlib.sha256(found).digest()
+
+
+_PARSERS: list[Any] = []
+
+
+def _parser(build: Any) -> Any:
+    """`pedrag check`'s parser, built once (argparse parsers are reused across parses)."""
+    if not _PARSERS:
+        _PARSERS.append(build(only="check", lazy=True))
+    return _PARSERS[0]
+
+
+def _read(connection: socket.socket) -> dict[str, Any]:
+    chunks, size = [], 0
+    while chunk := connection.recv(1 << 16):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > REQUEST_BYTES:
+            raise ValueError("request too large")
+    request = json.loads(b"".join(chunks))
+    if not isinstance(request, dict):
+        raise ValueError("a request is a JSON object")
+    return request
+
+
+def _resident_kib() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def main(argv: list[str]) -> int:
+    server = Server(Path(argv[0]))
+    # A `kill` (or the session's end) removes the socket on the way out, as `stop` does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    print(f"check server {os.getpid()} listening on {server.path}", flush=True)
+    server.serve()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,296 @@
+"""The check server (`pedrag daemon`, `pedrag.commands._check_server`) with real processes: a server
+started in a temporary project, `pedrag check` processes answered by it, each report compared
+byte for byte with a `--no-cache` check in the client's own process (`PEDRAG_DAEMON=off`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECKS = ROOT / "tests" / "data" / "checks"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from theory_gen import generate  # noqa: E402
+
+
+class Project:
+    def __init__(self, folder: Path, cache: Path) -> None:
+        self.folder = folder
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PEDRAG_CACHE_DIR": str(cache),
+            "PEDRAG_DAEMON_TIMEOUT": "300",
+        }
+        self.env.pop("PEDRAG_DAEMON", None)
+        self.env.pop("NO_COLOR", None)
+
+    def run(
+        self, *args: str, cwd: Path | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pedrag.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd or self.folder,
+            env={**self.env, **env},
+            timeout=600,
+        )
+
+    def status(self) -> dict[str, object]:
+        found = self.run("daemon", "status", "--json")
+        assert found.returncode == 0, found.stdout + found.stderr
+        return json.loads(found.stdout)  # type: ignore[no-any-return]
+
+    def socket(self) -> Path:
+        return Path(str(self.status()["socket"]))
+
+    def served(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`pedrag check ARGS`, which the server must have answered."""
+        before = self.status()["requests"]
+        found = self.run("check", *args)
+        assert self.status()["requests"] == before + 1  # type: ignore[operator]
+        return found
+
+    def in_process(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return self.run("check", *args, "--no-cache", cwd=cwd, PEDRAG_DAEMON="off")
+
+
+def _same(
+    served: subprocess.CompletedProcess[str], fresh: subprocess.CompletedProcess[str]
+) -> None:
+    assert (served.returncode, served.stdout) == (fresh.returncode, fresh.stdout)
+
+
+def _without_invocation(sarif: str) -> object:
+    """A SARIF log without the run's invocation (its command line and times are the run's)."""
+    log = json.loads(sarif)
+    for run in log["runs"]:
+        run.pop("invocations", None)
+    return log
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    folder = tmp_path / "project"
+    shutil.copytree(ROOT / "theories", folder / "theories", ignore=shutil.ignore_patterns("*.py"))
+    (folder / "pyproject.toml").write_text("[tool.pedrag]\n", "utf-8")
+    for name in ("dead-rule.yaml", "syntax-error.yaml", "conflict.yaml"):
+        shutil.copy(CHECKS / name, folder / name)
+    made = Project(folder, tmp_path / "cache")
+    started = made.run("daemon", "start")
+    assert started.returncode == 0, started.stdout + started.stderr
+    pid = int(made.status()["pid"])  # type: ignore[call-overload]
+    try:
+        yield made
+    finally:
+        made.run("daemon", "stop")
+        try:
+            os.kill(pid, signal.SIGKILL)  # a test that stopped it leaves no server behind
+        except ProcessLookupError:
+            pass
+
+
+def test_the_shipped_theories_are_reported_as_a_fresh_check_reports_them(
+    project: Project,
+) -> None:
+    for options in ((), ("--format", "json"), ("--format", "github"), ("-q", "--color", "always")):
+        _same(project.served("theories", *options), project.in_process("theories", *options))
+    served = project.served("theories", "--format", "sarif")
+    fresh = project.in_process("theories", "--format", "sarif")
+    assert served.returncode == fresh.returncode
+    assert _without_invocation(served.stdout) == _without_invocation(fresh.stdout)
+    command_line = json.loads(served.stdout)["runs"][0]["invocations"][0]["commandLine"]
+    assert command_line == "pedrag check theories --format sarif"
+
+
+def test_a_broken_file_an_ignore_entry_and_options_as_the_cli_reports_them(
+    project: Project,
+) -> None:
+    for args in (
+        ("syntax-error.yaml",),
+        ("dead-rule.yaml",),
+        ("dead-rule.yaml", "conflict.yaml", "--format", "json"),
+        ("conflict.yaml", "--ignore", "conflict", "--exit-zero"),
+        ("conflict.yaml", "--fail-on", "warning", "--no-semantic"),
+    ):
+        served, fresh = project.served(*args), project.in_process(*args)
+        _same(served, fresh)
+        assert served.stderr == fresh.stderr
+    assert project.served("syntax-error.yaml").returncode == 1
+    missing = project.served("gone.yaml")
+    _same(missing, project.in_process("gone.yaml"))
+    assert missing.returncode == 2 and "gone.yaml" in missing.stderr
+
+
+def test_files_and_configuration_saved_under_the_server_are_checked_as_saved(
+    project: Project,
+) -> None:
+    theory = project.folder / "gen.yaml"
+    original = generate(300, 7, "weighted")
+    theory.write_text(original, "utf-8")
+    _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
+    start = original.index("\nrules:")
+    for k in range(4):  # one rule's condition narrowed each time, as a designer's edit
+        at = original.index('when: "', start) + len('when: "')
+        edited = original[:at] + f"frustration >= 0.{k}1 and " + original[at:]
+        theory.write_text(edited, "utf-8")
+        _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
+    assert str(theory.name) in project.status()["files"]  # type: ignore[operator]
+    before = project.served("conflict.yaml")
+    (project.folder / "pyproject.toml").write_text(
+        '[tool.pedrag]\nignore = ["conflict"]\n', "utf-8"
+    )
+    after = project.served("conflict.yaml")
+    _same(after, project.in_process("conflict.yaml"))
+    assert "conflict" in before.stdout and after.stdout != before.stdout
+    (project.folder / "conflict.yaml").unlink()
+    deleted = project.served("conflict.yaml")
+    _same(deleted, project.in_process("conflict.yaml"))
+    assert deleted.returncode == 2
+
+
+def _ask(path: Path, request: object) -> dict[str, object]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(60)
+        client.connect(str(path))
+        client.sendall(request if isinstance(request, bytes) else json.dumps(request).encode())
+        client.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := client.recv(1 << 16):
+            chunks.append(chunk)
+    return json.loads(b"".join(chunks))  # type: ignore[no-any-return]
+
+
+def test_a_server_with_another_key_never_answers(project: Project) -> None:
+    path = project.socket()
+    key = dict(project.status()["key"])  # type: ignore[call-overload]
+    for part, value in (("pedrag", "0" * 64), ("python", "2.7"), ("libraries", [])):
+        reply = _ask(
+            path, {"op": "check", "argv": ["check", "theories"], "key": {**key, part: value}}
+        )
+        assert reply["answer"] == "refused" and part in str(reply["reason"])
+        assert "stdout" not in reply
+    # A client in another working folder of the project: refused, so it checks itself.
+    sub = project.folder / "theories"
+    before = project.status()["requests"]
+    found = project.run("check", "socratic.yaml", cwd=sub)
+    assert project.status()["requests"] == before
+    assert "refused" in found.stderr and "pedrag daemon restart" in found.stderr
+    _same(found, project.in_process("socratic.yaml", cwd=sub))
+
+
+def test_requests_that_fail_inside_the_server_leave_it_answering(project: Project) -> None:
+    path = project.socket()
+    key = project.status()["key"]
+    assert _ask(path, b"not json")["answer"] == "error"
+    assert _ask(path, {"op": "check", "key": "not a key"})["answer"] == "error"
+    assert _ask(path, {"op": "check", "key": key, "argv": None})["answer"] == "fallback"
+    assert _ask(path, {"op": "check", "key": key, "argv": ["check", "-"]})["answer"] == "fallback"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+        idle.connect(str(path))  # a client that connects and says nothing
+        _same(project.served("dead-rule.yaml"), project.in_process("dead-rule.yaml"))
+    assert project.status()["failed"] == 1
+
+
+def test_options_the_server_does_not_honour_are_checked_by_the_client(project: Project) -> None:
+    before = project.status()["requests"]
+    for args in (("--statistics",), ("--no-c",), ("--diff",)):
+        found = project.run("check", "conflict.yaml", *args)
+        fresh = project.run("check", "conflict.yaml", *args, PEDRAG_DAEMON="off")
+        _same(found, fresh)
+    assert project.status()["requests"] == before
+
+
+def test_concurrent_clients_are_each_answered(project: Project) -> None:
+    fresh = project.in_process("theories", "--format", "json")
+    clients = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pedrag.cli", "check", "theories", "--format", "json"],
+            cwd=project.folder,
+            env=project.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for client in clients:
+        out, _ = client.communicate(timeout=600)
+        assert (client.returncode, out) == (fresh.returncode, fresh.stdout)
+    assert project.status()["requests"] == 3
+
+
+def test_a_stuck_or_killed_server_does_not_hang_the_client(project: Project) -> None:
+    pid = int(project.status()["pid"])  # type: ignore[call-overload]
+    path = project.socket()
+    fresh = project.in_process("dead-rule.yaml")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        stuck = project.run("check", "dead-rule.yaml", PEDRAG_DAEMON_TIMEOUT="1")
+        assert "did not answer in 1 s" in stuck.stderr
+        _same(stuck, fresh)
+        client = subprocess.Popen(
+            [sys.executable, "-m", "pedrag.cli", "check", "dead-rule.yaml"],
+            cwd=project.folder,
+            env=project.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.0)  # it has sent its request (the socket's queue took it) and waits
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    out, err = client.communicate(timeout=600)
+    assert (client.returncode, out) == (fresh.returncode, fresh.stdout)
+    assert "Traceback" not in err
+    assert path.exists()  # killed: its socket file is stale
+    _same(project.run("check", "dead-rule.yaml"), fresh)
+    assert project.run("daemon", "status").returncode == 1
+    restarted = project.run("daemon", "start")
+    assert restarted.returncode == 0 and "started" in restarted.stdout
+    _same(project.served("dead-rule.yaml"), fresh)
+
+
+def test_stop_when_none_runs_and_status_of_what_it_holds(project: Project) -> None:
+    project.served("dead-rule.yaml")
+    shown = project.run("daemon", "status")
+    assert shown.returncode == 0 and "dead-rule.yaml" in shown.stdout
+    path = project.socket()
+    assert "stopped" in project.run("daemon", "stop").stdout
+    assert not path.exists()
+    again = project.run("daemon", "stop")
+    assert again.returncode == 0 and "no check server was running" in again.stdout
+    assert project.run("daemon", "status").returncode == 1
+
+
+def test_a_check_the_server_answers_imports_neither_the_checker_nor_argparse(
+    project: Project,
+) -> None:
+    project.served("dead-rule.yaml")  # the server holds it; the report is kept
+    before = project.status()["requests"]
+    found = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pedrag.cli", "check", "dead-rule.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=project.folder,
+        env=project.env,
+        timeout=600,
+    )
+    assert project.status()["requests"] == before + 1  # type: ignore[operator]
+    imported = {line.split("|")[-1].strip() for line in found.stderr.splitlines() if "|" in line}
+    assert "socket" in imported and "pedrag.commands._check_client" in imported
+    for heavy in ("argparse", "pedrag.dsl", "pedrag.compiler.driver", "yaml", "pydantic", "z3"):
+        assert heavy not in imported
