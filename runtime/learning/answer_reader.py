@@ -382,12 +382,16 @@ _ASIDE_END = re.compile(r"\)|\.(?!\d)|[!?;\n]")
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
 # statement said tentatively. Without a comma or a question mark "56 isn't it" may say 56 is
 # not the answer, and is left to the negation rules.
+# A one-word tag needs both its comma and its question mark ("true?" may be the answer).
 _TAG = (
     r"(?:(?:is|was|are|were|does|do|did|would|should|could|can|wo|has|have)n'?t|ain'?t)\s+"
-    r"(?:it|that|they|this|there|he|she)|(?:is|was|does|would)\s+(?:it|that)\s+not|"
-    r"right|correct|yes|yeah|no|ok(?:ay)?|true"
+    r"(?:it|that|they|this|there|he|she)|(?:is|was|does|would)\s+(?:it|that)\s+not"
 )
-_TAG_QUESTION = re.compile(rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?)\s*$", re.I)
+_TAG_QUESTION = re.compile(
+    rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?|"
+    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?)\s*$",
+    re.I,
+)
 _RANGE = re.compile(
     r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
     r"\d\s*(?:to|\.\.)\s*\d",  # "50-60" is read as operands: no candidate at all
