@@ -534,7 +534,7 @@ def _grade_code(
             reason=f"uses {used}, which the exercise forbids",
             work=True,
         )
-    result = run_tests(code, tests)
+    result = run_tests(code, tests, forbid)
     if result.error is not None:
         return Grade(
             "error",

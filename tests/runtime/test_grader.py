@@ -137,6 +137,19 @@ def test_code_that_reaches_outside_or_runs_away_fails_closed(code: str) -> None:
     assert verdict in ("error", "wrong")
 
 
+def test_code_that_floods_its_output_costs_the_grader_no_memory() -> None:
+    """stdout is not the channel: before, it was captured, and a loop of prints put 2 GB in the
+    grading (tutor, service) process within the time limit."""
+    import resource
+
+    flood = "import sys\ndef total(xs): return 6\nwhile True:\n    sys.stdout.write('x' * 10**6)"
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    result = run_tests(flood, TESTS)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert not result.passed and result.error is not None
+    assert grown < 200 * 1024, f"the grading process grew by {grown // 1024} MB"
+
+
 def test_a_true_is_not_a_one() -> None:
     assert not run_tests("def f(): return True", (("f()", "1"),)).passed
     assert run_tests("def f(): return 2.0", (("f()", "2"),)).passed
