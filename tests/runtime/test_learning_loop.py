@@ -200,3 +200,24 @@ def test_a_code_exam_fails_closed_when_the_grader_cannot_run_the_code() -> None:
     good = "```python\ndef count_evens(xs):\n    return sum(1 for x in xs if x % 2 == 0)\n```"
     assert tutor.turn(session, good).audit["grade"]["verdict"] == "correct"
     assert session.state.solved
+
+
+def test_solving_the_same_exercise_again_gives_no_new_mastery() -> None:
+    """One exercise, solved in session after session, raised the goal's mastery 0.60, 0.89,
+    0.977, 0.996 and unlocked the goals after it; an exercise is evidence once. A wrong answer
+    on it later is still evidence, and a second exercise of the goal still counts."""
+    tutor = _tutor()
+    masteries = []
+    for seed in range(3):
+        session = tutor.start("socratic", exercise="mult_7x8", seed=seed, learner="eve")
+        result = tutor.turn(session, "56")
+        assert result.audit["grade"]["verdict"] == "correct"  # still confirmed
+        masteries.append(tutor.learner_mastery("eve")["multiplication_facts"])
+    assert masteries[0] > 0.5 and masteries[1] == masteries[0] == masteries[2]
+    again = tutor.start("socratic", exercise="mult_7x8", seed=9, learner="eve")
+    tutor.turn(again, "54")
+    after_wrong = tutor.learner_mastery("eve")["multiplication_facts"]
+    assert after_wrong < masteries[0]
+    other = tutor.start("socratic", exercise="mult_6x9", seed=9, learner="eve")
+    tutor.turn(other, "54")
+    assert tutor.learner_mastery("eve")["multiplication_facts"] > after_wrong
