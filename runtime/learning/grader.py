@@ -165,25 +165,29 @@ def grade(
     return result
 
 
-def _correct(answer: str, reading: reader.Reading, why: str) -> Grade:
+def _correct(
+    answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
+) -> Grade:
     return Grade(
         "correct",
         answer,
         (f"the learner's answer {answer!r} is correct",),
         reason=why,
         tentative=reading.tentative,
-        work=consistent_work(reading),
+        work=consistent_work(reading, problem),
     )
 
 
-def _wrong(answer: str, reading: reader.Reading, why: str) -> Grade:
+def _wrong(
+    answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
+) -> Grade:
     return Grade(
         "wrong",
         answer,
         (f"the learner's answer {answer!r} is not correct",),
         reason=why,
         tentative=reading.tentative,
-        work=consistent_work(reading),
+        work=consistent_work(reading, problem),
     )
 
 
@@ -197,6 +201,20 @@ class _NumberTargets:
     givens: tuple[Fraction, ...]
     restated: tuple[str, ...]
     steps: tuple[Fraction, ...]
+
+    @property
+    def problem(self) -> frozenset[Fraction]:
+        """The numbers working on this problem starts from (:func:`consistent_work`): the
+        givens, their digits and place-value parts (38 is 30 and 8, and 3 and 8: "30 + 40 =
+        70", "3 + 4 = 7"), and the worked solution's values."""
+        found = set(self.givens) | set(self.steps)
+        for given in self.givens:
+            if given.denominator != 1:
+                continue
+            digits = str(abs(given.numerator))
+            for place, digit in enumerate(reversed(digits)):
+                found |= {Fraction(int(digit)), Fraction(int(digit) * 10**place)}
+        return frozenset(found)
 
 
 @functools.lru_cache(maxsize=256)  # once per exercise (its key), not per message
@@ -232,19 +250,21 @@ def _grade_number(
     reading = reader.read_message(
         message, kind="number", givens=givens, steps=steps, restated=restated
     )
+    problem = targets.problem
     if not reading.committed or reading.value is None:
-        return Grade("none", reason=reading.reason, work=consistent_work(reading))
+        return Grade("none", reason=reading.reason, work=consistent_work(reading, problem))
     answer = reading.answer or ""
     if units and reading.unit and not any(reader.same_text(reading.unit, unit) for unit in units):
         return _wrong(
             f"{answer} {reading.unit}",
             reading,
             f"unit {reading.unit!r} is not one of the exercise's units ({', '.join(units)})",
+            problem,
         )
     if any(equal_numbers(reading.value, value, tolerance) for value in accepted):
         why = "equal to the answer" + (f" within {tolerance:g}" if tolerance else "")
-        return _correct(answer, reading, f"{reading.reason}, {why}")
-    return _wrong(answer, reading, f"{reading.reason}, not equal to the answer")
+        return _correct(answer, reading, f"{reading.reason}, {why}", problem)
+    return _wrong(answer, reading, f"{reading.reason}, not equal to the answer", problem)
 
 
 def equal_numbers(value: Fraction, target: Fraction, tolerance: float | None) -> bool:
@@ -610,13 +630,17 @@ def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
     return None
 
 
-def consistent_work(reading: reader.Reading) -> bool:
+def consistent_work(reading: reader.Reading, problem: frozenset[Fraction] | None = None) -> bool:
     """Whether a message's working is checkable and consistent: at least one arithmetic step
     that evaluates, and the committed answer follows from the steps (it is a step's result, or
     two step results combined by one operation or written side by side). Cue words ("because",
     "so") are not work: counting them lets a learner raise the ceiling by guessing (Baker et
-    al. 2004)."""
+    al. 2004). With the ``problem``'s numbers known (a numeric exercise), a step counts only on
+    them or on an earlier step's result: any guess has a true step that ends in it ("54 + 1 =
+    55", "55 x 1 = 55" for 7 x 8), and those counted as attempts."""
     true_steps = [step for step, holds in reading.steps if holds]
+    if problem is not None:
+        true_steps = _on_the_problem(true_steps, problem)
     if not true_steps:
         return False
     if reading.value is None:
@@ -625,12 +649,30 @@ def consistent_work(reading: reader.Reading) -> bool:
     value = reading.value
     if value in results:
         return True
-    for a in results:
-        for b in results:
+    for i, a in enumerate(results):
+        for j, b in enumerate(results):
             combined = {a + b, a - b, a * b, *([a / b] if b else [])}
-            if value in combined or str(value) == f"{a}{b}":
+            # side by side: two steps' results ("7 and 15 as 715"), not one step's twice
+            if value in combined or (i != j and str(value) == f"{a}{b}"):
                 return True
     return False
+
+
+def _on_the_problem(steps: Sequence[str], problem: frozenset[Fraction]) -> list[str]:
+    """The steps that work on the problem: an operand is one of its numbers, or the result of
+    an earlier such step (the chain "7 x 4 = 28, 28 + 28 = 56")."""
+    known = set(problem)
+    kept = []
+    for step in steps:
+        left = step.rpartition("=")[0]
+        if {Fraction(n) for n in _OPERAND.findall(left)} & known:
+            kept.append(step)
+            known |= {Fraction(n) for n in _OPERAND.findall(step)}
+    return kept
+
+
+# A step's numbers one by one (a reader's number would take "156/12" as the fraction 13).
+_OPERAND = re.compile(r"\d+(?:\.\d+)?")
 
 
 def shows_work(message: str, result: Grade | None = None) -> bool:

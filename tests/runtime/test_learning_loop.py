@@ -94,6 +94,29 @@ def test_pseudo_justified_guesses_are_not_attempts(theory: str) -> None:
     assert session.state.metrics["attempts"] == 0
 
 
+@pytest.mark.parametrize("theory", ["socratic", "constructivism"])
+def test_a_true_step_that_only_ends_in_the_guess_is_no_attempt(theory: str) -> None:
+    """Any guess has a true step ending in it: "54 + 1 = 55", "50 x 1 = 50", "8 - 3 = 5 so 55"
+    (one result written twice). Each counted as worked, six of them took `attempts` to 6 and
+    constructivism's `attempts >= 5` contrast; working counts only on the problem's numbers."""
+    tutor = _tutor()
+    session = tutor.start(theory, exercise="mult_7x8", seed=2)
+    for message in (
+        "54 + 1 = 55",
+        "50 x 1 = 50",
+        "57 + 0 = 57",
+        "5 x 11 = 55, so 55",
+        "8 - 3 = 5 so 55",
+        "60 / 2 = 30",
+        "1 + 4 = 5, so 55",
+    ):
+        result = tutor.turn(session, message)
+        assert result.audit["grade"]["verdict"] == "wrong"
+    assert session.state.metrics["attempts"] == 0
+    tutor.turn(session, "7 x 7 = 49, 49 + 9 = 58")  # working on 7 and 8 still counts
+    assert session.state.metrics["attempts"] == 1
+
+
 def test_correct_code_is_graded_by_running_it() -> None:
     tutor = _tutor()
     session = tutor.start("socratic", exercise="sum_list", seed=1)
