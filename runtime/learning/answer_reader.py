@@ -471,7 +471,10 @@ _OPERATOR_BEFORE = re.compile(r"(?:[+*/^=]|(?<=[\d)])\s*-|\(|\bby)\s*$", re.IGNO
 _NEGATION_AFTER = re.compile(
     r"^\s*(?:is|was|'s|would\s+be)?\s*(?:wrong|incorrect|not\b|isn't|wasn't|is\s+not)", re.I
 )
-_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^(]|-\s*[\d(])")
+# "(" after a number multiplies ("3(4 + 5)") only when what it opens is an expression: "55 (or
+# 56)", "55 (since 7 x 8 = 56)" and "55 (7 x 8 = 56)" are an answer and an aside, and reading
+# 55 as an operand left 56 as the answer (graded correct).
+_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^]|\((?![^()]*=)\s*[-\d(.]|-\s*[\d(])")
 _EQUALS_AFTER = re.compile(r"^\s*=")
 _EQUALS_BEFORE = re.compile(r"=\s*$")
 _RESULT_CUE = re.compile(
@@ -710,7 +713,20 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
     """The candidates less those inside a reason given for an answer stated before it: "13
     because 12 x 13 = 156" commits to 13, not to the 156 its reason ends on. Before, the
     final stated result was the reason's, and a right answer with its reason was graded wrong.
-    A reason with no answer before it ("because 10") is the message's answer."""
+    A reason with no answer before it ("because 10") is the message's answer. An aside in
+    brackets after an answer ("55 (7 x 8 = 56)", "55 [since 7 x 8 = 56]") is a reason too;
+    one that offers another candidate ("55 (or 56)", "55 (maybe 56)") is left, so the message
+    is a list."""
+    for found in _ASIDE.finditer(text):
+        if _OTHER_CANDIDATE.search(found.group(1)) or not any(
+            number.start < found.start() for number, _ in candidates
+        ):
+            continue
+        candidates = [
+            (number, result)
+            for number, result in candidates
+            if not found.start() <= number.start < found.end()
+        ]
     for found in REASON.finditer(text):
         if not any(number.start < found.start() for number, _ in candidates):
             continue
@@ -722,6 +738,11 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
             if not found.start() <= number.start < stop
         ]
     return candidates
+
+
+# A bracketed aside, closed or running to the end of the message ("13 (12 x 13 = 156").
+_ASIDE = re.compile(r"[(\[]([^()\[\]]*)(?:[)\]]|$)")
+_OTHER_CANDIDATE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either)\b", re.I)
 
 
 def _alone(text: str, number: Number) -> bool:
