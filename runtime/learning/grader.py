@@ -481,6 +481,20 @@ def _unjoined(item: str) -> str:
     return re.sub(r"^(?:also|then|too|both)\s+", "", item.strip(), flags=re.IGNORECASE)
 
 
+# A bracketed aside: another item ("chloroplast (mitochondria)", graded correct before), or a
+# description when it opens with a word that describes or places ("chloroplast (in the leaf)").
+_BRACKETED = re.compile(r"[(\[]([^()\[\]]*)[)\]]?")
+_DESCRIBING = re.compile(
+    r"^\s*(?:which|that|where|who|whose|because|since|so|as|in|on|at|inside|of|from|the|a|an|"
+    r"i\.?e\.?|e\.?g\.?|like|such|it|they|its|their)\b",
+    re.IGNORECASE,
+)
+
+
+def _bracketed_item(found: re.Match[str]) -> str:
+    return " " if _DESCRIBING.match(found.group(1)) else f", {found.group(1)}"
+
+
 def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     """The answer named in a list with something it does not contain ("glucose and oxygen and
     water" for the two products of photosynthesis, "carbon dioxide and nitrogen" for the gas
@@ -493,7 +507,7 @@ def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     answer_items = [
         item for spelling in spellings for item in _ITEM_JOIN.split(spelling) if item.strip()
     ]
-    for item in _ITEM_JOIN.split(said):
+    for item in _ITEM_JOIN.split(_BRACKETED.sub(_bracketed_item, said)):
         words = reader.text_words(item)
         if not words or _DESCRIPTION.match(item.strip()) or reader.is_remark(item):
             continue
