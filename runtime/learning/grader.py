@@ -50,6 +50,18 @@ class Grade:
     reason: str = ""  # why this verdict, for `pedrag grade` and the audit
     tentative: bool = False  # "is it 56?": an attempt, graded as one
     work: bool = False  # the message's working is checkable and consistent (`shows_work`)
+    value: Fraction | None = None  # a numeric answer's value: "55", "55.0" and "110/2" are one
+
+    @property
+    def answer_identity(self) -> str | None:
+        """What makes two graded answers the same answer: a number's value, else the words up
+        to case and spacing. The candidate as written is for echoing; counted as distinct,
+        "55", "55.0", "55.00", "+55" and "110/2" were five new wrong answers (five attempts)."""
+        if self.value is not None:
+            return f"= {self.value}"
+        if self.candidate is None:
+            return None
+        return " ".join(self.candidate.split()).casefold()
 
     @property
     def graded(self) -> bool:
@@ -175,6 +187,7 @@ def _correct(
         reason=why,
         tentative=reading.tentative,
         work=consistent_work(reading, problem),
+        value=reading.value,
     )
 
 
@@ -188,6 +201,7 @@ def _wrong(
         reason=why,
         tentative=reading.tentative,
         work=consistent_work(reading, problem),
+        value=reading.value,
     )
 
 

@@ -243,11 +243,12 @@ def _scored(
     correct = result.verdict == "correct"
     events = ["answer_graded", "correct_answer" if correct else "wrong_answer"]
     remembered = tuple(wrong_answers)
-    if not correct and result.candidate is not None and result.candidate not in remembered:
+    identity = result.answer_identity
+    if not correct and identity is not None and identity not in remembered:
         events.append("new_wrong_answer")
         if shows_work(message, result):
             events.append("worked_wrong_answer")
-        remembered = (*remembered, result.candidate)[-MAX_REMEMBERED_WRONG:]
+        remembered = (*remembered, identity)[-MAX_REMEMBERED_WRONG:]
     if correct and exercise is not None and exercise in record.solved:
         return Assessment(result, tuple(events), record, remembered)
     new = replace(

@@ -117,6 +117,18 @@ def test_a_true_step_that_only_ends_in_the_guess_is_no_attempt(theory: str) -> N
     assert session.state.metrics["attempts"] == 1
 
 
+def test_one_wrong_answer_in_other_spellings_is_one_attempt() -> None:
+    """The same worked wrong answer written "55", "55.0", "55.00" and "110/2" counted as four
+    new wrong answers, so four attempts, by spelling alone; a wrong answer is new by value."""
+    tutor = _tutor()
+    session = tutor.start("socratic", exercise="mult_7x8", seed=2)
+    for spelling in ("55", "55.0", "55.00", "110/2", "fifty-five"):
+        tutor.turn(session, f"7 x 7 = 49, 49 + 6 = {spelling}")
+    assert session.state.metrics["attempts"] == 1
+    tutor.turn(session, "7 x 7 = 49, 49 + 5 = 54")  # another value is another attempt
+    assert session.state.metrics["attempts"] == 2
+
+
 def test_correct_code_is_graded_by_running_it() -> None:
     tutor = _tutor()
     session = tutor.start("socratic", exercise="sum_list", seed=1)
