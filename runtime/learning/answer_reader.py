@@ -376,18 +376,19 @@ _CORRECTION = re.compile(
 REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
-# A bracket with a step in it after an answer is the answer's check: "13 (12 x 13 = 156)".
-_CHECK_ASIDE = re.compile(r"\((?=[^)]*=)")
-_ASIDE_END = re.compile(r"\)|\.(?!\d)|[!?;\n]")
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
 # statement said tentatively. Without a comma or a question mark "56 isn't it" may say 56 is
 # not the answer, and is left to the negation rules.
+# A one-word tag needs both its comma and its question mark ("true?" may be the answer).
 _TAG = (
     r"(?:(?:is|was|are|were|does|do|did|would|should|could|can|wo|has|have)n'?t|ain'?t)\s+"
-    r"(?:it|that|they|this|there|he|she)|(?:is|was|does|would)\s+(?:it|that)\s+not|"
-    r"right|correct|yes|yeah|no|ok(?:ay)?|true"
+    r"(?:it|that|they|this|there|he|she)|(?:is|was|does|would)\s+(?:it|that)\s+not"
 )
-_TAG_QUESTION = re.compile(rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?)\s*$", re.I)
+_TAG_QUESTION = re.compile(
+    rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?|"
+    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?)\s*$",
+    re.I,
+)
 _RANGE = re.compile(
     r"\b(?:between|from)\s+\S+\s+(?:and|to)\b|\b(?:one\s+of|any\s+of|either)\b|\bor\b|"
     r"\d\s*(?:to|\.\.)\s*\d",  # "50-60" is read as operands: no candidate at all
@@ -474,11 +475,10 @@ _OPERATOR_BEFORE = re.compile(r"(?:[+*/^=]|(?<=[\d)])\s*-|\(|\bby)\s*$", re.IGNO
 _NEGATION_AFTER = re.compile(
     r"^\s*(?:is|was|'s|would\s+be)?\s*(?:wrong|incorrect|not\b|isn't|wasn't|is\s+not)", re.I
 )
-# An operator after a number makes it an operand ("28 * 2", "2(x + 3)"); a bracket only when
-# what it opens is arithmetic, not a remark ("23 (multiplication first)" was no answer).
-_OPERATOR_AFTER = re.compile(
-    r"^\s*(?:[+*/^]|\((?=\s*(?:[-\d(.]|[a-hj-z]\b))(?![^)]*=)|-\s*[\d(])", re.I
-)
+# "(" after a number multiplies ("3(4 + 5)") only when what it opens is an expression: "55 (or
+# 56)", "55 (since 7 x 8 = 56)" and "55 (7 x 8 = 56)" are an answer and an aside, and reading
+# 55 as an operand left 56 as the answer (graded correct).
+_OPERATOR_AFTER = re.compile(r"^\s*(?:[+*/^]|\((?![^()]*=)\s*[-\d(.]|-\s*[\d(])")
 # "23 not 35": the number after "not" is the one denied, not the one before it; "23, not
 # sure" is a hedge (defined with the text answers' hedges below).
 _CONTRAST_AFTER = re.compile(r"^\s*not\s+(?:the\s+)?-?\d")
@@ -735,13 +735,24 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
     """The candidates less those inside a reason given for an answer stated before it: "13
     because 12 x 13 = 156" commits to 13, not to the 156 its reason ends on. Before, the
     final stated result was the reason's, and a right answer with its reason was graded wrong.
-    A reason with no answer before it ("because 10") is the message's answer."""
-    asides = [(m, _REASON_END) for m in REASON.finditer(text)]
-    asides += [(m, _ASIDE_END) for m in _CHECK_ASIDE.finditer(text)]
-    for found, ends in sorted(asides, key=lambda aside: aside[0].start()):
+    A reason with no answer before it ("because 10") is the message's answer. An aside in
+    brackets after an answer ("55 (7 x 8 = 56)", "55 [since 7 x 8 = 56]") is a reason too;
+    one that offers another candidate ("55 (or 56)", "55 (maybe 56)") is left, so the message
+    is a list."""
+    for found in _ASIDE.finditer(text):
+        if _OTHER_CANDIDATE.search(found.group(1)) or not any(
+            number.start < found.start() for number, _ in candidates
+        ):
+            continue
+        candidates = [
+            (number, result)
+            for number, result in candidates
+            if not found.start() <= number.start < found.end()
+        ]
+    for found in REASON.finditer(text):
         if not any(number.start < found.start() for number, _ in candidates):
             continue
-        end = ends.search(text, found.end())
+        end = _REASON_END.search(text, found.end())
         stop = end.start() if end is not None else len(text)
         candidates = [
             (number, result)
@@ -749,6 +760,11 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
             if not found.start() <= number.start < stop
         ]
     return candidates
+
+
+# A bracketed aside, closed or running to the end of the message ("13 (12 x 13 = 156").
+_ASIDE = re.compile(r"[(\[]([^()\[\]]*)(?:[)\]]|$)")
+_OTHER_CANDIDATE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either)\b", re.I)
 
 
 def _alone(text: str, number: Number) -> bool:

@@ -53,6 +53,13 @@ def _main():
     report = open("report", "w", encoding="utf-8")  # before the audit hook: nothing else may
     payload = ast.literal_eval(sys.stdin.read())
     nonce, code, tests = payload["nonce"], payload["code"], payload["tests"]
+    import builtins
+    for name in payload["withheld"]:
+        # An exercise's forbidden builtins (`forbid: [sum]`) are gone before the learner's
+        # code runs, so no spelling reaches them (`builtins.__dict__["mus"[::-1]]`).
+        if hasattr(builtins, name):
+            delattr(builtins, name)
+    del builtins
     kind_of, text_of, size, to_str, to_list, is_a = type, repr, len, str, list, isinstance
     leaves = (bool, int, float, str, bytes, type(None))
     containers = (list, tuple, set, frozenset, dict)
@@ -185,20 +192,34 @@ def same_value(got: Any, expected: Any) -> bool:
     return bool(got == expected)  # str, bytes, bool, None, set, frozenset: built-in equality
 
 
-def run_tests(code: str, tests: Sequence[tuple[str, str]]) -> RunResult:
-    """Run ``code`` then each ``(call, expected literal)``; never raises."""
+def run_tests(
+    code: str, tests: Sequence[tuple[str, str]], withheld: Sequence[str] = ()
+) -> RunResult:
+    """Run ``code`` then each ``(call, expected literal)``; never raises. The built-in
+    functions named in ``withheld`` (an exercise's ``forbid:``) do not exist for the code: the
+    grader's reading of the code refuses the ways it can see, and this the ones it cannot."""
     if not tests:
         return RunResult(error="the exercise declares no tests")
     if len(code) > MAX_CODE_CHARS:
         return RunResult(error=f"code longer than {MAX_CODE_CHARS} characters")
     nonce = secrets.token_hex(16)
-    payload = repr({"nonce": nonce, "code": code, "tests": [call for call, _ in tests]})
+    payload = repr(
+        {
+            "nonce": nonce,
+            "code": code,
+            "tests": [call for call, _ in tests],
+            "withheld": [name for name in withheld if name.isidentifier()],
+        }
+    )
     try:
         with tempfile.TemporaryDirectory(prefix="pedrag-grader-") as folder:
             done = subprocess.run(
                 [sys.executable, "-I", "-S", "-c", _HARNESS],
                 input=payload,
-                capture_output=True,  # read by no one: stdout is not the channel
+                # Not captured: stdout is not the channel, and a captured flood (a loop of
+                # prints) was held in this process's memory, 2 GB in under 3 s.
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
                 text=True,
                 timeout=TIME_LIMIT_S,
                 cwd=folder,

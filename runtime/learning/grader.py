@@ -50,6 +50,18 @@ class Grade:
     reason: str = ""  # why this verdict, for `pedrag grade` and the audit
     tentative: bool = False  # "is it 56?": an attempt, graded as one
     work: bool = False  # the message's working is checkable and consistent (`shows_work`)
+    value: Fraction | None = None  # a numeric answer's value: "55", "55.0" and "110/2" are one
+
+    @property
+    def answer_identity(self) -> str | None:
+        """What makes two graded answers the same answer: a number's value, else the words up
+        to case and spacing. The candidate as written is for echoing; counted as distinct,
+        "55", "55.0", "55.00", "+55" and "110/2" were five new wrong answers (five attempts)."""
+        if self.value is not None:
+            return f"= {self.value}"
+        if self.candidate is None:
+            return None
+        return " ".join(self.candidate.split()).casefold()
 
     @property
     def graded(self) -> bool:
@@ -165,25 +177,31 @@ def grade(
     return result
 
 
-def _correct(answer: str, reading: reader.Reading, why: str) -> Grade:
+def _correct(
+    answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
+) -> Grade:
     return Grade(
         "correct",
         answer,
         (f"the learner's answer {answer!r} is correct",),
         reason=why,
         tentative=reading.tentative,
-        work=consistent_work(reading),
+        work=consistent_work(reading, problem),
+        value=reading.value,
     )
 
 
-def _wrong(answer: str, reading: reader.Reading, why: str) -> Grade:
+def _wrong(
+    answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
+) -> Grade:
     return Grade(
         "wrong",
         answer,
         (f"the learner's answer {answer!r} is not correct",),
         reason=why,
         tentative=reading.tentative,
-        work=consistent_work(reading),
+        work=consistent_work(reading, problem),
+        value=reading.value,
     )
 
 
@@ -197,6 +215,20 @@ class _NumberTargets:
     givens: tuple[Fraction, ...]
     restated: tuple[str, ...]
     steps: tuple[Fraction, ...]
+
+    @property
+    def problem(self) -> frozenset[Fraction]:
+        """The numbers working on this problem starts from (:func:`consistent_work`): the
+        givens, their digits and place-value parts (38 is 30 and 8, and 3 and 8: "30 + 40 =
+        70", "3 + 4 = 7"), and the worked solution's values."""
+        found = set(self.givens) | set(self.steps)
+        for given in self.givens:
+            if given.denominator != 1:
+                continue
+            digits = str(abs(given.numerator))
+            for place, digit in enumerate(reversed(digits)):
+                found |= {Fraction(int(digit)), Fraction(int(digit) * 10**place)}
+        return frozenset(found)
 
 
 @functools.lru_cache(maxsize=256)  # once per exercise (its key), not per message
@@ -232,19 +264,21 @@ def _grade_number(
     reading = reader.read_message(
         message, kind="number", givens=givens, steps=steps, restated=restated
     )
+    problem = targets.problem
     if not reading.committed or reading.value is None:
-        return Grade("none", reason=reading.reason, work=consistent_work(reading))
+        return Grade("none", reason=reading.reason, work=consistent_work(reading, problem))
     answer = reading.answer or ""
     if units and reading.unit and not any(reader.same_text(reading.unit, unit) for unit in units):
         return _wrong(
             f"{answer} {reading.unit}",
             reading,
             f"unit {reading.unit!r} is not one of the exercise's units ({', '.join(units)})",
+            problem,
         )
     if any(equal_numbers(reading.value, value, tolerance) for value in accepted):
         why = "equal to the answer" + (f" within {tolerance:g}" if tolerance else "")
-        return _correct(answer, reading, f"{reading.reason}, {why}")
-    return _wrong(answer, reading, f"{reading.reason}, not equal to the answer")
+        return _correct(answer, reading, f"{reading.reason}, {why}", problem)
+    return _wrong(answer, reading, f"{reading.reason}, not equal to the answer", problem)
 
 
 def equal_numbers(value: Fraction, target: Fraction, tolerance: float | None) -> bool:
@@ -472,6 +506,20 @@ def _other_numbers(said: str, spellings: Sequence[str]) -> bool:
     return bool(named) and all(reader.DIGITS.findall(s) != said_numbers for s in named)
 
 
+# A bracketed aside: another item ("chloroplast (mitochondria)", graded correct before), or a
+# description when it opens with a word that describes or places ("chloroplast (in the leaf)").
+_BRACKETED = re.compile(r"[(\[]([^()\[\]]*)[)\]]?")
+_DESCRIBING = re.compile(
+    r"^\s*(?:which|that|where|who|whose|because|since|so|as|in|on|at|inside|of|from|the|a|an|"
+    r"i\.?e\.?|e\.?g\.?|like|such|it|they|its|their)\b",
+    re.IGNORECASE,
+)
+
+
+def _bracketed_item(found: re.Match[str]) -> str:
+    return " " if _DESCRIBING.match(found.group(1)) else f", {found.group(1)}"
+
+
 def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     """The answer named in a list with something it does not contain ("glucose and oxygen and
     water" for the two products of photosynthesis, "carbon dioxide and nitrogen" for the gas
@@ -484,7 +532,7 @@ def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     answer_items = [
         item for spelling in spellings for item in _ITEM_JOIN.split(spelling) if item.strip()
     ]
-    for item in _ITEM_JOIN.split(said):
+    for item in _ITEM_JOIN.split(_BRACKETED.sub(_bracketed_item, said)):
         words = reader.text_words(item)
         if not words or _DESCRIPTION.match(item.strip()) or reader.is_remark(item):
             continue
@@ -545,7 +593,7 @@ def _grade_code(
             reason=f"uses {used}, which the exercise forbids",
             work=True,
         )
-    result = run_tests(code, tests)
+    result = run_tests(code, tests, forbid)
     if result.error is not None:
         return Grade(
             "error",
@@ -621,13 +669,17 @@ def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
     return None
 
 
-def consistent_work(reading: reader.Reading) -> bool:
+def consistent_work(reading: reader.Reading, problem: frozenset[Fraction] | None = None) -> bool:
     """Whether a message's working is checkable and consistent: at least one arithmetic step
     that evaluates, and the committed answer follows from the steps (it is a step's result, or
     two step results combined by one operation or written side by side). Cue words ("because",
     "so") are not work: counting them lets a learner raise the ceiling by guessing (Baker et
-    al. 2004)."""
+    al. 2004). With the ``problem``'s numbers known (a numeric exercise), a step counts only on
+    them or on an earlier step's result: any guess has a true step that ends in it ("54 + 1 =
+    55", "55 x 1 = 55" for 7 x 8), and those counted as attempts."""
     true_steps = [step for step, holds in reading.steps if holds]
+    if problem is not None:
+        true_steps = _on_the_problem(true_steps, problem)
     if not true_steps:
         return False
     if reading.value is None:
@@ -636,12 +688,30 @@ def consistent_work(reading: reader.Reading) -> bool:
     value = reading.value
     if value in results:
         return True
-    for a in results:
-        for b in results:
+    for i, a in enumerate(results):
+        for j, b in enumerate(results):
             combined = {a + b, a - b, a * b, *([a / b] if b else [])}
-            if value in combined or str(value) == f"{a}{b}":
+            # side by side: two steps' results ("7 and 15 as 715"), not one step's twice
+            if value in combined or (i != j and str(value) == f"{a}{b}"):
                 return True
     return False
+
+
+def _on_the_problem(steps: Sequence[str], problem: frozenset[Fraction]) -> list[str]:
+    """The steps that work on the problem: an operand is one of its numbers, or the result of
+    an earlier such step (the chain "7 x 4 = 28, 28 + 28 = 56")."""
+    known = set(problem)
+    kept = []
+    for step in steps:
+        left = step.rpartition("=")[0]
+        if {Fraction(n) for n in _OPERAND.findall(left)} & known:
+            kept.append(step)
+            known |= {Fraction(n) for n in _OPERAND.findall(step)}
+    return kept
+
+
+# A step's numbers one by one (a reader's number would take "156/12" as the fraction 13).
+_OPERAND = re.compile(r"\d+(?:\.\d+)?")
 
 
 def shows_work(message: str, result: Grade | None = None) -> bool:

@@ -132,11 +132,12 @@ def assess(
     rules: GradingRules | None = None,
     exam_record: ExamRecord | None = None,
     submissions: int = 1,
+    exercise: str | None = None,
 ) -> Assessment:
     """Grade one message and derive the turn's events and the goal's new record. On an exam
     (`pedrag.runtime.learning.exam`), only the last of its ``submissions`` is scored: earlier
     ones are recorded with no verdict, so nothing can tell the learner whether they were
-    right."""
+    right. ``exercise`` (its id) is credited to the goal's mastery once (:func:`_scored`)."""
     if exam:
         return _assess_exam(
             message,
@@ -149,6 +150,7 @@ def assess(
             rules=rules,
             exam_record=exam_record or ExamRecord(),
             submissions=submissions,
+            exercise=exercise,
         )
     if key is None or solved:
         return Assessment(Grade("none"), (), None, tuple(wrong_answers))
@@ -159,7 +161,7 @@ def assess(
         intent=intent if isinstance(intent, str) else None,
         rules=rules,
     )
-    return _scored(message, result, wrong_answers, record, tracing)
+    return _scored(message, result, wrong_answers, record, tracing, exercise)
 
 
 def _assess_exam(
@@ -174,6 +176,7 @@ def _assess_exam(
     rules: GradingRules | None,
     exam_record: ExamRecord,
     submissions: int,
+    exercise: str | None,
 ) -> Assessment:
     if exam_record.over or key is None:
         step = exam_step(exam_record, "none", submissions)
@@ -190,7 +193,8 @@ def _assess_exam(
             "correct" if exam_record.last == "correct" else "wrong",
             reason="the latest submission, scored when the exam was ended",
         )
-        return replace(_scored(message, latest, wrong_answers, record, tracing), exam=step)
+        scored = _scored(message, latest, wrong_answers, record, tracing, exercise)
+        return replace(scored, exam=step)
     if intent in ADVERSARIAL_INTENTS:
         # seed 2, G4: an exam is never passed through an injection or a demand; not graded.
         step = exam_step(exam_record, "none", submissions)
@@ -215,7 +219,7 @@ def _assess_exam(
             "the end",
         )
         return Assessment(recorded, ("exam_submission",), None, tuple(wrong_answers), step)
-    return replace(_scored(message, result, wrong_answers, record, tracing), exam=step)
+    return replace(_scored(message, result, wrong_answers, record, tracing, exercise), exam=step)
 
 
 def _scored(
@@ -224,8 +228,13 @@ def _scored(
     wrong_answers: Sequence[str],
     record: GoalRecord,
     tracing: Tracing,
+    exercise: str | None = None,
 ) -> Assessment:
-    """The events and goal record of a graded message."""
+    """The events and goal record of a graded message. A correct answer to an exercise the
+    goal's record has solved already (in an earlier session: a session's own exercise is graded
+    once) is confirmed but gives no new evidence: the same answer in session after session
+    raised mastery from 0.60 to 0.996 and unlocked the next goals on one exercise. A wrong one
+    still counts: it is news about the learner."""
     if result.verdict == "error":
         # Fails closed: code that could not run is neither right nor a new wrong answer.
         return Assessment(result, ("answer_graded", "grader_error"), None, tuple(wrong_answers))
@@ -234,11 +243,14 @@ def _scored(
     correct = result.verdict == "correct"
     events = ["answer_graded", "correct_answer" if correct else "wrong_answer"]
     remembered = tuple(wrong_answers)
-    if not correct and result.candidate is not None and result.candidate not in remembered:
+    identity = result.answer_identity
+    if not correct and identity is not None and identity not in remembered:
         events.append("new_wrong_answer")
         if shows_work(message, result):
             events.append("worked_wrong_answer")
-        remembered = (*remembered, result.candidate)[-MAX_REMEMBERED_WRONG:]
+        remembered = (*remembered, identity)[-MAX_REMEMBERED_WRONG:]
+    if correct and exercise is not None and exercise in record.solved:
+        return Assessment(result, tuple(events), record, remembered)
     new = replace(
         record,
         mastery=update(record.mastery, correct, tracing),

@@ -155,9 +155,13 @@ class MemoryStore:
             texts = list(session["audit"])
         return [json_value(text) for text in texts]
 
-    def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+    def list_sessions(
+        self, limit: int = 50, *, learner_id: str | None = None
+    ) -> list[dict[str, Any]]:
         with self._lock:
             items = sorted(self._sessions.items(), key=lambda kv: kv[1]["updated_at"], reverse=True)
+            if learner_id is not None:
+                items = [kv for kv in items if kv[1]["meta"].get("learner_id") == learner_id]
             return [
                 {
                     "id": key,

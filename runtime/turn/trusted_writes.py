@@ -69,6 +69,7 @@ def _grade(context: TurnContext) -> None:
         rules=info.rules if info is not None else None,
         exam_record=ExamRecord.from_dict(state.extra.get(EXAM)),
         submissions=info.submissions if info is not None else 1,
+        exercise=info.id if info is not None else None,
     )
     events = list(assessment.events)
     events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")

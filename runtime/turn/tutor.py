@@ -79,6 +79,9 @@ __all__ = [
 ]
 
 _EXAM_STEP = runtime_step("exam_lockdown")
+EXAM_SITTINGS_SCANNED = 10_000
+"""How many of the store's latest sessions are searched for a learner's earlier sitting of an
+exam (their own first, then the tenant's)."""
 
 
 def _lockdown_metric(policy: Any) -> str | None:
@@ -244,6 +247,15 @@ class Tutor:
                     f"exercise {info.id!r} is locked for learner {learner!r}: goal {info.goal!r} "
                     f"requires {', '.join(missing)}, not yet mastered"
                 )
+        if info is not None and info.exam and learner is not None:
+            sitting = self._exam_sitting(learner, info.id)
+            if sitting is not None:
+                # Each sitting gave its own submissions, so a learner could guess across
+                # sittings until one said "You passed" (70, 71, 72 in three sessions).
+                raise ValueError(
+                    f"learner {learner!r} has sat exam {info.id!r} already (session "
+                    f"{sitting}): an exam is sat once"
+                )
         initial = dict(trusted or {})
         schema = self.schema(theory)
         if info is not None:
@@ -325,6 +337,25 @@ class Tutor:
         load = getattr(self.store, "load_learner_goals", None)
         stored = load(learner) if load is not None else {}
         return {goal: GoalRecord.from_dict(data) for goal, data in stored.items()}
+
+    def _exam_sitting(self, learner: str, exercise: str) -> str | None:
+        """A session of ``learner`` on the exam ``exercise`` the store holds already, any one
+        (started, not even answered: sittings opened side by side are one each too)."""
+        lister = getattr(self.store, "list_sessions", None)
+        if lister is None:
+            return None
+        # A service session names its learner in `learner_id` (the store's column); one from
+        # `Tutor.start(learner=...)` alone, in its meta.
+        found = [
+            *lister(EXAM_SITTINGS_SCANNED, learner_id=learner),
+            *lister(EXAM_SITTINGS_SCANNED),
+        ]
+        for item in found:
+            meta = item.get("meta") or {}
+            mine = learner in (meta.get("learner"), meta.get("learner_id"))
+            if mine and meta.get("exercise") == exercise:
+                return str(item["id"])
+        return None
 
     def learner_mastery(self, learner: str) -> dict[str, float]:
         """The learner's mastery per goal, as last committed."""

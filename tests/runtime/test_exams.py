@@ -179,3 +179,21 @@ def test_no_exam_attack_script_passes_an_exam() -> None:
             passed.append((name, "passed", ""))
     assert passed == []
     assert backend.calls["actor"] == 0
+
+
+def test_a_learner_sits_an_exam_once_so_no_guessing_across_sittings() -> None:
+    """Each new session on an exam gave fresh submissions and its own result line: "70" then
+    "71" then "72" in three sessions, and the third said "You passed". A learner's second
+    sitting is refused, even one opened beside an unanswered first; others are unaffected."""
+    tutor = _tutor(CountingActor())
+    first = tutor.start("socratic", exercise="times_exam", seed=1, learner="mal")
+    with pytest.raises(ValueError, match="sat exam 'times_exam' already"):
+        tutor.start("socratic", exercise="times_exam", seed=2, learner="mal")  # side by side
+    for message in ("70", "I'm done"):
+        last = tutor.turn(first, message).tutor
+    assert last == FAILED
+    with pytest.raises(ValueError, match=f"session {first.id}"):
+        tutor.start("socratic", exercise="times_exam", seed=3, learner="mal")
+    other = tutor.start("socratic", exercise="times_exam", seed=1, learner="ann")
+    assert tutor.turn(other, "72").tutor.startswith("Answer recorded")
+    tutor.start("socratic", exercise="mult_7x8", seed=1, learner="mal")  # practice is open

@@ -108,6 +108,25 @@ def test_work_shows_only_when_its_steps_evaluate_and_lead_to_the_answer() -> Non
     assert shows_work("3+4=7 and 8+7=15, so 715")  # a misconception, worked consistently
 
 
+def test_work_on_an_exercise_starts_from_its_numbers() -> None:
+    exercises = {e.id: e for c in shipped().curricula.values() for e in c.model.exercises}
+
+    def work(exercise: str, message: str) -> bool:
+        return grade_exercise(message, exercises[exercise]).work
+
+    # a true step unrelated to the problem, or one result written twice, is no working
+    assert not work("mult_7x8", "54 + 1 = 55") and not work("mult_7x8", "55 x 1 = 55")
+    assert not work("mult_7x8", "8 - 3 = 5 so 55") and not work(
+        "long_mult_23x47", "1000 + 81 = 1081"
+    )
+    # the givens, their place-value parts and digits, and a chain of results are
+    assert work("add_38_47", "30+40=70 and 8+7=15, so 85") and work(
+        "add_38_47", "3+4=7 and 8+7=15, so 715"
+    )
+    assert work("long_mult_23x47", "23 x 40 = 820, 23 x 7 = 161, 820 + 161 = 981")
+    assert work("mult_7x8", "7 x 4 = 28, 28 + 28 = 56") and work("div_156_12", "156/12 = 13")
+
+
 def test_code_is_graded_by_running_its_tests() -> None:
     good = "def total(xs):\n    r = 0\n    for x in xs:\n        r += x\n    return r"
     assert run_tests(good, TESTS).passed
@@ -135,6 +154,19 @@ def test_code_that_reaches_outside_or_runs_away_fails_closed(code: str) -> None:
     assert not result.passed
     verdict = grade(f"```python\n{code}\n```", MULT, tests=TESTS).verdict
     assert verdict in ("error", "wrong")
+
+
+def test_code_that_floods_its_output_costs_the_grader_no_memory() -> None:
+    """stdout is not the channel: before, it was captured, and a loop of prints put 2 GB in the
+    grading (tutor, service) process within the time limit."""
+    import resource
+
+    flood = "import sys\ndef total(xs): return 6\nwhile True:\n    sys.stdout.write('x' * 10**6)"
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    result = run_tests(flood, TESTS)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert not result.passed and result.error is not None
+    assert grown < 200 * 1024, f"the grading process grew by {grown // 1024} MB"
 
 
 def test_a_true_is_not_a_one() -> None:

@@ -4,7 +4,9 @@ feedback says to rename it: whether a `sum` means the builtin depends on scope a
 which a learner could arrange (`def total(nums, sum=sum)`, `x = sum` before `sum = 0`).
 
 Before, `return sum(nums)` passed the shipped sum_list_loop's three tests and was graded
-correct, and `return max(nums)` the same on max_list_loop.
+correct, and `return max(nums)` the same on max_list_loop. Then a spelling the reading of the
+code cannot see (`builtins.__dict__["mus"[::-1]]`) still passed: the forbidden builtins are now
+withheld from the code when it runs as well.
 """
 
 from __future__ import annotations
@@ -87,3 +89,36 @@ def test_the_shipped_solutions_keep_their_own_rules(exercises: dict[str, Any]) -
     assert {e.id for e in forbidding} >= {"sum_list_loop", "max_list_loop"}
     for exercise in forbidding:
         assert exercise.solution and forbidden_use(exercise.solution, exercise.forbid) is None
+
+
+# Spellings no reading of the syntax tree can see: a string built at run time, looked up in the
+# builtins' namespace. Each passed all three tests of sum_list_loop and was graded correct.
+UNSEEN = [
+    'import builtins\ndef total(nums):\n    return builtins.__dict__["mus"[::-1]](nums)',
+    'import sys\ndef total(nums):\n    return sys.modules["builtins"].__dict__["su" + "m"](nums)',
+    'import builtins\nadd = builtins.__dict__["".join(["s", "u", "m"])]\ndef total(nums):\n'
+    "    return add(nums)",
+]
+
+
+@pytest.mark.parametrize("code", UNSEEN)
+def test_a_forbidden_builtin_is_withheld_from_the_running_code(
+    exercises: dict[str, Any], code: str
+) -> None:
+    assert forbidden_use(code, ("sum",)) is None  # the reading cannot see it
+    result = grade_exercise(f"```python\n{code}\n```", exercises["sum_list_loop"])
+    assert result.verdict != "correct", result
+    assert result.run is not None and not result.run.passed
+
+
+def test_withholding_a_builtin_leaves_the_others_and_other_exercises_alone(
+    exercises: dict[str, Any],
+) -> None:
+    uses_len = "def total(nums):\n    result = 0\n    for i in range(len(nums)):\n" + (
+        "        result += nums[i]\n    return result"
+    )
+    assert grade_exercise(uses_len, exercises["sum_list_loop"]).verdict == "correct"
+    uses_sum = "def biggest(nums):\n    best = nums[0]\n    for n in nums:\n" + (
+        "        if n > best:\n            best = n\n    return best + sum([])"
+    )
+    assert grade_exercise(uses_sum, exercises["max_list_loop"]).verdict == "correct"

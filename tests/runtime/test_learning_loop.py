@@ -94,6 +94,41 @@ def test_pseudo_justified_guesses_are_not_attempts(theory: str) -> None:
     assert session.state.metrics["attempts"] == 0
 
 
+@pytest.mark.parametrize("theory", ["socratic", "constructivism"])
+def test_a_true_step_that_only_ends_in_the_guess_is_no_attempt(theory: str) -> None:
+    """Any guess has a true step ending in it: "54 + 1 = 55", "50 x 1 = 50", "8 - 3 = 5 so 55"
+    (one result written twice). Each counted as worked, six of them took `attempts` to 6 and
+    constructivism's `attempts >= 5` contrast; working counts only on the problem's numbers."""
+    tutor = _tutor()
+    session = tutor.start(theory, exercise="mult_7x8", seed=2)
+    for message in (
+        "54 + 1 = 55",
+        "50 x 1 = 50",
+        "57 + 0 = 57",
+        "5 x 11 = 55, so 55",
+        "8 - 3 = 5 so 55",
+        "60 / 2 = 30",
+        "1 + 4 = 5, so 55",
+    ):
+        result = tutor.turn(session, message)
+        assert result.audit["grade"]["verdict"] == "wrong"
+    assert session.state.metrics["attempts"] == 0
+    tutor.turn(session, "7 x 7 = 49, 49 + 9 = 58")  # working on 7 and 8 still counts
+    assert session.state.metrics["attempts"] == 1
+
+
+def test_one_wrong_answer_in_other_spellings_is_one_attempt() -> None:
+    """The same worked wrong answer written "55", "55.0", "55.00" and "110/2" counted as four
+    new wrong answers, so four attempts, by spelling alone; a wrong answer is new by value."""
+    tutor = _tutor()
+    session = tutor.start("socratic", exercise="mult_7x8", seed=2)
+    for spelling in ("55", "55.0", "55.00", "110/2", "fifty-five"):
+        tutor.turn(session, f"7 x 7 = 49, 49 + 6 = {spelling}")
+    assert session.state.metrics["attempts"] == 1
+    tutor.turn(session, "7 x 7 = 49, 49 + 5 = 54")  # another value is another attempt
+    assert session.state.metrics["attempts"] == 2
+
+
 def test_correct_code_is_graded_by_running_it() -> None:
     tutor = _tutor()
     session = tutor.start("socratic", exercise="sum_list", seed=1)
@@ -200,3 +235,24 @@ def test_a_code_exam_fails_closed_when_the_grader_cannot_run_the_code() -> None:
     good = "```python\ndef count_evens(xs):\n    return sum(1 for x in xs if x % 2 == 0)\n```"
     assert tutor.turn(session, good).audit["grade"]["verdict"] == "correct"
     assert session.state.solved
+
+
+def test_solving_the_same_exercise_again_gives_no_new_mastery() -> None:
+    """One exercise, solved in session after session, raised the goal's mastery 0.60, 0.89,
+    0.977, 0.996 and unlocked the goals after it; an exercise is evidence once. A wrong answer
+    on it later is still evidence, and a second exercise of the goal still counts."""
+    tutor = _tutor()
+    masteries = []
+    for seed in range(3):
+        session = tutor.start("socratic", exercise="mult_7x8", seed=seed, learner="eve")
+        result = tutor.turn(session, "56")
+        assert result.audit["grade"]["verdict"] == "correct"  # still confirmed
+        masteries.append(tutor.learner_mastery("eve")["multiplication_facts"])
+    assert masteries[0] > 0.5 and masteries[1] == masteries[0] == masteries[2]
+    again = tutor.start("socratic", exercise="mult_7x8", seed=9, learner="eve")
+    tutor.turn(again, "54")
+    after_wrong = tutor.learner_mastery("eve")["multiplication_facts"]
+    assert after_wrong < masteries[0]
+    other = tutor.start("socratic", exercise="mult_6x9", seed=9, learner="eve")
+    tutor.turn(other, "54")
+    assert tutor.learner_mastery("eve")["multiplication_facts"] > after_wrong

@@ -96,3 +96,18 @@ def test_ending_an_exam_on_a_practice_session_is_refused(exam_service: dict[str,
         headers=exam_service["instructor"],
     )
     assert refused.status_code == 422 and "not an exam" in refused.json()["detail"]
+
+
+def test_a_learner_sits_an_exam_once_over_the_service(exam_service: dict[str, Any]) -> None:
+    """A fresh session on the same exam gave fresh submissions: a learner guessed across
+    sessions until a result line said they passed. The second sitting is a 422 now."""
+    client = exam_service["client"]
+    created = client.post("/v1/learners", json={"id": "mal"}, headers=exam_service["instructor"])
+    assert created.status_code == 201, created.text
+    body = {"theory": "socratic", "exercise": "times_exam", "learner_id": "mal"}
+    first = client.post("/v1/sessions", json=body, headers=exam_service["learner"])
+    assert first.status_code == 201, first.text
+    again = client.post("/v1/sessions", json=body, headers=exam_service["learner"])
+    assert again.status_code == 422
+    assert again.json()["type"].endswith("invalid-session")
+    assert first.json()["id"] in again.json()["detail"]
