@@ -36,6 +36,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +164,19 @@ def lockstep(
 
 def _stop(processes: list[subprocess.Popen[str]]) -> None:
     """End every tree's process: its input closed (a loop waiting for a turn then ends and
-    removes its folders), killed if it has not ended within a minute."""
+    removes its folders), killed if they have not all ended within a minute. One minute for
+    all of them, not each: waited for in turn, two stuck loops kept a Ctrl-C'd run alive for
+    two minutes."""
     for process in processes:
         try:
             if process.stdin is not None:
                 process.stdin.close()
         except OSError:  # gone already: nothing to tell it
             pass
+    deadline = time.monotonic() + 60
     for process in processes:
         try:
-            process.wait(timeout=60)
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
