@@ -96,6 +96,11 @@ def test_a_tree_whose_loop_stops_leaves_no_store_folder_in_either_tree(
     assert _left(*trees) == []
 
 
+def _as_a_terminal_job() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_leaves_no_store_folder(tmp_path: Path) -> None:
     trees = [_tree(tmp_path, "old", "slow 0"), _tree(tmp_path, "new", "slow 0")]
     run = subprocess.Popen(
@@ -104,6 +109,9 @@ def test_ctrl_c_leaves_no_store_folder(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # and, as a terminal's job, with Ctrl-C's default action and SIGINT not blocked: a
+        # process that runs the whole suite may hand its children another disposition or mask
+        preexec_fn=_as_a_terminal_job,
     )
     try:
         for _ in range(6000):  # until both trees' loops have made their stores
