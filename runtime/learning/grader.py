@@ -216,7 +216,7 @@ class _NumberTargets:
     restated: tuple[str, ...]
     steps: tuple[Fraction, ...]
 
-    @property
+    @functools.cached_property  # once per exercise, as the targets are (`_number_targets`)
     def problem(self) -> frozenset[Fraction]:
         """The numbers working on this problem starts from (:func:`consistent_work`): the
         givens, their digits and place-value parts (38 is 30 and 8, and 3 and 8: "30 + 40 =
@@ -506,9 +506,9 @@ def _other_numbers(said: str, spellings: Sequence[str]) -> bool:
     return bool(named) and all(reader.DIGITS.findall(s) != said_numbers for s in named)
 
 
-# A bracketed aside: another item ("chloroplast (mitochondria)", graded correct before), or a
-# description when it opens with a word that describes or places ("chloroplast (in the leaf)").
-_BRACKETED = re.compile(r"[(\[]([^()\[\]]*)[)\]]?")
+# A bracketed aside (`reader.ASIDE`): another item ("chloroplast (mitochondria)", graded
+# correct before), or a description when it opens with a word that describes or places
+# ("chloroplast (in the leaf)").
 _DESCRIBING = re.compile(
     r"^\s*(?:which|that|where|who|whose|because|since|so|as|in|on|at|inside|of|from|the|a|an|"
     r"i\.?e\.?|e\.?g\.?|like|such|it|they|its|their)\b",
@@ -532,7 +532,7 @@ def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     answer_items = [
         item for spelling in spellings for item in _ITEM_JOIN.split(spelling) if item.strip()
     ]
-    for item in _ITEM_JOIN.split(_BRACKETED.sub(_bracketed_item, said)):
+    for item in _ITEM_JOIN.split(reader.ASIDE.sub(_bracketed_item, said)):
         words = reader.text_words(item)
         if not words or _DESCRIPTION.match(item.strip()) or reader.is_remark(item):
             continue
