@@ -694,7 +694,7 @@ def read_message(
             continue
         if number.text.replace(" ", "") in restated:
             continue
-        if number.value in steps and not result:
+        if number.value in steps and not (result or _alone(text, number)):
             continue
         if number.value in givens and not (
             result or _RESULT_CUE.search(before) or _alone(text, number)
@@ -773,9 +773,13 @@ _OTHER_CANDIDATE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either)\
 
 
 def _alone(text: str, number: Number) -> bool:
-    """The message is this number and nothing else (a unit and punctuation aside)."""
+    """The message is this number and nothing else (a unit, punctuation and a hedge aside:
+    "12", "12 i think", "maybe 12?"). Such a number is the learner's answer even when it is
+    one of the prompt's numbers or a step of the worked solution: "12" for 156 / 12 and "7"
+    for 7 x 8 committed to nothing, so a wrong answer went uncounted."""
     rest = text[: number.start] + text[number.end :]
-    return not rest.strip(" .!?") or bool(_UNIT_AFTER.fullmatch(rest.rstrip(" .!?")))
+    rest = _TENTATIVE.sub(" ", _HEDGE_IN.sub(" ", rest)).strip(" .!?,")
+    return not rest or bool(_UNIT_AFTER.fullmatch(rest))
 
 
 # -- text answers ------------------------------------------------------------------------------
