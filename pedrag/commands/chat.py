@@ -93,7 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--script",
         metavar="FILE",
-        help="run non-interactively: one student message per line ('-' for stdin)",
+        help="run non-interactively: one student message per line, a fenced code block "
+        "(``` ... ```) one message ('-' for stdin)",
     )
 
 
@@ -393,7 +394,45 @@ def _read_script(path: str) -> list[str]:
         raise UsageProblem(
             f"script {path} is not UTF-8 text (byte 0x{raw[error.start]:02x} on line {line})"
         ) from error
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return messages(text.splitlines())
+
+
+FENCE = "```"
+
+
+def messages(lines: list[str]) -> list[str]:
+    """The student messages of a script: one per line, except a fenced code block (a line
+    starting with ```, up to the line that closes it), which is one message with its lines and
+    their indentation kept. Before, a learner could not hand in a function at all: each of its
+    lines went as a message of its own, stripped of its indentation."""
+    out: list[str] = []
+    block: list[str] | None = None
+    for line in lines:
+        if block is not None:
+            block.append(line.rstrip())
+            if line.strip() == FENCE:
+                out.append("\n".join(block))
+                block = None
+        elif line.strip().startswith(FENCE):
+            block = [line.strip()]
+        elif line.strip():
+            out.append(line.strip())
+    if block is not None:  # never closed: the block runs to the end of the script
+        out.append("\n".join([*block, FENCE]))
+    return out
+
+
+def _read_block(first: str) -> str:
+    """A fenced code block typed or pasted at the prompt, to its closing ``` (or Ctrl-D)."""
+    block = [first]
+    while True:
+        try:
+            line = input("...> ").rstrip()
+        except EOFError:
+            line = FENCE
+        block.append(line)
+        if line.strip() == FENCE:
+            return "\n".join(block)
 
 
 def _interactive(tutor: Any, args: argparse.Namespace, watch: ModelWatch) -> int:
@@ -402,7 +441,9 @@ def _interactive(tutor: Any, args: argparse.Namespace, watch: ModelWatch) -> int
     print(f"pedrag tutor: {session_line(session)}")
     if info is not None:
         print(f"exercise: {info.prompt}")
-    print("type your message; an empty line or Ctrl-D ends the session")
+    print(
+        "type your message; code goes between ``` lines; an empty line or Ctrl-D ends the session"
+    )
     results = []
     while True:
         try:
@@ -415,6 +456,8 @@ def _interactive(tutor: Any, args: argparse.Namespace, watch: ModelWatch) -> int
             continue
         if not line:
             break
+        if line.startswith(FENCE):
+            line = _read_block(line)
         print("tutor> ", end="", flush=True)
         for piece in tutor.stream(session, line):
             print(piece, end="", flush=True)

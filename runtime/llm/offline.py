@@ -238,6 +238,8 @@ def _spoken(ordered: list[str], prompt: str) -> list[tuple[str, str]]:
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
 _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
 _UNGRADED = "the learner's code could not be graded: "
+_SOME_PASS = re.compile(r"^the learner's code passes (\d+) of (\d+) tests$")
+_FORBIDDEN = re.compile(r"^the learner's code uses (.+), which the exercise does not allow\b")
 
 
 def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool = True) -> str:
@@ -261,6 +263,17 @@ def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool =
             if not quoting:
                 return "I couldn't run your code, so it isn't graded."
             return f"I couldn't run your code ({fact.removeprefix(_UNGRADED)}), so it isn't graded."
+        if match := _FORBIDDEN.match(fact):
+            # the learner was told nothing: a hint came as if the code were merely unfinished
+            if not quoting:
+                return "Not yet: your code uses something this exercise does not allow."
+            return f"Not yet: your code uses {match.group(1)}, which this exercise does not allow."
+    for fact in (fact.strip() for fact in facts):
+        # only hidden tests failed (no public one to quote): the count, never their values
+        if (match := _SOME_PASS.match(fact)) and match.group(1) != match.group(2):
+            if not quoting:
+                return "Not yet: I ran your code, and it doesn't pass every test."
+            return f"Not yet: I ran your code, and it passes {match.group(1)} of {match.group(2)} tests."
     return ""
 
 

@@ -97,6 +97,9 @@ def test_a_failed_closed_reply_to_a_right_answer_has_no_verdict_of_a_wrong_one()
         "the learner's answer '2 6 12' is not correct",
         "test total([2, 4]) failed: got 2, expected 6",
         "the learner's code could not be graded: NameError: name 'x12' is not defined",
+        "the learner's code passes 1 of 3 tests",
+        "the learner's code uses the name `sum`, which the exercise does not allow (rename a "
+        "variable of that name)",
     ],
 )
 def test_the_verdict_quoting_nothing_holds_nothing_of_the_fact(fact: str) -> None:
@@ -104,3 +107,17 @@ def test_the_verdict_quoting_nothing_holds_nothing_of_the_fact(fact: str) -> Non
     unquoted = grader_preface((fact,), "2 6 12", quoting=False)
     assert quoted and unquoted and unquoted != quoted
     assert not any(character.isdigit() for character in unquoted), unquoted
+
+
+def test_code_that_fails_only_hidden_tests_or_uses_a_forbidden_name_is_told_so() -> None:
+    # Before, neither had a verdict: the learner got a hint as if the code were unfinished.
+    forbidden = "the learner's code uses the name `sum`, which the exercise does not allow"
+    assert grader_preface((forbidden,)) == (
+        "Not yet: your code uses the name `sum`, which this exercise does not allow."
+    )
+    some = ("the learner's code passes 1 of 3 tests",)
+    assert grader_preface(some) == "Not yet: I ran your code, and it passes 1 of 3 tests."
+    assert grader_preface(("the learner's code passes 3 of 3 tests",)) == ""
+    # a public test's failure, when there is one, is the more useful sentence
+    public = (*some, "test total([2, 4]) failed: got 2, expected 6")
+    assert grader_preface(public).startswith("Not yet: I ran your code, and total([2, 4]) gave")
