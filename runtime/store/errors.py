@@ -32,6 +32,25 @@ class AlreadyExists(StoreError):
     """An id given to ``create_*`` is taken (a session, a learner or a tenant)."""
 
 
+class ExamAlreadySat(AlreadyExists):
+    """A learner's sitting of an exam is recorded already and no retake is granted: nothing
+    was written. ``session_id`` names the earlier sitting's session ("" when the sitting that
+    won was committed by a racing creation while this one ran)."""
+
+    def __init__(self, learner_id: str, exam_id: str, session_id: str) -> None:
+        where = f" (session {session_id})" if session_id else ""
+        super().__init__(
+            f"learner {learner_id!r} has sat exam {exam_id!r} already{where}: an exam is sat "
+            "once, unless an instructor grants a retake"
+        )
+        self.learner_id, self.exam_id, self.session_id = learner_id, exam_id, session_id
+
+
+class NoRetakeDue(AlreadyExists):
+    """A retake cannot be granted: the learner has not sat the exam, or holds a retake
+    not used yet. Nothing was written."""
+
+
 class LearnerNotFound(StoreError):
     """No learner with this id exists (for this store's tenant)."""
 
@@ -75,7 +94,9 @@ class TurnConflict(StoreError):
 
 __all__ = [
     "AlreadyExists",
+    "ExamAlreadySat",
     "LearnerNotFound",
+    "NoRetakeDue",
     "SessionNotFound",
     "StoreError",
     "StoreUnavailable",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -24,7 +24,15 @@ from pedrag.runtime.store.documents import (
     _utcnow,
 )
 from pedrag.runtime.store.errors import AlreadyExists, LearnerNotFound
-from pedrag.runtime.store.schema import audit_records, learner_goals, learners, sessions
+from pedrag.runtime.store.schema import (
+    api_keys,
+    audit_records,
+    exam_retakes,
+    exam_sittings,
+    learner_goals,
+    learners,
+    sessions,
+)
 from pedrag.runtime.store.statements import Statements
 
 
@@ -136,9 +144,10 @@ class LearnerRecords(StoreConnection):
         }
 
     def delete_learner(self, learner_id: str) -> int:
-        """Delete a learner with every session, audit record and goal record of theirs, in one
-        transaction;
-        returns the number of sessions deleted. :class:`LearnerNotFound` if there is none."""
+        """Delete a learner with every session, audit record, goal record and exam sitting of
+        theirs, and revoke the API keys bound to them, in one transaction (a key outliving its
+        learner would act as any learner later created with the same id); returns the number
+        of sessions deleted. :class:`LearnerNotFound` if there is none."""
         with self._errors(f"delete learner {learner_id!r}"):
             with self._transaction(write=True) as connection:
                 if not self._learner_exists(connection, learner_id):
@@ -151,6 +160,21 @@ class LearnerRecords(StoreConnection):
                         learner_goals.c.tenant == self._tenant,
                         learner_goals.c.learner_id == learner_id,
                     )
+                )
+                for table in (exam_sittings, exam_retakes):
+                    connection.execute(
+                        delete(table).where(
+                            table.c.tenant == self._tenant, table.c.learner_id == learner_id
+                        )
+                    )
+                connection.execute(
+                    update(api_keys)
+                    .where(
+                        api_keys.c.tenant == self._tenant,
+                        api_keys.c.learner_id == learner_id,
+                        api_keys.c.revoked_at.is_(None),
+                    )
+                    .values(revoked_at=_utcnow())
                 )
                 connection.execute(
                     delete(learners).where(

@@ -30,7 +30,13 @@ from pedrag.runtime.store.documents import (
     _require_session_id,
     json_value,
 )
-from pedrag.runtime.store.errors import SessionNotFound, StoreError, TurnConflict
+from pedrag.runtime.store.errors import (
+    ExamAlreadySat,
+    NoRetakeDue,
+    SessionNotFound,
+    StoreError,
+    TurnConflict,
+)
 from pedrag.runtime.store.stored import StoredSession
 
 __all__ = ["MemoryStore", "SessionNotFound", "StoreError", "TurnConflict"]
@@ -53,12 +59,23 @@ class MemoryStore:
         self._sessions: dict[str, dict[str, Any]] = {}
         self._spend: dict[str, float] = {}
         self._learners: dict[str, dict[str, dict[str, Any]]] = {}
+        # (learner, exam) -> the sittings' session ids in order, and the granted sittings:
+        # the SQL stores' pedrag_exam_sittings and pedrag_exam_retakes (runtime/store/exams.py).
+        self._sittings: dict[tuple[str, str], list[str]] = {}
+        self._retakes: dict[tuple[str, str], set[int]] = {}
 
     @property
     def url(self) -> str:
         return "memory://"
 
-    def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+    def create_session(
+        self,
+        session_id: str,
+        meta: dict[str, Any],
+        state: dict[str, Any],
+        *,
+        exam_sitting: tuple[str, str] | None = None,
+    ) -> None:
         _require_session_id(session_id)  # the ids the SQL stores take, no others
         _require_document(meta, "meta")  # refused as the SQL stores refuse it (U+0000, ...)
         state_text = _document_text(state, "state").text
@@ -67,6 +84,11 @@ class MemoryStore:
         with self._lock:
             if session_id in self._sessions:
                 raise StoreError(f"a session with id {session_id!r} already exists")
+            if exam_sitting is not None:
+                sat = self._sittings.setdefault(exam_sitting, [])
+                if sat and len(sat) + 1 not in self._retakes.get(exam_sitting, set()):
+                    raise ExamAlreadySat(*exam_sitting, sat[-1])
+                sat.append(session_id)
             self._sessions[session_id] = {
                 "meta": meta,
                 "state": state_text,
@@ -110,6 +132,17 @@ class MemoryStore:
             session["audit"].append(audit_text)
             if learner is not None and goals is not None:
                 self._learners.setdefault(learner[0], {}).update(goals)
+
+    def grant_retake(self, learner_id: str, exam_id: str, granted_by: str) -> int:
+        """The SQL stores' ``grant_retake``: the sitting granted (:class:`NoRetakeDue` when the
+        learner has not sat the exam or holds a grant not used yet)."""
+        with self._lock:
+            sat = len(self._sittings.get((learner_id, exam_id), ()))
+            granted = self._retakes.setdefault((learner_id, exam_id), set())
+            if sat == 0 or sat + 1 in granted:
+                raise NoRetakeDue(f"no retake of exam {exam_id!r} is due to {learner_id!r}")
+            granted.add(sat + 1)
+            return sat + 1
 
     def load_learner_goals(self, learner_id: str) -> dict[str, dict[str, Any]]:
         with self._lock:

@@ -35,7 +35,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
-HEAD = "0008"
+HEAD = "0009"
 """The newest revision; a test checks it is the head of the scripts."""
 
 INITIAL = "0001"

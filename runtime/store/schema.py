@@ -27,6 +27,11 @@ Why these columns:
 - ``pedrag_learners`` are the people sessions belong to, keyed by ``(tenant, id)`` so each
   tenant has its own ids; deleting a learner deletes their sessions and audit records (the
   service's deletion endpoint).
+- ``pedrag_exam_sittings`` holds one row per sitting of an exam by a learner, keyed by
+  ``(tenant, learner_id, exam_id, sitting)`` and written in the transaction that creates the
+  exam's session, so two racing creations cannot both sit; ``pedrag_exam_retakes`` holds an
+  instructor's grant of one more sitting (who granted it, when). A learner key names its
+  learner in ``pedrag_api_keys.learner_id``.
 - ``pedrag_rate_windows`` counts requests per tenant per minute, one atomic upsert per request,
   so a rate limit holds across every worker of a deployment.
 - ``pedrag_course_documents`` and ``pedrag_course_chunks`` are a course's indexed materials
@@ -161,6 +166,9 @@ api_keys = Table(
     # learner, instructor or admin (the service's roles); keys from before roles are admin.
     Column("role", String(16), nullable=False, server_default="admin"),
     Column("revoked_at", DateTime(timezone=True), nullable=True),  # None: in force
+    # A learner key's learner (pedrag_learners, same tenant): its sessions are that learner's.
+    # None: an instructor or admin key, or a learner key for anonymous practice only.
+    Column("learner_id", String(128), nullable=True),
 )
 
 learners = Table(
@@ -171,6 +179,31 @@ learners = Table(
     Column("id", String(128), primary_key=True),
     Column("meta", JSONDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# One row per sitting of an exam, written in the transaction that creates the exam's session:
+# the primary key is what stops two racing creations from both sitting (docs/service.md).
+exam_sittings = Table(
+    "pedrag_exam_sittings",
+    metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
+    Column("learner_id", String(128), primary_key=True),
+    Column("exam_id", String(128), primary_key=True),
+    Column("sitting", Integer, primary_key=True),  # 1 for the first, 2 after a retake...
+    Column("session_id", String(128), nullable=False),
+    Column("sat_at", DateTime(timezone=True), nullable=False),
+)
+
+# An instructor's grant of one more sitting: sitting ``sitting`` may be sat (and only it).
+exam_retakes = Table(
+    "pedrag_exam_retakes",
+    metadata,
+    Column("tenant", String(TENANT_ID_LENGTH), primary_key=True),
+    Column("learner_id", String(128), primary_key=True),
+    Column("exam_id", String(128), primary_key=True),
+    Column("sitting", Integer, primary_key=True),
+    Column("granted_by", String(200), nullable=False),  # the granting key's id (or "cli")
+    Column("granted_at", DateTime(timezone=True), nullable=False),
 )
 
 rate_windows = Table(

@@ -32,23 +32,33 @@ from pedrag.runtime.store.errors import (
     StoreError,
     TurnConflict,
 )
+from pedrag.runtime.store.exams import ExamRecords
 from pedrag.runtime.store.learners import LearnerRecords, delete_sessions
 from pedrag.runtime.store.schema import audit_records, sessions
 from pedrag.runtime.store.statements import Statements, core_statements
 from pedrag.runtime.store.stored import StoredSession
 
 
-class SessionRecords(LearnerRecords):
+class SessionRecords(LearnerRecords, ExamRecords):
     """Sessions of this store's tenant with their audit records (a session may belong to a
-    learner, hence the base)."""
+    learner and sit an exam, hence the bases)."""
 
-    def create_session(self, session_id: str, meta: dict[str, Any], state: dict[str, Any]) -> None:
+    def create_session(
+        self,
+        session_id: str,
+        meta: dict[str, Any],
+        state: dict[str, Any],
+        *,
+        exam_sitting: tuple[str, str] | None = None,
+    ) -> None:
         """Start a session with zero turns. ``meta`` is fixed at creation (theory, learner,
         exercise, ...); ``state`` is replaced by every :meth:`save_turn`.
 
         ``meta["learner_id"]``, when set, names a learner of this tenant (:meth:`create_learner`;
         :class:`LearnerNotFound` otherwise): the session is theirs and goes with
-        :meth:`delete_learner`."""
+        :meth:`delete_learner`. ``exam_sitting`` — ``(learner id, exam id)`` — records the
+        session as the learner's sitting of the exam in the same transaction
+        (:class:`ExamAlreadySat`, and no session, when it is not theirs to sit)."""
         _require_session_id(session_id)
         _require_document(meta, "meta")
         _require_document(state, "state")
@@ -73,6 +83,8 @@ class SessionRecords(LearnerRecords):
                             learner_id=learner_id,
                         )
                     )
+                    if exam_sitting is not None:
+                        self._sit_exam(connection, *exam_sitting, session_id)
             except IntegrityError as error:
                 raise AlreadyExists(f"a session with id {session_id!r} already exists") from error
 

@@ -21,8 +21,8 @@ from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.connection import StoreConnection
 from pedrag.runtime.store.documents import _as_utc, _require_tenant_id, _utcnow
-from pedrag.runtime.store.errors import AlreadyExists, StoreError
-from pedrag.runtime.store.schema import api_keys, rate_windows, sessions, tenants
+from pedrag.runtime.store.errors import AlreadyExists, LearnerNotFound, StoreError
+from pedrag.runtime.store.schema import api_keys, learners, rate_windows, sessions, tenants
 from pedrag.runtime.store.stored import StoredSession
 
 API_KEY_PREFIX = "pdg_"
@@ -97,11 +97,21 @@ class TenantDirectory:
                 rows = connection.execute(select(tenants).order_by(tenants.c.id)).all()
         return [_tenant(row) for row in rows]
 
-    def issue_key(self, tenant_id: str, label: str = "", *, role: str = "learner") -> str:
+    def issue_key(
+        self, tenant_id: str, label: str = "", *, role: str = "learner", learner: str | None = None
+    ) -> str:
         """A new API key of ``role`` for the tenant (least privilege by default). The key
-        itself is returned once and never stored; :func:`key_id` names it afterwards."""
+        itself is returned once and never stored; :func:`key_id` names it afterwards.
+
+        ``learner`` binds a learner key to one learner of the tenant (:class:`LearnerNotFound`
+        if there is none): the key's sessions are that learner's, and it reaches no other's.
+        A learner key without one starts anonymous sessions only (docs/service.md)."""
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
+        if learner is not None and role != "learner":
+            raise StoreError(
+                f"only a learner key is bound to a learner; a {role} key reaches every learner"
+            )
         key = API_KEY_PREFIX + secrets.token_urlsafe(32)
         store = self._store
         with store._errors(f"issue an API key for tenant {tenant_id!r}"):
@@ -113,6 +123,8 @@ class TenantDirectory:
                     is None
                 ):
                     raise StoreError(f"no tenant with id {tenant_id!r}")
+                if learner is not None and not _has_learner(connection, tenant_id, learner):
+                    raise LearnerNotFound(learner)
                 connection.execute(
                     insert(api_keys).values(
                         key_hash=hash_api_key(key),
@@ -120,6 +132,7 @@ class TenantDirectory:
                         label=label[:200],
                         created_at=_utcnow(),
                         role=role,
+                        learner_id=learner,
                     )
                 )
         return key
@@ -189,6 +202,11 @@ class TenantDirectory:
         return bool(revoked)
 
 
+def _has_learner(connection: Any, tenant_id: str, learner_id: str) -> bool:
+    found = select(learners.c.id).where(learners.c.tenant == tenant_id, learners.c.id == learner_id)
+    return connection.execute(found).first() is not None
+
+
 ROLES = ("learner", "instructor", "admin")
 """The roles of API keys, each allowed everything the ones before it are (docs/service.md)."""
 
@@ -210,11 +228,15 @@ class ApiKey:
     label: str
     created_at: datetime
     revoked_at: datetime | None
+    # A learner key's learner: the only learner its sessions may be (None: anonymous only,
+    # or an instructor or admin key).
+    learner: str | None = None
 
 
 _KEY_COLUMNS = (
     api_keys.c.key_hash,
     api_keys.c.role,
+    api_keys.c.learner_id.label("key_learner"),
     api_keys.c.label,
     api_keys.c.created_at.label("key_created_at"),
     api_keys.c.revoked_at,
@@ -244,6 +266,7 @@ def _api_key(row: Any) -> ApiKey:
         label=row.label,
         created_at=_as_utc(row.key_created_at),
         revoked_at=None if row.revoked_at is None else _as_utc(row.revoked_at),
+        learner=row.key_learner,
     )
 
 

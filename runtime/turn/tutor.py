@@ -42,6 +42,7 @@ from pedrag.runtime.llm.interface import (
 from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.policy.rule_engine import RuleEngine
 from pedrag.runtime.policy.theory_set import TheorySet
+from pedrag.runtime.store.errors import ExamAlreadySat
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.context import (
     GOAL_RECORDS,
@@ -79,9 +80,6 @@ __all__ = [
 ]
 
 _EXAM_STEP = runtime_step("exam_lockdown")
-EXAM_SITTINGS_SCANNED = 10_000
-"""How many of the store's latest sessions are searched for a learner's earlier sitting of an
-exam (their own first, then the tenant's)."""
 
 
 def _lockdown_metric(policy: Any) -> str | None:
@@ -224,12 +222,21 @@ class Tutor:
         trusted: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         learner: str | None = None,
+        exam_needs_learner: bool = False,
     ) -> Session:
         """A new session on ``theory`` (and ``exercise`` from the curriculum). ``trusted``
         sets system-owned metrics (e.g. an instructor's ``explain_mode``). ``learner`` names
         the learner: their per-goal mastery is read from the store and written back with each
         graded answer; ``exercise="next"`` picks their next open exercise. An exercise whose
-        goal's prerequisites the learner has not mastered is refused (``ValueError``)."""
+        goal's prerequisites the learner has not mastered is refused (``ValueError``).
+
+        A named learner sits an exam once (and once more per retake an instructor grants):
+        the sitting is recorded with the session, atomically (``runtime/store/exams.py``), and
+        a sitting that is not theirs is refused (``ValueError``), however many sessions race.
+        ``exam_needs_learner`` refuses an exam to an anonymous session (the service: any
+        number of those could be opened); the Python API and the CLI allow one by default,
+        for a designer trying an exam out, whose caller holds the curriculum and its answers
+        anyway."""
         loaded = self.theories[theory]
         records = self._learner_records(learner)
         if exercise == "next":
@@ -247,15 +254,13 @@ class Tutor:
                     f"exercise {info.id!r} is locked for learner {learner!r}: goal {info.goal!r} "
                     f"requires {', '.join(missing)}, not yet mastered"
                 )
-        if info is not None and info.exam and learner is not None:
-            sitting = self._exam_sitting(learner, info.id)
-            if sitting is not None:
-                # Each sitting gave its own submissions, so a learner could guess across
-                # sittings until one said "You passed" (70, 71, 72 in three sessions).
-                raise ValueError(
-                    f"learner {learner!r} has sat exam {info.id!r} already (session "
-                    f"{sitting}): an exam is sat once"
-                )
+        if info is not None and info.exam and learner is None and exam_needs_learner:
+            # A sitting is recorded per learner; one nobody is named for could be sat again
+            # and again, guessing across sittings until one said "You passed".
+            raise ValueError(
+                f"exercise {info.id!r} is an exam, sat once by a named learner: this session "
+                "names none"
+            )
         initial = dict(trusted or {})
         schema = self.schema(theory)
         if info is not None:
@@ -295,7 +300,18 @@ class Tutor:
             "learner": learner,
             **dict(meta or {}),
         }
-        self.store.create_session(session_id, session_meta, state.to_dict())
+        if exam and learner is not None:
+            assert info is not None
+            try:
+                self.store.create_session(
+                    session_id, session_meta, state.to_dict(), exam_sitting=(learner, info.id)
+                )
+            except ExamAlreadySat as error:
+                # Each sitting gave its own submissions, so a learner could guess across
+                # sittings until one said "You passed" (70, 71, 72 in three sessions).
+                raise ValueError(str(error)) from error
+        else:
+            self.store.create_session(session_id, session_meta, state.to_dict())
         return Session(session_id, state, seed, info, session_meta, learner=learner)
 
     def resume(self, session_id: str, stored: StoredSession | None = None) -> Session:
@@ -337,25 +353,6 @@ class Tutor:
         load = getattr(self.store, "load_learner_goals", None)
         stored = load(learner) if load is not None else {}
         return {goal: GoalRecord.from_dict(data) for goal, data in stored.items()}
-
-    def _exam_sitting(self, learner: str, exercise: str) -> str | None:
-        """A session of ``learner`` on the exam ``exercise`` the store holds already, any one
-        (started, not even answered: sittings opened side by side are one each too)."""
-        lister = getattr(self.store, "list_sessions", None)
-        if lister is None:
-            return None
-        # A service session names its learner in `learner_id` (the store's column); one from
-        # `Tutor.start(learner=...)` alone, in its meta.
-        found = [
-            *lister(EXAM_SITTINGS_SCANNED, learner_id=learner),
-            *lister(EXAM_SITTINGS_SCANNED),
-        ]
-        for item in found:
-            meta = item.get("meta") or {}
-            mine = learner in (meta.get("learner"), meta.get("learner_id"))
-            if mine and meta.get("exercise") == exercise:
-                return str(item["id"])
-        return None
 
     def learner_mastery(self, learner: str) -> dict[str, float]:
         """The learner's mastery per goal, as last committed."""
