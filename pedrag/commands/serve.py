@@ -23,7 +23,9 @@ Requests carry a tenant's API key (`Authorization: Bearer KEY`). Create a tenant
 first key (an admin key) with `pedrag serve --add-tenant ID`; the key is printed once and
 stored hashed. Keys have roles: `learner` (sessions and turns; what a student-facing app
 holds), `instructor` (also toggles, audits, learner records, checks), `admin` (also keys and
-deletion): `--issue-key ID --role learner`, `--list-keys ID`, `--revoke-key KEY_ID`.
+deletion): `--issue-key ID --role learner`, `--list-keys ID`, `--revoke-key KEY_ID`. A
+learner key is one learner's (`--learner LEARNER_ID`): its sessions are that learner's and it
+reaches no other's; a learner key bound to nobody starts anonymous sessions only (no exams).
 
 The database is PEDRAG_DB (or --db): SQLite by default, fine for one worker; use PostgreSQL
 (postgresql+psycopg://...) for --workers above 1. Every worker applies the schema migrations
@@ -36,7 +38,8 @@ exit status: 0 stopped cleanly, 2 usage problem (bad option, database or theory 
 EPILOG = """\
 examples:
   pedrag serve --add-tenant acme --name "Acme School" --requests-per-minute 600
-  pedrag serve --issue-key acme --role learner   a key for the student-facing app
+  pedrag serve --issue-key acme --role learner --learner ana   ana's own key
+  pedrag serve --issue-key acme --role learner   anonymous practice only
   pedrag serve --list-keys acme                  key ids, roles, revoked or not
   pedrag serve --revoke-key 3f9a0c1d2e4b         refused from the next request on
   pedrag serve                                   one worker on 127.0.0.1:8000, SQLite
@@ -91,6 +94,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("learner", "instructor", "admin"),
         default="learner",
         help="with --issue-key: the key's role (default: learner)",
+    )
+    admin.add_argument(
+        "--learner",
+        metavar="LEARNER_ID",
+        help="with --issue-key and --role learner: the learner the key acts as (created if the "
+        "tenant has none of that id); its sessions are that learner's, it reaches no other's. "
+        "A learner key without one starts anonymous sessions only",
     )
     admin.add_argument("--list-keys", metavar="ID", help="list a tenant's keys: id, role, state")
     admin.add_argument(
@@ -158,7 +168,8 @@ def _admin(args: argparse.Namespace) -> int:
                     raise StoreError(f"no tenant with id {args.list_keys!r}")
                 for item in keys:
                     state = "in force" if item.revoked_at is None else f"revoked {item.revoked_at}"
-                    print(f"{item.id}\t{item.role}\t{state}\t{item.label}")
+                    learner = f"learner={item.learner}" if item.learner else "-"
+                    print(f"{item.id}\t{item.role}\t{state}\t{learner}\t{item.label}")
                 return 0
             if args.revoke_key:
                 if not store.tenants.revoke_key(args.revoke_key):
@@ -166,6 +177,8 @@ def _admin(args: argparse.Namespace) -> int:
                 print(f"key {args.revoke_key} revoked", file=sys.stderr)
                 return 0
             role = args.role
+            if args.learner is not None and (not args.issue_key or role != "learner"):
+                raise StoreError("--learner goes with --issue-key TENANT --role learner")
             if args.add_tenant:
                 store.tenants.create(
                     args.add_tenant,
@@ -176,13 +189,39 @@ def _admin(args: argparse.Namespace) -> int:
                 )
                 role = "admin"  # the tenant's first key: it issues the others
             tenant_id = args.add_tenant or args.issue_key
-            key = store.tenants.issue_key(tenant_id, label="pedrag serve", role=role)
+            if args.learner is not None:
+                _ensure_learner(store, tenant_id, args.learner)
+            key = store.tenants.issue_key(
+                tenant_id, label="pedrag serve", role=role, learner=args.learner
+            )
     except StoreError as error:
         print(f"pedrag serve: {error}", file=sys.stderr)
         return 2
     print(key)
-    print(f"{role} API key for tenant {tenant_id!r} (shown once; stored hashed)", file=sys.stderr)
+    bound = f" bound to learner {args.learner!r}" if args.learner is not None else ""
+    print(
+        f"{role} API key for tenant {tenant_id!r}{bound} (shown once; stored hashed)",
+        file=sys.stderr,
+    )
     return 0
+
+
+def _ensure_learner(store: Any, tenant_id: str, learner_id: str) -> None:
+    """The tenant's learner ``learner_id``, created when missing (the CLI has no other way to
+    create one), said on stderr; an unknown tenant is the issuing's error, as without it."""
+    from pedrag.runtime.store.session_store import AlreadyExists, LearnerNotFound
+
+    if store.tenants.get(tenant_id) is None:
+        return  # issue_key says "no tenant with id ..."
+    scoped = store.for_tenant(tenant_id)
+    try:
+        scoped.load_learner(learner_id)
+    except LearnerNotFound:
+        try:
+            scoped.create_learner(learner_id)
+            print(f"learner {learner_id!r} created in tenant {tenant_id!r}", file=sys.stderr)
+        except AlreadyExists:
+            pass  # created meanwhile by another process: as good
 
 
 SERVICE_PACKAGES = ("fastapi", "uvicorn", "httptools", "prometheus_client")

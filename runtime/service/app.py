@@ -70,6 +70,8 @@ from pedrag.runtime.service.auth import (
     TutorCache,
     deferred_role,
     is_deferred,
+    learner_of_new_session,
+    require_reachable,
     required_role,
     role,
 )
@@ -85,6 +87,8 @@ from pedrag.runtime.service.schemas import (
     AuditOut,
     CheckRequest,
     CurriculumOut,
+    ExamRetakeOut,
+    ExamSittingOut,
     ExerciseOut,
     Health,
     InstructorUpdate,
@@ -94,6 +98,7 @@ from pedrag.runtime.service.schemas import (
     KeyRoleOut,
     LearnerCreate,
     LearnerDeleted,
+    LearnerExams,
     LearnerGoal,
     LearnerOut,
     SessionCreate,
@@ -108,6 +113,7 @@ from pedrag.runtime.service.schemas import (
 from pedrag.runtime.store.session_store import (
     AlreadyExists,
     LearnerNotFound,
+    NoRetakeDue,
     SessionNotFound,
     SessionStore,
     StoredSession,
@@ -818,6 +824,57 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
             )
         return out
 
+    @app.get("/v1/learners/{learner_id}/exams", response_model=LearnerExams, tags=["learners"])
+    def learner_exams(learner_id: PathId, ctx: Instructor) -> LearnerExams:
+        """The learner's exam sittings and the retakes granted them."""
+        ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
+        sittings, retakes = ctx.store.exam_sittings(learner_id)
+        return LearnerExams(
+            learner_id=learner_id,
+            sittings=[
+                ExamSittingOut(
+                    exam=item.exam_id,
+                    sitting=item.sitting,
+                    session_id=item.session_id,
+                    sat_at=item.sat_at,
+                )
+                for item in sittings
+            ],
+            retakes=[_retake_out(item) for item in retakes],
+        )
+
+    @app.post(
+        "/v1/learners/{learner_id}/exams/{exam_id}/retake",
+        response_model=ExamRetakeOut,
+        status_code=201,
+        tags=["learners"],
+    )
+    def grant_retake(learner_id: PathId, exam_id: PathId, ctx: Instructor) -> ExamRetakeOut:
+        """Let a learner sit an exam once more: the grant (who, when) allows exactly one more
+        sitting. 409 when the learner has not sat the exam, or holds a retake not used yet."""
+        exams = {
+            item.id
+            for loaded in ctx.tutors.theories.curricula.values()
+            for item in loaded.model.exercises
+            if item.exam
+        }
+        if exam_id not in exams:
+            known = ", ".join(sorted(exams)) or "none"
+            raise Problem(404, "exam-not-found", f"no exam {exam_id!r} (exams: {known})")
+        ctx.store.load_learner(learner_id)  # 404 for a learner not of this tenant
+        try:
+            retake = ctx.store.grant_retake(learner_id, exam_id, ctx.key_id)
+        except NoRetakeDue as error:
+            raise Problem(409, "no-retake-due", str(error)) from error
+        log.info(
+            "retake %d of exam %s granted to learner %s by key %s",
+            retake.sitting,
+            exam_id,
+            learner_id,
+            ctx.key_id,
+        )
+        return _retake_out(retake)
+
     @app.delete("/v1/learners/{learner_id}", response_model=LearnerDeleted, tags=["learners"])
     def delete_learner(learner_id: PathId, ctx: Admin) -> LearnerDeleted:
         """Delete a learner and every session and audit record of theirs."""
@@ -846,8 +903,10 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, tags=["sessions"])
     def get_session(session_id: PathId, ctx: Learner) -> SessionOut:
-        """The session as its learner may see it."""
-        tutor, session = _resume(ctx, session_id)
+        """The session as its learner may see it (a learner key: its own learner's only)."""
+        stored = ctx.store.read_session(session_id)
+        require_reachable(ctx, session_id, stored.meta)
+        tutor, session = _resume(ctx, session_id, stored)
         return _session_out(tutor, session, session.state.turn)
 
     @app.get("/v1/sessions/{session_id}/state", response_model=SessionDetail, tags=["instructor"])
@@ -954,7 +1013,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     def this_key(ctx: Learner) -> KeyRoleOut:
         """The key this request is made with: its id and role. Any key may ask, so a client
         can tell what its key may do before it starts something it could not finish."""
-        return KeyRoleOut(id=ctx.key_id, role=ctx.role)
+        return KeyRoleOut(id=ctx.key_id, role=ctx.role, learner_id=ctx.learner)
 
     @app.get("/v1/keys", response_model=list[KeyOut], tags=["admin"])
     def list_keys(ctx: Admin) -> list[KeyOut]:
@@ -964,8 +1023,17 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     @app.post("/v1/keys", response_model=KeyIssued, status_code=201, tags=["admin"])
     def issue_key(body: KeyCreate, ctx: Admin) -> KeyIssued:
         """A new API key of this tenant; the key is in this answer only (stored hashed)."""
+        if body.learner_id is not None and body.role != "learner":
+            raise Problem(
+                422,
+                "invalid-request",
+                f"only a learner key is bound to a learner; a {body.role} key reaches every "
+                "learner of its tenant",
+            )
         directory = ctx.store.tenants
-        key = directory.issue_key(ctx.tenant.id, body.label, role=body.role)
+        key = directory.issue_key(
+            ctx.tenant.id, body.label, role=body.role, learner=body.learner_id
+        )
         issued = directory.key(key)
         assert issued is not None
         log.info("key %s (%s) issued by key %s", issued.id, issued.role, ctx.key_id)
@@ -1027,10 +1095,11 @@ def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> S
         raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
     if body.exercise is not None and tutor.curriculum is None:
         raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
+    learner = learner_of_new_session(ctx, body.learner_id)  # a learner key: its own only
     meta: dict[str, Any] = {"curriculum": body.curriculum}
-    if body.learner_id is not None:
-        ctx.store.load_learner(body.learner_id)  # an unknown learner is a 404 before all else
-        meta["learner_id"] = body.learner_id
+    if learner is not None:
+        ctx.store.load_learner(learner)  # an unknown learner is a 404 before all else
+        meta["learner_id"] = learner
     try:
         session = tutor.start(
             body.theory,
@@ -1038,11 +1107,13 @@ def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> S
             body.seed,
             session_id=uuid.uuid4().hex,
             meta=meta,
-            learner=body.learner_id,
+            learner=learner,
+            exam_needs_learner=True,  # an anonymous sitting could be sat again and again
         )
     except KeyError as error:
         raise Problem(422, "unknown-exercise", str(error.args[0])) from error
-    except ValueError as error:  # an exam without a lockdown, a goal the learner has not unlocked
+    except ValueError as error:  # an exam sat already or without a learner or a lockdown, a
+        # goal the learner has not unlocked
         raise Problem(422, "invalid-session", str(error)) from error
     _CURRICULA[(ctx.tenant.id, session.id)] = body.curriculum
     return _session_out(tutor, session, 0)
@@ -1067,6 +1138,7 @@ def _turn_in_thread(
     it. Another turn committed meanwhile is a real conflict: 409, as is a toggle storm past
     the attempts."""
     ctx, stored = claim.verify_with_session(request, session_id)
+    require_reachable(ctx, session_id, stored.meta)  # another learner's session: 404
     tutor, session = _resume(ctx, session_id, stored)
     for attempt in range(1, TURN_ATTEMPTS + 1):
         if attempt > 1:
@@ -1150,6 +1222,17 @@ def _key_out(item: Any) -> KeyOut:
         label=item.label,
         created_at=item.created_at,
         revoked_at=item.revoked_at,
+        learner_id=item.learner,
+    )
+
+
+def _retake_out(item: Any) -> ExamRetakeOut:
+    return ExamRetakeOut(
+        learner_id=item.learner_id,
+        exam=item.exam_id,
+        sitting=item.sitting,
+        granted_by=item.granted_by,
+        granted_at=item.granted_at,
     )
 
 

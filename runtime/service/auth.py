@@ -6,7 +6,10 @@ the ones before it are: ``learner`` (sessions and turns; sees only what the stud
 ``instructor`` (toggles, audits, learner records, theory checks), ``admin`` (keys, deletion).
 A route states the role it needs by its dependency (:func:`role`), the one place that rule
 lives: the OpenAPI document's ``x-pedrag-role`` is read from it, and a key of a lower role gets
-``403``. A revoked key is refused (``401``) on the next request of every worker. Everything a handler touches afterwards comes from the
+``403``. **A learner key is one learner** (``pedrag_api_keys.learner_id``): what it may start
+and reach is decided here (:func:`learner_of_new_session`, :func:`require_reachable`), so a
+learner key never writes another learner's mastery, goals or exam sitting; a learner key
+bound to nobody (issued before keys named learners) keeps anonymous practice only. A revoked key is refused (``401``) on the next request of every worker. Everything a handler touches afterwards comes from the
 :class:`TenantContext`: a store bound to the tenant (``SessionStore.for_tenant``, so the store
 layer scopes every query) and tutors built on it, so a handler has no way to reach another
 tenant's rows. The tenant's ``max_usd`` is the deployment spending cap of its tutors
@@ -34,6 +37,7 @@ from pedrag.runtime.store.session_store import (
     StoredSession,
     Tenant,
 )
+from pedrag.runtime.store.stored import session_learner
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -47,6 +51,7 @@ class TenantContext:
     tutors: TutorCache
     role: str = "learner"
     key_id: str = ""
+    learner: str | None = None  # a learner key's learner (ApiKey.learner)
 
     def tutor(self, curriculum: str | None = None) -> Tutor:
         return self.tutors.get(self.tenant, self.store, curriculum)
@@ -169,7 +174,7 @@ def _context_of(service: Any, found: ApiKey | None) -> TenantContext:
                 f"minute; retry in {retry} s",
                 headers={"Retry-After": str(retry)},
             )
-    return TenantContext(tenant, store, service.tutors, found.role, found.id)
+    return TenantContext(tenant, store, service.tutors, found.role, found.id, found.learner)
 
 
 @dataclass(frozen=True)
@@ -240,3 +245,40 @@ def _require(context: TenantContext, required: str) -> None:
             "forbidden",
             f"this route needs an {required} key or above; this key's role is {context.role}",
         )
+
+
+def learner_of_new_session(context: TenantContext, asked: str | None) -> str | None:
+    """The learner a new session of this key belongs to, ``asked`` being the one the body
+    names. An instructor's or admin's key names any learner of its tenant (or none); a learner
+    key's session is its own learner's whatever the body says, and a body naming another is
+    refused before any lookup (403, so nothing is said about that learner); a learner key
+    bound to no learner starts anonymous sessions only."""
+    if context.role != "learner":
+        return asked
+    if context.learner is None:
+        if asked is not None:
+            raise Problem(
+                403,
+                "key-not-bound-to-a-learner",
+                "this learner key is bound to no learner, so it starts anonymous sessions "
+                "only; a learner's own key is issued with their id (POST /v1/keys "
+                '{"role": "learner", "learner_id": ...}, or pedrag serve --issue-key TENANT '
+                "--role learner --learner ID)",
+            )
+        return None
+    if asked is not None and asked != context.learner:
+        raise Problem(
+            403,
+            "another-learner",
+            "this key is bound to one learner and starts sessions for that learner only; "
+            "leave learner_id out or name the key's own learner",
+        )
+    return context.learner
+
+
+def require_reachable(context: TenantContext, session_id: str, meta: dict[str, Any]) -> None:
+    """A learner key reaches only its own learner's sessions (a key bound to nobody: only
+    anonymous ones); any other answers exactly as a session that does not exist (404), so a
+    session id says nothing about whose it is. Instructor and admin keys reach all."""
+    if context.role == "learner" and session_learner(meta) != context.learner:
+        raise SessionNotFound(session_id)

@@ -110,6 +110,29 @@ class LearnerDeleted(BaseModel):
     sessions_deleted: int
 
 
+class ExamSittingOut(BaseModel):
+    exam: str
+    sitting: int = Field(description="1 for the first; more only under a granted retake")
+    session_id: str
+    sat_at: datetime
+
+
+class ExamRetakeOut(BaseModel):
+    """An instructor's grant of one more sitting of an exam."""
+
+    learner_id: str
+    exam: str
+    sitting: int = Field(description="the sitting this grant allows (and only it)")
+    granted_by: str = Field(description="the granting key's id (`cli`: pedrag serve)")
+    granted_at: datetime
+
+
+class LearnerExams(BaseModel):
+    learner_id: str
+    sittings: list[ExamSittingOut]
+    retakes: list[ExamRetakeOut]
+
+
 # -- sessions ----------------------------------------------------------------------------------
 
 
@@ -262,6 +285,12 @@ class KeyCreate(_Body):
         "records, checks; admin: also keys and deletion"
     )
     label: str = Field("", max_length=200, description="your note on what holds the key")
+    learner_id: str | None = Field(
+        None,
+        pattern=ID_PATTERN,
+        description="a learner key's learner: its sessions are that learner's and it reaches "
+        "no other's; without one a learner key starts anonymous sessions only",
+    )
 
 
 class KeyOut(BaseModel):
@@ -270,6 +299,7 @@ class KeyOut(BaseModel):
     label: str
     created_at: datetime
     revoked_at: datetime | None
+    learner_id: str | None = Field(None, description="the learner a learner key acts as")
 
 
 class KeyRoleOut(BaseModel):
@@ -279,6 +309,9 @@ class KeyRoleOut(BaseModel):
     id: str = Field(description="the key's name (not the key)")
     role: str = Field(
         description="learner, instructor or admin; each may do what those before it may"
+    )
+    learner_id: str | None = Field(
+        None, description="a learner key's learner (None: anonymous sessions only)"
     )
 
 

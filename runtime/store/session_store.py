@@ -1,7 +1,8 @@
 """Session persistence: tutoring sessions, their per-turn audit records and deployment spending.
 
 The public store, composed of one part per concept: ``connection`` (engine, tenant,
-transactions, errors), ``sessions`` (sessions and audit records), ``learners``, ``spending``
+transactions, errors), ``sessions`` (sessions and audit records), ``learners``, ``exams``
+(exam sittings and retakes), ``spending``
 (running totals), ``tenants`` (tenants, API keys, request counts); ``documents`` checks what
 is written. This module only puts them together and is where callers import from.
 
@@ -64,7 +65,9 @@ from pedrag.runtime.store.documents import _plainly_json as _plainly_json
 from pedrag.runtime.store.documents import _utcnow as _utcnow
 from pedrag.runtime.store.errors import (
     AlreadyExists,
+    ExamAlreadySat,
     LearnerNotFound,
+    NoRetakeDue,
     SessionNotFound,
     StoreError,
     StoreUnavailable,
@@ -96,7 +99,9 @@ __all__ = [
     "DEFAULT_TENANT",
     "ENV_DB",
     "ENV_SYNCHRONOUS",
+    "ExamAlreadySat",
     "LearnerNotFound",
+    "NoRetakeDue",
     "SessionNotFound",
     "SessionStore",
     "StoreError",

@@ -10,6 +10,7 @@ started before a toggle can never write the old state back over it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,4 +30,11 @@ class StoredSession:
         return cls(dict(row.meta), dict(row.state), int(row.turns), int(row.version))
 
 
-__all__ = ["StoredSession"]
+def session_learner(meta: Mapping[str, Any]) -> str | None:
+    """The learner a session belongs to, from its meta: ``learner_id`` (the service's, the
+    store's column) or ``learner`` (``Tutor.start(learner=...)``); None for an anonymous one."""
+    learner = meta.get("learner_id") or meta.get("learner")
+    return learner if isinstance(learner, str) else None
+
+
+__all__ = ["StoredSession", "session_learner"]
