@@ -145,6 +145,8 @@ def test_openapi_describes_the_turn_record_and_every_route(service: dict[str, An
         "/v1/theories/check",
         "/v1/learners",
         "/v1/learners/{learner_id}",
+        "/v1/learners/{learner_id}/exams",
+        "/v1/learners/{learner_id}/exams/{exam_id}/retake",
         "/v1/sessions",
         "/v1/sessions/{session_id}",
         "/v1/sessions/{session_id}/audit",
