@@ -262,6 +262,12 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
                 f"/v1/learners/{learner}/goals"
             ),
             ("delete", "/v1/learners/{learner_id}"): lambda: a.delete(f"/v1/learners/{learner}"),
+            ("get", "/v1/learners/{learner_id}/exams"): lambda: a.get(
+                f"/v1/learners/{learner}/exams"
+            ),
+            ("post", "/v1/learners/{learner_id}/exams/{exam_id}/retake"): lambda: a.post(
+                f"/v1/learners/{learner}/exams/final/retake"
+            ),
             ("get", "/v1/sessions/{session_id}"): lambda: a.get(f"/v1/sessions/{session_id}"),
             ("get", "/v1/sessions/{session_id}/state"): lambda: a.get(
                 f"/v1/sessions/{session_id}/state"
@@ -304,6 +310,20 @@ def test_a_key_of_tenant_a_gets_404_for_every_id_of_tenant_b(server: dict[str, A
             item["id"] for item in b.get("/v1/keys").json() if not item["revoked_at"]
         }
         assert b.get(f"/v1/learners/{learner}").json()["sessions"] == 1
+        # On the workers and PostgreSQL too, a learner key reaches its own learner's session
+        # only: Bea's key reads it; a key of nobody, and A's key bound to its own learner,
+        # get the 404 of an unknown id.
+        issued = b.post("/v1/keys", json={"role": "learner", "learner_id": learner}).json()
+        anonymous = b.post("/v1/keys", json={"role": "learner"}).json()["key"]
+        a_learner = a.post("/v1/learners", json={}).json()["id"]
+        a_key = a.post("/v1/keys", json={"role": "learner", "learner_id": a_learner}).json()
+        for key, status in ((issued["key"], 200), (anonymous, 404), (a_key["key"], 404)):
+            seen = httpx.get(
+                f"{server['base']}/v1/sessions/{session_id}",
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=60,
+            )
+            assert seen.status_code == status, seen.text
 
 
 def test_racing_turns_cannot_spend_past_the_deployment_cap_on_postgresql(

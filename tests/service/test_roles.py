@@ -247,6 +247,36 @@ def test_pedrag_serve_issues_lists_and_revokes_keys_by_role(tmp_path: Any) -> No
         _cli("--db", db, "--issue-key", "acme", "--role", "root")
 
 
+def test_pedrag_serve_issues_a_learners_own_key(tmp_path: Any) -> None:
+    """`--learner` binds a learner key to one learner of the tenant (created when new); the
+    key then acts as that learner only. Any other role with `--learner` is a usage error."""
+    db = str(tmp_path / "keys.sqlite")
+    assert _cli("--db", db, "--add-tenant", "acme")[0] == 0
+    code, key, err = _cli(
+        "--db", db, "--issue-key", "acme", "--role", "learner", "--learner", "ana"
+    )
+    assert code == 0 and "bound to learner 'ana'" in err and "learner 'ana' created" in err
+    code, again, err = _cli(
+        "--db", db, "--issue-key", "acme", "--role", "learner", "--learner", "ana"
+    )
+    assert code == 0 and "created" not in err  # the same ana, a second key of hers
+    code, listing, _ = _cli("--db", db, "--list-keys", "acme")
+    assert [line.split("\t")[3] for line in listing.splitlines()] == [
+        "-",
+        "learner=ana",
+        "learner=ana",
+    ]
+    with SessionStore(db) as store:
+        found = store.tenants.key(key.strip())
+        assert found is not None and (found.role, found.learner) == ("learner", "ana")
+        assert store.for_tenant("acme").load_learner("ana")["id"] == "ana"
+    for role in ("instructor", "admin"):
+        code, out, err = _cli("--db", db, "--issue-key", "acme", "--role", role, "--learner", "ana")
+        assert code == 2 and out == "" and "--learner goes with" in err
+    code, _, err = _cli("--db", db, "--issue-key", "nobody", "--role", "learner", "--learner", "x")
+    assert code == 2 and "no tenant" in err
+
+
 def test_pedrag_audit_and_instructor_reach_a_tenants_service_sessions(
     service: dict[str, Any],
 ) -> None:
