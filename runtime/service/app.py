@@ -1089,13 +1089,13 @@ def _hop(request: Request) -> ThreadHop:
 
 def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> SessionOut:
     ctx = claim.verify(request)
+    learner = learner_of_new_session(ctx, body.learner_id)  # a learner key: its own only
     tutor = ctx.tutor(body.curriculum)
     if body.theory not in tutor.theories:
         known = ", ".join(tutor.theories.ids)
         raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
     if body.exercise is not None and tutor.curriculum is None:
         raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
-    learner = learner_of_new_session(ctx, body.learner_id)  # a learner key: its own only
     meta: dict[str, Any] = {"curriculum": body.curriculum}
     if learner is not None:
         ctx.store.load_learner(learner)  # an unknown learner is a 404 before all else

@@ -93,6 +93,9 @@ def test_a_learner_keys_session_is_its_learners_whatever_the_body_says(
         assert refused.status_code == 403, refused.text
         assert refused.json()["type"] == "urn:pedrag:problem:another-learner"
         assert other not in refused.json()["detail"]
+    # judged before the body's other fields, as a key's role is
+    odd = {"theory": "no-such-theory", "exercise": "nope", "learner_id": "bob"}
+    assert client.post("/v1/sessions", json=odd, headers=_as(service, "ana")).status_code == 403
     assert _learner(service, "bob") == bob_before  # no session, no goal, no sitting of bob's
 
 

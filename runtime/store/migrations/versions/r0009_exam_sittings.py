@@ -65,7 +65,7 @@ def old_sittings(connection: sa.Connection) -> list[dict[str, Any]]:
     rows = []
     for row in connection.execute(found):
         meta, state = _document(row.meta), _document(row.state)
-        extra = state.get("extra") if isinstance(state.get("extra"), dict) else {}
+        extra = _document(state.get("extra"))
         learner = meta.get("learner") or meta.get("learner_id")
         exam = meta.get("exercise") or state.get("exercise_id")
         if extra.get("exam_lock") is not True or not isinstance(learner, str):
