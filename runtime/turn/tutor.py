@@ -43,6 +43,7 @@ from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.policy.rule_engine import RuleEngine
 from pedrag.runtime.policy.theory_set import TheorySet
 from pedrag.runtime.store.errors import ExamAlreadySat
+from pedrag.runtime.store.stored import session_learner
 from pedrag.runtime.turn.budget import Budget
 from pedrag.runtime.turn.context import (
     GOAL_RECORDS,
@@ -334,7 +335,7 @@ class Tutor:
                 f"(loaded: {', '.join(self.theories.ids) or 'none'})"
             )
         info = self.exercise_info(state.exercise_id) if state.exercise_id else None
-        learner = meta.get("learner") or meta.get("learner_id")
+        learner = session_learner(meta)
         return Session(
             session_id,
             state,
