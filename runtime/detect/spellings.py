@@ -61,6 +61,10 @@ class SpellingIndex:
     words: frozenset[str]
     """Every word of every spelling, the short ones too: a cheap test of whether a text can
     hold the value in words at all."""
+    starting: dict[str, tuple[Spelling, ...]]
+    """Every prefix of a compact spelling, with the spellings it begins (in ``by_prefix``
+    order): a reply's token that is none of them starts no match, so a reply is read with one
+    dictionary look-up per token, not a walk over the spellings sharing its first letter."""
 
 
 def _languages() -> tuple[str, ...]:
@@ -113,10 +117,17 @@ def spelling_index(value: Fraction) -> SpellingIndex:
         (re.compile(r"\s?".join(map(re.escape, compact))), language)
         for compact, language in unspaced.items()
     )
+    grouped = {prefix: tuple(found.values()) for prefix, found in by_prefix.items()}
+    starting: dict[str, list[Spelling]] = {}
+    for group in grouped.values():
+        for spelling in group:
+            for end in range(1, len(spelling.compact) + 1):
+                starting.setdefault(spelling.compact[:end], []).append(spelling)
     return SpellingIndex(
-        {prefix: tuple(found.values()) for prefix, found in by_prefix.items()},
+        grouped,
         patterns,
         frozenset(words),
+        {prefix: tuple(found) for prefix, found in starting.items()},
     )
 
 
@@ -147,6 +158,16 @@ def _index(
     return tokens
 
 
+def _lowered_tokens(text: str) -> tuple[str, ...] | list[str]:
+    """The text's tokens lower-cased, as :func:`_word_tokens` gives them: for an ASCII text
+    (almost every reply) read from the text lower-cased at once, which keeps every offset and
+    every token's extent (ASCII case changes no character's class), without a span or a
+    slice per token; the spans are asked only when a spelling is found."""
+    if text.isascii():
+        return _TOKEN.findall(text.lower())
+    return _word_tokens(text)[1]
+
+
 @functools.lru_cache(maxsize=64)
 def _word_tokens(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
     spans = tuple((match.start(), match.end()) for match in _TOKEN.finditer(text))
@@ -164,9 +185,10 @@ def find_spellings(text: str, value: Fraction) -> tuple[tuple[int, int, str], ..
 def _find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]]:
     index = spelling_index(value)
     if index.by_prefix:
-        spans, tokens = _word_tokens(text)
+        tokens = _lowered_tokens(text)
         for first, token in enumerate(tokens):
-            candidates = index.by_prefix.get(token[:1])
+            # Only the spellings this token begins: any other breaks on its first token.
+            candidates = index.starting.get(token)
             if not candidates:
                 continue
             for spelling in candidates:
@@ -176,6 +198,7 @@ def _find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]
                     if not spelling.compact.startswith(joined):
                         break
                     if len(joined) == len(spelling.compact):
+                        spans = _word_tokens(text)[0]  # asked only where a spelling is found
                         yield spans[first][0], spans[cursor][1], spelling.language
                         break
     for pattern, language in index.unspaced:

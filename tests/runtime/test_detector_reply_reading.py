@@ -1,0 +1,87 @@
+"""The detector's per-reply reading, trimmed in issue 30's twelfth round (brief Q5): each quick
+path is compared with the reading it replaces, kept here as the oracle, on generated texts
+built from the very words it looks for. A quick path that ever disagrees would change a
+verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pedrag.runtime.detect.canonical import canonical_text
+from pedrag.runtime.detect.spellings import _word_tokens, find_spellings, spelling_index
+
+VALUES = (Fraction(56), Fraction(46_311), Fraction(7), Fraction(12), Fraction(1, 2))
+
+
+def _find_spellings_by_first_letter(text: str, value: Fraction) -> Iterator[tuple[int, int, str]]:
+    """Generated spellings as read before the round: every token tokenised and lower-cased
+    with its span, each trying every spelling that shares its first letter."""
+    index = spelling_index(value)
+    if index.by_prefix:
+        spans, tokens = _word_tokens(text)
+        for first, token in enumerate(tokens):
+            candidates = index.by_prefix.get(token[:1])
+            if not candidates:
+                continue
+            for spelling in candidates:
+                joined = ""
+                for cursor in range(first, len(tokens)):
+                    joined += tokens[cursor]
+                    if not spelling.compact.startswith(joined):
+                        break
+                    if len(joined) == len(spelling.compact):
+                        yield spans[first][0], spans[cursor][1], spelling.language
+                        break
+    for pattern, language in index.unspaced:
+        for match in pattern.finditer(text):
+            yield match.start(), match.end(), language
+
+
+def _pieces() -> list[str]:
+    """Spellings of the values, whole and cut into pieces (a piece is a token's start, a
+    spelling spread over tokens), in the cases a reply writes, and ordinary words."""
+    pieces = {"the", "answer", "is", "a", "and", "five", "six", "fifty", "İ", "ß", "Straße"}
+    for value in VALUES:
+        for group in spelling_index(value).by_prefix.values():
+            for spelling in group[:6]:
+                compact = spelling.compact
+                for cased in (compact, compact.upper(), compact.capitalize()):
+                    pieces.update((cased, cased[: len(cased) // 2], cased[len(cased) // 2 :]))
+    return sorted(pieces)
+
+
+PIECES = _pieces()
+GAPS = [" ", "-", ", ", "\n", "", "_", ". ", " and "]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(GAPS)), max_size=8))
+    return canonical_text("".join(piece + gap for piece, gap in parts))
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts(), st.sampled_from(VALUES))
+def test_reading_only_the_tokens_that_begin_a_spelling_finds_every_spelling(
+    text: str, value: Fraction
+) -> None:
+    find_spellings.cache_clear()
+    assert list(find_spellings(text, value)) == list(_find_spellings_by_first_letter(text, value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.sampled_from(VALUES))
+def test_the_quick_spelling_reading_agrees_on_any_text(text: str, value: Fraction) -> None:
+    find_spellings.cache_clear()
+    assert list(find_spellings(text, value)) == list(_find_spellings_by_first_letter(text, value))
+
+
+def test_the_generated_texts_reach_spellings_spread_over_tokens_in_every_case() -> None:
+    """The pieces do reach the matches: a spelling whole, cut over two tokens, upper-cased."""
+    assert [language for *_, language in find_spellings("it is zesenvijftig.", Fraction(56))]
+    assert find_spellings("ZESEN VIJFTIG", Fraction(56))[0][:2] == (0, 13)
+    assert find_spellings("the answer is a number", Fraction(56)) == ()
