@@ -11,6 +11,23 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pedrag.runtime.detect.answer import (
+    _BASE_LITERAL,
+    _BASE_NAMED,
+    _DIGIT,
+    _DIGIT_NUMBER,
+    _FRACTION,
+    _LABEL_BEFORE,
+    _LABEL_WORDS,
+    _ORDINAL_DIGITS,
+    _ORDINAL_WORDS,
+    _SCIENTIFIC,
+    _label_before,
+    _may_hold_tens,
+    _may_name_a_base,
+    find_numbers,
+    other_readings,
+)
 from pedrag.runtime.detect.canonical import canonical_text
 from pedrag.runtime.detect.spellings import _word_tokens, find_spellings, spelling_index
 
@@ -85,3 +102,54 @@ def test_the_generated_texts_reach_spellings_spread_over_tokens_in_every_case() 
     assert [language for *_, language in find_spellings("it is zesenvijftig.", Fraction(56))]
     assert find_spellings("ZESEN VIJFTIG", Fraction(56))[0][:2] == (0, 13)
     assert find_spellings("the answer is a number", Fraction(56)) == ()
+
+
+# --- the answer reader's quick tests: each a substring every match of its pattern holds ------
+
+# Label words, bases, tens words, digits of several scripts, and the letters case folding
+# matches to ASCII ones ("ſ" to "s", "ı" to "i", "K" to "k"), so the non-ASCII side is reached.
+READER_PIECES = [
+    *_LABEL_WORDS, "Step", "STEPS", "question #", "#", "no.", "number", "ſtep", "ſ", "ı", "K",
+    "hex", "HEX", "binary", "bınary", "octal", "base 7", "Base-12", "ff", "0x38", "0b11", "0o7",
+    "twenty", "Fifty", "fıfty", "NINETY", "first", "sixth", "5.6e1", "5.6 x 10^1", "56th",
+    "١٢", "٣", "7", "56", "1/2", "LVI", "the answer", "is", "city", "type", "the", "a",
+]  # fmt: skip
+READER_GAPS = [" ", "", "-", ": ", "\n", " in ", " as ", "(", "_", ". "]
+
+
+@st.composite
+def reader_texts(draw: st.DrawFn) -> str:
+    parts = draw(
+        st.lists(
+            st.tuples(st.sampled_from(READER_PIECES), st.sampled_from(READER_GAPS)), max_size=8
+        )
+    )
+    return "".join(piece + gap for piece, gap in parts)
+
+
+@settings(max_examples=800, deadline=None)
+@given(reader_texts(), st.integers(min_value=0, max_value=80))
+def test_a_window_without_a_label_word_or_hash_is_no_label(text: str, start: int) -> None:
+    start = min(start, len(text))
+    before = text[max(0, start - 24) : start]
+    assert _label_before(text, start) == bool(_LABEL_BEFORE.search(before))
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(reader_texts(), st.text(max_size=30)))
+def test_the_other_spellings_quick_tests_never_skip_a_pattern_that_matches(text: str) -> None:
+    if _DIGIT.search(text) is None:
+        for pattern in (_BASE_LITERAL, _SCIENTIFIC, _ORDINAL_DIGITS, _FRACTION, _DIGIT_NUMBER):
+            assert pattern.search(text) is None
+    if not _may_name_a_base(text):
+        assert _BASE_NAMED.search(text) is None
+    if not _may_hold_tens(text):
+        assert _ORDINAL_WORDS.search(text) is None
+
+
+def test_the_quick_tests_read_what_case_folding_reads_outside_ascii() -> None:
+    """Where only case folding makes the match, the text is not ASCII and the pattern runs."""
+    assert _label_before("ſtep ", 5) and _BASE_NAMED.search("111000 in bınary")
+    assert _may_name_a_base("111000 in bınary") and not _may_name_a_base("111000 in binarx")
+    assert other_readings("the answer is fifty-sixth") == ((Fraction(56), 14, 25, "ordinal"),)
+    assert [m.value for m in find_numbers("question #4 has 56 parts; step 7")] == [56]
