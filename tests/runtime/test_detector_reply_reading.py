@@ -29,6 +29,14 @@ from pedrag.runtime.detect.answer import (
     other_readings,
 )
 from pedrag.runtime.detect.canonical import canonical_text
+from pedrag.runtime.detect.code import (
+    _ANY_LANGUAGE_CODE,
+    _FUNCTION_HEADER,
+    _may_be_code_in_any_language,
+    _may_hold_a_function_header,
+    find_code,
+)
+from pedrag.runtime.detect.detector import CodeMode
 from pedrag.runtime.detect.spellings import _word_tokens, find_spellings, spelling_index
 
 VALUES = (Fraction(56), Fraction(46_311), Fraction(7), Fraction(12), Fraction(1, 2))
@@ -113,6 +121,8 @@ READER_PIECES = [
     "hex", "HEX", "binary", "bınary", "octal", "base 7", "Base-12", "ff", "0x38", "0b11", "0o7",
     "twenty", "Fifty", "fıfty", "NINETY", "first", "sixth", "5.6e1", "5.6 x 10^1", "56th",
     "١٢", "٣", "7", "56", "1/2", "LVI", "the answer", "is", "city", "type", "the", "a",
+    "twenty-first", "NINETY ninth", "fıfty-sixth", "ff in hex", "7 in base 8", "1010 as binary",
+    "111 in bınary", "chapter XII", "step 4", "ſtep 4", "question #", "Exercise no. ",
 ]  # fmt: skip
 READER_GAPS = [" ", "", "-", ": ", "\n", " in ", " as ", "(", "_", ". "]
 
@@ -127,12 +137,12 @@ def reader_texts(draw: st.DrawFn) -> str:
     return "".join(piece + gap for piece, gap in parts)
 
 
-@settings(max_examples=800, deadline=None)
-@given(reader_texts(), st.integers(min_value=0, max_value=80))
-def test_a_window_without_a_label_word_or_hash_is_no_label(text: str, start: int) -> None:
-    start = min(start, len(text))
-    before = text[max(0, start - 24) : start]
-    assert _label_before(text, start) == bool(_LABEL_BEFORE.search(before))
+@settings(max_examples=500, deadline=None)
+@given(reader_texts())
+def test_a_window_without_a_label_word_or_hash_is_no_label(text: str) -> None:
+    for start in range(len(text) + 1):
+        before = text[max(0, start - 24) : start]
+        assert _label_before(text, start) == bool(_LABEL_BEFORE.search(before))
 
 
 @settings(max_examples=800, deadline=None)
@@ -153,3 +163,43 @@ def test_the_quick_tests_read_what_case_folding_reads_outside_ascii() -> None:
     assert _may_name_a_base("111000 in bınary") and not _may_name_a_base("111000 in binarx")
     assert other_readings("the answer is fifty-sixth") == ((Fraction(56), 14, 25, "ordinal"),)
     assert [m.value for m in find_numbers("question #4 has 56 parts; step 7")] == [56]
+
+
+# --- the code pass's quick tests: a substring every match of its pattern holds ---------------
+
+CODE_PIECES = [
+    "def", "total", "f", "xs", "(", ")", ":", "->", "<-", "=", "=>", "{", "}", ";", "lambda",
+    "function", "fn", "func", "int", "String", "vector<int>", "const", "let", "rec", "var",
+    "async", "return", "x", "sum", "foldl", "foldr", "map", "List.", "(defun", "(define", "(+)",
+    "`div`", "c(", "In Haskell", "in python", "in c++", "is", "the", "answer", "*", "+",
+    "const f = x =>", "let g = async y =>", "h = lambda y:", "in lisp: xs <- [", "in elm: go x ->",
+    "in rust: impl X {", "def f(x):", "int main() {", "function g(a) {",
+]  # fmt: skip
+CODE_GAPS = [" ", "", "\n", ": ", ", ", " = ", "  ", "\t"]
+
+
+@st.composite
+def code_texts(draw: st.DrawFn) -> str:
+    parts = draw(
+        st.lists(st.tuples(st.sampled_from(CODE_PIECES), st.sampled_from(CODE_GAPS)), max_size=10)
+    )
+    return "".join(piece + gap for piece, gap in parts)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(code_texts(), st.text(max_size=30)))
+def test_the_code_pass_quick_tests_never_skip_a_pattern_that_matches(text: str) -> None:
+    if not _may_hold_a_function_header(text):
+        assert _FUNCTION_HEADER.search(text) is None
+    if not _may_be_code_in_any_language(text):
+        assert _ANY_LANGUAGE_CODE.search(text) is None
+
+
+def test_the_code_texts_reach_both_patterns() -> None:
+    """The pieces do make matches: a header without a parenthesis, code in any language."""
+    assert _FUNCTION_HEADER.search("const f = x => x") and _may_hold_a_function_header("x => x")
+    assert _FUNCTION_HEADER.search("f = lambda x: x")
+    assert _ANY_LANGUAGE_CODE.search("in haskell: f = foldr (+) 0")
+    assert [f.rule_id for f in find_code("sq = lambda x: x * x", CodeMode.STRICT)] == [
+        "complete-function"
+    ]
