@@ -5,6 +5,9 @@ verdict."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import string
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -37,6 +40,12 @@ from pedrag.runtime.detect.code import (
     find_code,
 )
 from pedrag.runtime.detect.detector import CodeMode
+from pedrag.runtime.detect.encoded import (
+    _NEVER_TEXT_FIRST,
+    _decode_base64,
+    _printable,
+    _too_short,
+)
 from pedrag.runtime.detect.spellings import _word_tokens, find_spellings, spelling_index
 
 VALUES = (Fraction(56), Fraction(46_311), Fraction(7), Fraction(12), Fraction(1, 2))
@@ -203,3 +212,60 @@ def test_the_code_texts_reach_both_patterns() -> None:
     assert [f.rule_id for f in find_code("sq = lambda x: x * x", CodeMode.STRICT)] == [
         "complete-function"
     ]
+
+
+# --- the encoded pass: a run whose first byte cannot start UTF-8 text is not decoded ----------
+
+
+def _decode_base64_always(run: str) -> str | None:
+    """The base64 reading before the round: every run long enough decoded and read as text."""
+    compact = "".join(run.split())
+    if _too_short(compact):
+        return None
+    padded = compact.rstrip("=")
+    padded += "=" * (-len(padded) % 4)
+    try:
+        data = base64.b64decode(padded.translate(str.maketrans("-_", "+/")), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _printable(data)
+
+
+def _base64_of(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+BASE64_RUNS = [
+    _base64_of(text)
+    for text in ("56", "fifty-six", "return x", "é ok", "日本", "\u0080x", "ÿÿ", "a\nb", "Next")
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet="ghqvwzaAZ09+/-_=fFgG", min_size=4, max_size=16),
+        st.sampled_from(BASE64_RUNS),
+        st.builds(
+            lambda run, cut: run[:cut] + "\n" + run[cut:],
+            st.sampled_from(BASE64_RUNS),
+            st.integers(0, 8),
+        ),
+    )
+)
+def test_a_run_is_refused_unread_only_where_decoding_refuses_it(run: str) -> None:
+    assert _decode_base64(run) == _decode_base64_always(run)
+
+
+def test_the_refused_first_characters_are_the_ones_no_text_starts_with() -> None:
+    """UTF-8 text of any first character, base64-encoded (standard and urlsafe), starts with
+    every character of the alphabet outside the refused set and with none inside it."""
+    # One character for every byte that starts UTF-8 (1-2 bytes, then each 3- and 4-byte lead)
+    codes = [*range(1, 0x800), *range(0x800, 0xD000, 0x1000), 0xD000, 0xE000, 0xF000]
+    codes += [0x10000, 0x40000, 0x80000, 0xC0000, 0x100000]
+    encoded = [(chr(code) + "ok").encode() for code in codes]
+    first = {base64.b64encode(data).decode()[0] for data in encoded}
+    first |= {base64.urlsafe_b64encode(data).decode()[0] for data in encoded}
+    alphabet = set(string.ascii_letters + string.digits + "+/-_")
+    assert first.isdisjoint(_NEVER_TEXT_FIRST)
+    assert first | _NEVER_TEXT_FIRST == alphabet
