@@ -12,8 +12,9 @@ How a spelling is matched: both the spelling and the reply are read through the 
 tokens; a spelling matches a run of reply tokens whose letters, run together, are the
 spelling's letters run together. So "forty-six thousand, three hundred and eleven", "forty six
 thousand three hundred eleven" and "fortysixthousand..." all match, as does German written as
-one compound or apart. A run is looked up by its first letter in a per-value index: the
-per-reply work is one pass over the tokens.
+one compound or apart. A run is looked up by its first token among the prefixes of the
+value's spellings (a per-value index): the per-reply work is one pass over the tokens, a
+dictionary look-up each.
 
 Why generated, not hand-written: the earlier readers covered six languages and caught 26 of 200
 answers between 1,000 and 999,999 as num2words writes them in English; a library that writes
