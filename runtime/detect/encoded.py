@@ -283,8 +283,8 @@ class _Context:
         if self.answer is not None:
             targets += [self.answer.answer, *self.answer.accept]
         lowered = text.lower()
-        for target in targets:
-            pattern = _target_word_pattern(target)
+        # A number's spellings ("56", "fifty-six") share one pattern: searched once.
+        for pattern in dict.fromkeys(_target_word_pattern(target) for target in targets):
             if pattern is None or pattern.search(lowered):
                 return True
         return False

@@ -39,11 +39,13 @@ from pedrag.runtime.detect.code import (
     _may_hold_a_function_header,
     find_code,
 )
-from pedrag.runtime.detect.detector import CodeMode
+from pedrag.runtime.detect.detector import AnswerKey, CodeMode
 from pedrag.runtime.detect.encoded import (
     _NEVER_TEXT_FIRST,
+    _Context,
     _decode_base64,
     _printable,
+    _target_word_pattern,
     _too_short,
 )
 from pedrag.runtime.detect.spellings import _word_tokens, find_spellings, spelling_index
@@ -269,3 +271,45 @@ def test_the_refused_first_characters_are_the_ones_no_text_starts_with() -> None
     alphabet = set(string.ascii_letters + string.digits + "+/-_")
     assert first.isdisjoint(_NEVER_TEXT_FIRST)
     assert first | _NEVER_TEXT_FIRST == alphabet
+
+
+def _may_hold_a_target_each(context: _Context, text: str) -> bool:
+    """The target-word test before the round: each target's pattern searched in turn."""
+    targets = [context.step_value] if context.step_value else []
+    if context.answer is not None:
+        targets += [context.answer.answer, *context.answer.accept]
+    for target in targets:
+        pattern = _target_word_pattern(target)
+        if pattern is None or pattern.search(text.lower()):
+            return True
+    return False
+
+
+TARGET_KEYS = [
+    AnswerKey("56", accept=("fifty-six",)),
+    AnswerKey("56", accept=("fifty-six", "LVI", "0x38")),
+    AnswerKey("chloroplast", accept=("chloroplasts",)),
+    AnswerKey("1/2", accept=("0.5", "one half")),
+]
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.sampled_from(TARGET_KEYS),
+    st.sampled_from([None, "8", "seven"]),
+    st.lists(st.sampled_from([*PIECES[:40], "fifty", "six", "Chloroplast", "half"]), max_size=6),
+)
+def test_a_number_s_spellings_searched_once_hold_a_target_where_each_did(
+    key: AnswerKey, step: str | None, words: list[str]
+) -> None:
+    text = " ".join(words)
+    context = _Context(key, None, step, None)
+    assert context.may_hold_a_target(text) == _may_hold_a_target_each(context, text)
+
+
+def test_the_target_word_test_still_tells_a_number_word_from_other_words() -> None:
+    context = _Context(TARGET_KEYS[0], None, None, None)
+    assert context.may_hold_a_target("it is fifty-six") and context.may_hold_a_target(
+        "ZESENVIJFTIG"
+    )
+    assert not context.may_hold_a_target("the chloroplast holds chlorophyll")
