@@ -103,6 +103,7 @@ class NumberMention:
         return (self.value, self.value / 100) if self.percent else (self.value,)
 
 
+_DIGIT = re.compile(r"\d")
 _DIGIT_NUMBER = re.compile(
     r"""(?<![\w.,])
         (?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
@@ -123,13 +124,32 @@ _GAP_IN_NUMBER = re.compile(r"^(?:\s*-\s*|\s+)$")
 _LIST_MARKER_BEFORE = re.compile(r"(?:^|\n)[ \t]*$")
 _LIST_MARKER_AFTER = re.compile(r"^[.)][ \t]")
 # Labels, not values: "step 4", "question #2", "H4" (the last is excluded by the word boundary).
+_LABEL_WORDS = (
+    "step", "part", "question", "problem", "exercise", "page", "line", "level", "rung",
+    "chapter", "section", "figure", "example", "item", "option", "lesson", "unit", "grade",
+    "round", "attempt", "hint", "rule", "version", "digit", "position", "place", "column",
+    "row", "cell",
+)  # fmt: skip
 _LABEL_BEFORE = re.compile(
-    r"(?:\b(?:steps?|parts?|questions?|problems?|exercises?|pages?|lines?|levels?|rungs?|"
-    r"chapters?|sections?|figures?|examples?|items?|options?|lessons?|units?|grades?|"
-    r"rounds?|attempts?|hints?|rules?|versions?|digits?|positions?|places?|columns?|rows?|"
-    r"cells?)(?:\s+(?:number|no\.?))?|#)\s*#?\s*$",
+    rf"(?:\b(?:{'|'.join(word + 's?' for word in _LABEL_WORDS)})(?:\s+(?:number|no\.?))?|#)"
+    r"\s*#?\s*$",
     re.IGNORECASE,
 )
+# What a label needs somewhere in an ASCII text lower-cased: a label word or "#". The label
+# pattern is searched at every position of its window and folds case, which made it the
+# slowest part of reading a reply's numbers; a window without any of these is no label.
+# (ASCII only: case folding matches "ſ" to "s" and "K" to "k".)
+_LABEL_HINT = re.compile("|".join(("#", *_LABEL_WORDS)))
+
+
+def _label_before(text: str, start: int) -> bool:
+    """Whether a label ("step", "question #") ends right before ``start``."""
+    before = text[max(0, start - 24) : start]
+    if before.isascii() and not _LABEL_HINT.search(before.lower()):
+        return False  # (tested against the label pattern on generated texts)
+    return bool(_LABEL_BEFORE.search(before))
+
+
 _NEGATIVE_CONTEXT = re.compile(r"(?:^|[=(\[:,]|\b(?:is|be|was|get|equals|of|to|at))\s*$")
 
 
@@ -148,6 +168,8 @@ def _decimal_places(literal: str) -> int | None:
 
 
 def _digit_mentions(text: str) -> list[NumberMention]:
+    if _DIGIT.search(text) is None:
+        return []  # both patterns below start at a digit (most replies have none)
     mentions: list[NumberMention] = []
     fraction_spans: list[tuple[int, int]] = []
     for match in _FRACTION.finditer(text):
@@ -413,9 +435,9 @@ def _is_pronoun_one(tokens: Sequence[_Token], index: int) -> bool:
 def _is_label(text: str, mention: NumberMention) -> bool:
     """Whether the number names something rather than counts it: "step 4", "question #2",
     a list marker "4. " or "4) " at the start of a line."""
-    before = text[max(0, mention.start - 24) : mention.start]
-    if _LABEL_BEFORE.search(before):
+    if _label_before(text, mention.start):
         return True
+    before = text[max(0, mention.start - 24) : mention.start]
     return bool(
         _LIST_MARKER_BEFORE.search(before) and _LIST_MARKER_AFTER.match(text[mention.end :])
     )
@@ -608,9 +630,7 @@ def _find_number(
         yield from _split_and_reversed(text, str(abs(value.numerator)))
         for match in _spaced_digits_pattern(str(abs(value.numerator))).finditer(text):
             spelled = match.group(0)
-            if spelled.isdigit() or _LABEL_BEFORE.search(
-                text[max(0, match.start() - 24) : match.start()]
-            ):
+            if spelled.isdigit() or _label_before(text, match.start()):
                 continue  # the plain number was read above; a label is not a value
             yield match.start(), match.end(), "spaced"
 
@@ -757,6 +777,25 @@ _BASE_NAMED = re.compile(
     re.IGNORECASE,
 )
 _BASES = {"hex": 16, "hexadecimal": 16, "binary": 2, "octal": 8}
+# Quick tests before the patterns above, each a substring every match holds (the literal, the
+# scientific and the ordinal digits all need a digit), on an ASCII text lower-cased (case
+# folding matches "ı" to "i"): most replies have no digit, no base name and no tens word, and
+# each pattern scanned the whole reply. Tested against the patterns on generated texts.
+_BASE_NAMES = ("hex", "binary", "octal", "base")
+
+
+def _may_name_a_base(text: str) -> bool:
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(name in lowered for name in _BASE_NAMES)
+
+
+def _may_hold_tens(text: str) -> bool:
+    """Every tens word ("twenty" ... "ninety") ends in "ty"."""
+    return not text.isascii() or "ty" in text.lower()
+
+
 _SCIENTIFIC = re.compile(
     r"(?<![\w.])(\d{1,20}(?:\.\d{1,20})?)\s*(?:[eE]\s*|(?:[x×*·]|times)\s*10\s*(?:\^|\*\*)\s*)"
     r"([+-]?\d{1,2})(?!\w|\.\d)"
@@ -874,24 +913,25 @@ def other_readings(text: str) -> tuple[Reading, ...]:
         casual = len(word) < 2 or not word.isupper()
         if casual and not stated_as_result(text, match.start()):
             continue  # "I", "mix", "dim": words, unless stated as the result
-        if _LABEL_BEFORE.search(text[max(0, match.start() - 24) : match.start()]):
+        if _label_before(text, match.start()):
             continue  # "chapter XII"
         readings.append((Fraction(value), match.start(), match.end(), "roman"))
-    for match in _BASE_LITERAL.finditer(text):
+    digits = _DIGIT.search(text) is not None
+    for match in _BASE_LITERAL.finditer(text) if digits else ():
         readings.append((Fraction(int(match.group(0), 0)), *match.span(), "base"))
-    for match in _BASE_NAMED.finditer(text):
+    for match in _BASE_NAMED.finditer(text) if _may_name_a_base(text) else ():
         name = match.group(2).lower()
         base = int(match.group(3)) if match.group(3) else _BASES.get(name, 0)
         if 2 <= base <= 36:
             with contextlib.suppress(ValueError):
                 readings.append((Fraction(int(match.group(1), base)), *match.span(), "base"))
-    for match in _SCIENTIFIC.finditer(text):
+    for match in _SCIENTIFIC.finditer(text) if digits else ():
         scaled = Fraction(match.group(1)) * Fraction(10) ** int(match.group(2))
         readings.append((scaled, *match.span(), "scientific"))
-    for match in _ORDINAL_DIGITS.finditer(text):
+    for match in _ORDINAL_DIGITS.finditer(text) if digits else ():
         if len(match.group(1)) >= 2:  # "2nd", "4th": steps and places, not values
             readings.append((Fraction(int(match.group(1))), *match.span(), "ordinal"))
-    for match in _ORDINAL_WORDS.finditer(text):
+    for match in _ORDINAL_WORDS.finditer(text) if _may_hold_tens(text) else ():
         value = _TENS[match.group(1).lower()] + _ORDINAL_UNITS[match.group(2).lower()]
         readings.append((Fraction(value), *match.span(), "ordinal"))
     mentions = find_numbers(text)

@@ -85,11 +85,18 @@ _BASE64_LONG_TOKEN = re.compile(
 _URLSAFE_TO_STANDARD = str.maketrans("-_", "+/")
 
 
+# A run starting with one of these decodes to a first byte of 0x80-0xBF ("g"-"v", values
+# 32-47: a UTF-8 continuation byte) or 0xF8-0xFF ("+/" and the urlsafe "-_": never UTF-8), so
+# its bytes are not UTF-8 text and it is not decoded: most long English words are such runs
+# ("question", "multiplication"). Tested against decoding on generated runs.
+_NEVER_TEXT_FIRST = frozenset("ghijklmnopqrstuv+/-_")
+
+
 def _decode_base64(run: str) -> str | None:
     # `str.split()` splits where `\s` matches (both ask Unicode's white space), and a run
     # is mostly one token, which a regex substitution cost more to copy than this.
     compact = "".join(run.split())
-    if _too_short(compact):
+    if _too_short(compact) or compact[0] in _NEVER_TEXT_FIRST:
         return None
     padded = compact.rstrip("=")
     padded += "=" * (-len(padded) % 4)
@@ -276,8 +283,8 @@ class _Context:
         if self.answer is not None:
             targets += [self.answer.answer, *self.answer.accept]
         lowered = text.lower()
-        for target in targets:
-            pattern = _target_word_pattern(target)
+        # A number's spellings ("56", "fifty-six") share one pattern: searched once.
+        for pattern in dict.fromkeys(_target_word_pattern(target) for target in targets):
             if pattern is None or pattern.search(lowered):
                 return True
         return False

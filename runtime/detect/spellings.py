@@ -12,8 +12,9 @@ How a spelling is matched: both the spelling and the reply are read through the 
 tokens; a spelling matches a run of reply tokens whose letters, run together, are the
 spelling's letters run together. So "forty-six thousand, three hundred and eleven", "forty six
 thousand three hundred eleven" and "fortysixthousand..." all match, as does German written as
-one compound or apart. A run is looked up by its first letter in a per-value index: the
-per-reply work is one pass over the tokens.
+one compound or apart. A run is looked up by its first token among the prefixes of the
+value's spellings (a per-value index): the per-reply work is one pass over the tokens, a
+dictionary look-up each.
 
 Why generated, not hand-written: the earlier readers covered six languages and caught 26 of 200
 answers between 1,000 and 999,999 as num2words writes them in English; a library that writes
@@ -61,6 +62,10 @@ class SpellingIndex:
     words: frozenset[str]
     """Every word of every spelling, the short ones too: a cheap test of whether a text can
     hold the value in words at all."""
+    starting: dict[str, tuple[Spelling, ...]]
+    """Every prefix of a compact spelling, with the spellings it begins (in ``by_prefix``
+    order): a reply's token that is none of them starts no match, so a reply is read with one
+    dictionary look-up per token, not a walk over the spellings sharing its first letter."""
 
 
 def _languages() -> tuple[str, ...]:
@@ -113,10 +118,17 @@ def spelling_index(value: Fraction) -> SpellingIndex:
         (re.compile(r"\s?".join(map(re.escape, compact))), language)
         for compact, language in unspaced.items()
     )
+    grouped = {prefix: tuple(found.values()) for prefix, found in by_prefix.items()}
+    starting: dict[str, list[Spelling]] = {}
+    for group in grouped.values():
+        for spelling in group:
+            for end in range(1, len(spelling.compact) + 1):
+                starting.setdefault(spelling.compact[:end], []).append(spelling)
     return SpellingIndex(
-        {prefix: tuple(found.values()) for prefix, found in by_prefix.items()},
+        grouped,
         patterns,
         frozenset(words),
+        {prefix: tuple(found) for prefix, found in starting.items()},
     )
 
 
@@ -147,6 +159,16 @@ def _index(
     return tokens
 
 
+def _lowered_tokens(text: str) -> tuple[str, ...] | list[str]:
+    """The text's tokens lower-cased, as :func:`_word_tokens` gives them: for an ASCII text
+    (almost every reply) read from the text lower-cased at once, which keeps every offset and
+    every token's extent (ASCII case changes no character's class), without a span or a
+    slice per token; the spans are asked only when a spelling is found."""
+    if text.isascii():
+        return _TOKEN.findall(text.lower())
+    return _word_tokens(text)[1]
+
+
 @functools.lru_cache(maxsize=64)
 def _word_tokens(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
     spans = tuple((match.start(), match.end()) for match in _TOKEN.finditer(text))
@@ -164,9 +186,10 @@ def find_spellings(text: str, value: Fraction) -> tuple[tuple[int, int, str], ..
 def _find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]]:
     index = spelling_index(value)
     if index.by_prefix:
-        spans, tokens = _word_tokens(text)
+        tokens = _lowered_tokens(text)
         for first, token in enumerate(tokens):
-            candidates = index.by_prefix.get(token[:1])
+            # Only the spellings this token begins: any other breaks on its first token.
+            candidates = index.starting.get(token)
             if not candidates:
                 continue
             for spelling in candidates:
@@ -176,6 +199,7 @@ def _find_spellings(text: str, value: Fraction) -> Iterator[tuple[int, int, str]
                     if not spelling.compact.startswith(joined):
                         break
                     if len(joined) == len(spelling.compact):
+                        spans = _word_tokens(text)[0]  # asked only where a spelling is found
                         yield spans[first][0], spans[cursor][1], spelling.language
                         break
     for pattern, language in index.unspaced:
