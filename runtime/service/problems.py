@@ -6,6 +6,7 @@ Every error the service returns has ``type`` (a stable ``urn:pedrag:problem:<slu
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -17,6 +18,7 @@ PROBLEM_JSON = "application/problem+json"
 TITLES = {
     400: "Bad request",
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not found",
     409: "Conflict",
     413: "Payload too large",
@@ -26,6 +28,15 @@ TITLES = {
     500: "Internal server error",
     503: "Service unavailable",
 }
+
+
+def _title(status: int) -> str:
+    """The status's title in sentence case; a status the table lacks still has its reason
+    phrase (a 403 said only "Error")."""
+    try:
+        return TITLES.get(status) or HTTPStatus(status).phrase.capitalize()
+    except ValueError:
+        return "Error"
 
 
 class Problem(PedragError):
@@ -58,7 +69,7 @@ def problem_response(
 ) -> JSONResponse:
     body = {
         "type": f"urn:pedrag:problem:{slug}",
-        "title": TITLES.get(status, "Error"),
+        "title": _title(status),
         "status": status,
         "detail": detail,
         "request_id": request_id,

@@ -118,6 +118,7 @@ def test_every_route_of_the_openapi_document_answers_each_role_as_its_role_allow
             assert response.status_code == 403, (method, path, role, response.text)
             problem = response.json()
             assert problem["type"] == "urn:pedrag:problem:forbidden"
+            assert problem["title"] == "Forbidden"
             assert needed in problem["detail"] and role in problem["detail"]
         if (method, path) == ("get", "/v1/key"):  # any key may read its own role
             assert response.json()["role"] == role
