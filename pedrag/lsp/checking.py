@@ -161,6 +161,9 @@ def _first_cache(path: str) -> Any:
     check` and earlier servers kept: opening a 5,000-rule file is then not a cold check),
     None after it: the process's memo answers then, and reading the shard on every keystroke
     would cost more than it saves. Answers found after the first check are not written back."""
+    import os
+
+    path = os.path.abspath(path)  # the check server's paths are relative to each client's folder
     if not DISK_CACHE or path in WARMED:
         return None
     WARMED.add(path)
