@@ -55,6 +55,7 @@ class Server:
         self.requests = 0
         self.failed = 0
         self.stopped = 0  # checks stopped at their time limit (`check_within`)
+        self.afresh = False  # one was: the process is started again (`main`)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.listener.bind(str(path))
@@ -74,7 +75,7 @@ class Server:
                     continue
                 connection, _ = self.listener.accept()
                 with connection:
-                    if self._answer(connection) == "stop":
+                    if self._answer(connection) == "stop" or self.afresh:
                         return
         finally:
             self.close()
@@ -115,11 +116,12 @@ class Server:
                 reply = check_within(request, seconds)
         except TimeLimit:
             self.stopped += 1
+            self.afresh = True
             return {
                 "answer": "fallback",
                 "notice": True,
                 "reason": f"the check server stopped this check after {seconds:g} s, the time "
-                "this command waits for it ($PEDRAG_DAEMON_TIMEOUT)",
+                "this command waits for it ($PEDRAG_DAEMON_TIMEOUT), and starts afresh",
             }
         except Exception:  # a failed check must not stop the server: the client checks itself
             self.failed += 1
@@ -167,6 +169,9 @@ class Server:
         }
 
 
+IMPORT_RETRY_SECONDS = 0.01
+
+
 class TimeLimit(BaseException):
     """A check outlasted the time its client waits. A BaseException, as KeyboardInterrupt is,
     so that no `except Exception` inside the check (a checker bug must not hide a file's
@@ -187,15 +192,21 @@ def check_within(request: dict[str, Any], seconds: float) -> dict[str, Any]:
     the requests queued behind it. An alarm signal, so the server's main thread (the only one
     that answers) is interrupted between two bytecodes.
 
-    What the process keeps stays sound when a check is cut short: every memo it keeps (the
-    solver's answers, `analysis._CACHE`; interned formulas; parsed and resolved conditions;
-    each file's last front end, `checking.LOADED`) is filled by one dictionary store of a value
-    already complete, which a signal cannot split, so an entry is there whole or not at all
-    (and what was stored before the alarm is kept: the same check asked again goes further).
-    A report is kept only when its check ended (`REPORTS`); on-disk shards are written to a
-    temporary file renamed into place."""
+    A check cut short can leave what the process keeps half-updated: most memos are filled
+    by one dictionary store of a finished value, but some kept objects are updated in several
+    steps (the box form of "some rule is eligible", `analysis._KEPT_UNIONS`; positions moved
+    lazily and shared between a file's versions, `split_positions`), and a module whose import
+    is cut short can stay bound, half-made, in another. So the server answers and then starts
+    afresh (`main`: the same process, executed again, its on-disk cache intact, written by
+    temporary files renamed into place). The alarm is put off (`IMPORT_RETRY_SECONDS`) while
+    the check is inside the import machinery, so the answer itself is not cut short there."""
 
-    def expire(*_: Any) -> None:
+    def expire(_: int, frame: Any) -> None:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_RETRY_SECONDS)
+                return
+            frame = frame.f_back
         raise TimeLimit
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -351,6 +362,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     print(f"check server {os.getpid()} listening on {server.path}", flush=True)
     server.serve()
+    if server.afresh:  # a check was cut short (`check_within`): nothing it left is kept
+        print(f"check server {os.getpid()} starts afresh after a stopped check", flush=True)
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "pedrag.commands._check_server", argv[0]])
     return 0
 
 

@@ -213,7 +213,10 @@ def test_requests_that_fail_inside_the_server_leave_it_answering(project: Projec
     key = project.status()["key"]
     assert _ask(path, b"not json")["answer"] == "error"
     assert _ask(path, {"op": "check", "key": "not a key"})["answer"] == "error"
-    assert _ask(path, {"op": "check", "key": key, "argv": None})["answer"] == "fallback"
+    failed = _ask(path, {"op": "check", "key": key, "argv": None})
+    assert failed["answer"] == "fallback" and failed["notice"] is True
+    assert "failed inside the check server" in str(failed["reason"])
+    assert str(path.with_suffix(".log")) in str(failed["reason"])
     assert _ask(path, {"op": "check", "key": key, "argv": ["check", "-"]})["answer"] == "fallback"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
         idle.connect(str(path))  # a client that connects and says nothing
@@ -221,33 +224,49 @@ def test_requests_that_fail_inside_the_server_leave_it_answering(project: Projec
     assert project.status()["failed"] == 1
 
 
-def test_a_check_outlasting_its_client_is_stopped_and_what_it_kept_stays_sound(
+def test_a_check_outlasting_its_client_is_stopped_and_the_server_starts_afresh(
     project: Project,
 ) -> None:
     """A check stopped at its time limit, at several points of a cold check, answers
-    `fallback` with the reason; the server then answers the same files, and an edit of them,
-    exactly as a fresh check does from what the cut-short checks left in its memory."""
+    `fallback` with the reason, and the server (the same process) starts afresh: it then
+    answers the same file, and an edit of it, exactly as a fresh check does."""
     theory = project.folder / "gen.yaml"
     original = generate(1000, 11, "weighted")
     theory.write_text(original, "utf-8")
-    path, key = project.socket(), project.status()["key"]
-    request = {"op": "check", "key": key, "cwd": str(project.folder), "argv": ["check", "gen.yaml"]}
+    path, status = project.socket(), project.status()
+    request = {
+        "op": "check",
+        "key": status["key"],
+        "cwd": str(project.folder),
+        "argv": ["check", "gen.yaml"],
+    }
     for seconds in (0.05, 0.15, 0.3):
         reply = _ask(path, {**request, "seconds": seconds})
         assert reply["answer"] == "fallback" and reply["notice"] is True
         assert f"stopped this check after {seconds:g} s" in str(reply["reason"])
-    assert project.status()["stopped"] == 3
+        again = _restarted(project)
+        assert again["pid"] == status["pid"] and again["stopped"] == 0  # a new start
     _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
     at = original.index('when: "', original.index("\nrules:")) + len('when: "')
     theory.write_text(original[:at] + "frustration >= 0.71 and " + original[at:], "utf-8")
-    # Stopped, or done in time from what the server holds: either way its answers are sound.
-    assert _ask(path, {**request, "seconds": 0.05})["answer"] in ("fallback", "report")
     _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
     # The client says why it checks in its own process.
     theory.write_text(original[:at] + "frustration >= 0.72 and " + original[at:], "utf-8")
     found = project.run("check", "gen.yaml", "--format", "json", PEDRAG_DAEMON_TIMEOUT="0.01")
     assert "stopped this check after 0.01 s" in found.stderr
     _same(found, project.in_process("gen.yaml", "--format", "json"))
+    _restarted(project)
+
+
+def _restarted(project: Project) -> dict[str, object]:
+    """The server's status once it answers again (it starts afresh after a stopped check)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = project.run("daemon", "status", "--json")
+        if found.returncode == 0:
+            return json.loads(found.stdout)  # type: ignore[no-any-return]
+        time.sleep(0.2)
+    raise AssertionError("the check server did not start again")
 
 
 def test_options_the_server_does_not_honour_are_checked_by_the_client(project: Project) -> None:
