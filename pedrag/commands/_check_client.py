@@ -10,8 +10,10 @@ the client's whole cost is the interpreter, these imports and the key.
 
 The server is found by the project root (the closest folder with a pyproject.toml, else the
 working folder) and keyed by pedrag's code, Python's version, the solver libraries' versions
-and the working folder; a server whose key differs refuses the request (it would answer for
-other code, or resolve the paths against another folder).
+and that root; a server whose key differs refuses the request (it would answer for other
+code). The client's working folder is not in the key but in the request: the server resolves
+the command line's paths against it, so `pedrag check` from any folder of the project is
+answered (the report names the files as a check run there names them).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ ANSWER_SECONDS = 120.0
 5,000-rule check through the server takes about 9 s; a server stopped or stuck must not
 hang the command)."""
 CONNECT_SECONDS = 2.0
+MARGIN_SECONDS = 5.0
+"""What the client waits beyond the time it gives the server: the server stops a check at
+the client's time (`_check_server.check_within`) and says so, which takes this long at most
+to reach the client on a loaded machine."""
 
 IN_PROCESS = frozenset(
     {
@@ -87,14 +93,16 @@ def socket_path(folder: Path | None = None) -> Path:
 
 def server_key() -> dict[str, Any]:
     """What a server's answers depend on besides the request: a server started by other code
-    or in another working folder must not answer."""
+    must not answer. The project root and not the working folder: a client in a subfolder of
+    the project finds the same socket (`socket_path`), and was refused when the key held the
+    folder the server was started in."""
     from pedrag.compiler.code_version import library_versions, pedrag_code
 
     return {
         "pedrag": pedrag_code(),
         "python": sys.version,
         "libraries": [list(pair) for pair in library_versions()],
-        "cwd": os.getcwd(),
+        "root": str(project_root(Path.cwd().resolve())),
     }
 
 
@@ -168,10 +176,12 @@ def through_server(argv: list[str]) -> tuple[str, str, int] | None:
         "op": "check",
         "argv": argv,
         "key": server_key(),
+        "cwd": os.getcwd(),
         "colour": colour(_colour_option(argv)),
+        "seconds": seconds,  # the server stops the check then: nobody waits for it after
     }
     try:
-        reply = ask(path, request, seconds)
+        reply = ask(path, request, seconds + MARGIN_SECONDS)
     except NoAnswer as exc:
         if "timed out" in str(exc):
             print(
@@ -187,6 +197,9 @@ def through_server(argv: list[str]) -> tuple[str, str, int] | None:
             file=sys.stderr,
         )
         return None
+    if reply.get("answer") == "fallback" and reply.get("notice"):
+        print(f"pedrag check: {reply.get('reason')}; checking here", file=sys.stderr)
+        return None
     if reply.get("answer") != "report":
-        return None  # an option it does not honour, or a check that failed inside it
+        return None  # an option it does not honour: the client's by design, nothing to say
     return str(reply["stdout"]), str(reply["stderr"]), int(reply["status"])

@@ -12,9 +12,11 @@ keystroke and not a fresh process's 1 to 2 s.
 
 Requests are answered one at a time, in the order they come (a second client waits in the
 socket's queue). A request whose key (pedrag's code, Python, the solver libraries, the
-working folder) differs from the server's is refused, never answered. A check that fails
-inside the server is answered `fallback` (the client checks in its own process); its
-traceback goes to the server's log. The server listens on nothing but its socket.
+project root) differs from the server's is refused, never answered; the request's working
+folder, any folder of the project, is the one its paths are resolved in (`_in_folder`). A
+check that fails inside the server, or outlasts the time its client waits (`check_within`),
+is answered `fallback` with the reason (the client says it and checks in its own process);
+a failure's traceback goes to the server's log. The server listens on nothing but its socket.
 
     python -m pedrag.commands._check_server SOCKET     (what `pedrag daemon start` runs)
 """
@@ -34,7 +36,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pedrag.commands._check_client import project_root, server_key
+from pedrag.commands._check_client import ANSWER_SECONDS, server_key
 
 REQUEST_SECONDS = 10.0  # to read a request: a client that connects and sends nothing is dropped
 REQUEST_BYTES = 1 << 20
@@ -52,6 +54,8 @@ class Server:
         self.started = time.time()
         self.requests = 0
         self.failed = 0
+        self.stopped = 0  # checks stopped at their time limit (`check_within`)
+        self.afresh = False  # one was: the process is started again (`main`)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.listener.bind(str(path))
@@ -64,16 +68,14 @@ class Server:
             while True:
                 ready, _, _ = select.select([self.listener], [], [], IDLE_SECONDS)
                 if not ready:
-                    if WARM_UP:
-                        _warm_up(WARM_UP.pop(0))
-                        continue
-                    from pedrag.lsp import heap
+                    from pedrag.lsp import checking, heap
 
-                    heap.collect_if_due()  # between requests, never inside one
+                    if not checking.warm_up():  # one at a time: a request may be waiting
+                        heap.collect_if_due()  # between requests, never inside one
                     continue
                 connection, _ = self.listener.accept()
                 with connection:
-                    if self._answer(connection) == "stop":
+                    if self._answer(connection) == "stop" or self.afresh:
                         return
         finally:
             self.close()
@@ -107,35 +109,127 @@ class Server:
             part for part in self.key if request.get("key", {}).get(part) != self.key[part]
         )
         if differs:
-            return {
-                "answer": "refused",
-                "reason": f"it was started with another {', '.join(differs)} "
-                f"(pid {os.getpid()}, working folder {self.key['cwd']})",
-            }
+            return {"answer": "refused", "reason": self._differs(differs, request["key"])}
+        seconds = _seconds(request.get("seconds"))
         try:
-            reply = check(request)
+            with _in_folder(request.get("cwd")):
+                reply = check_within(request, seconds)
+        except TimeLimit:
+            self.stopped += 1
+            self.afresh = True
+            return {
+                "answer": "fallback",
+                "notice": True,
+                "reason": f"the check server stopped this check after {seconds:g} s, the time "
+                "this command waits for it ($PEDRAG_DAEMON_TIMEOUT), and starts afresh",
+            }
         except Exception:  # a failed check must not stop the server: the client checks itself
             self.failed += 1
             traceback.print_exc()
-            return {"answer": "fallback", "reason": "the check failed inside the server"}
+            return {
+                "answer": "fallback",
+                "notice": True,
+                "reason": f"the check failed inside the check server (its log: "
+                f"{self.path.with_suffix('.log')})",
+            }
         self.requests += reply["answer"] == "report"  # reports made, not requests passed on
         return reply
+
+    def _differs(self, parts: list[str], theirs: dict[str, Any]) -> str:
+        """Why a client's key is refused, in the words of what to do about it: each part the
+        server and the client see differently, with both values where they are short."""
+        said = []
+        for part in parts:
+            if part == "root":
+                said.append(f"it serves the project {self.key['root']}, not {theirs.get('root')}")
+            elif part == "python":
+                mine, other = self.key["python"].split()[0], str(theirs.get("python")).split()[0]
+                said.append(f"it runs Python {mine}, this command Python {other}")
+            elif part == "libraries":
+                said.append("it runs other versions of the solver libraries")
+            else:
+                said.append("it runs other pedrag code (installed or edited since it started)")
+        return f"{'; '.join(said)} (server pid {os.getpid()})"
 
     def status(self) -> dict[str, Any]:
         from pedrag.lsp import checking
 
         return {
             "pid": os.getpid(),
-            "root": str(project_root(Path.cwd())),
+            "root": self.key["root"],
             "socket": str(self.path),
             "key": self.key,
             "up_seconds": round(time.time() - self.started, 1),
             "requests": self.requests,
             "failed": self.failed,
+            "stopped": self.stopped,
             "files": sorted({path for _, path in checking.LOADED}),
             "memory_kib": _resident_kib(),
             "cpu_seconds": time.process_time(),  # what a request cost (benchmarks/recheck.py)
         }
+
+
+IMPORT_RETRY_SECONDS = 0.01
+
+
+class TimeLimit(BaseException):
+    """A check outlasted the time its client waits. A BaseException, as KeyboardInterrupt is,
+    so that no `except Exception` inside the check (a checker bug must not hide a file's
+    other findings) takes it for a finding."""
+
+
+def _seconds(given: Any) -> float:
+    try:
+        seconds = float(given)
+    except (TypeError, ValueError):
+        return ANSWER_SECONDS
+    return seconds if 0 < seconds < 1e6 else ANSWER_SECONDS
+
+
+def check_within(request: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """`check(request)`, stopped (`TimeLimit`) once it has run `seconds`: the client waits that
+    long and then checks in its own process, so a check still running after it only holds up
+    the requests queued behind it. An alarm signal, so the server's main thread (the only one
+    that answers) is interrupted between two bytecodes.
+
+    A check cut short can leave what the process keeps half-updated: most memos are filled
+    by one dictionary store of a finished value, but some kept objects are updated in several
+    steps (the box form of "some rule is eligible", `analysis._KEPT_UNIONS`; positions moved
+    lazily and shared between a file's versions, `split_positions`), and a module whose import
+    is cut short can stay bound, half-made, in another. So the server answers and then starts
+    afresh (`main`: the same process, executed again, its on-disk cache intact, written by
+    temporary files renamed into place). The alarm is put off (`IMPORT_RETRY_SECONDS`) while
+    the check is inside the import machinery, so the answer itself is not cut short there."""
+
+    def expire(_: int, frame: Any) -> None:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_RETRY_SECONDS)
+                return
+            frame = frame.f_back
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return check(request)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _in_folder(folder: Any) -> Any:
+    """The request's working folder for the check (its paths, the report's names, the kept
+    report's key), the server's own after it. Only a folder of the server's project reaches
+    here: the client's key names its project root, which must be the server's."""
+    home = os.getcwd()
+    if folder is not None:
+        os.chdir(str(folder))  # a folder gone since the client started: the check fails, said
+    try:
+        yield
+    finally:
+        os.chdir(home)
 
 
 def check(request: dict[str, Any]) -> dict[str, Any]:
@@ -176,7 +270,8 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = command.run(args)
     if checking.WARMED - warmed:
-        WARM_UP.append(args)
+        folder = os.getcwd()
+        checking.WARM_UP.append(lambda: _warm_up(folder, args))
     reply = {
         "answer": "report",
         "stdout": out.getvalue(),
@@ -201,24 +296,19 @@ a report a solver timeout left undecided, nor one whose files changed while it w
 REPORTS_KEPT = 8
 
 
-WARM_UP: list[Any] = []
-"""Requests whose files were checked for the first time in this server, which reads the
-on-disk check cache then (`checking._first_cache`): where that cache kept a file's findings
-whole, no analysis ran, and the process holds none of its answers, so the first edit after
-it was a cold check (5 s at 5,000 rules). Each is checked again once the server is idle, with
-the process's memos alone, so that edit finds the answers in memory."""
-
-
-def _warm_up(args: Any) -> None:
+def _warm_up(folder: str, args: Any) -> None:
+    """A request's files checked again with the process's memos alone (`checking.WARM_UP`:
+    its first check read the on-disk cache), in the request's folder."""
     from pedrag.commands import check as command
     from pedrag.lsp import checking
 
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            finder = command._finder(args)
-            checking.check_files(args.paths, finder, not args.no_semantic, args.skip_non_pedrag)
-    except Exception:  # the next request says what is wrong, if anything still is
-        traceback.print_exc()
+    with (
+        _in_folder(folder),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
+        finder = command._finder(args)
+        checking.check_files(args.paths, finder, not args.no_semantic, args.skip_non_pedrag)
 
 
 def _inputs(args: Any, argv: list[str]) -> bytes | None:
@@ -272,6 +362,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     print(f"check server {os.getpid()} listening on {server.path}", flush=True)
     server.serve()
+    if server.afresh:  # a check was cut short (`check_within`): nothing it left is kept
+        print(f"check server {os.getpid()} starts afresh after a stopped check", flush=True)
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, "-m", "pedrag.commands._check_server", argv[0]])
     return 0
 
 

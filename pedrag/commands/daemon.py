@@ -27,9 +27,12 @@ their pyproject.toml from disk.
 `pedrag check` checks in its own process, exactly as without a server, when no server runs,
 when the server does not answer in time ($PEDRAG_DAEMON_TIMEOUT seconds, default 120), for
 options the server leaves to it (-, --fix, --diff, --no-cache, --statistics, --explain,
---list-checks), or when the server runs other code (pedrag, Python or a solver library was
-upgraded, or it was started in another folder): it then says so; `pedrag daemon restart`.
-PEDRAG_DAEMON=off makes `pedrag check` ignore a running server.
+--list-checks), when the server runs other code (pedrag, Python or a solver library was
+upgraded since it started: `pedrag daemon restart`), or when the check fails inside the
+server; it then says why. `pedrag check` from any folder of the project is answered by the
+project's server, its paths read from that folder. The server stops a check once its client
+has stopped waiting for it, and then starts afresh. PEDRAG_DAEMON=off makes `pedrag check`
+ignore a running server.
 
 The server listens on a local socket in the check cache's folder ($PEDRAG_CACHE_DIR or the
 platform's cache folder), readable by you only, and nowhere else; its log is beside it.
@@ -88,7 +91,10 @@ def _status(path: Path, as_json: bool) -> int:
     assert isinstance(files, list)
     print(f"check server {status['pid']} for {status['root']}, up {status['up_seconds']} s")
     print(f"  socket: {status['socket']}")
-    print(f"  requests answered: {status['requests']} ({status['failed']} failed inside it)")
+    print(
+        f"  requests answered: {status['requests']} ({status['failed']} failed inside it, "
+        f"{status.get('stopped', 0)} stopped at their time limit)"
+    )
     memory = status.get("memory_kib")
     if memory:
         print(f"  memory: {int(memory) // 1024} MiB")  # type: ignore[call-overload]

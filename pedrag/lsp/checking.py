@@ -161,12 +161,59 @@ def _first_cache(path: str) -> Any:
     check` and earlier servers kept: opening a 5,000-rule file is then not a cold check),
     None after it: the process's memo answers then, and reading the shard on every keystroke
     would cost more than it saves. Answers found after the first check are not written back."""
+    import os
+
+    path = os.path.abspath(path)  # the check server's paths are relative to each client's folder
     if not DISK_CACHE or path in WARMED:
         return None
     WARMED.add(path)
     from pedrag.compiler.check_cache import CheckCache
 
     return CheckCache.default()
+
+
+WARM_UP: list[Any] = []
+"""Checks to run again once the process is idle (`warm_up`), oldest first: each is a
+document's first check in this process, which read the on-disk check cache
+(`_first_cache`). Where that cache kept the file's findings whole no analysis ran, so the
+process holds none of its answers and the first edit after it was a cold check (5 s at 5,000
+rules, in the language server and the check server alike). Checked again with the process's
+memos alone, that edit finds the answers in memory. The language server's and the check
+server's are queued here and run by each one's idle loop."""
+
+
+def warm_up() -> bool:
+    """Run the oldest queued re-check (`WARM_UP`); whether one ran. For idle time only: it
+    costs what a check of its files costs with nothing kept in memory. A failure is left to the
+    next real check to report, if it still fails."""
+    import traceback
+
+    if not WARM_UP:
+        return False
+    job = WARM_UP.pop(0)
+    try:
+        job()
+    except Exception:
+        traceback.print_exc()
+    return True
+
+
+def _warm(text: str, path: str, config: Any) -> None:
+    """The semantic run of `text` (a language server's document) with the process's memos
+    alone: neither the on-disk cache nor the kept results (`RESULTS`), which would skip the
+    analysis this is for."""
+    from pedrag.compiler.driver import check_loaded
+    from pedrag.dsl.parser import remembering
+    from pedrag.dsl.resolve import remembering_resolved
+    from pedrag.lsp.heap import quiet_collector
+
+    with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
+        loaded = _load(text, path)
+        try:
+            check_loaded([loaded], config)
+        finally:
+            with _LOADING:
+                _READING.remove(loaded)
 
 
 def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
@@ -318,7 +365,10 @@ def _diagnostics(
     if not semantic:
         return diagnostics, True
     if not any(d.severity.value == "error" for d in diagnostics):
-        result = check_loaded([loaded], config, cache=_first_cache(path))
+        cache = _first_cache(path)
+        result = check_loaded([loaded], config, cache=cache)
+        if cache is not None:
+            WARM_UP.append(lambda: _warm(text, path, config))
         return list(result.diagnostics), not result.unsettled
     masked_text, masked = _mask_broken_conditions(text, loaded)
     if not masked:

@@ -19,15 +19,18 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
-from pedrag.lsp import heap
+from pedrag.lsp import checking, heap
 from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
 DEBOUNCE_SECONDS = 0.4
 IDLE_SECONDS = 1.0
-"""How long after a semantic run's publish, with no check pending, the server runs a due
-whole collection of its heap (`heap.collect_if_due`): a keystroke then never pays it."""
+"""How long after a semantic run's publish, with no check pending, the server runs its idle
+work: a document's first check again with the process's memos alone, when that check read the
+on-disk cache (`checking.warm_up`: the first edit after opening a 5,000-rule file then costs
+a keystroke's re-check, not a cold check's 5 s), else a due whole collection of its heap
+(`heap.collect_if_due`): a keystroke then never pays either."""
 CONDITION_KEYS = ("when", "never", "always", "compute")
 RUNG_KEYS = ("rung", "start", "set", "at_most", "at_least")
 ACTION_KEYS = ("then", "to")
@@ -214,16 +217,20 @@ def create_server() -> Any:
         if document(uri).version == version:
             shown[uri] = (text, semantic_findings(found))
             publish(uri, text, found, version)
-        if heap.due():
-            asyncio.ensure_future(collect_when_idle())
+        if checking.WARM_UP or heap.due():
+            asyncio.ensure_future(when_idle())
 
-    async def collect_when_idle() -> None:
-        """A due whole collection, once the editor has been idle `IDLE_SECONDS`; a keystroke
-        meanwhile puts it off to the end of its own semantic run."""
-        await asyncio.sleep(IDLE_SECONDS)
-        if any(not task.done() for task in pending.values()):
-            return
-        await asyncio.get_running_loop().run_in_executor(checks, heap.collect_if_due)
+    async def when_idle() -> None:
+        """The idle work (`IDLE_SECONDS`), one piece at a time, once the editor has been idle
+        that long; a keystroke meanwhile puts the rest off to the end of its own semantic run."""
+        while checking.WARM_UP or heap.due():
+            await asyncio.sleep(IDLE_SECONDS)
+            if any(not task.done() for task in pending.values()):
+                return
+            loop = asyncio.get_running_loop()
+            if not await loop.run_in_executor(checks, checking.warm_up):
+                await loop.run_in_executor(checks, heap.collect_if_due)
+                return
 
     def refresh(uri: str, delay: float) -> None:
         doc = document(uri)

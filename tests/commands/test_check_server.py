@@ -56,10 +56,10 @@ class Project:
     def socket(self) -> Path:
         return Path(str(self.status()["socket"]))
 
-    def served(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def served(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         """`pedrag check ARGS`, which the server must have answered."""
         before = self.status()["requests"]
-        found = self.run("check", *args)
+        found = self.run("check", *args, cwd=cwd)
         assert self.status()["requests"] == before + 1  # type: ignore[operator]
         return found
 
@@ -176,19 +176,36 @@ def _ask(path: Path, request: object) -> dict[str, object]:
 def test_a_server_with_another_key_never_answers(project: Project) -> None:
     path = project.socket()
     key = dict(project.status()["key"])  # type: ignore[call-overload]
-    for part, value in (("pedrag", "0" * 64), ("python", "2.7"), ("libraries", [])):
+    for part, value, said in (
+        ("pedrag", "0" * 64, "other pedrag code"),
+        ("python", "2.7.18 (default)", "Python 2.7.18"),
+        ("libraries", [], "solver libraries"),
+        ("root", "/elsewhere", "not /elsewhere"),
+    ):
         reply = _ask(
             path, {"op": "check", "argv": ["check", "theories"], "key": {**key, part: value}}
         )
-        assert reply["answer"] == "refused" and part in str(reply["reason"])
+        assert reply["answer"] == "refused" and said in str(reply["reason"])
         assert "stdout" not in reply
-    # A client in another working folder of the project: refused, so it checks itself.
+    assert project.status()["requests"] == 0
+
+
+def test_a_client_in_a_subfolder_of_the_project_is_answered_from_there(
+    project: Project,
+) -> None:
     sub = project.folder / "theories"
-    before = project.status()["requests"]
-    found = project.run("check", "socratic.yaml", cwd=sub)
-    assert project.status()["requests"] == before
-    assert "refused" in found.stderr and "pedrag daemon restart" in found.stderr
-    _same(found, project.in_process("socratic.yaml", cwd=sub))
+    for folder, args in ((sub, ("socratic.yaml",)), (sub, (".", "--format", "json"))):
+        found = project.served(*args, cwd=folder)
+        assert found.stderr == ""  # no refusal, no fallback said
+        _same(found, project.in_process(*args, cwd=folder))
+    # The same relative name in two folders: each report is its own folder's file's.
+    (sub / "dead-rule.yaml").write_text((CHECKS / "conflict.yaml").read_text("utf-8"), "utf-8")
+    for folder in (project.folder, sub, project.folder):
+        found = project.served("dead-rule.yaml", cwd=folder)
+        _same(found, project.in_process("dead-rule.yaml", cwd=folder))
+    assert project.status()["root"] == str(project.folder.resolve())
+    started_here = project.run("daemon", "status", cwd=sub)
+    assert started_here.returncode == 0  # the subfolder's server is the project's
 
 
 def test_requests_that_fail_inside_the_server_leave_it_answering(project: Project) -> None:
@@ -196,12 +213,60 @@ def test_requests_that_fail_inside_the_server_leave_it_answering(project: Projec
     key = project.status()["key"]
     assert _ask(path, b"not json")["answer"] == "error"
     assert _ask(path, {"op": "check", "key": "not a key"})["answer"] == "error"
-    assert _ask(path, {"op": "check", "key": key, "argv": None})["answer"] == "fallback"
+    failed = _ask(path, {"op": "check", "key": key, "argv": None})
+    assert failed["answer"] == "fallback" and failed["notice"] is True
+    assert "failed inside the check server" in str(failed["reason"])
+    assert str(path.with_suffix(".log")) in str(failed["reason"])
     assert _ask(path, {"op": "check", "key": key, "argv": ["check", "-"]})["answer"] == "fallback"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
         idle.connect(str(path))  # a client that connects and says nothing
         _same(project.served("dead-rule.yaml"), project.in_process("dead-rule.yaml"))
     assert project.status()["failed"] == 1
+
+
+def test_a_check_outlasting_its_client_is_stopped_and_the_server_starts_afresh(
+    project: Project,
+) -> None:
+    """A check stopped at its time limit, at several points of a cold check, answers
+    `fallback` with the reason, and the server (the same process) starts afresh: it then
+    answers the same file, and an edit of it, exactly as a fresh check does."""
+    theory = project.folder / "gen.yaml"
+    original = generate(1000, 11, "weighted")
+    theory.write_text(original, "utf-8")
+    path, status = project.socket(), project.status()
+    request = {
+        "op": "check",
+        "key": status["key"],
+        "cwd": str(project.folder),
+        "argv": ["check", "gen.yaml"],
+    }
+    for seconds in (0.05, 0.15, 0.3):
+        reply = _ask(path, {**request, "seconds": seconds})
+        assert reply["answer"] == "fallback" and reply["notice"] is True
+        assert f"stopped this check after {seconds:g} s" in str(reply["reason"])
+        again = _restarted(project)
+        assert again["pid"] == status["pid"] and again["stopped"] == 0  # a new start
+    _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
+    at = original.index('when: "', original.index("\nrules:")) + len('when: "')
+    theory.write_text(original[:at] + "frustration >= 0.71 and " + original[at:], "utf-8")
+    _same(project.served("gen.yaml"), project.in_process("gen.yaml"))
+    # The client says why it checks in its own process.
+    theory.write_text(original[:at] + "frustration >= 0.72 and " + original[at:], "utf-8")
+    found = project.run("check", "gen.yaml", "--format", "json", PEDRAG_DAEMON_TIMEOUT="0.01")
+    assert "stopped this check after 0.01 s" in found.stderr
+    _same(found, project.in_process("gen.yaml", "--format", "json"))
+    _restarted(project)
+
+
+def _restarted(project: Project) -> dict[str, object]:
+    """The server's status once it answers again (it starts afresh after a stopped check)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = project.run("daemon", "status", "--json")
+        if found.returncode == 0:
+            return json.loads(found.stdout)  # type: ignore[no-any-return]
+        time.sleep(0.2)
+    raise AssertionError("the check server did not start again")
 
 
 def test_options_the_server_does_not_honour_are_checked_by_the_client(project: Project) -> None:

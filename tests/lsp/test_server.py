@@ -363,6 +363,62 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
     assert "dead-rule" in first_check(disk=False) and started == [True]
 
 
+def test_a_first_check_from_the_disk_cache_is_warmed_when_idle_so_the_first_edit_is_not_cold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document opened from the on-disk cache leaves the process without its answers; the
+    idle re-check (`checking.warm_up`) fills them, so the first edit asks the solver about
+    the edited rule only, where without it every rule's status was computed again."""
+    import sys
+
+    from pedrag.compiler import analysis as analysis_module
+    from pedrag.compiler.check_cache import CheckCache
+    from pedrag.compiler.config import CheckConfig
+    from pedrag.compiler.driver import check_paths, check_text
+    from pedrag.lsp import checking as lsp
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from theory_gen import generate
+
+    theory = tmp_path / "gen.yaml"
+    text = generate(60, 3, "weighted")
+    theory.write_text(text, "utf-8")
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):  # the second check keeps the findings whole
+        check_paths([str(theory)], cache=CheckCache.default())
+    computed: list[str] = []
+    real = analysis_module.Analysis._rule_status
+    monkeypatch.setattr(
+        analysis_module.Analysis,
+        "_rule_status",
+        lambda self, rule: computed.append(rule.id) or real(self, rule),
+    )
+    at = text.index('when: "', text.index("\nrules:")) + len('when: "')
+
+    def first_edit(warm: bool, k: int) -> list[str]:
+        analysis_module._CACHE.clear()  # a server just started
+        monkeypatch.setattr(lsp, "WARMED", set())
+        monkeypatch.setattr(lsp, "RESULTS", {})
+        monkeypatch.setattr(lsp, "LOADED", {})
+        monkeypatch.setattr(lsp, "WARM_UP", [])
+        monkeypatch.setattr(lsp, "DISK_CACHE", True)
+        lsp.analyse(text, str(theory), True, CheckConfig())  # the open: from the disk cache
+        assert len(lsp.WARM_UP) == 1
+        if warm:
+            assert lsp.warm_up() and not lsp.warm_up()
+        computed.clear()
+        edited = text[:at] + f"frustration >= 0.{k}1 and " + text[at:]
+        found = lsp.analyse(edited, str(theory), True, CheckConfig())
+        fresh = check_text(edited, str(theory), CheckConfig()).diagnostics
+        assert [(d.check, d.message, d.span) for d in found] == [
+            (d.check, d.message, d.span) for d in fresh
+        ]
+        return list(computed)
+
+    assert len(first_edit(warm=False, k=1)) >= 60
+    assert first_edit(warm=True, k=2) == ["r0"]
+
+
 def test_a_conflict_offers_its_proved_guard_as_a_quick_fix(client: Client, tmp_path: Path) -> None:
     conflict = (Path(__file__).resolve().parents[1] / "data/checks/conflict.yaml").read_text(
         "utf-8"
