@@ -66,6 +66,16 @@ _DASHES = str.maketrans(
     }
 )
 _SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
+# A superscript is an exponent, not a digit: NFKC made "5⁶" (5 to the 6th) the 56 of 7 x 8,
+# graded correct. Written as "^" before NFKC, so a reader sees the power it says.
+_SUPERSCRIPT_RUN = re.compile("[\u2070\u00b9\u00b2\u00b3\u2074-\u207b]+")
+_SUPERSCRIPTS = str.maketrans(
+    "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b",
+    "0123456789+-",
+)
+# A vulgar fraction right after digits ("56½", "1¾") is the fraction part of a mixed number:
+# NFKC alone wrote "561/2", read as 561 halves.
+_VULGAR_AFTER_DIGIT = re.compile("(?<=\\d)(?=[\u00bc-\u00be\u2150-\u215e])")
 _SMALL_WORDS = {"zero": "0", "one": "1", "two": "2", "nought": "0", "nil": "0"}
 _PRONOUN_BEFORE = re.compile(
     r"\b(?:the|this|that|which|each|every|any|no|some|another|last|next|other|right|wrong|"
@@ -112,6 +122,8 @@ _OPERATOR_WORDS = (
     (re.compile(r"(?<=\d)\s*(?:times|multiplied\s+by)\s*(?=-?\d)", re.I), " * "),
     (re.compile(r"(?<=\d)(?<!\b0)\s*x\s*(?=-?\d)", re.I), " * "),  # 7x8, not 0x38
     (re.compile(r"(?<=\d)\s+(?:divided\s+by|over)\s+(?=-?\d)", re.I), " / "),
+    # "5 out of 6" is the fraction 5/6 (was the answer 5, and the 6 a second number)
+    (re.compile(r"(?<=\d)\s+out\s+of\s+(?=\d)", re.I), "/"),
     (re.compile(r"(?<=\d)\s+doubled\b", re.I), " * 2"),
     (re.compile(r"(?<=\d)\s+tripled\b", re.I), " * 3"),
     (re.compile(r"(?<=\d)\s+halved\b", re.I), " / 2"),
@@ -141,7 +153,11 @@ _PLACE_VALUE = re.compile(r"\b(the|in|of)\s+(ones|tens|hundreds|thousands)\b", r
 def canonical(text: str) -> str:
     """The message with number words as digits and operator words as symbols, so every reader
     sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
-    text = unicodedata.normalize("NFKC", text[:MAX_MESSAGE_CHARS]).translate(_DASHES)
+    text = _SUPERSCRIPT_RUN.sub(
+        lambda m: "^" + m.group(0).translate(_SUPERSCRIPTS), text[:MAX_MESSAGE_CHARS]
+    )
+    text = _VULGAR_AFTER_DIGIT.sub(" ", text)
+    text = unicodedata.normalize("NFKC", text).translate(_DASHES)
     text = _SOFT_HYPHEN.sub("-", text)  # "fifty\u00adsix" is fifty-six
     # then the one canonical view the detector reads too (digits of every script, invisible
     # and bidi characters, confusables, HTML entities, LaTeX): grader and detector see the same
@@ -185,8 +201,9 @@ def _small_word(text: str, match: re.Match[str]) -> str:
 # -- numbers -----------------------------------------------------------------------------------
 
 _NUMBER = re.compile(
-    r"(?<![\w.,/])(?P<sign>-\s?)?(?:"
+    r"(?<![\w.,/])(?P<sign>[-+]\s?)?(?:"
     r"(?P<base>0[xX][0-9A-Fa-f]+|0[bB][01]+|0[oO][0-7]+)"
+    r"|(?P<whole>\d+)\s(?P<part>\d+/\d+)(?!\s?[.,/]\d)"  # a mixed number: "56 1/2", "56½"
     r"|(?P<frac>\d+\s?/\s?\d+)(?!\s?[.,]\d)"
     r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)"
     r"(?P<sci>\s?[eE][+-]?\d+|\s?[*]\s?10\s?\^\s?-?\d+)?"
@@ -219,10 +236,13 @@ class Number:
 
 
 def _value(match: re.Match[str]) -> tuple[Fraction, Spelling] | None:
-    sign = -1 if match.group("sign") else 1
+    sign = -1 if (match.group("sign") or "").startswith("-") else 1
     spelling: Spelling
     if match.group("base"):
         return Fraction(sign * int(match.group("base"), 0)), "base"
+    if match.group("whole"):
+        top, bottom = (int(p) for p in match.group("part").split("/"))
+        return sign * (int(match.group("whole")) + Fraction(top, bottom)), "fraction"
     if match.group("frac"):
         top, bottom = (int(p) for p in match.group("frac").replace(" ", "").split("/"))
         if bottom == 0:
@@ -250,7 +270,19 @@ def numbers(text: str) -> tuple[Number, ...]:
     between them (a list such as "L LI LII"): a lone "I" or "C" is a word, and so are two
     pronouns "I" in one sentence."""
     found: list[Number] = []
-    for match in _NUMBER.finditer(text):
+    position = 0
+    while (match := _NUMBER.search(text, position)) is not None:
+        position = match.end()
+        if match.group("sign") and _operand_before(text, match.start()):
+            # "56 - 57", "7 + 8": an operator between two operands, not a sign ("56 - 57" was
+            # the answer -57); read again from the digits
+            position = match.start("sign") + 1
+            continue
+        if match.group("whole") and not _proper(match.group("part")):
+            position = match.end("whole")  # "12 156/12": two numbers, not a mixed number
+            match = _NUMBER.match(text, match.start(), position)
+            if match is None:
+                continue
         if _ORDINAL_AFTER.match(text[match.end() :]):
             continue
         read = _value(match)
@@ -273,6 +305,20 @@ def numbers(text: str) -> tuple[Number, ...]:
                 for m in run
             ]
     return tuple(sorted(found, key=lambda n: n.start))
+
+
+def _operand_before(text: str, position: int) -> bool:
+    """An operand (a digit, ")" or "%") is the last thing before ``position`` but spaces, so
+    a "-" or "+" there is an operator. A walk back over the spaces, not a regex anchored at
+    the end of the text before (a scan of it for every sign of a long message)."""
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position > 0 and (text[position - 1] in ")%" or text[position - 1].isdigit())
+
+
+def _proper(fraction: str) -> bool:
+    top, bottom = (int(p) for p in fraction.split("/"))
+    return 0 < top < bottom
 
 
 def _roman(numeral: str) -> int:
@@ -373,8 +419,17 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 # A word that gives a reason for what came before it ("oxygen because plants breathe it",
-# "13 because 12 x 13 = 156"). ("as" is left out: "such as", "the same as" are inside answers.)
-REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
+# "13 because 12 x 13 = 156"). "as" gives one only before a clause of its own, one with a
+# subject pronoun ("as it has chlorophyll") or a step ("55 as 7 x 8 = 56", graded correct as
+# 56 before): "such as", "the same as", "as a decimal", "as far as I know" give none.
+_AS_REASON = (
+    r"(?<!\bfar\s)(?<!\blong\s)(?<!\bsoon\s)(?<!\bmuch\s)(?<!\bwell\s)(?<!\bsame\s)"
+    r"(?<!\bsuch\s)as(?=\s+(?:i|i'm|it|it's|its|we|you|they|he|she|that|this|there|these|"
+    r"those)\b|\s*[(\[]?\s*-?\d[^.!?;\n]*=)"
+)
+REASON = re.compile(
+    rf"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz|{_AS_REASON})\b", re.IGNORECASE
+)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
@@ -658,6 +713,9 @@ def read_message(
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
     text = _TAG_QUESTION.sub("?", canonical(message))
+    # a hedge in brackets ("chloroplast (not sure)") is a hedge as after a comma: its "not"
+    # negated the answer, so a text answer with it went ungraded
+    text = ASIDE.sub(_hedge_aside, text)
     worked = working_steps(text)
     correction = None
     for match in _CORRECTION.finditer(text):
@@ -770,6 +828,11 @@ def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[t
 # grader reads a text answer's brackets with it too.
 ASIDE = re.compile(r"[(\[]([^()\[\]]*)(?:[)\]]|$)")
 _OTHER_CANDIDATE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either)\b", re.I)
+
+
+def _hedge_aside(found: re.Match[str]) -> str:
+    inside = found.group(1).strip(" .!?,")
+    return f"; {inside}; " if inside and _HEDGE_CLAUSE.fullmatch(inside) else found.group(0)
 
 
 def _alone(text: str, number: Number) -> bool:
