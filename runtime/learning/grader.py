@@ -353,6 +353,9 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if not reading.committed or reading.answer is None:
         return Grade("none", reason=reading.reason)
     said = reading.answer
+    if not reader.text_words(said) and not _as_written(said, (key.answer, *key.accept)):
+        # brackets or punctuation alone ("(((", "?!") say nothing: were graded wrong, an attempt
+        return Grade("none", reason="no word or number stated")
     if _as_written(said, wrong_answers):
         return _wrong(said, reading, f"{reading.reason}, a misconception's answer as written")
     spellings = (key.answer, *key.accept)
@@ -368,6 +371,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
             or _other_guesses(reading, spellings)
             or _names_a_wrong_answer(said, spellings, wrong_answers)
             or _names_more_than_the_answer(said, spellings)
+            or _side_by_side(said, spellings, key.prompt)
         ):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
@@ -543,6 +547,30 @@ def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
         if not _names(item, answer_items):
             return True
     return False
+
+
+def _side_by_side(said: str, spellings: Sequence[str], prompt: str | None) -> bool:
+    """The answer with other bare words beside it and nothing joining them ("Sydney Canberra
+    Melbourne", "went goed gone", "oxygen carbon dioxide"): candidates listed with spaces, as
+    "or" or "," would list them. Before, each was graded correct as naming the answer. A word
+    of the question, a joining or placing word ("in the chloroplast of a plant cell") or a
+    remark makes a phrase, not a list."""
+    if reader.is_remark(said) or any(reader.operators(spelling) for spelling in spellings):
+        return False
+    words = reader.text_words(said)
+    if any(word in _FUNCTION_WORDS or word in _ARTICLES for word in words):
+        return False
+    answer = {w for spelling in spellings for w in reader.text_words(spelling)}
+    asked = set(reader.text_words(prompt or ""))
+    rest = [
+        word
+        for word in words
+        if word not in asked and not any(reader.same_text(word, a) for a in answer)
+    ]
+    return bool(rest)
+
+
+_ARTICLES = frozenset({"a", "an", "the", "of", "my", "its", "their", "our", "your"})
 
 
 def _other_guesses(reading: reader.Reading, spellings: Sequence[str]) -> bool:
