@@ -396,6 +396,14 @@ class Exercise(_Strict):
         "calling sum()': `forbid: [sum]`); code that uses one is graded wrong, whatever its "
         "tests say",
     )
+    require: list[Literal["for", "while", "loop"]] = Field(
+        default_factory=list,
+        description="loops the learner's code must contain (an exercise that says 'using a "
+        "for loop': `require: [for]`; `loop` is a for or a while loop): a for loop whose "
+        "variable its body reads, a while loop whose body changes what its condition reads "
+        "(or `while True` with a `break`); code without one is graded wrong, whatever its "
+        "tests say",
+    )
     practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
     restatement: str | None = None

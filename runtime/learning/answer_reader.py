@@ -66,6 +66,16 @@ _DASHES = str.maketrans(
     }
 )
 _SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
+# A superscript is an exponent, not a digit: NFKC made "5⁶" (5 to the 6th) the 56 of 7 x 8,
+# graded correct. Written as "^" before NFKC, so a reader sees the power it says.
+_SUPERSCRIPT_RUN = re.compile("[\u2070\u00b9\u00b2\u00b3\u2074-\u207b]+")
+_SUPERSCRIPTS = str.maketrans(
+    "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b",
+    "0123456789+-",
+)
+# A vulgar fraction right after digits ("56½", "1¾") is the fraction part of a mixed number:
+# NFKC alone wrote "561/2", read as 561 halves.
+_VULGAR_AFTER_DIGIT = re.compile("(?<=\\d)(?=[\u00bc-\u00be\u2150-\u215e])")
 _SMALL_WORDS = {"zero": "0", "one": "1", "two": "2", "nought": "0", "nil": "0"}
 _PRONOUN_BEFORE = re.compile(
     r"\b(?:the|this|that|which|each|every|any|no|some|another|last|next|other|right|wrong|"
@@ -112,6 +122,8 @@ _OPERATOR_WORDS = (
     (re.compile(r"(?<=\d)\s*(?:times|multiplied\s+by)\s*(?=-?\d)", re.I), " * "),
     (re.compile(r"(?<=\d)(?<!\b0)\s*x\s*(?=-?\d)", re.I), " * "),  # 7x8, not 0x38
     (re.compile(r"(?<=\d)\s+(?:divided\s+by|over)\s+(?=-?\d)", re.I), " / "),
+    # "5 out of 6" is the fraction 5/6 (was the answer 5, and the 6 a second number)
+    (re.compile(r"(?<=\d)\s+out\s+of\s+(?=\d)", re.I), "/"),
     (re.compile(r"(?<=\d)\s+doubled\b", re.I), " * 2"),
     (re.compile(r"(?<=\d)\s+tripled\b", re.I), " * 3"),
     (re.compile(r"(?<=\d)\s+halved\b", re.I), " / 2"),
@@ -141,7 +153,11 @@ _PLACE_VALUE = re.compile(r"\b(the|in|of)\s+(ones|tens|hundreds|thousands)\b", r
 def canonical(text: str) -> str:
     """The message with number words as digits and operator words as symbols, so every reader
     sees one spelling ("twenty-eight doubled is fifty-six" -> "28 * 2 = 56")."""
-    text = unicodedata.normalize("NFKC", text[:MAX_MESSAGE_CHARS]).translate(_DASHES)
+    text = _SUPERSCRIPT_RUN.sub(
+        lambda m: "^" + m.group(0).translate(_SUPERSCRIPTS), text[:MAX_MESSAGE_CHARS]
+    )
+    text = _VULGAR_AFTER_DIGIT.sub(" ", text)
+    text = unicodedata.normalize("NFKC", text).translate(_DASHES)
     text = _SOFT_HYPHEN.sub("-", text)  # "fifty\u00adsix" is fifty-six
     # then the one canonical view the detector reads too (digits of every script, invisible
     # and bidi characters, confusables, HTML entities, LaTeX): grader and detector see the same
@@ -185,8 +201,9 @@ def _small_word(text: str, match: re.Match[str]) -> str:
 # -- numbers -----------------------------------------------------------------------------------
 
 _NUMBER = re.compile(
-    r"(?<![\w.,/])(?P<sign>-\s?)?(?:"
+    r"(?<![\w.,/])(?P<sign>[-+]\s?)?(?:"
     r"(?P<base>0[xX][0-9A-Fa-f]+|0[bB][01]+|0[oO][0-7]+)"
+    r"|(?P<whole>\d+)\s(?P<part>\d+/\d+)(?!\s?[.,/]\d)"  # a mixed number: "56 1/2", "56½"
     r"|(?P<frac>\d+\s?/\s?\d+)(?!\s?[.,]\d)"
     r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?|\.\d+)"
     r"(?P<sci>\s?[eE][+-]?\d+|\s?[*]\s?10\s?\^\s?-?\d+)?"
@@ -219,10 +236,13 @@ class Number:
 
 
 def _value(match: re.Match[str]) -> tuple[Fraction, Spelling] | None:
-    sign = -1 if match.group("sign") else 1
+    sign = -1 if (match.group("sign") or "").startswith("-") else 1
     spelling: Spelling
     if match.group("base"):
         return Fraction(sign * int(match.group("base"), 0)), "base"
+    if match.group("whole"):
+        top, bottom = (int(p) for p in match.group("part").split("/"))
+        return sign * (int(match.group("whole")) + Fraction(top, bottom)), "fraction"
     if match.group("frac"):
         top, bottom = (int(p) for p in match.group("frac").replace(" ", "").split("/"))
         if bottom == 0:
@@ -250,7 +270,19 @@ def numbers(text: str) -> tuple[Number, ...]:
     between them (a list such as "L LI LII"): a lone "I" or "C" is a word, and so are two
     pronouns "I" in one sentence."""
     found: list[Number] = []
-    for match in _NUMBER.finditer(text):
+    position = 0
+    while (match := _NUMBER.search(text, position)) is not None:
+        position = match.end()
+        if match.group("sign") and _operand_before(text, match.start()):
+            # "56 - 57", "7 + 8": an operator between two operands, not a sign ("56 - 57" was
+            # the answer -57); read again from the digits
+            position = match.start("sign") + 1
+            continue
+        if match.group("whole") and not _proper(match.group("part")):
+            position = match.end("whole")  # "12 156/12": two numbers, not a mixed number
+            match = _NUMBER.match(text, match.start(), position)
+            if match is None:
+                continue
         if _ORDINAL_AFTER.match(text[match.end() :]):
             continue
         read = _value(match)
@@ -273,6 +305,20 @@ def numbers(text: str) -> tuple[Number, ...]:
                 for m in run
             ]
     return tuple(sorted(found, key=lambda n: n.start))
+
+
+def _operand_before(text: str, position: int) -> bool:
+    """An operand (a digit, ")" or "%") is the last thing before ``position`` but spaces, so
+    a "-" or "+" there is an operator. A walk back over the spaces, not a regex anchored at
+    the end of the text before (a scan of it for every sign of a long message)."""
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position > 0 and (text[position - 1] in ")%" or text[position - 1].isdigit())
+
+
+def _proper(fraction: str) -> bool:
+    top, bottom = (int(p) for p in fraction.split("/"))
+    return 0 < top < bottom
 
 
 def _roman(numeral: str) -> int:
@@ -373,8 +419,20 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 # A word that gives a reason for what came before it ("oxygen because plants breathe it",
-# "13 because 12 x 13 = 156"). ("as" is left out: "such as", "the same as" are inside answers.)
-REASON = re.compile(r"(?:^|[\s,;]+)(?:because|since|'?cause|cuz|coz)\b", re.IGNORECASE)
+# "13 because 12 x 13 = 156"). "as" gives one only before a clause of its own, one with a
+# subject pronoun ("as it has chlorophyll") or a step ("55 as 7 x 8 = 56", graded correct as
+# 56 before): "such as", "the same as", "as a decimal", "as far as I know" give none.
+_AS_REASON = (
+    r"(?<!\bfar\s)(?<!\blong\s)(?<!\bsoon\s)(?<!\bmuch\s)(?<!\bwell\s)(?<!\bsame\s)"
+    r"(?<!\bsuch\s)as(?=\s+(?:i|i'm|it|it's|its|we|you|they|he|she|that|this|there|these|"
+    r"those)\b|\s*[(\[]?\s*-?\d[^.!?;\n=]{0,80}=)"
+)
+# (A run of separators is tried from its first character only, and the step after "as" is
+# looked for 80 characters ahead: " , , , ..." and "as 1 as 1 ..." were scanned to their end
+# from every position, 1.2 s of CPU for 4,000 characters.)
+REASON = re.compile(
+    rf"(?:^|(?<![\s,;])[\s,;]+)(?:because|since|'?cause|cuz|coz|{_AS_REASON})\b", re.IGNORECASE
+)
 # Where a reason ends: its sentence, or a turn to something else ("but").
 _REASON_END = re.compile(r"\.(?!\d)|[!?;\n]|\s+but\s+", re.IGNORECASE)
 # A question tagged on to a statement ("mitochondria, isn't it?", "it's 56, right?"): the
@@ -433,10 +491,19 @@ def _clause_at(parts: Sequence[Clause], position: int) -> Clause | None:
 def negated(clause: Clause, position: int) -> bool:
     """A negation before ``position`` in its clause ("not 56", "I don't think it's 56"); a
     negative question ("isn't it 56?") is tentative, not negated."""
-    before = clause.text[: position - clause.start]
-    if _TENTATIVE_NEGATIVE.search(before) and clause.question:
+    offset = position - clause.start
+    if clause.question and _first_end(_TENTATIVE_NEGATIVE, clause.text) <= offset:
         return False
-    return bool(_NEGATION.search(before))
+    return _first_end(_NEGATION, clause.text) <= offset
+
+
+@functools.lru_cache(maxsize=64)
+def _first_end(pattern: re.Pattern[str], text: str) -> float:
+    """Where the first match of ``pattern`` in ``text`` ends (infinity when none): a match
+    before a position is one ending by it. Found once per clause, not searched again in the
+    text before each of its numbers (a clause of 2,000 numbers took 4.8 s of CPU to grade)."""
+    found = pattern.search(text)
+    return found.end() if found is not None else float("inf")
 
 
 def asks_about(clause: Clause) -> bool:
@@ -503,9 +570,15 @@ _RESULT_CUE = re.compile(
     re.IGNORECASE,
 )
 _UNIT_AFTER = re.compile(r"^\s*([a-zA-Z\u00b0\u00b5]+(?:\^?[23])?)")
+# Each operand and each operation read once, atomically, at most 16 operations and short runs
+# of brackets and spaces ("((((..." was scanned to its end from each bracket): with
+# its spaces and brackets free to be split several ways, "1 - 1 - 1 - ..." (no "=") was
+# tried in exponentially many ways, 2.7 s of CPU for 80 characters and minutes for 200 (a
+# learner could stall the turn's thread). Fractions are operations ("3/4 = 0.75").
 _STEP = re.compile(
-    r"(?P<lhs>[-(]*\s*-?\d[\d.,/]*(?:\s*[-+*/^()]\s*\(?\s*-?\d[\d.,/]*\)?\)?)+)\s*=\s*"
-    r"(?P<rhs>-?\d+(?:[.,/]\d+)*)(?![\d.,]*\s*[-+*/^]\s*\d)"
+    r"(?P<lhs>(?>[-(]{0,8}\s{0,8}-?\d[\d.,]*)"
+    r"(?>\s{0,8}[-+*/^()]\s{0,8}\(?\s{0,8}-?\d[\d.,]*\)?\)?){1,16})"
+    r"\s{0,8}=\s*(?P<rhs>-?\d+(?:[.,/]\d+)*)(?![\d.,]*\s*[-+*/^]\s*\d)"
 )
 
 
@@ -658,6 +731,9 @@ def read_message(
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
     text = _TAG_QUESTION.sub("?", canonical(message))
+    # a hedge in brackets ("chloroplast (not sure)") is a hedge as after a comma: its "not"
+    # negated the answer, so a text answer with it went ungraded
+    text = ASIDE.sub(_hedge_aside, text)
     worked = working_steps(text)
     correction = None
     for match in _CORRECTION.finditer(text):
@@ -679,7 +755,10 @@ def read_message(
         if negated(clause, number.start) or _denied_after(text[number.end : clause.end]):
             negations += 1
             continue
-        before, after = text[: number.start], text[number.end :]
+        # what stands right before and after it: the patterns read no further ("more than",
+        # "=", an operator), and a window keeps a message of many numbers linear
+        before = text[max(0, number.start - _NEAR) : number.start]
+        after = text[number.end : number.end + _NEAR]
         if _BOUND_BEFORE.search(before):
             # "more than 50" says where the answer is, not what it is: graded wrong as "50",
             # its feedback told the learner "50 isn't it", a number they never offered
@@ -772,11 +851,23 @@ ASIDE = re.compile(r"[(\[]([^()\[\]]*)(?:[)\]]|$)")
 _OTHER_CANDIDATE = re.compile(r"\b(?:or|maybe|perhaps|possibly|probably|either)\b", re.I)
 
 
+def _hedge_aside(found: re.Match[str]) -> str:
+    inside = found.group(1).strip(" .!?,")
+    return f"; {inside}; " if inside and _HEDGE_CLAUSE.fullmatch(inside) else found.group(0)
+
+
+#: How far before and after a number the reader looks for what makes it an operand, a result
+#: or a bound.
+_NEAR = 64
+
+
 def _alone(text: str, number: Number) -> bool:
     """The message is this number and nothing else (a unit, punctuation and a hedge aside:
     "12", "12 i think", "maybe 12?"). Such a number is the learner's answer even when it is
     one of the prompt's numbers or a step of the worked solution: "12" for 156 / 12 and "7"
     for 7 x 8 committed to nothing, so a wrong answer went uncounted."""
+    if len(text) - (number.end - number.start) > 2 * _NEAR:
+        return False  # longer than any hedge and unit
     rest = text[: number.start] + text[number.end :]
     rest = _TENTATIVE.sub(" ", _HEDGE_IN.sub(" ", rest)).strip(" .!?,")
     return not rest or bool(_UNIT_AFTER.fullmatch(rest))

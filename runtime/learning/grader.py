@@ -82,6 +82,9 @@ class GradingRules:
     # Names the learner's code must not use (`forbid:`, "without calling sum()"): passing the
     # tests with `return sum(nums)` is not the exercise.
     forbid: tuple[str, ...] = ()
+    # Loops the learner's code must contain (`require:`, "using a for loop"): passing the tests
+    # with `math.fsum(nums)` or recursion is not the exercise either.
+    require: tuple[str, ...] = ()
 
 
 def grading_inputs(
@@ -108,6 +111,7 @@ def grading_inputs(
             for answer in getattr(getattr(item, "signals", None), "answers", ()) or ()
         ),
         tuple(getattr(exercise, "forbid", ()) or ()),
+        tuple(getattr(exercise, "require", ()) or ()),
     )
     return key, tuple((t.call, t.expect) for t in ordered), rules
 
@@ -150,7 +154,7 @@ def grade(
         return Grade("none", reason="no exercise to grade against")
     code = learner_code(message) if tests else None
     if code is not None:
-        return _grade_code(code, tests, rules.public_tests, rules.forbid)
+        return _grade_code(code, tests, rules.public_tests, rules.forbid, rules.require)
     said = message.strip().strip(".!").strip()
     if _accepted_text(said, key):
         # The whole message is the key or an `accept:` spelling, as written: no reading needed
@@ -349,6 +353,9 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if not reading.committed or reading.answer is None:
         return Grade("none", reason=reading.reason)
     said = reading.answer
+    if not reader.text_words(said) and not _as_written(said, (key.answer, *key.accept)):
+        # brackets or punctuation alone ("(((", "?!") say nothing: were graded wrong, an attempt
+        return Grade("none", reason="no word or number stated")
     if _as_written(said, wrong_answers):
         return _wrong(said, reading, f"{reading.reason}, a misconception's answer as written")
     spellings = (key.answer, *key.accept)
@@ -364,6 +371,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
             or _other_guesses(reading, spellings)
             or _names_a_wrong_answer(said, spellings, wrong_answers)
             or _names_more_than_the_answer(said, spellings)
+            or _side_by_side(said, spellings, key.prompt)
         ):
             return Grade("none", reason="a list of candidates", tentative=reading.tentative)
         if _restates_the_prompt(reader.text_words(said), spellings, key.prompt):
@@ -541,6 +549,30 @@ def _names_more_than_the_answer(said: str, spellings: Sequence[str]) -> bool:
     return False
 
 
+def _side_by_side(said: str, spellings: Sequence[str], prompt: str | None) -> bool:
+    """The answer with other bare words beside it and nothing joining them ("Sydney Canberra
+    Melbourne", "went goed gone", "oxygen carbon dioxide"): candidates listed with spaces, as
+    "or" or "," would list them. Before, each was graded correct as naming the answer. A word
+    of the question, a joining or placing word ("in the chloroplast of a plant cell") or a
+    remark makes a phrase, not a list."""
+    if reader.is_remark(said) or any(reader.operators(spelling) for spelling in spellings):
+        return False
+    words = reader.text_words(said)
+    if any(word in _FUNCTION_WORDS or word in _ARTICLES for word in words):
+        return False
+    answer = {w for spelling in spellings for w in reader.text_words(spelling)}
+    asked = set(reader.text_words(prompt or ""))
+    rest = [
+        word
+        for word in words
+        if word not in asked and not any(reader.same_text(word, a) for a in answer)
+    ]
+    return bool(rest)
+
+
+_ARTICLES = frozenset({"a", "an", "the", "of", "my", "its", "their", "our", "your"})
+
+
 def _other_guesses(reading: reader.Reading, spellings: Sequence[str]) -> bool:
     """Several statements of which one names the answer and another is a different short
     answer ("quick? gracefully?", "fox, jumped, gracefully, fence"): guesses in one message,
@@ -578,7 +610,11 @@ def _restates_the_prompt(
 
 
 def _grade_code(
-    code: str, tests: Sequence[tuple[str, str]], public: int, forbid: Sequence[str] = ()
+    code: str,
+    tests: Sequence[tuple[str, str]],
+    public: int,
+    forbid: Sequence[str] = (),
+    require: Sequence[str] = (),
 ) -> Grade:
     digest = hashlib.sha256(" ".join(code.split()).encode("utf-8")).hexdigest()[:12]
     used = forbidden_use(code, forbid)
@@ -591,6 +627,15 @@ def _grade_code(
                 "variable of that name)",
             ),
             reason=f"uses {used}, which the exercise forbids",
+            work=True,
+        )
+    missing = missing_structure(code, require)
+    if missing is not None:
+        return Grade(
+            "wrong",
+            f"code:{digest}",
+            (f"the learner's code has no {missing} doing the work, which the exercise asks for",),
+            reason=f"no {missing}, which the exercise requires",
             work=True,
         )
     result = run_tests(code, tests, forbid)
@@ -620,7 +665,8 @@ def _grade_code(
 
 
 # What can reach a forbidden name without writing it (`eval("su" + "m")`,
-# `getattr(builtins, name)`): with a `forbid:` list, code that uses these is not accepted either.
+# `getattr(builtins, name)`, `math.__dict__["fs" + "um"]`, `operator.attrgetter(...)`): with a
+# `forbid:` list, code that uses these is not accepted either.
 _INDIRECT = frozenset(
     {
         "eval",
@@ -632,6 +678,11 @@ _INDIRECT = frozenset(
         "locals",
         "vars",
         "__builtins__",
+        "__dict__",
+        "__getattribute__",
+        "attrgetter",
+        "methodcaller",
+        "import_module",
     }
 )
 
@@ -649,17 +700,26 @@ def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return None
+    import builtins
+
     banned = set(forbid)
-    # Any use of the name counts, the learner's own variable of that name included: whether
-    # "sum" in a load means the builtin depends on scope and order ("x = sum" before "sum =
-    # 0", "def total(nums, sum=sum)"), which a learner could arrange; the message says so.
+    # Any use of a builtin's name counts, the learner's own variable of that name included:
+    # whether "sum" in a load means the builtin depends on scope and order ("x = sum" before
+    # "sum = 0", "def total(nums, sum=sum)"), which a learner could arrange; the message says
+    # so. A library's name (`fsum`, `count`) is reached only through an import or an
+    # attribute, both refused, so a variable `count` in a counting exercise is the learner's.
+    named = {name for name in banned if hasattr(builtins, name)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in banned:
+        if isinstance(node, ast.Name) and node.id in named:
             return f"the name `{node.id}`"
-        if isinstance(node, ast.arg) and node.arg in banned:
+        if isinstance(node, ast.arg) and node.arg in named:
             return f"the name `{node.arg}`"
         if isinstance(node, ast.Name) and node.id in _INDIRECT:
             return f"`{node.id}` (a way around the rule)"
+        if isinstance(node, ast.Attribute) and node.attr in _INDIRECT:
+            return f"`{node.attr}` (a way around the rule)"
+        if isinstance(node, ast.alias) and node.name == "*":
+            return "`import *` (a way around the rule)"
         if isinstance(node, ast.Attribute) and node.attr in banned:
             return f"the name `{node.attr}`"
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in banned:
@@ -667,6 +727,74 @@ def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
         if isinstance(node, ast.alias) and node.name.split(".")[-1] in banned:
             return f"the name `{node.name}`"
     return None
+
+
+_LOOP_NAMES = {"for": "for loop", "while": "while loop", "loop": "loop"}
+
+
+def missing_structure(code: str, require: Sequence[str]) -> str | None:
+    """The first loop an exercise's ``require:`` asks for that ``code`` lacks ("for loop"),
+    read from its syntax tree; None when all are there or the code does not parse (the tests
+    then report it). A loop counts when it does work: a for loop whose variable its body
+    reads, a while loop whose body changes a name its condition reads, or `while True` with a
+    `break`. A comprehension is an expression, not a loop statement. Why: "using a for loop"
+    was passed by `math.fsum(nums)`, recursion and a while loop, the tests alone being run,
+    and a loop that does nothing (`for n in nums: pass`) beside them is no loop either."""
+    if not require:
+        return None
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    kinds = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and _reads(node.body, _stored(node.target)):
+            kinds |= {"for", "loop"}
+        elif isinstance(node, ast.While) and _working_while(node):
+            kinds |= {"while", "loop"}
+    for wanted in require:
+        if wanted not in kinds:
+            return _LOOP_NAMES.get(wanted, wanted)
+    return None
+
+
+def _stored(node: Any) -> set[str]:
+    import ast
+
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _reads(body: Sequence[Any], names: set[str]) -> bool:
+    import ast
+
+    return any(
+        isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
+        for statement in body
+        for n in ast.walk(statement)
+    )
+
+
+def _working_while(node: Any) -> bool:
+    import ast
+
+    body = [n for statement in node.body for n in ast.walk(statement)]
+    if isinstance(node.test, ast.Constant) and node.test.value:
+        return any(isinstance(n, ast.Break) for n in body)
+    tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+    changed = {
+        n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    }
+    # a method call on a tested name ("while items: items.pop()") changes it too
+    called = {
+        n.func.value.id
+        for n in body
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+    }
+    return bool(tested & (changed | called))
 
 
 def consistent_work(reading: reader.Reading, problem: frozenset[Fraction] | None = None) -> bool:

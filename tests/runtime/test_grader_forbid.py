@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pedrag.runtime.learning.code_runner import run_tests
 from pedrag.runtime.learning.grader import forbidden_use, grade_exercise
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.tutor import Tutor
@@ -91,8 +92,9 @@ def test_the_shipped_solutions_keep_their_own_rules(exercises: dict[str, Any]) -
         assert exercise.solution and forbidden_use(exercise.solution, exercise.forbid) is None
 
 
-# Spellings no reading of the syntax tree can see: a string built at run time, looked up in the
-# builtins' namespace. Each passed all three tests of sum_list_loop and was graded correct.
+# Spellings a reading of the syntax tree sees only by their way around (`__dict__`): a string
+# built at run time, looked up in the builtins' namespace. Each passed all three tests of
+# sum_list_loop and was graded correct; now refused as read, and withheld when run as well.
 UNSEEN = [
     'import builtins\ndef total(nums):\n    return builtins.__dict__["mus"[::-1]](nums)',
     'import sys\ndef total(nums):\n    return sys.modules["builtins"].__dict__["su" + "m"](nums)',
@@ -105,10 +107,13 @@ UNSEEN = [
 def test_a_forbidden_builtin_is_withheld_from_the_running_code(
     exercises: dict[str, Any], code: str
 ) -> None:
-    assert forbidden_use(code, ("sum",)) is None  # the reading cannot see it
+    assert forbidden_use(code, ("sum",)) == "`__dict__` (a way around the rule)"
     result = grade_exercise(f"```python\n{code}\n```", exercises["sum_list_loop"])
-    assert result.verdict != "correct", result
-    assert result.run is not None and not result.run.passed
+    assert result.verdict == "wrong", result
+    # and the running code finds no sum, whatever the reading saw
+    tests = (("total([1, 2, 3])", "6"),)
+    assert run_tests(code, tests).passed  # the builtin is there when not withheld
+    assert not run_tests(code, tests, ("sum",)).passed
 
 
 def test_withholding_a_builtin_leaves_the_others_and_other_exercises_alone(
