@@ -34,6 +34,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -59,10 +60,18 @@ def worker(stages_store: str | None = None) -> int:
     kinds = (stages_store,) if stages_store else STORES
     runs: list[Any] = []
     try:
-        for kind in kinds:
-            runs.append(turn_overhead.Run(kind, theories))
-        # The folders this process made, for the parent to remove should it die first.
-        print(json.dumps([f for run in runs if (f := getattr(run, "folder", None))]), flush=True)
+        # Ctrl-C is held while the stores are made: a run makes its folder, then its store,
+        # and one arriving in between left the folder behind, its run not yet recorded for
+        # removal (seen under load). A held Ctrl-C ends the loop once every run is recorded.
+        held = _hold_ctrl_c()
+        try:
+            for kind in kinds:
+                runs.append(turn_overhead.Run(kind, theories))
+            # The folders this process made, for the parent to remove should it die first.
+            made = [f for run in runs if (f := getattr(run, "folder", None))]
+            print(json.dumps(made), flush=True)
+        finally:
+            _release(held)
         if timer is not None:
             timer.time_store(runs[0])
         messages = [m for p in PERSONAS.values() for m in p.messages(topic="arithmetic")]
@@ -90,6 +99,19 @@ def worker(stages_store: str | None = None) -> int:
         return 0
     print(json.dumps(results), flush=True)
     return 0
+
+
+def _hold_ctrl_c() -> set[signal.Signals] | None:
+    """SIGINT blocked (where the platform can), the signal mask before returned."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release(held: set[signal.Signals] | None) -> None:
+    """The mask as it was: a Ctrl-C that came meanwhile is raised now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _remove_store_folder(run: Any) -> None:
