@@ -46,8 +46,7 @@ examples:
   pedrag instructor 3f2a9c1b7d4e --set explain_mode=on
   pedrag instructor 3f2a9c1b7d4e --set explain_mode=off --format json
   pedrag instructor --learner ana --exams --db sessions.db --tenant school
-  pedrag instructor --learner ana --retake times_exam --theories course/ --db sessions.db \
-      --tenant school
+  pedrag instructor --learner ana --retake times_exam --theories course/ --tenant school
 
 exit status: 0 done; 1 refused: no such session, learner or served exam, a toggle the theory
 does not allow; 3 no retake due (the learner has not sat the exam, or holds a retake not used
