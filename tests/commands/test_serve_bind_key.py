@@ -6,6 +6,7 @@ writes nothing."""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,13 @@ from fastapi.testclient import TestClient
 
 from pedrag.cli import main
 from pedrag.runtime.service.app import ServiceSettings, create_app
-from pedrag.runtime.store.session_store import SessionStore
+from pedrag.runtime.store.session_store import SessionStore, StoreError
 from pedrag.runtime.store.tenants import hash_api_key, key_id
+from tests.service.postgres import postgres_bin, running_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 PRACTICE = {"theory": "socratic", "exercise": "mult_7x8"}
+RACERS = 8
 
 
 @pytest.fixture
@@ -113,3 +116,53 @@ def test_binding_refuses_and_writes_nothing(
         _id(keys["instructor"]): None,
         _id(keys["revoked"]): None,
     }
+
+
+def racing_binds_bind_once(url: str) -> None:
+    """Eight stores (each its own pool, as workers and admins are) bind one unbound key to
+    eight learners at once: one wins, the others are refused, and the key is the winner's."""
+    learners = [f"l{n}" for n in range(RACERS)]
+    with SessionStore(url) as store:
+        store.tenants.create("school")
+        for learner in learners:
+            store.for_tenant("school").create_learner(learner)
+        key = _id(store.tenants.issue_key("school", role="learner"))
+    stores = [SessionStore(url) for _ in learners]
+    gate = threading.Barrier(RACERS)
+    won: list[str] = []
+    refused: list[str] = []
+
+    def bind(store: SessionStore, learner: str) -> None:
+        gate.wait()
+        try:
+            store.tenants.bind_key(key, learner)
+            won.append(learner)
+        except StoreError as error:
+            refused.append(str(error))
+
+    threads = [
+        threading.Thread(target=bind, args=pair) for pair in zip(stores, learners, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert len(won) == 1 and len(refused) == RACERS - 1, refused
+        assert all("already" in text or "changed while binding" in text for text in refused)
+        assert [item.learner for item in stores[0].tenants.list_keys("school")] == won
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_racing_binds_of_one_key_bind_it_once_on_sqlite(tmp_path: Path) -> None:
+    racing_binds_bind_once(str(tmp_path / "db.sqlite"))
+
+
+@pytest.mark.skipif(postgres_bin() is None, reason="no PostgreSQL binaries")
+def test_racing_binds_of_one_key_bind_it_once_on_postgresql() -> None:
+    from tests.service.test_postgres import fresh_database
+
+    with running_postgres() as url:
+        racing_binds_bind_once(fresh_database(url))
