@@ -20,7 +20,8 @@ INTRO = """\
 Generated from the commands' own `--help` by `docs/gen_cli.py`; do not edit by hand.
 
 Every command exits 0 on success, 1 when it found errors (or a session failed), 2 on usage
-problems (a bad path, option or state string). Output is coloured only on a terminal
+problems (a bad path, option or state string); `pedrag instructor --retake` exits 3 when no
+retake is due. Output is coloured only on a terminal
 (`NO_COLOR` turns it off). No command needs the network unless an endpoint is configured
 (`OPENAI_BASE_URL`, `OPENAI_API_KEY`; see [llm.md](llm.md)); without one, the tutor runs on the
 deterministic offline backend.

@@ -59,7 +59,8 @@ COMMANDS: dict[str, tuple[int, str]] = {
     ),
     "instructor": (
         33,
-        "an instructor's toggles on a session: explain mode, exam lockdown, lift a conduct restriction",
+        "an instructor's toggles on a session (explain mode, exam lockdown, lift a conduct "
+        "restriction); a learner's exam sittings and retakes",
     ),
     "grade": (
         34,

@@ -26,6 +26,10 @@ holds), `instructor` (also toggles, audits, learner records, checks), `admin` (a
 deletion): `--issue-key ID --role learner`, `--list-keys ID`, `--revoke-key KEY_ID`. A
 learner key is one learner's (`--learner LEARNER_ID`): its sessions are that learner's and it
 reaches no other's; a learner key bound to nobody starts anonymous sessions only (no exams).
+`--bind-key KEY_ID --learner ID` binds such a key (one issued before revision 0009) to an
+existing learner: bind only a key that learner alone holds, since whoever holds it becomes
+that learner. The sessions it started anonymously stay anonymous, and it no longer reaches
+them.
 
 The database is PEDRAG_DB (or --db): SQLite by default, fine for one worker; use PostgreSQL
 (postgresql+psycopg://...) for --workers above 1. Every worker applies the schema migrations
@@ -42,6 +46,7 @@ examples:
   pedrag serve --issue-key acme --role learner   anonymous practice only
   pedrag serve --list-keys acme                  key ids, roles, revoked or not
   pedrag serve --revoke-key 3f9a0c1d2e4b         refused from the next request on
+  pedrag serve --bind-key 3f9a0c1d2e4b --learner ana   an unbound learner key becomes ana's
   pedrag serve                                   one worker on 127.0.0.1:8000, SQLite
   PEDRAG_DB=postgresql+psycopg://tutor@db/pedrag pedrag serve --workers 4 --host 0.0.0.0
   pedrag serve --theories theories/ --port 9000  serve your own theory files
@@ -100,7 +105,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LEARNER_ID",
         help="with --issue-key and --role learner: the learner the key acts as (created if the "
         "tenant has none of that id); its sessions are that learner's, it reaches no other's. "
-        "A learner key without one starts anonymous sessions only",
+        "A learner key without one starts anonymous sessions only. With --bind-key: the "
+        "existing learner to bind the key to",
+    )
+    admin.add_argument(
+        "--bind-key",
+        metavar="KEY_ID",
+        help="bind a learner key bound to nobody (its id, from --list-keys) to --learner, an "
+        "existing learner of the key's tenant; a bound key is never rebound (issue a new one)",
     )
     admin.add_argument("--list-keys", metavar="ID", help="list a tenant's keys: id, role, state")
     admin.add_argument(
@@ -150,7 +162,7 @@ def _log_config(level: str) -> dict[str, Any]:
 
 
 def _admin(args: argparse.Namespace) -> int:
-    from pedrag.runtime.store.session_store import SessionStore, StoreError
+    from pedrag.runtime.store.session_store import LearnerNotFound, SessionStore, StoreError
 
     try:
         with SessionStore(args.db) as store:
@@ -176,9 +188,29 @@ def _admin(args: argparse.Namespace) -> int:
                     raise StoreError(f"no key {args.revoke_key!r} in force (see --list-keys)")
                 print(f"key {args.revoke_key} revoked", file=sys.stderr)
                 return 0
+            if args.bind_key:
+                if args.learner is None:
+                    raise StoreError("--bind-key KEY_ID goes with --learner ID")
+                try:
+                    bound = store.tenants.bind_key(args.bind_key, args.learner)
+                except LearnerNotFound as error:
+                    raise StoreError(
+                        f"{error} in the key's tenant: a key is bound to an existing learner "
+                        "(`--issue-key TENANT --role learner --learner ID` creates one, with a "
+                        "new key)"
+                    ) from error
+                print(
+                    f"key {args.bind_key} of tenant {bound.tenant.id!r} is learner "
+                    f"{args.learner!r} from its next request (its anonymous sessions stay "
+                    "anonymous)",
+                    file=sys.stderr,
+                )
+                return 0
             role = args.role
             if args.learner is not None and (not args.issue_key or role != "learner"):
-                raise StoreError("--learner goes with --issue-key TENANT --role learner")
+                raise StoreError(
+                    "--learner goes with --issue-key TENANT --role learner, or --bind-key KEY_ID"
+                )
             if args.add_tenant:
                 store.tenants.create(
                     args.add_tenant,
@@ -243,7 +275,14 @@ def _missing_service_packages() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.db:
         os.environ["PEDRAG_DB"] = args.db
-    if args.add_tenant or args.issue_key or args.list_tenants or args.list_keys or args.revoke_key:
+    if (
+        args.add_tenant
+        or args.issue_key
+        or args.list_tenants
+        or args.list_keys
+        or args.revoke_key
+        or args.bind_key
+    ):
         return _admin(args)
     if args.workers < 1:
         print("pedrag serve: --workers must be at least 1", file=sys.stderr)

@@ -73,6 +73,18 @@ class TheorySet:
     def ids(self) -> tuple[str, ...]:
         return tuple(sorted(self.theories))
 
+    @property
+    def exams(self) -> frozenset[str]:
+        """The exam exercises (`exam: true`) of the loaded curricula: the exams a retake can be
+        granted for, by the service's route and `pedrag instructor` alike (an id no curriculum
+        serves is a typo, and a grant for it would wait forever)."""
+        return frozenset(
+            item.id
+            for curriculum in self.curricula.values()
+            for item in curriculum.model.exercises
+            if item.exam
+        )
+
     @classmethod
     def shipped(cls) -> TheorySet:
         """The theories and curricula shipped in ``pedrag.theories``. They are checked clean in

@@ -852,12 +852,7 @@ def _install_routes(app: FastAPI, settings: ServiceSettings) -> None:
     def grant_retake(learner_id: PathId, exam_id: PathId, ctx: Instructor) -> ExamRetakeOut:
         """Let a learner sit an exam once more: the grant (who, when) allows exactly one more
         sitting. 409 when the learner has not sat the exam, or holds a retake not used yet."""
-        exams = {
-            item.id
-            for loaded in ctx.tutors.theories.curricula.values()
-            for item in loaded.model.exercises
-            if item.exam
-        }
+        exams = ctx.tutors.theories.exams
         if exam_id not in exams:
             known = ", ".join(sorted(exams)) or "none"
             raise Problem(404, "exam-not-found", f"no exam {exam_id!r} (exams: {known})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from pedrag.runtime.store.connection import StoreConnection
-from pedrag.runtime.store.documents import _as_utc, _require_tenant_id, _utcnow
+from pedrag.runtime.store.documents import (
+    _as_utc,
+    _require_session_id,
+    _require_tenant_id,
+    _utcnow,
+)
 from pedrag.runtime.store.errors import AlreadyExists, LearnerNotFound, StoreError
 from pedrag.runtime.store.schema import api_keys, learners, rate_windows, sessions, tenants
 from pedrag.runtime.store.stored import StoredSession
@@ -180,6 +185,52 @@ class TenantDirectory:
                     .order_by(api_keys.c.created_at, api_keys.c.key_hash)
                 ).all()
         return [_api_key(row) for row in rows]
+
+    def bind_key(self, key_id: str, learner: str) -> ApiKey:
+        """Bind the learner key named ``key_id``, in force and bound to nobody (a key issued
+        before revision 0009), to ``learner`` of the key's tenant: from the next request it
+        **is** that learner, as a key issued with ``learner`` is. Refused with
+        :class:`StoreError` (nothing written) for a key not in force, not a learner key, or
+        bound already (rebinding would hand one learner's key another's records: issue a new
+        key instead), and with :class:`LearnerNotFound` for a learner the tenant lacks.
+
+        Sessions carry their learner, not their key: the anonymous sessions the key started
+        stay anonymous, and the bound key no longer reaches them (it reaches its learner's)."""
+        if not isinstance(key_id, str) or len(key_id) != KEY_ID_LENGTH:
+            raise StoreError(f"no key {key_id!r} in force (a key id is {KEY_ID_LENGTH} hex digits)")
+        _require_session_id(learner, "learner id")
+        named = func.substr(api_keys.c.key_hash, 1, KEY_ID_LENGTH) == key_id
+        store = self._store
+        with store._errors(f"bind API key {key_id!r} to learner {learner!r}"):
+            with store._transaction(write=True) as connection:
+                row = connection.execute(
+                    select(tenants, *_KEY_COLUMNS)
+                    .join(api_keys, api_keys.c.tenant == tenants.c.id)
+                    .where(named, api_keys.c.revoked_at.is_(None))
+                ).first()
+                if row is None:
+                    raise StoreError(f"no key {key_id!r} in force (see --list-keys)")
+                found = _api_key(row)
+                if found.role != "learner":
+                    raise StoreError(
+                        f"key {key_id} is an {found.role} key: only a learner key is bound to a "
+                        "learner"
+                    )
+                if found.learner is not None:
+                    raise StoreError(
+                        f"key {key_id} is bound to learner {found.learner!r} already: issue "
+                        "a new key for another learner"
+                    )
+                if not _has_learner(connection, found.tenant.id, learner):
+                    raise LearnerNotFound(learner)
+                bound = connection.execute(
+                    update(api_keys)
+                    .where(named, api_keys.c.revoked_at.is_(None), api_keys.c.learner_id.is_(None))
+                    .values(learner_id=learner)
+                ).rowcount
+                if not bound:  # revoked or bound by someone else since the read
+                    raise StoreError(f"key {key_id} changed while binding it: try again")
+        return replace(found, learner=learner)
 
     def revoke_key(self, key_id: str, tenant_id: str | None = None) -> bool:
         """Revoke the key named ``key_id`` (of ``tenant_id`` when given: another tenant's key
