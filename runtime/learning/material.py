@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
-from pedrag.runtime.learning.working import first_slip
+from pedrag.runtime.learning.working import first_slip, step_values
 
 if TYPE_CHECKING:
     from pedrag.compiler.check_cache import Memo
@@ -188,24 +188,42 @@ def shows_step(material: Material | None, message: str) -> bool:
 def steps_done(said: Mapping[str, Any], material: Material | None, message: str) -> int:
     """How many of the hints (steps) the learner's working covers: the hints given when their
     working last showed a step (this turn's ``message`` included). Kept in the session's record
-    (``said["done"]``), which only the runtime writes."""
+    (``said["done"]``), which only the runtime writes. A hint whose calculation's value the
+    learner stated ("23 x 40 = 920" for "Work out 23 times 40") is done with those before it."""
     done = int(said.get("done", 0))
+    if material is None or not message:
+        return done
     if shows_step(material, message):
         done = max(done, int(said.get("hints", 0)))
-    return done
+    stated = set(_NUMBER.findall(message))
+    for index, hint in enumerate(material.hints):
+        if stated & set(step_values(hint)):  # the value of the calculation this step asks for
+            done = max(done, index + 1)
+    return min(done, len(material.hints))
 
 
 def next_step(material: Material, said: Mapping[str, Any], message: str = "") -> str:
-    """The hint to show: the next one in order (the last stays once all are given), preceded by
+    """The hint to show: the next one in order, skipping the steps the learner's working has
+    done (the last stays once all are given), preceded by
     the steps it refers back to that the learner's working has not done ("what is 7 times 4?
     Now double that result"), so no hint points at a result the learner has not had."""
     hints = material.hints
-    index = min(int(said.get("hints", 0)), len(hints) - 1)
     done = steps_done(said, material, message)
+    given = int(said.get("hints", 0))
+    index = min(max(given, done), len(hints) - 1)
     start = index
     while start > 0 and start > done and refers_back(hints[start]):
         start -= 1
-    return " ".join(_sentence(hint) for hint in hints[start : index + 1])
+    if start == index:
+        return hints[index]
+    if index < given:
+        # given already, after its step, and the learner has still not done that step: the
+        # step is their next one, said on its own (not the same sentences again)
+        return hints[start]
+    # The step it follows comes first, quoted as one sentence with it: said again right after
+    # the learner had it alone, it is not the same sentence twice in a row.
+    steps = " ".join(_sentence(hint) for hint in hints[start:index])
+    return f'Building on the step "{steps}": {hints[index]}'
 
 
 def reader_topic(goal: Any) -> str:
@@ -367,7 +385,7 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     if name in ASKED:
         return True  # what the learner's message shows or asks this turn
     if name == "hint":
-        return int(said.get("hints", 0)) < len(material.hints)
+        return max(int(said.get("hints", 0)), int(said.get("done", 0))) < len(material.hints)
     if name in SHOWN_ONCE:
         return name not in said.get("shown", ())
     return False
@@ -415,7 +433,8 @@ def after_reply(
         if " ".join(text.split()) not in folded:
             continue
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
-            new["hints"] += 1
+            # the step shown was the first the learner had not done
+            new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
         elif name == "misconception":
             new["misconceptions"] += 1
         if name in SHOWN_ONCE and name not in new["shown"]:

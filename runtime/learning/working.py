@@ -66,6 +66,24 @@ def _list_slip(message: str) -> str:
     return ""
 
 
+_WORDED = {"times": "x", "plus": "+", "minus": "-", "divided by": "/"}
+_ASKED_STEP = re.compile(
+    rf"(?<![\w.])({_NUMBER})\s*(times|plus|minus|divided by|{_OPERATOR})\s*({_NUMBER})(?![\w.])"
+)
+
+
+def step_values(text: str) -> tuple[str, ...]:
+    """The values of the calculations a hint asks for ("what is 7 times 4?" -> "28"), as
+    written numbers: a learner who states one has done that step."""
+    out: list[str] = []
+    for match in _ASKED_STEP.finditer(text):
+        operator = _WORDED.get(match.group(2), match.group(2))
+        value = _apply(Fraction(match.group(1)), operator, Fraction(match.group(3)))
+        if value is not None and value.denominator == 1:
+            out.append(str(value.numerator))
+    return tuple(out)
+
+
 def first_slip(message: str) -> str:
     """The first step of the learner's working that does not check out, as written, or ""."""
     return _equation_slip(message) or _list_slip(message)

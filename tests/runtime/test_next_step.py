@@ -60,14 +60,15 @@ def _script(exercise: Any) -> list[str]:
     ]
 
 
-def _dangling(exercise: Any, reply: str) -> str:
-    """The back-referring hint ``reply`` shows without the step it follows, else ""."""
-    folded = " ".join(reply.split())
+def _dangling(exercise: Any, replies: list[str]) -> str:
+    """The back-referring hint the replies first show without the step it follows before it
+    (in the same reply), else "". (Said again later, it may stand alone: the learner had the
+    step before it when it was first given.)"""
     for index, hint in enumerate(exercise.hints):
-        if index == 0 or not refers_back(hint) or hint not in folded:
+        if index == 0 or not refers_back(hint):
             continue
-        before = folded[: folded.index(hint)]
-        if exercise.hints[index - 1] not in before:
+        first = next((" ".join(r.split()) for r in replies if hint in " ".join(r.split())), "")
+        if first and exercise.hints[index - 1] not in first[: first.index(hint)]:
             return hint
     return ""
 
@@ -77,7 +78,7 @@ def test_the_leads_session_never_points_at_a_result_the_learner_never_had(tutor:
     for seed in range(4):
         session = tutor.start("socratic", "mult_7x8", seed=seed)
         replies = [tutor.turn(session, message).tutor for message in STRUGGLING]
-        assert not any(_dangling(exercise, reply) for reply in replies), replies
+        assert not _dangling(exercise, replies), replies
         # ... and the help still reaches the step that doubles: the ladder moves on
         assert any(exercise.hints[2] in reply for reply in replies), replies
 
@@ -89,9 +90,8 @@ def test_struggling_learners_get_each_step_after_the_one_it_follows(
 ) -> None:
     exercise = _exercise(tutor, exercise_id)
     session = tutor.start(theory, exercise_id, seed=1)
-    for message in _script(exercise):
-        reply = tutor.turn(session, message).tutor
-        assert not _dangling(exercise, reply), (message, reply)
+    replies = [tutor.turn(session, message).tutor for message in _script(exercise)]
+    assert not _dangling(exercise, replies), replies
 
 
 def test_a_learner_who_computed_the_step_gets_the_next_one_on_its_own(tutor: Tutor) -> None:
@@ -105,13 +105,13 @@ def test_a_learner_who_computed_the_step_gets_the_next_one_on_its_own(tutor: Tut
     assert shown == exercise.hints[2]
     # without the step in their working, the step it follows comes first
     shown = turn_material(material, {"hints": 2}, rung=4, explain=False, message="48?")["hint"]
-    assert shown == f"{exercise.hints[1]} {exercise.hints[2]}"
+    assert shown == f'Building on the step "{exercise.hints[1]}": {exercise.hints[2]}'
 
 
 def test_the_record_keeps_a_count_never_the_learners_words(tutor: Tutor) -> None:
     material = Material.from_exercise(_exercise(tutor, "mult_7x8"))
     said = after_reply({"hints": 1}, "Go on.", {}, material, message="7 x 4 is 28, I think")
-    assert said["done"] == 1
+    assert said["done"] == 2  # the second hint asks for 7 times 4: that step is done too
     assert "28" not in repr({key: value for key, value in said.items() if key != "last"})
 
 
@@ -147,3 +147,15 @@ def test_intermediate_results_are_the_solutions_own_numbers_only() -> None:
 )
 def test_refers_back(hint: str, expected: bool) -> None:
     assert refers_back(hint) is expected
+
+
+def test_a_step_the_learner_has_done_is_not_asked_again(tutor: Tutor) -> None:
+    """ "23 x 40 = 920" was answered with "Work out 23 times 40 first": the step they had just
+    shown. The next step is the first one their working has not done."""
+    exercise = _exercise(tutor, "long_mult_23x47")
+    material = Material.from_exercise(exercise)
+    said = {"hints": 1}
+    shown = turn_material(material, said, rung=3, explain=False, message="23 x 40 = 920")["hint"]
+    assert shown == exercise.hints[2]
+    after = after_reply(said, f"Next: {shown}", {"hint": shown}, material, message="23 x 40 = 920")
+    assert (after["done"], after["hints"]) == (2, 3)
