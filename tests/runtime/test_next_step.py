@@ -159,3 +159,20 @@ def test_a_step_the_learner_has_done_is_not_asked_again(tutor: Tutor) -> None:
     assert shown == exercise.hints[2]
     after = after_reply(said, f"Next: {shown}", {"hint": shown}, material, message="23 x 40 = 920")
     assert (after["done"], after["hints"]) == (2, 3)
+
+
+def test_a_right_step_graded_as_a_wrong_answer_is_called_a_step_not_a_mistake(
+    tutor: Tutor,
+) -> None:
+    """ "23 x 40 = 920" was answered "Not quite: 920 isn't it": the learner's right step read
+    as wrong. The grade stands (it is not the answer); the reply says which it is."""
+    session = tutor.start("socratic", "long_mult_23x47", seed=0)
+    tutor.turn(session, "I don't know")
+    result = tutor.turn(session, "23 x 40 = 920")
+    assert result.audit["grade"]["verdict"] != "correct"
+    assert "920 isn't it" not in result.tutor
+    assert result.tutor.startswith("23 x 40 = 920 is right, but it is a step on the way")
+    # a wrong step is still wrong
+    wrong = tutor.turn(session, "23 x 40 = 900").tutor
+    assert "900 isn't it" in wrong
+    assert "is right" not in wrong
