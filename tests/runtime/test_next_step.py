@@ -20,6 +20,7 @@ from pedrag.runtime.learning.material import (
     refers_back,
     turn_material,
 )
+from pedrag.runtime.learning.working import step_values
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -176,3 +177,20 @@ def test_a_right_step_graded_as_a_wrong_answer_is_called_a_step_not_a_mistake(
     wrong = tutor.turn(session, "23 x 40 = 900").tutor
     assert "900 isn't it" in wrong
     assert "is right" not in wrong
+
+
+@pytest.mark.parametrize("exercise_id", ["long_mult_23x47", "div_156_12", "mult_7x8"])
+def test_a_message_stuffed_with_every_step_value_moves_only_through_the_hints(
+    tutor: Tutor, exercise_id: str
+) -> None:
+    """The learner's text moves the record of steps done: stuffed with every value, it reaches
+    at most the last hint, never the outline or the solution, and below H3 no hint at all."""
+    exercise = _exercise(tutor, exercise_id)
+    material = Material.from_exercise(exercise)
+    stuffed = " ".join([*material.results, *(v for h in material.hints for v in step_values(h))])
+    said = after_reply({}, "Go on.", {}, material, message=stuffed * 3)
+    assert said["done"] <= len(exercise.hints)
+    shown = turn_material(material, said, rung=3, explain=False, message=stuffed)
+    assert shown["hint"] in exercise.hints
+    assert not {"outline", "solution", "example"} & set(shown)
+    assert "hint" not in turn_material(material, said, rung=2, explain=False, message=stuffed)
