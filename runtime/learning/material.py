@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
-from pedrag.runtime.learning.working import first_slip
+from pedrag.runtime.learning.working import first_slip, step_values
 
 if TYPE_CHECKING:
     from pedrag.compiler.check_cache import Memo
@@ -79,6 +79,10 @@ class Material:
     # "what is a for loop?" on an arithmetic exercise is about the course, not outside it; the
     # reply names where it belongs and comes back to the exercise.
     elsewhere: tuple[tuple[str, str], ...] = ()
+    # The worked solution's intermediate results ("28" in "7 x 8 = (7 x 4) x 2 = 28 x 2 = 56"):
+    # a learner who states one has done a step, so a hint that refers back to "that result"
+    # has its antecedent in the learner's own working.
+    results: tuple[str, ...] = ()
 
     @classmethod
     def from_exercise(
@@ -102,6 +106,12 @@ class Material:
             signals=tuple(getattr(item, "signals", Signals()) for item in misconceptions),
             related=_related_concepts(goal, goals or {}),
             elsewhere=_other_domains(goal, goals or {}),
+            results=intermediate_results(
+                exercise.solution or "",
+                exercise.prompt,
+                str(getattr(exercise, "answer", "") or ""),
+                tuple(getattr(exercise, "hints", ()) or ()),
+            ),
         )
 
     def concept_for(self, message: str) -> tuple[str, str, str]:
@@ -130,6 +140,90 @@ class Material:
         """The misconception the learner's message signals (its text), or ""."""
         index = first_signalled(self.signals, message) if message else None
         return self.misconceptions[index] if index is not None else ""
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+def intermediate_results(
+    solution: str, prompt: str, answer: str, hints: Sequence[str]
+) -> tuple[str, ...]:
+    """The numbers of the worked solution that are neither given (in the prompt or a hint) nor
+    the answer: what a learner computes on the way, in the solution's order."""
+    given = {*_NUMBER.findall(prompt), *_NUMBER.findall(answer)}
+    for hint in hints:
+        given.update(_NUMBER.findall(hint))
+    found: list[str] = []
+    for number in _NUMBER.findall(solution):
+        if number not in given and number not in found:
+            found.append(number)
+    return tuple(found)
+
+
+# A hint that points back at what the step before it produced ("Now double that result",
+# "add the ones that are left to that total", "How many more twelves fit into what is left?",
+# "Is that nearer subject singular or plural?"): said on its own, before the learner has done
+# that step, it refers to a result the learner never saw.
+_REFERS_BACK = re.compile(
+    r"\bthat\s+(?:result|total|text|thing|value|number|sum|answer|list|nearer|subject|word)\b"
+    r"|\bto that\b\s*[.?!,]|\bwhat is left\b|\bthe remaining\b|\bthat are left\b"
+    r"|\bthe (?:two )?(?:partial products|parts|results)\b",
+    re.I,
+)
+
+
+def refers_back(hint: str) -> bool:
+    """Whether ``hint`` presupposes the result of the step before it."""
+    return _REFERS_BACK.search(hint) is not None
+
+
+def shows_step(material: Material | None, message: str) -> bool:
+    """Whether the learner's message states one of the solution's intermediate results (a step
+    of their own working done)."""
+    if material is None or not message or not material.results:
+        return False
+    return bool(set(_NUMBER.findall(message)) & set(material.results))
+
+
+def steps_done(said: Mapping[str, Any], material: Material | None, message: str) -> int:
+    """How many of the hints (steps) the learner's working covers: the hints given when their
+    working last showed a step (this turn's ``message`` included). Kept in the session's record
+    (``said["done"]``), which only the runtime writes. A hint whose calculation's value the
+    learner stated ("23 x 40 = 920" for "Work out 23 times 40") is done with those before it."""
+    done = int(said.get("done", 0))
+    if material is None or not message:
+        return done
+    if shows_step(material, message):
+        done = max(done, int(said.get("hints", 0)))
+    stated = set(_NUMBER.findall(message))
+    for index, hint in enumerate(material.hints):
+        if stated & set(step_values(hint)):  # the value of the calculation this step asks for
+            done = max(done, index + 1)
+    return min(done, len(material.hints))
+
+
+def next_step(material: Material, said: Mapping[str, Any], message: str = "") -> str:
+    """The hint to show: the next one in order, skipping the steps the learner's working has
+    done (the last stays once all are given), preceded by
+    the steps it refers back to that the learner's working has not done ("what is 7 times 4?
+    Now double that result"), so no hint points at a result the learner has not had."""
+    hints = material.hints
+    done = steps_done(said, material, message)
+    given = int(said.get("hints", 0))
+    index = min(max(given, done), len(hints) - 1)
+    start = index
+    while start > 0 and start > done and refers_back(hints[start]):
+        start -= 1
+    if start == index:
+        return hints[index]
+    if index < given:
+        # given already, after its step, and the learner has still not done that step: the
+        # step is their next one, said on its own (not the same sentences again)
+        return hints[start]
+    # The step it follows comes first, quoted as one sentence with it: said again right after
+    # the learner had it alone, it is not the same sentence twice in a row.
+    steps = " ".join(_sentence(hint) for hint in hints[start:index])
+    return f'Building on the step "{steps}": {hints[index]}'
 
 
 def reader_topic(goal: Any) -> str:
@@ -272,8 +366,7 @@ def turn_material(
         index = int(said.get("misconceptions", 0)) % len(material.misconceptions)
         out["misconception"] = diagnosis or material.misconceptions[index]
     if rung >= 3 and material.hints:
-        given = int(said.get("hints", 0))
-        out["hint"] = material.hints[min(given, len(material.hints) - 1)]
+        out["hint"] = next_step(material, said, message)
     if rung >= 5 and material.example:
         out["example"] = material.example
     if rung >= 5 and material.parallel:
@@ -292,7 +385,7 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     if name in ASKED:
         return True  # what the learner's message shows or asks this turn
     if name == "hint":
-        return int(said.get("hints", 0)) < len(material.hints)
+        return max(int(said.get("hints", 0)), int(said.get("done", 0))) < len(material.hints)
     if name in SHOWN_ONCE:
         return name not in said.get("shown", ())
     return False
@@ -318,13 +411,17 @@ def after_reply(
     material: Material | None,
     *,
     keep_text: bool = True,
+    message: str = "",
 ) -> dict[str, Any]:
     """The record of what was said, after ``reply``: a piece of material counts as given only
     when the reply the learner saw contains it. ``keep_text=False`` (transcripts off) keeps
-    only fingerprints: a reply can echo the learner's own words ("Not quite: 54 isn't it")."""
+    only fingerprints: a reply can echo the learner's own words ("Not quite: 54 isn't it").
+    ``message`` (the learner's, when not graded correct) moves the steps their working has
+    done (:func:`steps_done`): only the count is kept, never the text."""
     folded = " ".join(reply.split())
     new: dict[str, Any] = {
         "hints": int(said.get("hints", 0)),
+        "done": steps_done(said, material, message),
         "misconceptions": int(said.get("misconceptions", 0)),
         "shown": list(said.get("shown", ())),
         "recent": [*said.get("recent", ()), fingerprint(reply)][-RECENT:],
@@ -336,7 +433,8 @@ def after_reply(
         if " ".join(text.split()) not in folded:
             continue
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
-            new["hints"] += 1
+            # the step shown was the first the learner had not done
+            new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
         elif name == "misconception":
             new["misconceptions"] += 1
         if name in SHOWN_ONCE and name not in new["shown"]:

@@ -66,6 +66,47 @@ def _list_slip(message: str) -> str:
     return ""
 
 
+_WORDED = {"times": "x", "plus": "+", "minus": "-", "divided by": "/"}
+_ASKED_STEP = re.compile(
+    rf"(?<![\w.])({_NUMBER})\s*(times|plus|minus|divided by|{_OPERATOR})\s*({_NUMBER})(?![\w.])"
+)
+
+
+def step_values(text: str) -> tuple[str, ...]:
+    """The values of the calculations a hint asks for ("what is 7 times 4?" -> "28"), as
+    written numbers: a learner who states one has done that step."""
+    out: list[str] = []
+    for match in _ASKED_STEP.finditer(text):
+        operator = _WORDED.get(match.group(2), match.group(2))
+        value = _apply(Fraction(match.group(1)), operator, Fraction(match.group(3)))
+        if value is not None and value.denominator == 1:
+            out.append(str(value.numerator))
+    return tuple(out)
+
+
+def correct_step(message: str, value: str) -> str:
+    """The step of the learner's working, as written, that checks out and gives ``value``
+    ("23 x 40 = 920" for "920"), or "": a value graded as a wrong final answer may be a right
+    step on the way."""
+    try:
+        wanted = Fraction(value.strip())
+    except (ValueError, ZeroDivisionError):
+        return ""
+    for match in _EQUATION.finditer(message):
+        result = _apply(Fraction(match.group(1)), match.group(2), Fraction(match.group(3)))
+        shown = f"{match.group(1)} {match.group(2)} {match.group(3)}"
+        for stated in _RESULT.finditer(match.group(4)):
+            if result is None or Fraction(stated.group(1)) != result:
+                break
+            if result == wanted:
+                return f"{shown} = {stated.group(1)}"
+            if not stated.group(2):
+                break
+            result = _apply(result, stated.group(2), Fraction(stated.group(3)))
+            shown = f"{stated.group(1)} {stated.group(2)} {stated.group(3)}"
+    return ""
+
+
 def first_slip(message: str) -> str:
     """The first step of the learner's working that does not check out, as written, or ""."""
     return _equation_slip(message) or _list_slip(message)

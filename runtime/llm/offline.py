@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from pedrag.runtime.learning.material import SHOWN_IN_FULL, fill, fingerprint, placeholders
+from pedrag.runtime.learning.working import correct_step
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.policy_core import Contract
@@ -253,6 +254,9 @@ def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool =
         if match := _WRONG_FACT.match(fact):
             if not quoting:
                 return "Not quite, that isn't it."
+            step = correct_step(message, match.group(2))
+            if step:  # "23 x 40 = 920" is right, and graded as the final answer it is wrong
+                return f"{step} is right, but it is a step on the way, not the answer yet."
             return f"Not quite: {as_written(match.group(2), message)} isn't it."
         if match := _FAILED_TEST.match(fact):
             if not quoting:

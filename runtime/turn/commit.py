@@ -126,6 +126,7 @@ def commit(
         context.material,
         info.material if info else None,
         keep_text=host.keep_transcript,
+        message="" if context.solved_now else text,  # the steps their working has done
     )
     after_reply_events = ("turn", action_event(choice.action))
     updates, extra = trusted_updates(
