@@ -30,6 +30,7 @@ from pedrag.kernel.exact import decimal_fraction
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning import answer_reader as reader
 from pedrag.runtime.learning.code_runner import RunResult, run_tests
+from pedrag.runtime.learning.working import correct_step
 
 Verdict = Literal["correct", "wrong", "none", "error"]
 _FENCED = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)(?:```|\Z)", re.DOTALL)
@@ -282,6 +283,18 @@ def _grade_number(
     if any(equal_numbers(reading.value, value, tolerance) for value in accepted):
         why = "equal to the answer" + (f" within {tolerance:g}" if tolerance else "")
         return _correct(answer, reading, f"{reading.reason}, {why}", problem)
+    step = correct_step(message, answer) if reading.value in targets.steps else ""
+    if step:
+        # "7 x 4 = 28" for 7 x 8: a step of the worked solution, worked out right, is where
+        # the learner is, not a wrong answer (it was one, an attempt counted against a learner
+        # doing what the hint asked). A bare "28", or a step's value reached by wrong working,
+        # commits as before.
+        return Grade(
+            "none",
+            facts=(f"the learner's step {step!r} is right, a step on the way, not the answer",),
+            reason=f"{reading.reason}: a step of the worked solution, worked out right",
+            work=consistent_work(reading, problem),
+        )
     return _wrong(answer, reading, f"{reading.reason}, not equal to the answer", problem)
 
 

@@ -32,7 +32,6 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from pedrag.runtime.learning.material import SHOWN_IN_FULL, fill, fingerprint, placeholders
-from pedrag.runtime.learning.working import correct_step
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.policy_core import Contract
@@ -238,6 +237,7 @@ def _spoken(ordered: list[str], prompt: str) -> list[tuple[str, str]]:
 
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
 _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
+_RIGHT_STEP = re.compile(r"^the learner's step (['\"])(.*)\1 is right, a step on the way\b")
 _UNGRADED = "the learner's code could not be graded: "
 _SOME_PASS = re.compile(r"^the learner's code passes (\d+) of (\d+) tests$")
 _FORBIDDEN = re.compile(r"^the learner's code uses (.+), which the exercise does not allow\b")
@@ -254,10 +254,11 @@ def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool =
         if match := _WRONG_FACT.match(fact):
             if not quoting:
                 return "Not quite, that isn't it."
-            step = correct_step(message, match.group(2))
-            if step:  # "23 x 40 = 920" is right, and graded as the final answer it is wrong
-                return f"{step} is right, but it is a step on the way, not the answer yet."
             return f"Not quite: {as_written(match.group(2), message)} isn't it."
+        if match := _RIGHT_STEP.match(fact):  # the grader's: "23 x 40 = 920" on the way
+            if not quoting:
+                return "That step is right, but it is a step on the way, not the answer yet."
+            return f"{match.group(2)} is right, but it is a step on the way, not the answer yet."
         if match := _FAILED_TEST.match(fact):
             if not quoting:
                 return "Not yet: I ran your code, and it doesn't pass every test."
