@@ -230,9 +230,9 @@ def _admin(args: argparse.Namespace) -> int:
         print(f"pedrag serve: {error}", file=sys.stderr)
         return 2
     print(key)
-    bound = f" bound to learner {args.learner!r}" if args.learner is not None else ""
+    to_whom = f" bound to learner {args.learner!r}" if args.learner is not None else ""
     print(
-        f"{role} API key for tenant {tenant_id!r}{bound} (shown once; stored hashed)",
+        f"{role} API key for tenant {tenant_id!r}{to_whom} (shown once; stored hashed)",
         file=sys.stderr,
     )
     return 0
