@@ -70,6 +70,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "$PEDRAG_SERVE_WORKER_TIMEOUT; uvicorn's own 5 s kills busy workers on a loaded host)",
     )
     parser.add_argument(
+        "--keep-alive",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long an idle connection is kept open (default: 75, or "
+        "$PEDRAG_SERVE_KEEP_ALIVE). Longer than a client's or a proxy's own idle limit, so "
+        "the client, not the server, closes it: a connection closed by the server just as the "
+        "client reuses it fails that request (uvicorn's 5 s equals httpx's own 5 s)",
+    )
+    parser.add_argument(
         "--theories",
         action="append",
         metavar="PATH",
@@ -260,6 +270,21 @@ SERVICE_PACKAGES = ("fastapi", "uvicorn", "httptools", "prometheus_client")
 """What `pedrag serve` imports beyond pedrag's own dependencies (the `service` extra)."""
 
 
+def _seconds(given: float | None, variable: str, default: float) -> float | str:
+    """A duration from its option, else its environment variable, else the default; a
+    message (str) when it is not a number of seconds above 0."""
+    option = "--" + variable.removeprefix("PEDRAG_SERVE_").lower().replace("_", "-")
+    if given is None:
+        raw = os.environ.get(variable, "").strip()
+        try:
+            given = float(raw) if raw else default
+        except ValueError:
+            return f"{variable} is not seconds: {raw!r}"
+    if not given > 0:
+        return f"{option} must be above 0 seconds"
+    return given
+
+
 def _missing_service_packages() -> list[str]:
     """The service extra's packages this environment lacks: `pip install .` leaves them out,
     and the service then stopped on a traceback from its first import."""
@@ -295,19 +320,15 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.worker_timeout is None:
-        raw = os.environ.get("PEDRAG_SERVE_WORKER_TIMEOUT", "").strip()
-        try:
-            args.worker_timeout = float(raw) if raw else 60.0
-        except ValueError:
-            print(
-                f"pedrag serve: PEDRAG_SERVE_WORKER_TIMEOUT is not seconds: {raw!r}",
-                file=sys.stderr,
-            )
+    for option, variable, default in (
+        ("worker_timeout", "PEDRAG_SERVE_WORKER_TIMEOUT", 60.0),
+        ("keep_alive", "PEDRAG_SERVE_KEEP_ALIVE", 75.0),
+    ):
+        seconds = _seconds(getattr(args, option), variable, default)
+        if isinstance(seconds, str):
+            print(f"pedrag serve: {seconds}", file=sys.stderr)
             return 2
-    if not args.worker_timeout > 0:
-        print("pedrag serve: --worker-timeout must be above 0 seconds", file=sys.stderr)
-        return 2
+        setattr(args, option, seconds)
     if args.metrics_public:
         os.environ["PEDRAG_SERVE_METRICS_PUBLIC"] = "1"  # read by every worker
     if args.theories:
@@ -351,6 +372,7 @@ def run(args: argparse.Namespace) -> int:
             http=HTTP_PROTOCOL,  # TCP_NODELAY on every connection, whatever the workers
             timeout_graceful_shutdown=10,
             timeout_worker_healthcheck=args.worker_timeout,
+            timeout_keep_alive=args.keep_alive,
         )
     finally:
         if metrics_dir is not None:
