@@ -71,6 +71,7 @@ from pedrag.runtime.service.auth import (
     deferred_role,
     is_deferred,
     learner_of_new_session,
+    new_session_meta,
     require_reachable,
     required_role,
     role,
@@ -1091,10 +1092,9 @@ def _create_session(request: Request, claim: KeyClaim, body: SessionCreate) -> S
         raise Problem(422, "unknown-theory", f"unknown theory {body.theory!r} (known: {known})")
     if body.exercise is not None and tutor.curriculum is None:
         raise Problem(422, "no-curriculum", "an exercise needs a curriculum; none is loaded")
-    meta: dict[str, Any] = {"curriculum": body.curriculum}
+    meta: dict[str, Any] = {"curriculum": body.curriculum, **new_session_meta(ctx, learner)}
     if learner is not None:
         ctx.store.load_learner(learner)  # an unknown learner is a 404 before all else
-        meta["learner_id"] = learner
     try:
         session = tutor.start(
             body.theory,

@@ -276,9 +276,28 @@ def learner_of_new_session(context: TenantContext, asked: str | None) -> str | N
     return context.learner
 
 
+STARTED_BY = "started_by_key"
+"""The session meta field naming the key that started a session (its public id, never the key)."""
+
+
+def new_session_meta(context: TenantContext, learner: str | None) -> dict[str, Any]:
+    """What a new session's meta records of who may reach it: its learner, and the key that
+    started it, which is all an anonymous session has to say whose it is."""
+    meta: dict[str, Any] = {STARTED_BY: context.key_id}
+    if learner is not None:
+        meta["learner_id"] = learner
+    return meta
+
+
 def require_reachable(context: TenantContext, session_id: str, meta: dict[str, Any]) -> None:
-    """A learner key reaches only its own learner's sessions (a key bound to nobody: only
-    anonymous ones); any other answers exactly as a session that does not exist (404), so a
-    session id says nothing about whose it is. Instructor and admin keys reach all."""
-    if context.role == "learner" and session_learner(meta) != context.learner:
+    """A learner key reaches only its own learner's sessions, and a key bound to nobody only
+    the anonymous sessions it started itself (several such keys of a tenant are several
+    people, and each one's practice is theirs); any other answers exactly as a session that
+    does not exist (404), so a session id says nothing about whose it is. Instructor and admin
+    keys reach all. An anonymous session started before sessions named their key is reached
+    by instructor and admin keys only."""
+    if context.role != "learner":
+        return
+    learner = session_learner(meta)
+    if learner != context.learner or (learner is None and meta.get(STARTED_BY) != context.key_id):
         raise SessionNotFound(session_id)

@@ -83,8 +83,10 @@ def test_a_bound_key_is_its_learner_and_its_anonymous_sessions_stay_anonymous(
     with SessionStore(db, tenant="school") as store:
         assert store.load_learner("ana")["sessions"] == 1  # the new session is ana's
     assert client.get(f"/v1/sessions/{before}", headers=_as(world, "old")).status_code == 404
-    # still anonymous: a key bound to nobody reaches it
-    assert client.get(f"/v1/sessions/{before}", headers=_as(world, "other_old")).status_code == 200
+    # still anonymous, and the key that started it is another learner now: no learner key
+    # reaches it (not even another bound to nobody), an instructor's does
+    assert client.get(f"/v1/sessions/{before}", headers=_as(world, "other_old")).status_code == 404
+    assert client.get(f"/v1/sessions/{before}", headers=_as(world, "instructor")).status_code == 200
 
 
 def test_binding_refuses_and_writes_nothing(

@@ -40,6 +40,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                 for learner in ("ana", "bob")
             }
             keys[tenant]["anonymous"] = store.tenants.issue_key(tenant, role="learner")
+            # another person's key bound to nobody: anonymous practice is each key's own
+            keys[tenant]["stranger"] = store.tenants.issue_key(tenant, role="learner")
             keys[tenant]["instructor"] = store.tenants.issue_key(tenant, role="instructor")
             keys[tenant]["admin"] = store.tenants.issue_key(tenant, role="admin")
     app = create_app(ServiceSettings(db=db, theories=(str(folder),)), backend=None)
@@ -122,8 +124,8 @@ def test_a_learner_key_bound_to_nobody_keeps_anonymous_practice_but_names_no_lea
 def test_another_learners_session_answers_404_on_every_route_a_learner_key_reaches(
     service: dict[str, Any],
 ) -> None:
-    """Read, turn, stream: another learner's session, an anonymous one, another tenant's
-    learner of the same name: each answers as an id that never existed, and nothing of the
+    """Read, turn, stream: another learner's session, an anonymous one (to a bound key, and
+    to another key bound to nobody), another tenant's learner of the same name: each answers as an id that never existed, and nothing of the
     session changes (its turns, its learner's goals)."""
     client = service["client"]
     bobs = _start(service, "bob")
@@ -152,6 +154,7 @@ def test_another_learners_session_answers_404_on_every_route_a_learner_key_reach
         (bobs, "ana"),
         (anonymous, "ana"),
         (bobs, "anonymous"),
+        (anonymous, "stranger"),
         (other_anas, "ana"),
     ):
         answers = reach(session, _as(service, who))

@@ -71,11 +71,14 @@ def _as(service: dict[str, Any], role: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {service['keys'][role]}"}
 
 
-def _fresh_ids(service: dict[str, Any]) -> dict[str, str]:
-    """A session, a learner and a key of the tenant, new for each call (some routes delete)."""
+def _fresh_ids(service: dict[str, Any], role: str) -> dict[str, str]:
+    """A session (started by the walking role's key: a learner key bound to nobody reaches the
+    anonymous sessions it started only), a learner and a key of the tenant, new for each call
+    (some routes delete)."""
     client, admin = service["client"], _as(service, "admin")
     learner = client.post("/v1/learners", json={}, headers=admin).json()["id"]
-    session = client.post("/v1/sessions", json={"theory": "socratic"}, headers=admin).json()["id"]
+    started = client.post("/v1/sessions", json={"theory": "socratic"}, headers=_as(service, role))
+    session = started.json()["id"]
     key = client.post("/v1/keys", json={"role": "learner"}, headers=admin).json()["id"]
     return {"session_id": session, "learner_id": learner, "key_id": key, "exam_id": "none"}
 
@@ -102,7 +105,7 @@ def test_every_route_of_the_openapi_document_answers_each_role_as_its_role_allow
         assert operation.get("x-pedrag-role") == needed, (method, path)
         if needed is not None:
             assert {"HTTPBearer": []} in operation["security"], (method, path)
-        url = path.format(**_fresh_ids(service))
+        url = path.format(**_fresh_ids(service, role))
         call: Callable[..., Any] = getattr(client, method)
         kwargs: dict[str, Any] = {"headers": _as(service, role)}
         if (method, path) in BODIES:
@@ -151,7 +154,7 @@ def test_a_learner_key_changes_no_toggle_reads_no_audit_lists_no_learner(
     service: dict[str, Any],
 ) -> None:
     client, learner = service["client"], _as(service, "learner")
-    ids = _fresh_ids(service)
+    ids = _fresh_ids(service, "learner")
     session = f"/v1/sessions/{ids['session_id']}"
     for response in (
         client.post(f"{session}/instructor", json={"explain_mode": True}, headers=learner),
