@@ -200,14 +200,40 @@ def run_tests(
     grader's reading of the code refuses the ways it can see, and this the ones it cannot."""
     if not tests:
         return RunResult(error="the exercise declares no tests")
+    results, error = _run(code, [call for call, _ in tests], withheld)
+    if error is not None:
+        return RunResult(error=error)
+    return RunResult(
+        tuple(_outcome(call, expect, r) for (call, expect), r in zip(tests, results, strict=True))
+    )
+
+
+def run_calls(
+    code: str, calls: Sequence[str], withheld: Sequence[str] = ()
+) -> tuple[str | None, ...] | None:
+    """What each call returned after ``code`` ran, as a literal (None for a call that raised
+    or returned no plain value), in the same sandbox as :func:`run_tests`; None when the code
+    could not be run at all. For trusted code (an exercise's worked solution), whose values
+    become further tests."""
+    results, error = _run(code, list(calls), withheld)
+    if error is not None:
+        return None
+    return tuple(
+        r["value"] if isinstance(r, dict) and isinstance(r.get("value"), str) else None
+        for r in results
+    )
+
+
+def _run(code: str, calls: list[str], withheld: Sequence[str]) -> tuple[list[Any], str | None]:
+    """The harness's result for each call, or the reason the code could not be graded."""
     if len(code) > MAX_CODE_CHARS:
-        return RunResult(error=f"code longer than {MAX_CODE_CHARS} characters")
+        return [], f"code longer than {MAX_CODE_CHARS} characters"
     nonce = secrets.token_hex(16)
     payload = repr(
         {
             "nonce": nonce,
             "code": code,
-            "tests": [call for call, _ in tests],
+            "tests": calls,
             "withheld": [name for name in withheld if name.isidentifier()],
         }
     )
@@ -229,21 +255,19 @@ def run_tests(
             report_path = Path(folder) / "report"
             written = report_path.read_text("utf-8") if report_path.is_file() else ""
     except subprocess.TimeoutExpired:
-        return RunResult(error=f"the code ran longer than {TIME_LIMIT_S:g} s")
+        return [], f"the code ran longer than {TIME_LIMIT_S:g} s"
     except (OSError, UnicodeDecodeError) as exc:
-        return RunResult(error=f"the grader could not run the code: {exc}")
+        return [], f"the grader could not run the code: {exc}"
     report = _report(written, nonce)
     if report is None:
         reason = "killed by a limit" if done.returncode < 0 else f"exit status {done.returncode}"
-        return RunResult(error=f"the code could not be graded ({reason})")
+        return [], f"the code could not be graded ({reason})"
     if "error" in report:
-        return RunResult(error=str(report["error"]))
+        return [], str(report["error"])
     results = report.get("results")
-    if not isinstance(results, list) or len(results) != len(tests):
-        return RunResult(error="the code could not be graded (an incomplete report)")
-    return RunResult(
-        tuple(_outcome(call, expect, r) for (call, expect), r in zip(tests, results, strict=True))
-    )
+    if not isinstance(results, list) or len(results) != len(calls):
+        return [], "the code could not be graded (an incomplete report)"
+    return results, None
 
 
 def _report(written: str, nonce: str) -> dict[str, Any] | None:

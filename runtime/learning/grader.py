@@ -30,6 +30,7 @@ from pedrag.kernel.exact import decimal_fraction
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning import answer_reader as reader
 from pedrag.runtime.learning.code_runner import RunResult, run_tests
+from pedrag.runtime.learning.generated_tests import generated_tests
 from pedrag.runtime.learning.working import correct_step
 
 Verdict = Literal["correct", "wrong", "none", "error"]
@@ -155,7 +156,9 @@ def grade(
         return Grade("none", reason="no exercise to grade against")
     code = learner_code(message) if tests else None
     if code is not None:
-        return _grade_code(code, tests, rules.public_tests, rules.forbid, rules.require)
+        return _grade_code(
+            code, tests, rules.public_tests, rules.forbid, rules.require, key.solution
+        )
     said = message.strip().strip(".!").strip()
     if _accepted_text(said, key):
         # The whole message is the key or an `accept:` spelling, as written: no reading needed
@@ -628,7 +631,11 @@ def _grade_code(
     public: int,
     forbid: Sequence[str] = (),
     require: Sequence[str] = (),
+    solution: str | None = None,
 ) -> Grade:
+    """Code graded by running it: the exercise's tests, then further tests on inputs its
+    author did not write, valued by the worked ``solution`` (`generated_tests`): code written
+    for the declared tests alone (a table of their answers) does not pass."""
     digest = hashlib.sha256(" ".join(code.split()).encode("utf-8")).hexdigest()[:12]
     used = forbidden_use(code, forbid)
     if used is not None:
@@ -651,7 +658,7 @@ def _grade_code(
             reason=f"no {missing}, which the exercise requires",
             work=True,
         )
-    result = run_tests(code, tests, forbid)
+    result = run_tests(code, (*tests, *generated_tests(solution, tests, forbid)), forbid)
     if result.error is not None:
         return Grade(
             "error",
