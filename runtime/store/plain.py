@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from math import isfinite
 from typing import Any
 
 
@@ -34,14 +35,16 @@ _KEPT = frozenset({str, int, bool, type(None)})  # JSON writes and reads these b
 
 # A record is mostly dicts and lists of exact types: each is copied by a loop of its own that
 # tests an item's exact type before calling anything (a call per item, and the tests of
-# `_plain` on every container, were most of a record's walk; issue 30).
+# `_plain` on every container, were most of a record's walk; issue 30). A finite float is kept
+# there too (each of a turn's record's floats, about twenty, was a call to `_plain`); a NaN or
+# an infinity goes to `_plain`, which refuses it.
 def _plain_dict(value: Mapping[Any, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
         if type(key) is not str:
             key = _key(key)
         kind = type(item)
-        if kind in _KEPT:
+        if kind in _KEPT or (kind is float and isfinite(item)):
             out[key] = item
         elif kind is dict:
             out[key] = _plain_dict(item)
@@ -56,7 +59,7 @@ def _plain_list(value: Iterable[Any]) -> list[Any]:
     out: list[Any] = []
     for item in value:
         kind = type(item)
-        if kind in _KEPT:
+        if kind in _KEPT or (kind is float and isfinite(item)):
             out.append(item)
         elif kind is dict:
             out.append(_plain_dict(item))

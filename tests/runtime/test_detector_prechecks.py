@@ -234,7 +234,7 @@ def _reveals_message_first(
     """The answer rule as it was before the reply was read first: the student's message read
     for every target, whether or not the reply holds it."""
     found: dict[tuple[int, int], str] = {}
-    given_values = _ValuesOnTheTable(*givens, student_message)
+    given_values = _ValuesOnTheTable(givens, student_message)
     values_done: set[Fraction] = set()
     for spelling in dict.fromkeys(s for s in spellings if s and s.strip()):
         target = _target(spelling)
