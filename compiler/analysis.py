@@ -196,9 +196,29 @@ class Analysis:
         tr = self.translator
         self.rules = theory.rules
         self.by_id = {rule.id: rule for rule in self.rules}
-        self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
-        holds = self.holds
-        self.eligible = {rule.id: tr.eligible(rule, holds[rule.id]) for rule in self.rules}
+        self.domains = tr.domains
+        metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
+        steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
+        self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
+        # The in-process memo's keys carry a small number for the context, not the context: a
+        # key is hashed on every question, and hashing the domains' Fractions each time was a
+        # tenth of a re-check.
+        self._context_id = _CONTEXTS.setdefault(self.context, len(_CONTEXTS))
+        self._shard = (cache or CheckCache.disabled()).shard(self.context)
+        # The analysis of this theory's previous version in this process, when this one is it
+        # with a few rules replaced (`_Before`): what the others' answers are is carried over.
+        self._before = _before(self) if encode.SHARING and self._shard.path is None else None
+        before = self._before
+        if before is None:
+            self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
+            holds = self.holds
+            self.eligible = {rule.id: tr.eligible(rule, holds[rule.id]) for rule in self.rules}
+        else:
+            self.holds = before.carried(before.kept.holds, lambda rule: tr.holds(rule))
+            holds = self.holds
+            self.eligible = before.carried(
+                before.kept.eligible, lambda rule: tr.eligible(rule, holds[rule.id])
+            )
         self.violations: dict[tuple[str, str], Node] = {}
         for invariant in theory.invariants:
             for name, action in theory.actions.items():
@@ -206,7 +226,6 @@ class Analysis:
                     invariant.condition.expr, invariant.kind, action
                 )
         self.any_eligible = F.or_(self.eligible.values())
-        self.domains = tr.domains
         self.timeout_ms = timeout_ms
         self._solver: Any = None  # made by the first query (`_start_solver`)
         self.queries = 0
@@ -216,14 +235,6 @@ class Analysis:
         # How many solver questions were left undecided: an answer whose computation saw one
         # more is used, never kept (`_cached`), whatever its type.
         self.unknowns = 0
-        metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
-        steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
-        self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
-        # The in-process memo's keys carry a small number for the context, not the context: a
-        # key is hashed on every question, and hashing the domains' Fractions each time was a
-        # tenth of a re-check.
-        self._context_id = _CONTEXTS.setdefault(self.context, len(_CONTEXTS))
-        self._shard = (cache or CheckCache.disabled()).shard(self.context)
         self._hulls: dict[Node, tuple[Box, bool]] = {}
         # A variable's cells under a set of cuts: pair questions share their rules' constants,
         # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
@@ -236,8 +247,16 @@ class Analysis:
         self._members: list[list[str]] = []
         self._points: dict[str, dict[str, Any] | bytes | None] = {}  # bytes: kept packed
         self._rule_keys: dict[str, tuple[str, int]] = {}
-        self._order = {name: index for index, name in enumerate(self.domains)}
         self._eligible_points: dict[str, dict[str, Any] | bytes] = {}
+        if before is not None:
+            # A rule left alone has the status, known states and key it had: they are made of
+            # its content, its action's rung and the context, all the same objects.
+            kept = before.kept
+            self._statuses = before.without_changed(kept.statuses)
+            self._points = before.without_changed(kept.points)
+            self._rule_keys = before.without_changed(kept.rule_keys)
+            self._eligible_points = before.without_changed(kept.eligible_points)
+        self._order = {name: index for index, name in enumerate(self.domains)}
 
     @property
     def cuts(self) -> dict[str, set[Fraction]]:
@@ -627,6 +646,30 @@ class Analysis:
     def save_cache(self) -> None:
         """Write this check's answers to the on-disk cache (if it has one)."""
         self._shard.save()
+
+    def keep(self) -> None:
+        """Leave this finished analysis's answers for its theory's next version
+        (`_Before`), where formulas are shared between checks and no disk cache is read (the
+        on-disk shard's fold keeps the answers a check reads, so a check that skipped reading
+        them would let them go). Nothing is kept when a question was left undecided."""
+        theory = self.theory
+        key = (theory.file, theory.id)
+        _KEPT.pop(key, None)
+        if not encode.SHARING or self._shard.path is not None or self.unknowns:
+            return
+        while len(_KEPT) >= 4:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = _Kept(
+            theory,
+            self._context_id,
+            self.holds,
+            self.eligible,
+            self._statuses,
+            self._points,
+            self._eligible_points,
+            self._rule_keys,
+            self._memo.get("redundant by action"),
+        )
 
     def reads(self, expr: ast.Expr) -> frozenset[str]:
         """The metrics a condition reads (its `MetricRef`s), walked once per check however
@@ -1069,22 +1112,56 @@ class Analysis:
         return meeting
 
     def redundant(self) -> list[Finding]:
-        if "redundant" in self._memo:
-            return self._memo["redundant"]
+        if "redundant" not in self._memo:
+            self._memo["redundant"] = [
+                finding for _, found in self.redundant_by_action().values() for finding in found
+            ]
+        return self._memo["redundant"]  # type: ignore[no-any-return]
+
+    def redundant_by_action(self) -> dict[str, tuple[list[RuleInfo], list[Finding]]]:
+        """Per action (in the order of its first rule that can hold), those rules in order and
+        their redundant findings. After an edit of a few rules (`_Before`), the actions none
+        of them had or has keep their rules, findings and list objects: the same rule objects
+        in the same order are the same group, whose answer is the same."""
+        found: dict[str, tuple[list[RuleInfo], list[Finding]]] | None = self._memo.get(
+            "redundant by action"
+        )
+        if found is not None:
+            return found
+        before = self._before
+        kept = before.kept.redundant if before is not None else None
         by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
-                by_action[rule.action].append(rule)
-        found = []
-        for rules in by_action.values():
+        if kept is None or before is None:
+            affected = None
+            for rule in self.rules:
+                if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
+                    by_action[rule.action].append(rule)
+        else:
+            affected = before.affected_actions
+            for rule in self.rules:
+                if rule.action in affected and self.rule_status(rule).holds.sat:
+                    by_action[rule.action].append(rule)
+            for action, (rules, _) in kept.items():
+                if action not in affected:
+                    by_action[action] = rules
+            # The order a pass over the rules finds the actions in.
+            by_action = dict(sorted(by_action.items(), key=lambda item: item[1][0].index))
+        found = {}
+        for action, rules in by_action.items():
+            if affected is not None and kept is not None and action not in affected:
+                found[action] = kept[action]
+                continue
             # One answer per same-action group, by its rules' content in order: an edit to
             # one rule re-searches its own group only (the others come from the cache).
             key = ("redundant", tuple(rule_key(self, r) for r in rules))
             pairs = self._cached(
                 key, lambda rules=rules: self._redundant_group(rules), _freeze_pairs
             )
-            found += [Finding("redundant", (rules[i], rules[j]), o) for i, j, o in pairs]
-        self._memo["redundant"] = found
+            found[action] = (
+                rules,
+                [Finding("redundant", (rules[i], rules[j]), o) for i, j, o in pairs],
+            )
+        self._memo["redundant by action"] = found
         return found
 
     def _redundant_group(self, rules: list[RuleInfo]) -> Any:
@@ -1447,6 +1524,94 @@ class Analysis:
 
 _ATOMS: dict[Node, list[Node]] = {}
 """Each rule's eligibility's atoms (`Analysis._atoms`), while formulas are shared."""
+
+
+@dataclass
+class _Kept:
+    """What a finished analysis leaves for the analysis of its theory's next version in this
+    process (`_Before`): the theory's parts the answers are made of, by identity, and the
+    answers. Its dictionaries are never changed once kept (the next analysis copies them)."""
+
+    theory: ResolvedTheory
+    context_id: int
+    holds: dict[str, Node]
+    eligible: dict[str, Node]
+    statuses: dict[str, RuleStatus]
+    points: dict[str, dict[str, Any] | bytes | None]
+    eligible_points: dict[str, dict[str, Any] | bytes]
+    rule_keys: dict[str, tuple[str, int]]
+    # Per action, its rules that can hold (in order) and their redundant findings; None when
+    # the redundant-rule pass did not run.
+    redundant: dict[str, tuple[list[RuleInfo], list[Finding]]] | None
+
+
+_KEPT: dict[tuple[str, str], _Kept] = {}
+"""The last few finished analyses (`Analysis.keep`), by the theory's file and id, while
+formulas are shared (the language server, the check server)."""
+
+CARRIED_CHANGES = 16
+"""At most this many rules replaced for an analysis to carry the others' answers over (a
+one-rule edit replaces one; a front end made again replaces every rule)."""
+
+
+class _Before:
+    """The kept analysis of a theory's previous version, and which rules differ from it: the
+    positions whose rule objects are not the same. Carried over only when everything else an
+    answer reads is the same object (actions and their rungs, metrics, ceiling, invariants,
+    selection), the context is the same, and the rules are as many: a one-value edit spliced
+    into the previous front end (`pedrag.dsl.incremental`) keeps every other rule object, and
+    a rule object is frozen, so a rule left alone has the answers it had."""
+
+    def __init__(self, kept: _Kept, changed: list[int], theory: ResolvedTheory) -> None:
+        self.kept = kept
+        self.changed = changed
+        old, new = kept.theory.rules, theory.rules
+        self.changed_ids = {old[i].id for i in changed} | {new[i].id for i in changed}
+        self.same_ids = all(old[i].id == new[i].id for i in changed)
+        self.rules = new
+        self.affected_actions = {old[i].action for i in changed} | {new[i].action for i in changed}
+
+    def carried(self, kept: dict[str, Any], make: Callable[[RuleInfo], Any]) -> dict[str, Any]:
+        """A per-rule dictionary in rule order: the kept value for each rule left alone, `make`'s
+        for each replaced one."""
+        if self.same_ids:  # the same keys in the same order: only the replaced values change
+            out = dict(kept)
+            for i in self.changed:
+                out[self.rules[i].id] = make(self.rules[i])
+            return out
+        changed = self.changed_ids
+        return {r.id: make(r) if r.id in changed else kept[r.id] for r in self.rules}
+
+    def without_changed(self, kept: dict[str, Any]) -> dict[str, Any]:
+        out = dict(kept)
+        for rule_id in self.changed_ids:
+            out.pop(rule_id, None)
+        return out
+
+
+def _before(analysis: Analysis) -> _Before | None:
+    theory = analysis.theory
+    kept = _KEPT.get((theory.file, theory.id))
+    if kept is None:
+        return None
+    was = kept.theory
+    if not (
+        kept.context_id == analysis._context_id
+        and was.actions is theory.actions
+        and was.metrics is theory.metrics
+        and was.invariants is theory.invariants
+        and was.ceiling_steps is theory.ceiling_steps
+        and was.ceiling_start == theory.ceiling_start
+        and was.selection == theory.selection
+        and len(was.rules) == len(theory.rules)
+    ):
+        return None
+    changed = [
+        i for i, (a, b) in enumerate(zip(was.rules, theory.rules, strict=True)) if a is not b
+    ]
+    if len(changed) > CARRIED_CHANGES:
+        return None
+    return _Before(kept, changed, theory)
 
 
 _KEPT_UNIONS: dict[tuple[Any, ...], KeptUnion] = {}

@@ -38,7 +38,7 @@ INFO = CheckInfo(
 )
 
 
-REMEMBERED = Remembered()
+REMEMBERED: Remembered[Diagnostic] = Remembered()
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
