@@ -1154,8 +1154,15 @@ class Analysis:
             # One answer per same-action group, by its rules' content in order: an edit to
             # one rule re-searches its own group only (the others come from the cache).
             key = ("redundant", tuple(rule_key(self, r) for r in rules))
+            was = kept.get(action) if kept is not None else None
             pairs = self._cached(
-                key, lambda rules=rules: self._redundant_group(rules), _freeze_pairs
+                key,
+                lambda rules=rules, was=was: (
+                    self._redundant_group(rules)
+                    if was is None
+                    else self._redundant_group_after(rules, *was)
+                ),
+                _freeze_pairs,
             )
             found[action] = (
                 rules,
@@ -1182,6 +1189,67 @@ class Analysis:
                 if b.index < a.index or not self.implies(b, a).unsat:
                     pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
                     break
+        return _Undecided(pairs) if unknown else pairs
+
+    def _redundant_group_after(
+        self, rules: list[RuleInfo], old_rules: list[RuleInfo], old_found: list[Finding]
+    ) -> Any:
+        """`_redundant_group(rules)`, from the same action's group before an edit
+        (`old_rules`, whose search found `old_found` with no question left undecided): the
+        rules both have are the same objects, so a question about two of them has the answer
+        it had. A rule a's finding is the first b of its candidates (`_implication_candidates`,
+        in rule order) that a implies and that is before a or does not imply a; every
+        candidate before a's old b failed that, so only the rules the edit added are asked
+        about, before a's old b, unless the edit removed that b (then a's candidates after it
+        are asked about too), and an added rule's candidates all."""
+        old = {id(rule) for rule in old_rules}
+        now = {id(rule) for rule in rules}
+        removed = old - now
+        added = [rule for rule in rules if id(rule) not in old]
+        answer = {id(f.rules[0]): f.rules[1] for f in old_found}
+        position = {rule.id: index for index, rule in enumerate(rules)}
+        narrowed: dict[str, frozenset[str]] = {}
+
+        def narrows(rule: RuleInfo) -> frozenset[str]:
+            hit = narrowed.get(rule.id)
+            if hit is None:
+                hit = narrowed[rule.id] = self._narrowed_vars(self.hull(self.holds[rule.id])[0])
+            return hit
+
+        def candidates(a: RuleInfo, among: list[RuleInfo]) -> Iterator[RuleInfo]:
+            reads = self.holds[a.id].vars
+            return (b for b in among if b is not a and narrows(b) <= reads)
+
+        pairs: list[tuple[int, int, Outcome]] = []
+        unknown = False
+        for a in rules:
+            if id(a) not in old:
+                asked: Iterator[RuleInfo] = candidates(a, rules)
+                last = None
+            else:
+                last = answer.get(id(a))
+                if last is not None and id(last) in removed:
+                    bound = last.index
+                    asked = (b for b in candidates(a, rules) if b.index > bound or id(b) not in old)
+                    last = None
+                else:
+                    asked = (
+                        b for b in candidates(a, added) if last is None or b.index < last.index
+                    )
+            for b in asked:
+                forward = self.implies(a, b)
+                if forward.unknown:
+                    pairs.append((position[a.id], position[b.id], forward))
+                    unknown = True
+                    break
+                if not forward.unsat:
+                    continue
+                if b.index < a.index or not self.implies(b, a).unsat:
+                    pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
+                    break
+            else:
+                if last is not None:
+                    pairs.append((position[a.id], position[last.id], self.rule_status(a).holds))
         return _Undecided(pairs) if unknown else pairs
 
     def beats(self, high: RuleInfo, low: RuleInfo) -> bool:
