@@ -235,7 +235,12 @@ class Analysis:
         # How many solver questions were left undecided: an answer whose computation saw one
         # more is used, never kept (`_cached`), whatever its type.
         self.unknowns = 0
-        self._hulls: dict[Node, tuple[Box, bool]] = {}
+        # A hull is made of its (interned) formula and the domains alone.
+        self._hulls: dict[Node, tuple[Box, bool]] = (
+            dict(before.kept.hulls)
+            if before is not None and len(before.kept.hulls) < _HULLS_CARRIED
+            else {}
+        )
         # A variable's cells under a set of cuts: pair questions share their rules' constants,
         # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
         self._cell_memo: dict[tuple[str, frozenset[Fraction]], tuple[Cell, ...]] = {}
@@ -669,6 +674,9 @@ class Analysis:
             self._eligible_points,
             self._rule_keys,
             self._memo.get("redundant by action"),
+            self._memo.get("live by action"),
+            self._memo.get("conflict groups"),
+            self._hulls,
         )
 
     def reads(self, expr: ast.Expr) -> frozenset[str]:
@@ -985,11 +993,24 @@ class Analysis:
         conflicts and the invariants each walked every rule's status for it."""
         found = self._memo.get("live by action")
         if found is None:
+            before = self._before
+            kept = before.kept.live_by_action if before is not None else None
             by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-            for rule in self.rules:
-                if self.rule_status(rule).live:
-                    by_action[rule.action].append(rule)
-            found = self._memo["live by action"] = dict(by_action)
+            if before is None or kept is None:
+                for rule in self.rules:
+                    if self.rule_status(rule).live:
+                        by_action[rule.action].append(rule)
+                found = dict(by_action)
+            else:  # the actions no replaced rule had or has keep their lists (`_Before`)
+                affected = before.affected_actions
+                for rule in self.rules:
+                    if rule.action in affected and self.rule_status(rule).live:
+                        by_action[rule.action].append(rule)
+                for action, rules in kept.items():
+                    if action not in affected:
+                        by_action[action] = rules
+                found = dict(sorted(by_action.items(), key=lambda item: item[1][0].index))
+            self._memo["live by action"] = found
         return found  # type: ignore[no-any-return]
 
     def conflicts(self) -> list[Finding]:
@@ -1020,7 +1041,10 @@ class Analysis:
         candidates: dict[tuple[int, int], tuple[str, Outcome]] = {}
         for why, first, second in groups:
             differ = why == "priority"
-            for ra, rb, outcome in self._conflict_group(first, second, differ):
+            name = (why, first[0].action, None if second is None else second[0].action)
+            if why == "priority":
+                name = (why, first[0].priority, None)
+            for ra, rb, outcome in self._conflict_group(first, second, differ, name):
                 pair = (ra.index, rb.index) if ra.index < rb.index else (rb.index, ra.index)
                 if why == "declared" or pair not in candidates:
                     candidates[pair] = (why, outcome)
@@ -1033,11 +1057,17 @@ class Analysis:
         return found
 
     def _conflict_group(
-        self, first: list[RuleInfo], second: list[RuleInfo] | None, differ: bool
+        self,
+        first: list[RuleInfo],
+        second: list[RuleInfo] | None,
+        differ: bool,
+        name: tuple[Any, ...],
     ) -> list[tuple[RuleInfo, RuleInfo, Outcome]]:
         """The pairs that may be eligible together: one rule of `first` with one of `second`
         (two conflicting actions' rules), or with `second` None two rules of `first` (one
-        priority's, whose actions must `differ`; or one self-conflicting action's)."""
+        priority's, whose actions must `differ`; or one self-conflicting action's). `name`
+        says which group it is (its actions, or its priority): after a one-rule edit
+        (`_Before`) the same group before it gives the answers of the rules both have."""
 
         def content(rules: list[RuleInfo]) -> tuple[Any, ...]:
             return tuple((rule_key(self, r), r.action) for r in rules)
@@ -1063,10 +1093,82 @@ class Analysis:
                     unknown = unknown or outcome.unknown
             return _Undecided(pairs) if unknown else pairs
 
-        key = ("conflicts", differ, content(first), None if second is None else content(second))
-        pairs = self._cached(key, compute, _freeze_shown)
+        before = self._before
+        kept = before.kept.conflict_groups if before is not None else None
+        was = kept.get(name) if kept is not None else None
+        if was is not None and _same(was[0], first) and _same(was[1], second):
+            pairs = was[2]  # the same rules: a group the edit left alone
+        else:
+            key = (
+                "conflicts",
+                differ,
+                content(first),
+                None if second is None else content(second),
+            )
+            if was is not None:
+                old_first, old_second, old_pairs = was
+                pairs = self._cached(
+                    key,
+                    lambda: self._conflict_group_after(
+                        first, second, differ, old_first, old_second, old_pairs
+                    ),
+                    _freeze_shown,
+                )
+            else:
+                pairs = self._cached(key, compute, _freeze_shown)
+        self._memo.setdefault("conflict groups", {})[name] = (first, second, pairs)
         others = first if second is None else second
         return [(first[i], others[j], outcome) for i, j, outcome in pairs]
+
+    def _conflict_group_after(
+        self,
+        first: list[RuleInfo],
+        second: list[RuleInfo] | None,
+        differ: bool,
+        old_first: list[RuleInfo],
+        old_second: list[RuleInfo] | None,
+        old_pairs: list[tuple[int, int, Outcome]],
+    ) -> Any:
+        """`_conflict_group`'s compute, from the same group before an edit: a pair of rules
+        both versions have is a pair of the same objects, so it is a candidate and meets as it
+        did; only the pairs with a rule the edit added are asked about. In the order the whole
+        search gives (by position of the first rule, then of the second)."""
+        others = first if second is None else second
+        old_others = old_first if old_second is None else old_second
+        old = {id(rule) for rule in old_first} | {id(rule) for rule in old_others}
+        at_first = {id(rule): i for i, rule in enumerate(first)}
+        at_others = {id(rule): j for j, rule in enumerate(others)}
+        pairs: list[tuple[int, int, Outcome]] = []
+        for i, j, outcome in old_pairs:
+            a = at_first.get(id(old_first[i]))
+            b = at_others.get(id(old_others[j]))
+            if a is not None and b is not None:
+                pairs.append((a, b, outcome))
+        asked: set[tuple[int, int]] = set()
+        added_first = [i for i, rule in enumerate(first) if id(rule) not in old]
+        if second is None:
+            meeting = self._finite_meeting(first, first)
+            for k in added_first:
+                for j in meeting(k):
+                    pair = (k, j) if k < j else (j, k)
+                    if j != k and (not differ or first[k].action != first[j].action):
+                        asked.add(pair)
+        else:
+            forward = self._finite_meeting(first, others)
+            backward = self._finite_meeting(others, first)
+            for i in added_first:
+                asked.update((i, j) for j in forward(i))
+            for j, rule in enumerate(others):
+                if id(rule) not in old:
+                    asked.update((i, j) for i in backward(j))
+        unknown = False
+        for i, j in asked:
+            outcome = self.co_eligible(first[i], others[j])
+            if not outcome.unsat:
+                pairs.append((i, j, outcome))
+                unknown = unknown or outcome.unknown
+        pairs.sort(key=lambda pair: pair[:2])
+        return _Undecided(pairs) if unknown else pairs
 
     def _finite_meeting(
         self, first: list[RuleInfo], others: list[RuleInfo]
@@ -1611,6 +1713,22 @@ class _Kept:
     # Per action, its rules that can hold (in order) and their redundant findings; None when
     # the redundant-rule pass did not run.
     redundant: dict[str, tuple[list[RuleInfo], list[Finding]]] | None
+    # Per action, its live rules in order; and each conflict group's rules and answer
+    # (`Analysis._conflict_group`); None when no check read them.
+    live_by_action: dict[str, list[RuleInfo]] | None
+    conflict_groups: dict[tuple[Any, ...], tuple[Any, Any, Any]] | None
+    hulls: dict[Node, tuple[Box, bool]]
+
+
+def _same(old: list[RuleInfo] | None, new: list[RuleInfo] | None) -> bool:
+    """The same rule objects in the same order (or both None)."""
+    if old is None or new is None:
+        return old is new
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
+_HULLS_CARRIED = 200_000
+"""Hulls carried from one analysis to the next at most (each edit adds the edited rule's)."""
 
 
 _KEPT: dict[tuple[str, str], _Kept] = {}

@@ -125,7 +125,7 @@ class Theory:
         elif kind == "move":
             rules.insert(rng.randrange(len(rules)), rules.pop(at))
         elif kind == "range":
-            self.x_range = rng.choice(["[0, 1]", "[0.1, 0.8]", "[-1, 1]", "[0, 2]"])
+            self.x_range = rng.choice(["[0, 1]", "[0.1, 0.95]", "[-1, 1]", "[0, 2]"])
         elif kind == "invariant":
             self.invariant = rng.choice(
                 ["x >= 0.9 and rung > H2", "exam and rung > H0", "mood == lost and rung > H1"]
