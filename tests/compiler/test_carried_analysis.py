@@ -8,6 +8,7 @@ invariant changed (a new front end: nothing is carried, and the next edit carrie
 
 from __future__ import annotations
 
+import itertools
 import random
 import tempfile
 from pathlib import Path
@@ -153,6 +154,7 @@ ONE_VALUE = {"threshold", "action", "priority", "weight", "id"}
 EDITS = ["threshold", "action", "priority", "weight", "id", "add", "delete", "move", "range"]
 EDITS += ["invariant", "threshold", "threshold", "action"]  # the editor's usual edits, more often
 FOLDER = Path(tempfile.mkdtemp(prefix="pedrag-carried-"))
+SESSIONS = itertools.count()
 
 
 @pytest.fixture(autouse=True)
@@ -185,7 +187,9 @@ def test_every_edit_of_a_sequence_gives_the_cold_report(
 
     monkeypatch.setattr(analysis_module, "_before", before)
     theory = Theory(random.Random(seed), selection)
-    path = FOLDER / f"{seed}-{selection}.pedrag.yaml"
+    # A path of its own: the server's last front end and analysis of a path are not the
+    # previous example's, so each example is one editing session.
+    path = FOLDER / f"{seed}-{selection}-{next(SESSIONS)}.pedrag.yaml"
     config = CheckConfig()
     one_value, text = False, ""
     for step, kind in enumerate(["open", *edits]):
