@@ -680,6 +680,7 @@ class Analysis:
             self._memo.get("conflict groups"),
             self._hulls,
             self._passes,
+            self._memo.get("rule keys"),
         )
 
     def reads(self, expr: ast.Expr) -> frozenset[str]:
@@ -742,6 +743,24 @@ class Analysis:
         return located.scalar.span(start, end) if located.scalar and end > start else located.span
 
     # -- per rule ----------------------------------------------------------------------------
+    def rule_keys(self) -> tuple[tuple[str, int], ...]:
+        """Every rule's `rule_key`, in rule order (the keys of the answers about all the rules:
+        the coverage share, the gap regions); after a one-rule edit the kept tuple with the
+        replaced rules' keys replaced (`_Before`)."""
+        found: tuple[tuple[str, int], ...] | None = self._memo.get("rule keys")
+        if found is None:
+            before = self._before
+            kept = before.kept.all_rule_keys if before is not None else None
+            if before is None or kept is None:
+                found = tuple([rule_key(self, r) for r in self.rules])
+            else:
+                keys = list(kept)
+                for i in before.changed:
+                    keys[i] = rule_key(self, self.rules[i])
+                found = tuple(keys)
+            self._memo["rule keys"] = found
+        return found
+
     def each_rule(self, name: str, findings: Callable[[RuleInfo], list[Any]]) -> list[Any]:
         """`findings(rule)` of every rule, in rule order, for a pass whose findings about a
         rule are made of that rule alone (its content, status and action) and of the parts of
@@ -1577,6 +1596,7 @@ class Analysis:
             return self._memo["invariants"]
         by_action = self._live_by_action()
         found: list[tuple[int, Finding]] = []
+        contents: dict[str, tuple[Any, ...]] = {}  # each action's, made once for all invariants
         for order, invariant in enumerate(self.theory.invariants):
             written = to_text(invariant.condition.expr)
             for action, rules in by_action.items():
@@ -1585,7 +1605,9 @@ class Analysis:
                 # not even built.
                 if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
-                content = tuple(rule_key(self, r) for r in rules)
+                content = contents.get(action)
+                if content is None:
+                    content = contents[action] = tuple([rule_key(self, r) for r in rules])
                 about = (invariant.id, invariant.kind, written, action, self._action_key(action))
                 violated = self._cached(
                     ("invariant group", *about, content),
@@ -1639,7 +1661,7 @@ class Analysis:
     def coverage_bounds(self) -> tuple[float, float]:
         """The covered share and a bound on its error (0.0 when exact, `compiler/measure.py`)."""
         if "coverage" not in self._memo:
-            key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
+            key = ("coverage", self.rule_keys())
 
             def compute() -> tuple[float, float]:
                 measure = Measure(self.domains, [self.any_eligible], self._atoms)
@@ -1707,7 +1729,7 @@ class Analysis:
         if "gaps" not in self._memo:
             from pedrag.compiler.regions import gap_regions
 
-            key = ("gaps", tuple(rule_key(self, r) for r in self.rules))
+            key = ("gaps", self.rule_keys())
             self._memo["gaps"] = self._cached(key, lambda: gap_regions(self))
         return self._memo["gaps"]
 
@@ -1746,6 +1768,7 @@ class _Kept:
     conflict_groups: dict[tuple[Any, ...], tuple[Any, Any, Any]] | None
     hulls: dict[Node, tuple[Box, bool]]
     passes: dict[str, list[tuple[RuleInfo, list[Any]]]]
+    all_rule_keys: tuple[tuple[str, int], ...] | None
 
 
 def _same(old: list[RuleInfo] | None, new: list[RuleInfo] | None) -> bool:
