@@ -656,13 +656,15 @@ class Analysis:
 
     def keep(self) -> None:
         """Leave this finished analysis's answers for its theory's next version
-        (`_Before`), where formulas are shared between checks and no disk cache is read (the
-        on-disk shard's fold keeps the answers a check reads, so a check that skipped reading
-        them would let them go). Nothing is kept when a question was left undecided."""
+        (`_Before`), where formulas are shared between checks. They may have been read from
+        the disk cache (a server's first check), which gives the answers a check computes;
+        only an analysis that reads no disk cache carries them over (the on-disk shard's fold
+        keeps the answers a check reads, so a check that skipped reading them would let them
+        go). Nothing is kept when a question was left undecided."""
         theory = self.theory
         key = (theory.file, theory.id)
         _KEPT.pop(key, None)
-        if not encode.SHARING or self._shard.path is not None or self.unknowns:
+        if not encode.SHARING or self.unknowns:
             return
         while len(_KEPT) >= 4:
             _KEPT.pop(next(iter(_KEPT)))
