@@ -1848,8 +1848,8 @@ def _before(analysis: Analysis) -> _Before | None:
     changed = [
         i for i, (a, b) in enumerate(zip(was.rules, theory.rules, strict=True)) if a is not b
     ]
-    if len(changed) > CARRIED_CHANGES:
-        return None
+    if len(changed) > CARRIED_CHANGES or len(changed) == len(theory.rules):
+        return None  # a front end made again: no rule is the same
     return _Before(kept, changed, theory)
 
 
