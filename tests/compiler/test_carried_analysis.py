@@ -163,6 +163,7 @@ def _server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checking, "DISK_CACHE", False)
     monkeypatch.setattr(checking, "RESULTS", {}, raising=False)
     monkeypatch.setattr(analysis_module, "_KEPT", {})
+    monkeypatch.setattr(checking, "WARM_UP", [])
 
 
 @settings(
@@ -172,10 +173,13 @@ def _server(monkeypatch: pytest.MonkeyPatch) -> None:
     seed=st.integers(0, 2**32),
     selection=st.sampled_from(["weighted", "priority"]),
     edits=st.lists(st.sampled_from(EDITS), min_size=2, max_size=8),
+    disk=st.booleans(),
 )
 def test_every_edit_of_a_sequence_gives_the_cold_report(
-    seed: int, selection: str, edits: list[str], monkeypatch: pytest.MonkeyPatch
+    seed: int, selection: str, edits: list[str], disk: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`disk`: the session's first check reads (and fills) an on-disk cache of its own, as a
+    server's does; the analysis it makes is kept, and the first edit carries it over."""
     carried: list[int] = []
     real = analysis_module._before
 
@@ -189,7 +193,10 @@ def test_every_edit_of_a_sequence_gives_the_cold_report(
     theory = Theory(random.Random(seed), selection)
     # A path of its own: the server's last front end and analysis of a path are not the
     # previous example's, so each example is one editing session.
-    path = FOLDER / f"{seed}-{selection}-{next(SESSIONS)}.pedrag.yaml"
+    session = next(SESSIONS)
+    path = FOLDER / f"{seed}-{selection}-{session}.pedrag.yaml"
+    monkeypatch.setattr(checking, "DISK_CACHE", disk)
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(FOLDER / f"cache-{session}"))
     config = CheckConfig()
     one_value, text = False, ""
     for step, kind in enumerate(["open", *edits]):
