@@ -196,9 +196,29 @@ class Analysis:
         tr = self.translator
         self.rules = theory.rules
         self.by_id = {rule.id: rule for rule in self.rules}
-        self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
-        holds = self.holds
-        self.eligible = {rule.id: tr.eligible(rule, holds[rule.id]) for rule in self.rules}
+        self.domains = tr.domains
+        metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
+        steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
+        self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
+        # The in-process memo's keys carry a small number for the context, not the context: a
+        # key is hashed on every question, and hashing the domains' Fractions each time was a
+        # tenth of a re-check.
+        self._context_id = _CONTEXTS.setdefault(self.context, len(_CONTEXTS))
+        self._shard = (cache or CheckCache.disabled()).shard(self.context)
+        # The analysis of this theory's previous version in this process, when this one is it
+        # with a few rules replaced (`_Before`): what the others' answers are is carried over.
+        self._before = _before(self) if encode.SHARING and self._shard.path is None else None
+        before = self._before
+        if before is None:
+            self.holds = {rule.id: tr.holds(rule) for rule in self.rules}
+            holds = self.holds
+            self.eligible = {rule.id: tr.eligible(rule, holds[rule.id]) for rule in self.rules}
+        else:
+            self.holds = before.carried(before.kept.holds, lambda rule: tr.holds(rule))
+            holds = self.holds
+            self.eligible = before.carried(
+                before.kept.eligible, lambda rule: tr.eligible(rule, holds[rule.id])
+            )
         self.violations: dict[tuple[str, str], Node] = {}
         for invariant in theory.invariants:
             for name, action in theory.actions.items():
@@ -206,7 +226,6 @@ class Analysis:
                     invariant.condition.expr, invariant.kind, action
                 )
         self.any_eligible = F.or_(self.eligible.values())
-        self.domains = tr.domains
         self.timeout_ms = timeout_ms
         self._solver: Any = None  # made by the first query (`_start_solver`)
         self.queries = 0
@@ -216,15 +235,12 @@ class Analysis:
         # How many solver questions were left undecided: an answer whose computation saw one
         # more is used, never kept (`_cached`), whatever its type.
         self.unknowns = 0
-        metric_domains = tuple(self.domains[m].signature() for m in theory.metrics)
-        steps = tuple((to_text(s.when.expr), s.effect, s.rung) for s in theory.ceiling_steps)
-        self.context = (metric_domains, theory.ceiling_start, steps, theory.selection)
-        # The in-process memo's keys carry a small number for the context, not the context: a
-        # key is hashed on every question, and hashing the domains' Fractions each time was a
-        # tenth of a re-check.
-        self._context_id = _CONTEXTS.setdefault(self.context, len(_CONTEXTS))
-        self._shard = (cache or CheckCache.disabled()).shard(self.context)
-        self._hulls: dict[Node, tuple[Box, bool]] = {}
+        # A hull is made of its (interned) formula and the domains alone.
+        self._hulls: dict[Node, tuple[Box, bool]] = (
+            dict(before.kept.hulls)
+            if before is not None and len(before.kept.hulls) < _HULLS_CARRIED
+            else {}
+        )
         # A variable's cells under a set of cuts: pair questions share their rules' constants,
         # and building the cells (Fractions, dataclasses) was a fifth of a cold check.
         self._cell_memo: dict[tuple[str, frozenset[Fraction]], tuple[Cell, ...]] = {}
@@ -236,8 +252,18 @@ class Analysis:
         self._members: list[list[str]] = []
         self._points: dict[str, dict[str, Any] | bytes | None] = {}  # bytes: kept packed
         self._rule_keys: dict[str, tuple[str, int]] = {}
-        self._order = {name: index for index, name in enumerate(self.domains)}
         self._eligible_points: dict[str, dict[str, Any] | bytes] = {}
+        # Each per-rule pass's findings by rule, the rules without any left out (`each_rule`).
+        self._passes: dict[str, list[tuple[RuleInfo, list[Any]]]] = {}
+        if before is not None:
+            # A rule left alone has the status, known states and key it had: they are made of
+            # its content, its action's rung and the context, all the same objects.
+            kept = before.kept
+            self._statuses = before.without_changed(kept.statuses)
+            self._points = before.without_changed(kept.points)
+            self._rule_keys = before.without_changed(kept.rule_keys)
+            self._eligible_points = before.without_changed(kept.eligible_points)
+        self._order = {name: index for index, name in enumerate(self.domains)}
 
     @property
     def cuts(self) -> dict[str, set[Fraction]]:
@@ -628,6 +654,37 @@ class Analysis:
         """Write this check's answers to the on-disk cache (if it has one)."""
         self._shard.save()
 
+    def keep(self) -> None:
+        """Leave this finished analysis's answers for its theory's next version
+        (`_Before`), where formulas are shared between checks. They may have been read from
+        the disk cache (a server's first check), which gives the answers a check computes;
+        only an analysis that reads no disk cache carries them over (the on-disk shard's fold
+        keeps the answers a check reads, so a check that skipped reading them would let them
+        go). Nothing is kept when a question was left undecided."""
+        theory = self.theory
+        key = (theory.file, theory.id)
+        _KEPT.pop(key, None)
+        if not encode.SHARING or self.unknowns:
+            return
+        while len(_KEPT) >= 4:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = _Kept(
+            theory,
+            self._context_id,
+            self.holds,
+            self.eligible,
+            self._statuses,
+            self._points,
+            self._eligible_points,
+            self._rule_keys,
+            self._memo.get("redundant by action"),
+            self._memo.get("live by action"),
+            self._memo.get("conflict groups"),
+            self._hulls,
+            self._passes,
+            self._memo.get("rule keys"),
+        )
+
     def reads(self, expr: ast.Expr) -> frozenset[str]:
         """The metrics a condition reads (its `MetricRef`s), walked once per check however
         many checks ask (unused-metric, unwritten-metric)."""
@@ -688,6 +745,46 @@ class Analysis:
         return located.scalar.span(start, end) if located.scalar and end > start else located.span
 
     # -- per rule ----------------------------------------------------------------------------
+    def rule_keys(self) -> tuple[tuple[str, int], ...]:
+        """Every rule's `rule_key`, in rule order (the keys of the answers about all the rules:
+        the coverage share, the gap regions); after a one-rule edit the kept tuple with the
+        replaced rules' keys replaced (`_Before`)."""
+        found: tuple[tuple[str, int], ...] | None = self._memo.get("rule keys")
+        if found is None:
+            before = self._before
+            kept = before.kept.all_rule_keys if before is not None else None
+            if before is None or kept is None:
+                found = tuple([rule_key(self, r) for r in self.rules])
+            else:
+                keys = list(kept)
+                for i in before.changed:
+                    keys[i] = rule_key(self, self.rules[i])
+                found = tuple(keys)
+            self._memo["rule keys"] = found
+        return found
+
+    def each_rule(self, name: str, findings: Callable[[RuleInfo], list[Any]]) -> list[Any]:
+        """`findings(rule)` of every rule, in rule order, for a pass whose findings about a
+        rule are made of that rule alone (its content, status and action) and of the parts of
+        the theory `_Before` requires to be the same objects. After a one-rule edit the kept
+        pass's findings of the rules left alone are carried over and only the replaced
+        rules' are made, so the pass does not visit 5,000 rules to find the few with a
+        finding."""
+        before = self._before
+        kept = before.kept.passes.get(name) if before is not None else None
+        if before is None or kept is None:
+            found = [(rule, made) for rule in self.rules if (made := findings(rule))]
+        else:
+            gone = {id(before.kept.theory.rules[i]) for i in before.changed}
+            found = [(rule, made) for rule, made in kept if id(rule) not in gone]
+            for i in before.changed:
+                rule = self.rules[i]
+                made = findings(rule)
+                if made:
+                    found.insert(bisect_left([r.index for r, _ in found], rule.index), (rule, made))
+        self._passes[name] = found
+        return [finding for _, made in found for finding in made]
+
     def rule_status(self, rule: RuleInfo) -> RuleStatus:
         statuses = self._statuses
         hit = statuses.get(rule.id)
@@ -942,11 +1039,24 @@ class Analysis:
         conflicts and the invariants each walked every rule's status for it."""
         found = self._memo.get("live by action")
         if found is None:
+            before = self._before
+            kept = before.kept.live_by_action if before is not None else None
             by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-            for rule in self.rules:
-                if self.rule_status(rule).live:
-                    by_action[rule.action].append(rule)
-            found = self._memo["live by action"] = dict(by_action)
+            if before is None or kept is None:
+                for rule in self.rules:
+                    if self.rule_status(rule).live:
+                        by_action[rule.action].append(rule)
+                found = dict(by_action)
+            else:  # the actions no replaced rule had or has keep their lists (`_Before`)
+                affected = before.affected_actions
+                for rule in self.rules:
+                    if rule.action in affected and self.rule_status(rule).live:
+                        by_action[rule.action].append(rule)
+                for action, rules in kept.items():
+                    if action not in affected:
+                        by_action[action] = rules
+                found = dict(sorted(by_action.items(), key=lambda item: item[1][0].index))
+            self._memo["live by action"] = found
         return found  # type: ignore[no-any-return]
 
     def conflicts(self) -> list[Finding]:
@@ -977,7 +1087,12 @@ class Analysis:
         candidates: dict[tuple[int, int], tuple[str, Outcome]] = {}
         for why, first, second in groups:
             differ = why == "priority"
-            for ra, rb, outcome in self._conflict_group(first, second, differ):
+            name: tuple[Any, ...] = (
+                (why, first[0].priority, None)
+                if why == "priority"
+                else (why, first[0].action, None if second is None else second[0].action)
+            )
+            for ra, rb, outcome in self._conflict_group(first, second, differ, name):
                 pair = (ra.index, rb.index) if ra.index < rb.index else (rb.index, ra.index)
                 if why == "declared" or pair not in candidates:
                     candidates[pair] = (why, outcome)
@@ -990,11 +1105,17 @@ class Analysis:
         return found
 
     def _conflict_group(
-        self, first: list[RuleInfo], second: list[RuleInfo] | None, differ: bool
+        self,
+        first: list[RuleInfo],
+        second: list[RuleInfo] | None,
+        differ: bool,
+        name: tuple[Any, ...],
     ) -> list[tuple[RuleInfo, RuleInfo, Outcome]]:
         """The pairs that may be eligible together: one rule of `first` with one of `second`
         (two conflicting actions' rules), or with `second` None two rules of `first` (one
-        priority's, whose actions must `differ`; or one self-conflicting action's)."""
+        priority's, whose actions must `differ`; or one self-conflicting action's). `name`
+        says which group it is (its actions, or its priority): after a one-rule edit
+        (`_Before`) the same group before it gives the answers of the rules both have."""
 
         def content(rules: list[RuleInfo]) -> tuple[Any, ...]:
             return tuple((rule_key(self, r), r.action) for r in rules)
@@ -1020,10 +1141,82 @@ class Analysis:
                     unknown = unknown or outcome.unknown
             return _Undecided(pairs) if unknown else pairs
 
-        key = ("conflicts", differ, content(first), None if second is None else content(second))
-        pairs = self._cached(key, compute, _freeze_shown)
+        before = self._before
+        kept = before.kept.conflict_groups if before is not None else None
+        was = kept.get(name) if kept is not None else None
+        if was is not None and _same(was[0], first) and _same(was[1], second):
+            pairs = was[2]  # the same rules: a group the edit left alone
+        else:
+            key = (
+                "conflicts",
+                differ,
+                content(first),
+                None if second is None else content(second),
+            )
+            if was is not None:
+                old_first, old_second, old_pairs = was
+                pairs = self._cached(
+                    key,
+                    lambda: self._conflict_group_after(
+                        first, second, differ, old_first, old_second, old_pairs
+                    ),
+                    _freeze_shown,
+                )
+            else:
+                pairs = self._cached(key, compute, _freeze_shown)
+        self._memo.setdefault("conflict groups", {})[name] = (first, second, pairs)
         others = first if second is None else second
         return [(first[i], others[j], outcome) for i, j, outcome in pairs]
+
+    def _conflict_group_after(
+        self,
+        first: list[RuleInfo],
+        second: list[RuleInfo] | None,
+        differ: bool,
+        old_first: list[RuleInfo],
+        old_second: list[RuleInfo] | None,
+        old_pairs: list[tuple[int, int, Outcome]],
+    ) -> Any:
+        """`_conflict_group`'s compute, from the same group before an edit: a pair of rules
+        both versions have is a pair of the same objects, so it is a candidate and meets as it
+        did; only the pairs with a rule the edit added are asked about. In the order the whole
+        search gives (by position of the first rule, then of the second)."""
+        others = first if second is None else second
+        old_others = old_first if old_second is None else old_second
+        old = {id(rule) for rule in old_first} | {id(rule) for rule in old_others}
+        at_first = {id(rule): i for i, rule in enumerate(first)}
+        at_others = {id(rule): j for j, rule in enumerate(others)}
+        pairs: list[tuple[int, int, Outcome]] = []
+        for i, j, outcome in old_pairs:
+            a = at_first.get(id(old_first[i]))
+            b = at_others.get(id(old_others[j]))
+            if a is not None and b is not None:
+                pairs.append((a, b, outcome))
+        asked: set[tuple[int, int]] = set()
+        added_first = [i for i, rule in enumerate(first) if id(rule) not in old]
+        if second is None:
+            meeting = self._finite_meeting(first, first)
+            for k in added_first:
+                for j in meeting(k):
+                    pair = (k, j) if k < j else (j, k)
+                    if j != k and (not differ or first[k].action != first[j].action):
+                        asked.add(pair)
+        else:
+            forward = self._finite_meeting(first, others)
+            backward = self._finite_meeting(others, first)
+            for i in added_first:
+                asked.update((i, j) for j in forward(i))
+            for j, rule in enumerate(others):
+                if id(rule) not in old:
+                    asked.update((i, j) for i in backward(j))
+        unknown = False
+        for i, j in asked:
+            outcome = self.co_eligible(first[i], others[j])
+            if not outcome.unsat:
+                pairs.append((i, j, outcome))
+                unknown = unknown or outcome.unknown
+        pairs.sort(key=lambda pair: pair[:2])
+        return _Undecided(pairs) if unknown else pairs
 
     def _finite_meeting(
         self, first: list[RuleInfo], others: list[RuleInfo]
@@ -1069,22 +1262,63 @@ class Analysis:
         return meeting
 
     def redundant(self) -> list[Finding]:
-        if "redundant" in self._memo:
-            return self._memo["redundant"]
+        if "redundant" not in self._memo:
+            self._memo["redundant"] = [
+                finding for _, found in self.redundant_by_action().values() for finding in found
+            ]
+        return self._memo["redundant"]  # type: ignore[no-any-return]
+
+    def redundant_by_action(self) -> dict[str, tuple[list[RuleInfo], list[Finding]]]:
+        """Per action (in the order of its first rule that can hold), those rules in order and
+        their redundant findings. After an edit of a few rules (`_Before`), the actions none
+        of them had or has keep their rules, findings and list objects: the same rule objects
+        in the same order are the same group, whose answer is the same."""
+        found: dict[str, tuple[list[RuleInfo], list[Finding]]] | None = self._memo.get(
+            "redundant by action"
+        )
+        if found is not None:
+            return found
+        before = self._before
+        kept = before.kept.redundant if before is not None else None
         by_action: dict[str, list[RuleInfo]] = defaultdict(list)
-        for rule in self.rules:
-            if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
-                by_action[rule.action].append(rule)
-        found = []
-        for rules in by_action.values():
+        if kept is None or before is None:
+            affected = None
+            for rule in self.rules:
+                if self.rule_status(rule).holds.sat:  # not dead: a dead rule's is unsat
+                    by_action[rule.action].append(rule)
+        else:
+            affected = before.affected_actions
+            for rule in self.rules:
+                if rule.action in affected and self.rule_status(rule).holds.sat:
+                    by_action[rule.action].append(rule)
+            for action, (rules, _) in kept.items():
+                if action not in affected:
+                    by_action[action] = rules
+            # The order a pass over the rules finds the actions in.
+            by_action = dict(sorted(by_action.items(), key=lambda item: item[1][0].index))
+        found = {}
+        for action, rules in by_action.items():
+            if affected is not None and kept is not None and action not in affected:
+                found[action] = kept[action]
+                continue
             # One answer per same-action group, by its rules' content in order: an edit to
             # one rule re-searches its own group only (the others come from the cache).
             key = ("redundant", tuple(rule_key(self, r) for r in rules))
+            was = kept.get(action) if kept is not None else None
             pairs = self._cached(
-                key, lambda rules=rules: self._redundant_group(rules), _freeze_pairs
+                key,
+                lambda rules=rules, was=was: (
+                    self._redundant_group(rules)
+                    if was is None
+                    else self._redundant_group_after(rules, *was)
+                ),
+                _freeze_pairs,
             )
-            found += [Finding("redundant", (rules[i], rules[j]), o) for i, j, o in pairs]
-        self._memo["redundant"] = found
+            found[action] = (
+                rules,
+                [Finding("redundant", (rules[i], rules[j]), o) for i, j, o in pairs],
+            )
+        self._memo["redundant by action"] = found
         return found
 
     def _redundant_group(self, rules: list[RuleInfo]) -> Any:
@@ -1105,6 +1339,67 @@ class Analysis:
                 if b.index < a.index or not self.implies(b, a).unsat:
                     pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
                     break
+        return _Undecided(pairs) if unknown else pairs
+
+    def _redundant_group_after(
+        self, rules: list[RuleInfo], old_rules: list[RuleInfo], old_found: list[Finding]
+    ) -> Any:
+        """`_redundant_group(rules)`, from the same action's group before an edit
+        (`old_rules`, whose search found `old_found` with no question left undecided): the
+        rules both have are the same objects, so a question about two of them has the answer
+        it had. A rule a's finding is the first b of its candidates (`_implication_candidates`,
+        in rule order) that a implies and that is before a or does not imply a; every
+        candidate before a's old b failed that, so only the rules the edit added are asked
+        about, before a's old b, unless the edit removed that b (then a's candidates after it
+        are asked about too), and an added rule's candidates all."""
+        old = {id(rule) for rule in old_rules}
+        now = {id(rule) for rule in rules}
+        removed = old - now
+        added = [rule for rule in rules if id(rule) not in old]
+        answer = {id(f.rules[0]): f.rules[1] for f in old_found}
+        position = {rule.id: index for index, rule in enumerate(rules)}
+        narrowed: dict[str, frozenset[str]] = {}
+
+        def narrows(rule: RuleInfo) -> frozenset[str]:
+            hit = narrowed.get(rule.id)
+            if hit is None:
+                hit = narrowed[rule.id] = self._narrowed_vars(self.hull(self.holds[rule.id])[0])
+            return hit
+
+        def candidates(a: RuleInfo, among: list[RuleInfo]) -> Iterator[RuleInfo]:
+            reads = self.holds[a.id].vars
+            return (b for b in among if b is not a and narrows(b) <= reads)
+
+        pairs: list[tuple[int, int, Outcome]] = []
+        unknown = False
+        for a in rules:
+            if id(a) not in old:
+                asked: Iterator[RuleInfo] = candidates(a, rules)
+                last = None
+            else:
+                last = answer.get(id(a))
+                if last is not None and id(last) in removed:
+                    bound = last.index
+                    asked = (b for b in candidates(a, rules) if b.index > bound or id(b) not in old)
+                    last = None
+                else:
+                    asked = (
+                        b for b in candidates(a, added) if last is None or b.index < last.index
+                    )
+            for b in asked:
+                forward = self.implies(a, b)
+                if forward.unknown:
+                    pairs.append((position[a.id], position[b.id], forward))
+                    unknown = True
+                    break
+                if not forward.unsat:
+                    continue
+                if b.index < a.index or not self.implies(b, a).unsat:
+                    pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
+                    break
+            else:
+                if last is not None:
+                    pairs.append((position[a.id], position[last.id], self.rule_status(a).holds))
         return _Undecided(pairs) if unknown else pairs
 
     def beats(self, high: RuleInfo, low: RuleInfo) -> bool:
@@ -1303,6 +1598,7 @@ class Analysis:
             return self._memo["invariants"]
         by_action = self._live_by_action()
         found: list[tuple[int, Finding]] = []
+        contents: dict[str, tuple[Any, ...]] = {}  # each action's, made once for all invariants
         for order, invariant in enumerate(self.theory.invariants):
             written = to_text(invariant.condition.expr)
             for action, rules in by_action.items():
@@ -1311,7 +1607,9 @@ class Analysis:
                 # not even built.
                 if self.violations[(invariant.id, action)] is F.FALSE:
                     continue
-                content = tuple(rule_key(self, r) for r in rules)
+                content = contents.get(action)
+                if content is None:
+                    content = contents[action] = tuple([rule_key(self, r) for r in rules])
                 about = (invariant.id, invariant.kind, written, action, self._action_key(action))
                 violated = self._cached(
                     ("invariant group", *about, content),
@@ -1365,7 +1663,7 @@ class Analysis:
     def coverage_bounds(self) -> tuple[float, float]:
         """The covered share and a bound on its error (0.0 when exact, `compiler/measure.py`)."""
         if "coverage" not in self._memo:
-            key = ("coverage", tuple(rule_key(self, r) for r in self.rules))
+            key = ("coverage", self.rule_keys())
 
             def compute() -> tuple[float, float]:
                 measure = Measure(self.domains, [self.any_eligible], self._atoms)
@@ -1433,7 +1731,7 @@ class Analysis:
         if "gaps" not in self._memo:
             from pedrag.compiler.regions import gap_regions
 
-            key = ("gaps", tuple(rule_key(self, r) for r in self.rules))
+            key = ("gaps", self.rule_keys())
             self._memo["gaps"] = self._cached(key, lambda: gap_regions(self))
         return self._memo["gaps"]
 
@@ -1447,6 +1745,112 @@ class Analysis:
 
 _ATOMS: dict[Node, list[Node]] = {}
 """Each rule's eligibility's atoms (`Analysis._atoms`), while formulas are shared."""
+
+
+@dataclass
+class _Kept:
+    """What a finished analysis leaves for the analysis of its theory's next version in this
+    process (`_Before`): the theory's parts the answers are made of, by identity, and the
+    answers. Its dictionaries are never changed once kept (the next analysis copies them)."""
+
+    theory: ResolvedTheory
+    context_id: int
+    holds: dict[str, Node]
+    eligible: dict[str, Node]
+    statuses: dict[str, RuleStatus]
+    points: dict[str, dict[str, Any] | bytes | None]
+    eligible_points: dict[str, dict[str, Any] | bytes]
+    rule_keys: dict[str, tuple[str, int]]
+    # Per action, its rules that can hold (in order) and their redundant findings; None when
+    # the redundant-rule pass did not run.
+    redundant: dict[str, tuple[list[RuleInfo], list[Finding]]] | None
+    # Per action, its live rules in order; and each conflict group's rules and answer
+    # (`Analysis._conflict_group`); None when no check read them.
+    live_by_action: dict[str, list[RuleInfo]] | None
+    conflict_groups: dict[tuple[Any, ...], tuple[Any, Any, Any]] | None
+    hulls: dict[Node, tuple[Box, bool]]
+    passes: dict[str, list[tuple[RuleInfo, list[Any]]]]
+    all_rule_keys: tuple[tuple[str, int], ...] | None
+
+
+def _same(old: list[RuleInfo] | None, new: list[RuleInfo] | None) -> bool:
+    """The same rule objects in the same order (or both None)."""
+    if old is None or new is None:
+        return old is new
+    return len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+
+
+_HULLS_CARRIED = 200_000
+"""Hulls carried from one analysis to the next at most (each edit adds the edited rule's)."""
+
+
+_KEPT: dict[tuple[str, str], _Kept] = {}
+"""The last few finished analyses (`Analysis.keep`), by the theory's file and id, while
+formulas are shared (the language server, the check server)."""
+
+CARRIED_CHANGES = 16
+"""At most this many rules replaced for an analysis to carry the others' answers over (a
+one-rule edit replaces one; a front end made again replaces every rule)."""
+
+
+class _Before:
+    """The kept analysis of a theory's previous version, and which rules differ from it: the
+    positions whose rule objects are not the same. Carried over only when everything else an
+    answer reads is the same object (actions and their rungs, metrics, ceiling, invariants,
+    selection), the context is the same, and the rules are as many: a one-value edit spliced
+    into the previous front end (`pedrag.dsl.incremental`) keeps every other rule object, and
+    a rule object is frozen, so a rule left alone has the answers it had."""
+
+    def __init__(self, kept: _Kept, changed: list[int], theory: ResolvedTheory) -> None:
+        self.kept = kept
+        self.changed = changed
+        old, new = kept.theory.rules, theory.rules
+        self.changed_ids = {old[i].id for i in changed} | {new[i].id for i in changed}
+        self.same_ids = all(old[i].id == new[i].id for i in changed)
+        self.rules = new
+        self.affected_actions = {old[i].action for i in changed} | {new[i].action for i in changed}
+
+    def carried(self, kept: dict[str, Any], make: Callable[[RuleInfo], Any]) -> dict[str, Any]:
+        """A per-rule dictionary in rule order: the kept value for each rule left alone, `make`'s
+        for each replaced one."""
+        if self.same_ids:  # the same keys in the same order: only the replaced values change
+            out = dict(kept)
+            for i in self.changed:
+                out[self.rules[i].id] = make(self.rules[i])
+            return out
+        changed = self.changed_ids
+        return {r.id: make(r) if r.id in changed else kept[r.id] for r in self.rules}
+
+    def without_changed(self, kept: dict[str, Any]) -> dict[str, Any]:
+        out = dict(kept)
+        for rule_id in self.changed_ids:
+            out.pop(rule_id, None)
+        return out
+
+
+def _before(analysis: Analysis) -> _Before | None:
+    theory = analysis.theory
+    kept = _KEPT.get((theory.file, theory.id))
+    if kept is None:
+        return None
+    was = kept.theory
+    if not (
+        kept.context_id == analysis._context_id
+        and was.actions is theory.actions
+        and was.metrics is theory.metrics
+        and was.invariants is theory.invariants
+        and was.ceiling_steps is theory.ceiling_steps
+        and was.ceiling_start == theory.ceiling_start
+        and was.selection == theory.selection
+        and len(was.rules) == len(theory.rules)
+    ):
+        return None
+    changed = [
+        i for i, (a, b) in enumerate(zip(was.rules, theory.rules, strict=True)) if a is not b
+    ]
+    if len(changed) > CARRIED_CHANGES or len(changed) == len(theory.rules):
+        return None  # a front end made again: no rule is the same
+    return _Before(kept, changed, theory)
 
 
 _KEPT_UNIONS: dict[tuple[Any, ...], KeptUnion] = {}

@@ -8,7 +8,7 @@ same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.ir import RuleInfo
@@ -57,7 +57,10 @@ def outcome_unknown(outcome: Outcome) -> bool:
     return outcome.unknown
 
 
-class Remembered:
+T = TypeVar("T")
+
+
+class Remembered(Generic[T]):
     """One check's diagnostics, each kept by the objects it is made of, in a process that
     checks again (the language server, `encode.SHARING`): the rules and answers a one-rule
     edit left alone are the same objects in the next check, so their findings are not worded
@@ -66,14 +69,14 @@ class Remembered:
     beside the diagnostic so their ids stay theirs; only the last two checks' are kept."""
 
     def __init__(self) -> None:
-        self._previous: dict[tuple[int, ...], tuple[tuple[Any, ...], Diagnostic]] = {}
-        self._current: dict[tuple[int, ...], tuple[tuple[Any, ...], Diagnostic]] = {}
+        self._previous: dict[tuple[int, ...], tuple[tuple[Any, ...], T]] = {}
+        self._current: dict[tuple[int, ...], tuple[tuple[Any, ...], T]] = {}
 
     def begin(self) -> None:
         """A new check: what the one before last kept is let go."""
         self._previous, self._current = self._current, {}
 
-    def get(self, made_of: tuple[Any, ...], make: Callable[[], Diagnostic]) -> Diagnostic:
+    def get(self, made_of: tuple[Any, ...], make: Callable[[], T]) -> T:
         from pedrag.compiler import encode
 
         if not encode.SHARING:

@@ -179,6 +179,7 @@ def run_semantic(
             diagnostics.extend(check.run(analysis))
         facts = analysis.facts()
         analysis.save_cache()
+        analysis.keep()
         undecided = analysis.undecided
         if undecided and unsettled is not None:
             unsettled.append(loaded.path)

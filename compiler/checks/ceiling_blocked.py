@@ -8,6 +8,7 @@ chooses it. The witness is a state where the condition holds, with the ceiling t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
@@ -17,6 +18,7 @@ from pedrag.kernel.rungs import rung_name
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
     from pedrag.compiler.analysis import Analysis
+    from pedrag.dsl.ir import RuleInfo
 
 INFO = CheckInfo(
     name="ceiling-blocked",
@@ -40,20 +42,25 @@ INFO = CheckInfo(
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
-    for rule in analysis.rules:
-        status = analysis.rule_status(rule)
-        if status.eligible is not None and status.eligible.unknown:
-            yield unknown(
+    yield from analysis.each_rule(INFO.name, partial(_findings, analysis))
+
+
+def _findings(analysis: Analysis, rule: RuleInfo) -> list[Diagnostic]:
+    status = analysis.rule_status(rule)
+    if status.eligible is not None and status.eligible.unknown:
+        return [
+            unknown(
                 INFO.name,
                 f"whether rule `{rule.id}` is ever eligible",
                 rule.when.span,
                 (rule_item(rule),),
             )
-            continue
-        if not status.blocked:
-            continue
-        action = analysis.theory.actions[rule.action]
-        yield Diagnostic(
+        ]
+    if not status.blocked:
+        return []
+    action = analysis.theory.actions[rule.action]
+    return [
+        Diagnostic(
             check=INFO.name,
             severity=INFO.severity,
             message=(
@@ -65,3 +72,4 @@ def run(analysis: Analysis) -> Iterator[Diagnostic]:
             witness=with_ceiling(analysis, status.holds.witness),
             help=INFO.fix,
         )
+    ]

@@ -38,16 +38,20 @@ INFO = CheckInfo(
 )
 
 
-REMEMBERED = Remembered()
+REMEMBERED: Remembered[Diagnostic] = Remembered()
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:
     REMEMBERED.begin()
-    for rule in analysis.rules:
-        status = analysis.rule_status(rule)
-        if status.holds.unknown or status.dead:
-            # Printing and placing a core's pieces is most of a dead rule's finding.
-            yield REMEMBERED.get((rule, status), partial(_diagnostic, analysis, rule, status))
+    yield from analysis.each_rule(INFO.name, partial(_findings, analysis))
+
+
+def _findings(analysis: Analysis, rule: RuleInfo) -> list[Diagnostic]:
+    status = analysis.rule_status(rule)
+    if status.holds.unknown or status.dead:
+        # Printing and placing a core's pieces is most of a dead rule's finding.
+        return [REMEMBERED.get((rule, status), partial(_diagnostic, analysis, rule, status))]
+    return []
 
 
 def _diagnostic(analysis: Analysis, rule: RuleInfo, status: RuleStatus) -> Diagnostic:

@@ -14,11 +14,12 @@ that read it are as dead in practice).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
-from pedrag.dsl.ir import MetricInfo
+from pedrag.dsl.ir import MetricInfo, RuleInfo
 from pedrag.kernel.sources import OBSERVED_WRITES, is_written
 
 if TYPE_CHECKING:  # z3 loads only when a semantic check runs
@@ -59,9 +60,11 @@ def _readers(analysis: Analysis, unwritten: frozenset[str]) -> dict[str, list[st
     theory = analysis.theory
     # Each condition's metrics as its `Located` keeps them (walked when it was made); a
     # computed metric's expression is walked here.
-    conditions: list[tuple[str, frozenset[str]]] = [
-        (f"rule:{r.id}", r.when.reads) for r in theory.rules
-    ]
+    # A rule's part is made of the rule and the metrics alone, so after a one-rule edit the
+    # other rules' are carried over (`Analysis.each_rule`), not walked again.
+    conditions: list[tuple[str, frozenset[str]]] = analysis.each_rule(
+        INFO.name, partial(_rule_reads, unwritten)
+    )
     conditions += [
         (f"ceiling:{s.index}", s.when.reads) for s in theory.ceiling_steps if s.runtime is None
     ]
@@ -78,6 +81,11 @@ def _readers(analysis: Analysis, unwritten: frozenset[str]) -> dict[str, list[st
         for name in reads & unwritten:
             readers.setdefault(name, []).append(item)
     return readers
+
+
+def _rule_reads(unwritten: frozenset[str], rule: RuleInfo) -> list[tuple[str, frozenset[str]]]:
+    read = rule.when.reads & unwritten
+    return [(f"rule:{rule.id}", read)] if read else []
 
 
 def run(analysis: Analysis) -> Iterator[Diagnostic]:

@@ -391,13 +391,18 @@ def _failing(
     """The findings that make the exit status 1 (of one file, or of all). Each file's
     configuration is looked up once, not once per finding (5,000 at 5,000 rules)."""
     configs: dict[str, Any] = {}
+    failing: dict[tuple[str, Any], bool] = {}  # by file and severity (5,000 findings, a few)
 
     def fails(diagnostic: Diagnostic) -> bool:
         name = diagnostic.file or ""
-        config = configs.get(name)
-        if config is None:
-            config = configs[name] = finder.for_file(name)
-        return bool(config.fails(diagnostic.severity))
+        key = (name, diagnostic.severity)
+        known = failing.get(key)
+        if known is None:
+            config = configs.get(name)
+            if config is None:
+                config = configs[name] = finder.for_file(name)
+            known = failing[key] = bool(config.fails(diagnostic.severity))
+        return known
 
     return [d for d in result.diagnostics if (path is None or d.file == path) and fails(d)]
 

@@ -352,6 +352,7 @@ def test_a_documents_first_check_reads_the_on_disk_cache(
 
     def first_check(disk: bool) -> list[str]:
         analysis_module._CACHE.clear()  # a server just started
+        monkeypatch.setattr(analysis_module, "_KEPT", {})  # nor its last analyses
         monkeypatch.setattr(lsp, "WARMED", set())
         monkeypatch.setattr(lsp, "RESULTS", {})
         monkeypatch.setattr(lsp, "DISK_CACHE", disk)
@@ -397,6 +398,7 @@ def test_a_first_check_from_the_disk_cache_is_warmed_when_idle_so_the_first_edit
 
     def first_edit(warm: bool, k: int) -> list[str]:
         analysis_module._CACHE.clear()  # a server just started
+        monkeypatch.setattr(analysis_module, "_KEPT", {})  # nor its last analyses
         monkeypatch.setattr(lsp, "WARMED", set())
         monkeypatch.setattr(lsp, "RESULTS", {})
         monkeypatch.setattr(lsp, "LOADED", {})
