@@ -424,7 +424,8 @@ _TENTATIVE = re.compile(
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|no\s+wait|wait|i\s+mean|sorry|correction|on\s+second\s+thought|"
-    r"scratch\s+that|instead)\b",
+    # "I got 56 last time but now 54": the number said now (was a list, committed to nothing)
+    r"scratch\s+that|instead|but\s+now)\b",
     re.IGNORECASE,
 )
 # A word that gives a reason for what came before it ("oxygen because plants breathe it",

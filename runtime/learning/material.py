@@ -428,14 +428,13 @@ def after_reply(
         "last": reply if keep_text else "",
         "last_fp": fingerprint(reply),
         "count": int(said.get("count", 0)) + 1,
-        "asked": list(asked_steps(said)),
     }
+    asked = asked_steps(said)
     for name, text in used.items():
         if " ".join(text.split()) not in folded:
             continue
         if name == "hint":
-            # what the hint the learner now sees asks them to work out (`asked_steps`)
-            new["asked"] = list(step_values(text))
+            asked = step_values(text)  # what the hint the learner now sees asks them to work out
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
             # the step shown was the first the learner had not done
             new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
@@ -443,6 +442,8 @@ def after_reply(
             new["misconceptions"] += 1
         if name in SHOWN_ONCE and name not in new["shown"]:
             new["shown"].append(name)
+    if asked:
+        new["asked"] = list(asked)  # kept only while there is one (`asked_steps`)
     return new
 
 
