@@ -910,6 +910,8 @@ _LEAD_IN = re.compile(
     r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
     r"my\s+answer\s+is|the\s+answer\s+is|answer\s*:|it'?s|it\s+is|is\s+it|could\s+it\s+be|"
     r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
+    # what code prints is the answer said ("it prints HiAda" was a remark, ungraded)
+    r"it\s+(?:prints|outputs|shows|displays|will\s+print|would\s+print)|the\s+output\s+is|"
     r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
     re.IGNORECASE,
 )

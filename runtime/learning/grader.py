@@ -381,6 +381,22 @@ def _value_text(text: str) -> str:
     return " ".join(text.strip(" '\"").split()).casefold()
 
 
+def _of_the_variable(said: str, key: AnswerKey) -> str:
+    """A text answer said as a variable's value ("greeting is Hi Ada" on var_concat, whose code
+    assigns greeting): the value is the answer said. Read whole, the variable's name was taken
+    for another item, a misconception's answer ("greeting"), and the right answer committed
+    to nothing. An answer that is itself code ("result += n") is judged as written."""
+    if any(reader.operators(spelling) for spelling in (key.answer, *key.accept)):
+        return said
+    names = {
+        m.group(1) for t in (key.prompt or "", key.solution or "") for m in _ASSIGNED.finditer(t)
+    }
+    found = re.match(rf"^\s*([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(\S.*)$", said, re.IGNORECASE)
+    if found is None or found.group(1) not in names:
+        return said
+    return found.group(2).strip()
+
+
 def _traced_step(message: str, key: AnswerKey, value: Fraction | str | None) -> str:
     """The learner's statement of a value the exercise's code gives a variable on the way ("x
     is 5" on var_update, whose code starts "x = 5"; "total is 6" after the second pass), as
@@ -487,6 +503,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     step = _traced_step(said, key, said)
     if step:
         return _step_on_the_way(step, reading, "a value the exercise's code gives on the way")
+    said = _of_the_variable(said, key)
     if re.search(r"\d", said) and not any(re.search(r"\d", s) for s in spellings):
         return Grade("none", reason="a number does not answer a text question")
     if any(reader.same_text(said, spelling) for spelling in spellings):

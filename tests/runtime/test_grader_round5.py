@@ -133,3 +133,11 @@ def test_a_trace_of_the_code_is_a_step_and_a_value_it_never_takes_is_wrong(
     assert tutor.turn(session, "x is 9").audit["grade"]["verdict"] == "wrong"
     assert tutor.turn(session, "it prints 5").audit["grade"]["verdict"] == "wrong"  # was none
     assert _wrong_answers(session) == 2
+
+
+def test_what_the_code_prints_said_in_a_sentence_is_graded_as_said(tutor: Tutor) -> None:
+    """'it prints HiAda' (the misconception: no space) was a remark, ungraded; 'greeting is Hi
+    Ada' committed to nothing, the variable's name read as a second item."""
+    session = tutor.start("socratic", "var_concat", seed=0)
+    assert tutor.turn(session, "it prints HiAda").audit["grade"]["verdict"] == "wrong"
+    assert tutor.turn(session, "greeting is Hi Ada").audit["grade"]["verdict"] == "correct"
