@@ -416,7 +416,10 @@ def _traced_step(message: str, key: AnswerKey, value: Fraction | str | None) -> 
             re.IGNORECASE,
         ):
             said = _value_text(found.group(2).rstrip("."))
-            if said in values and (not numeric or said == f"= {value}"):
+            # the statement holds the answer the message commits to: no number after it ("x is
+            # 5, so 5" commits to 5, said again as the answer)
+            last = not numeric or not reader.numbers(text[found.end() :])
+            if said in values and (not numeric or said == f"= {value}") and last:
                 return found.group(0).strip()
     return ""
 
