@@ -116,7 +116,15 @@ _FRACTION_WORDS = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
+# "seven fours", "6 sevens": that many of the number, a product (text2num reads "seven fours"
+# as "7 4", two numbers, and "seven fours are 28" was a wrong answer 28, not a step)
+_GROUPS = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
+    r"(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:s|es)\b",
+    re.IGNORECASE,
+)
 _OPERATOR_WORDS = (
+    (re.compile(r"\b(?:double|twice)\s+(?=-?\d)", re.I), "2 * "),  # "double 28 is 56"
     (re.compile(r"(?<=\d)\s+(?:plus|add(?:ed)?\s+to|and\s+add)\s+(?=-?\d)", re.I), " + "),
     (re.compile(r"(?<=\d)\s+(?:minus|take\s+away|less)\s+(?=-?\d)", re.I), " - "),
     (re.compile(r"(?<=\d)\s*(?:times|multiplied\s+by)\s*(?=-?\d)", re.I), " * "),
@@ -166,6 +174,7 @@ def canonical(text: str) -> str:
     # "adding the tens first": a place value, not the number 10 (text2num reads "tens" as 10)
     text = _PLACE_VALUE.sub(lambda m: f"{m.group(1)} {m.group(2)}-place", text)
     text = _FRACTION_WORDS.sub(_fraction_word, text)
+    text = _GROUPS.sub(r"\1 times \2", text)
     text = alpha2digit(text, "en")
     text = _SMALL.sub(lambda m: _small_word(text, m), text)  # what alpha2digit leaves alone
     # Most messages hold no digit by now ("I'm stuck"), and every operator word but two reads
@@ -415,7 +424,8 @@ _TENTATIVE = re.compile(
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|no\s+wait|wait|i\s+mean|sorry|correction|on\s+second\s+thought|"
-    r"scratch\s+that|instead)\b",
+    # "I got 56 last time but now 54": the number said now (was a list, committed to nothing)
+    r"scratch\s+that|instead|but\s+now)\b",
     re.IGNORECASE,
 )
 # A word that gives a reason for what came before it ("oxygen because plants breathe it",
@@ -455,6 +465,18 @@ _RANGE = re.compile(
 )
 
 
+# The tutor's or the exercise's words quoted back ("you said 56", "the hint says 28"): what they
+# said, not what the learner commits to (was graded as the learner's answer).
+_QUOTED_BEFORE = re.compile(
+    r"\b(?:you|the\s+(?:tutor|question|hint|prompt|exercise|problem|book))\s+(?:just\s+)?"
+    r"(?:said|says|say|wrote|writes|write|asked|asks|mentioned|told\s+me|meant|showed)"
+    r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?\s*$",
+    re.IGNORECASE,
+)
+# "56 no 55", "55, no, 56": a bare "no" between two numbers does not say which the learner
+# settles on (it may deny the first or answer a question about it); only a plain correction
+# ("56, no wait, 55", "actually", "I mean": `_CORRECTION`) picks the number after it.
+_BARE_NO = re.compile(r"\d[\s,.!?]*\bno\b[\s,.!?]*-?\d", re.IGNORECASE)
 _BOUND_BEFORE = re.compile(
     r"(?:\b(?:more|less|greater|fewer|bigger|smaller|larger|higher|lower)\s+than|"
     r"\bat\s+(?:least|most)|\b(?:no|not)\s+(?:more|less)\s+than|[<>]=?|[≤≥])\s*$",
@@ -565,7 +587,9 @@ def _denied_after(after: str) -> bool:
 _EQUALS_AFTER = re.compile(r"^\s*=")
 _EQUALS_BEFORE = re.compile(r"=\s*$")
 _RESULT_CUE = re.compile(
-    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be|is\s+it|was\s+it)\b|=|:)"
+    r"(?:\b(?:is|it's|its|answer|get|got|make|equal|that's|thats|be|is\s+it|was\s+it|"
+    # what code prints is its answer ("it prints 5" on var_update committed to nothing)
+    r"prints|printed|outputs|shows|displays)\b|=|:)"
     r"\s*(?:about\s+)?$",
     re.IGNORECASE,
 )
@@ -742,6 +766,10 @@ def read_message(
         text = " " * correction.end() + text[correction.end() :]
     if kind == "text":
         return _read_text(message, text, worked)
+    if _BARE_NO.search(text):
+        return Reading(
+            None, "'no' between two numbers: which one is meant is unclear", steps=worked
+        )
     parts = clauses(text)
     candidates: list[tuple[Number, bool]] = []  # (number, is the result of a step)
     asked = negations = bounds = 0
@@ -759,6 +787,8 @@ def read_message(
         # "=", an operator), and a window keeps a message of many numbers linear
         before = text[max(0, number.start - _NEAR) : number.start]
         after = text[number.end : number.end + _NEAR]
+        if _QUOTED_BEFORE.search(before):
+            continue  # "you said 56": the tutor's words, quoted
         if _BOUND_BEFORE.search(before):
             # "more than 50" says where the answer is, not what it is: graded wrong as "50",
             # its feedback told the learner "50 isn't it", a number they never offered
@@ -880,6 +910,8 @@ _LEAD_IN = re.compile(
     r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
     r"my\s+answer\s+is|the\s+answer\s+is|answer\s*:|it'?s|it\s+is|is\s+it|could\s+it\s+be|"
     r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
+    # what code prints is the answer said ("it prints HiAda" was a remark, ungraded)
+    r"it\s+(?:prints|outputs|shows|displays|will\s+print|would\s+print)|the\s+output\s+is|"
     r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
     re.IGNORECASE,
 )

@@ -147,10 +147,14 @@ def grade(
     rules: GradingRules | None = None,
     tolerance: float | None = None,
     units: Sequence[str] = (),
+    asked: Sequence[str] = (),
 ) -> Grade:
     """The grade of one student message. Never raises; code that cannot run is ``error``.
     ``rules`` (or ``tolerance`` and ``units`` alone): the exercise's grading rules; of
-    ``tests`` only the first ``rules.public_tests`` may be quoted to the learner."""
+    ``tests`` only the first ``rules.public_tests`` may be quoted to the learner. ``asked``:
+    the values of the calculation the tutor's last hint asked for ("what is 7 times 4?":
+    "28"), from the runtime's record of the hints it showed (`material.asked_steps`), never
+    from the message: a learner who answers the hint has done a step, not answered wrongly."""
     rules = rules or GradingRules(tolerance, tuple(units))
     if key is None:
         return Grade("none", reason="no exercise to grade against")
@@ -175,7 +179,7 @@ def grade(
             "a misconception's `answers:` entry (the whole message)",
         )
     if _number_targets(key, context) is not None:
-        result = _grade_number(message, key, context, rules.tolerance, rules.units)
+        result = _grade_number(message, key, context, rules.tolerance, rules.units, asked)
     elif _expression_key(key.answer):
         result = _grade_expression(message, key)
     else:
@@ -239,6 +243,9 @@ class _NumberTargets:
         return frozenset(found)
 
 
+_ASSIGNED_BEFORE = re.compile(r"(?<![\w.])[A-Za-z_]\w*\s*=\s*$")
+
+
 @functools.lru_cache(maxsize=256)  # once per exercise (its key), not per message
 def _number_targets(key: AnswerKey, context: str | None) -> _NumberTargets | None:
     """The key's :class:`_NumberTargets`; None when its answer is not one number."""
@@ -249,7 +256,14 @@ def _number_targets(key: AnswerKey, context: str | None) -> _NumberTargets | Non
     given_text = reader.canonical("\n".join(p for p in (key.prompt, context) if p))
     given = reader.numbers(given_text)
     givens = [n.value for n in given if n.value not in accepted]
-    restated = [n.text.replace(" ", "") for n in given if n.value in accepted]
+    # the prompt's own spelling of an accepted value ("3/8" in "write 3/8 as a decimal") is no
+    # answer; a value its code assigns is not that spelling ("a = 4" in var_copy's code: "it's
+    # 4", "b is 4" and "it prints 4" committed to nothing, the right answer ungraded)
+    restated = [
+        n.text.replace(" ", "")
+        for n in given
+        if n.value in accepted and not _ASSIGNED_BEFORE.search(given_text, 0, n.start)
+    ]
     steps = [
         n.value
         for n in reader.numbers(reader.canonical(key.solution or ""))
@@ -264,6 +278,7 @@ def _grade_number(
     context: str | None,
     tolerance: float | None,
     units: tuple[str, ...],
+    asked: Sequence[str] = (),
 ) -> Grade:
     targets = _number_targets(key, context)
     assert targets is not None
@@ -286,6 +301,19 @@ def _grade_number(
     if any(equal_numbers(reading.value, value, tolerance) for value in accepted):
         why = "equal to the answer" + (f" within {tolerance:g}" if tolerance else "")
         return _correct(answer, reading, f"{reading.reason}, {why}", problem)
+    if reading.value in _values(asked):
+        # "28" (or "7 times 4 is 28", "it's 28") right after the hint asked "what is 7 times
+        # 4?": the learner did what the hint asked, a step done (`material.steps_done` counts
+        # it), not a wrong answer. It was one: an attempt counted against them.
+        return Grade(
+            "none",
+            facts=(f"the learner's step {answer!r} is right, a step on the way, not the answer",),
+            reason=f"{reading.reason}: the value of the step the last hint asked for",
+            work=consistent_work(reading, problem),
+        )
+    traced = _traced_step(message, key, reading.value)
+    if traced:
+        return _step_on_the_way(traced, reading, "a value the exercise's code gives on the way")
     step = correct_step(message, answer) if reading.value in targets.steps else ""
     if step:
         # "7 x 4 = 28" for 7 x 8: a step of the worked solution, worked out right, is where
@@ -299,6 +327,109 @@ def _grade_number(
             work=consistent_work(reading, problem),
         )
     return _wrong(answer, reading, f"{reading.reason}, not equal to the answer", problem)
+
+
+def _step_on_the_way(step: str, reading: reader.Reading, why: str) -> Grade:
+    return Grade(
+        "none",
+        facts=(f"the learner's step {step!r} is right, a step on the way, not the answer",),
+        reason=f"{reading.reason}: {why}",
+    )
+
+
+# What the exercise's code gives a variable: "x = 5" in the prompt or the worked solution, and
+# the values a solution line's comment lists for the name the line assigns, prints or loops
+# over ("total += n  # 2, then 6, then 12").
+_ASSIGNED = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)\s*([-+*/]?)=(?!=)\s*([^,\n#]*)")
+_NAMED = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\b|\bprint\(\s*([A-Za-z_]\w*)\s*\)")
+_LITERAL = re.compile(r"""^\s*(?:(-?\d+(?:\.\d+)?)|'([^']*)'|"([^"]*)")\s*$""")
+_COMMENT_VALUE = re.compile(r"""'([^']*)'|"([^"]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])""")
+# "x is 5", "x = 5", "x was 5 at first", "total becomes 6": a name, then its value
+_TRACE_VERB = r"(?:is|was|=|equals|becomes|became|holds|stores|starts\s+(?:at|as)|is\s+still)"
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise (its key)
+def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
+    """Each variable of the exercise's code and the values it takes on the way, read from the
+    prompt and the worked solution (the key's text, never the learner's), the answer's own
+    values left out: stating the answer is answering."""
+    found: dict[str, set[str]] = {}
+    for text in (key.prompt or "", key.solution or ""):
+        for line in text.splitlines():
+            code, _, comment = line.partition("#")
+            names = []
+            for assigned in _ASSIGNED.finditer(code):
+                names.append(assigned.group(1))
+                literal = _LITERAL.match(assigned.group(3))
+                # "n -= 3" gives n no value 3; "total, k = 0, 1" gives k no value 0
+                tuple_target = code[: assigned.start()].rstrip().endswith(",")
+                if literal is not None and not assigned.group(2) and not tuple_target:
+                    found.setdefault(assigned.group(1), set()).add(_spelled(literal))
+            names += [m.group(1) or m.group(2) for m in _NAMED.finditer(code)]
+            for name in names if comment else ():
+                values = {_spelled(m) for m in _COMMENT_VALUE.finditer(comment)}
+                found.setdefault(name, set()).update(values)
+    answers = {_value_text(s) for s in (key.answer, *key.accept)}
+    return {name: frozenset(v - answers) for name, v in found.items() if v - answers}
+
+
+def _spelled(match: re.Match[str]) -> str:
+    return _value_text(next(g for g in match.groups() if g is not None))
+
+
+def _value_text(text: str) -> str:
+    """A value compared by what it says: a number by its value, a text by its letters."""
+    if re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", text):
+        return f"= {Fraction(text.strip())}"
+    return " ".join(text.strip(" '\"").split()).casefold()
+
+
+def _of_the_variable(said: str, key: AnswerKey) -> str:
+    """A text answer said as a variable's value ("greeting is Hi Ada" on var_concat, whose code
+    assigns greeting): the value is the answer said. Read whole, the variable's name was taken
+    for another item, a misconception's answer ("greeting"), and the right answer committed
+    to nothing. An answer that is itself code ("result += n") is judged as written."""
+    if any(reader.operators(spelling) for spelling in (key.answer, *key.accept)):
+        return said
+    names = {
+        m.group(1) for t in (key.prompt or "", key.solution or "") for m in _ASSIGNED.finditer(t)
+    }
+    found = re.match(rf"^\s*([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(\S.*)$", said, re.IGNORECASE)
+    if found is None or found.group(1) not in names:
+        return said
+    return found.group(2).strip()
+
+
+def _traced_step(message: str, key: AnswerKey, value: Fraction | str | None) -> str:
+    """The learner's statement of a value the exercise's code gives a variable on the way ("x
+    is 5" on var_update, whose code starts "x = 5"; "total is 6" after the second pass), as
+    read, or "". Such a statement is a step of tracing the code, true of the code, not the
+    printed answer: it was graded wrong ("x is 5" as the wrong answer 5). A value the variable
+    never takes ("x is 9"), and a message naming no variable ("it prints 5"), are graded as
+    before; the answer's own value is graded as the answer."""
+    if value is None:
+        return ""
+    numeric = isinstance(value, Fraction)
+    text = reader.canonical(message) if numeric else message
+    for name, values in _trace(key).items():
+        for found in re.finditer(
+            rf"(?<![\w.])({re.escape(name)})\s+{_TRACE_VERB}\s+['\"]?([^'\",;!?]+?)['\"]?"
+            r"(?=\s*(?:$|[,.;!?]|\s(?:at|after|before|on|when|then|first|now)\b))",
+            text,
+            re.IGNORECASE,
+        ):
+            said = _value_text(found.group(2).rstrip("."))
+            # the statement holds the answer the message commits to: no number after it ("x is
+            # 5, so 5" commits to 5, said again as the answer)
+            last = not numeric or not reader.numbers(text[found.end() :])
+            if said in values and (not numeric or said == f"= {value}") and last:
+                return found.group(0).strip()
+    return ""
+
+
+def _values(asked: Sequence[str]) -> frozenset[Fraction]:
+    """The asked steps' values (numbers written by the runtime from a hint's calculation)."""
+    return frozenset(v for v in map(reader.read_number, asked) if v is not None)
 
 
 def equal_numbers(value: Fraction, target: Fraction, tolerance: float | None) -> bool:
@@ -375,6 +506,10 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if _as_written(said, wrong_answers):
         return _wrong(said, reading, f"{reading.reason}, a misconception's answer as written")
     spellings = (key.answer, *key.accept)
+    step = _traced_step(said, key, said)
+    if step:
+        return _step_on_the_way(step, reading, "a value the exercise's code gives on the way")
+    said = _of_the_variable(said, key)
     if re.search(r"\d", said) and not any(re.search(r"\d", s) for s in spellings):
         return Grade("none", reason="a number does not answer a text question")
     if any(reader.same_text(said, spelling) for spelling in spellings):

@@ -133,11 +133,14 @@ def assess(
     exam_record: ExamRecord | None = None,
     submissions: int = 1,
     exercise: str | None = None,
+    asked: Sequence[str] = (),
 ) -> Assessment:
     """Grade one message and derive the turn's events and the goal's new record. On an exam
     (`pedrag.runtime.learning.exam`), only the last of its ``submissions`` is scored: earlier
     ones are recorded with no verdict, so nothing can tell the learner whether they were
-    right. ``exercise`` (its id) is credited to the goal's mastery once (:func:`_scored`)."""
+    right. ``exercise`` (its id) is credited to the goal's mastery once (:func:`_scored`).
+    ``asked``: what the last hint shown asked the learner to work out (`material.asked_steps`,
+    trusted state); an exam shows no hints, so it is not passed there."""
     if exam:
         return _assess_exam(
             message,
@@ -160,6 +163,7 @@ def assess(
         tests=tests,
         intent=intent if isinstance(intent, str) else None,
         rules=rules,
+        asked=asked,
     )
     return _scored(message, result, wrong_answers, record, tracing, exercise)
 

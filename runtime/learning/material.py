@@ -429,9 +429,12 @@ def after_reply(
         "last_fp": fingerprint(reply),
         "count": int(said.get("count", 0)) + 1,
     }
+    asked = asked_steps(said)
     for name, text in used.items():
         if " ".join(text.split()) not in folded:
             continue
+        if name == "hint":
+            asked = step_values(text)  # what the hint the learner now sees asks them to work out
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
             # the step shown was the first the learner had not done
             new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
@@ -439,7 +442,18 @@ def after_reply(
             new["misconceptions"] += 1
         if name in SHOWN_ONCE and name not in new["shown"]:
             new["shown"].append(name)
+    if asked:
+        new["asked"] = list(asked)  # kept only while there is one (`asked_steps`)
     return new
+
+
+def asked_steps(said: Mapping[str, Any]) -> tuple[str, ...]:
+    """The values of the calculation the last hint shown on this exercise asks for ("what is
+    7 times 4?": "28"; `working.step_values`), for the grader: a learner who answers it has
+    done a step, not given a wrong answer. Written by :func:`after_reply` from the hint's
+    own text (the curriculum's), kept until another hint is shown or the exercise changes;
+    never read from the learner's message."""
+    return tuple(str(value) for value in said.get("asked", ()))
 
 
 def exercise_start(said: Mapping[str, Any]) -> dict[str, Any]:

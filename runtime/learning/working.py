@@ -85,13 +85,22 @@ def step_values(text: str) -> tuple[str, ...]:
 
 
 def correct_step(message: str, value: str) -> str:
-    """The step of the learner's working, as written, that checks out and gives ``value``
-    ("23 x 40 = 920" for "920"), or "": a value graded as a wrong final answer may be a right
-    step on the way."""
+    """The step of the learner's working that checks out and gives ``value`` ("23 x 40 = 920"
+    for "920"), or "": a value graded as a wrong final answer may be a right step on the way.
+    The message is read as the grader reads it (`answer_reader.canonical`: number and operator
+    words), so "7 times 4 is 28", "seven fours are 28" and "4 x 7 makes 28" are steps as "7 x
+    4 = 28" is; read as written only, each was a wrong answer 28. The step is quoted as
+    written when it is written as an equation, else as read ("7 * 4 = 28")."""
     try:
         wanted = Fraction(value.strip())
     except (ValueError, ZeroDivisionError):
         return ""
+    from pedrag.runtime.learning.answer_reader import canonical  # the one number-words reader
+
+    return _step_giving(message, wanted) or _step_giving(canonical(message), wanted)
+
+
+def _step_giving(message: str, wanted: Fraction) -> str:
     for match in _EQUATION.finditer(message):
         result = _apply(Fraction(match.group(1)), match.group(2), Fraction(match.group(3)))
         shown = f"{match.group(1)} {match.group(2)} {match.group(3)}"

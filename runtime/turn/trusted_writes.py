@@ -20,6 +20,7 @@ from pedrag.kernel.sources import ADVERSARIAL_INTENTS, ATTEMPT_INTENT, INTENT_ME
 from pedrag.runtime.learning.exam import EXAM, ExamRecord
 from pedrag.runtime.learning.loop import WRONG_ANSWERS, GoalRecord, assess
 from pedrag.runtime.learning.mastery import Tracing
+from pedrag.runtime.learning.material import SAID, asked_steps
 from pedrag.runtime.policy.policy_core import PolicyInput, compute_contract
 from pedrag.runtime.turn.context import (
     GOAL_RECORDS,
@@ -70,6 +71,7 @@ def _grade(context: TurnContext) -> None:
         exam_record=ExamRecord.from_dict(state.extra.get(EXAM)),
         submissions=info.submissions if info is not None else 1,
         exercise=info.id if info is not None else None,
+        asked=asked_steps(state.extra.get(SAID, {})),  # the hint's step: trusted, not text
     )
     events = list(assessment.events)
     events.append("hostile_turn" if metrics.get(INTENT_METRIC) == "hostile" else "calm_turn")

@@ -21,7 +21,10 @@ SUITE = yaml.safe_load(
 ROWS = [(exercise, *row) for exercise, rows in SUITE["messages"].items() for row in rows]
 
 
-def _grade(exercise: str, message: str) -> Any:
+AFTER_HINT = [tuple(row) for row in SUITE["after_hint"]]
+
+
+def _grade(exercise: str, message: str, asked: tuple[str, ...] = ()) -> Any:
     spec = SUITE["exercises"][exercise]
     key = AnswerKey(
         answer=spec["answer"],
@@ -29,7 +32,13 @@ def _grade(exercise: str, message: str) -> Any:
         solution=spec.get("solution"),
         prompt=spec["prompt"],
     )
-    return grade(message, key, tolerance=spec.get("tolerance"), units=tuple(spec.get("units", ())))
+    return grade(
+        message,
+        key,
+        tolerance=spec.get("tolerance"),
+        units=tuple(spec.get("units", ())),
+        asked=asked,
+    )
 
 
 def test_the_suite_is_large_enough_and_covers_every_category() -> None:
@@ -55,6 +64,22 @@ def test_a_labelled_message_gets_its_verdict(
     exercise: str, message: str, verdict: str, committed: str | None, category: str
 ) -> None:
     result = _grade(exercise, message)
+    assert (result.verdict, result.candidate) == (verdict, committed), result.reason
+
+
+@pytest.mark.parametrize(
+    ("exercise", "asked", "message", "verdict", "committed", "category"), AFTER_HINT
+)
+def test_a_message_after_a_hint_gets_its_verdict(
+    exercise: str,
+    asked: list[str],
+    message: str,
+    verdict: str,
+    committed: str | None,
+    category: str,
+) -> None:
+    """The step the last hint asked for comes from the runtime (``asked``), never the words."""
+    result = _grade(exercise, message, tuple(asked))
     assert (result.verdict, result.candidate) == (verdict, committed), result.reason
 
 
