@@ -4,6 +4,7 @@ code through the CLI at all."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,4 +33,6 @@ def test_code_handed_in_through_the_cli_is_run_and_graded(
     argv = ["chat", "--exercise", "sum_list_loop", "--script", str(script)]
     assert main([*argv, "--db", str(tmp_path / "s.db")]) == 0
     out = capsys.readouterr().out
-    assert "your code passes all 3 tests" in out, out
+    # its three declared tests and the ones drawn on other inputs (generated_tests)
+    passed = re.search(r"your code passes all (\d+) tests", out)
+    assert passed is not None and int(passed.group(1)) > 3, out

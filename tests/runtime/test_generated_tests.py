@@ -131,6 +131,9 @@ def test_code_written_for_the_declared_tests_is_wrong(
     grade = grade_exercise(f"```\n{code}\n```", exercises[exercise_id])
     assert grade.verdict == "wrong", grade.reason
     assert grade.run is not None and len(grade.run.outcomes) > len(tests)
+    said = " ".join((*grade.facts, grade.reason))  # what the tutor may tell the learner
+    for outcome in grade.run.outcomes[len(tests) :]:  # the drawn inputs stay hidden
+        assert outcome.call not in said and outcome.call.split("(", 1)[1] not in said
 
 
 @pytest.mark.parametrize("exercise_id", CODE_EXERCISES)
