@@ -8,7 +8,9 @@ nothing the exercise teaches. A grade writes mastery, so "passes the tests" must
 the function". New inputs, drawn like the author's (lists of whole numbers in the same range,
 strings over the same letters), tell the two apart; the learner never sees them.
 
-Only inputs the solution itself answers with a plain value are kept: a call the solution
+A solution that does not pass its own declared tests values nothing (no test is drawn), so
+a slip in an author's solution never fails a learner. Only inputs the solution itself answers
+with a plain value are kept: a call the solution
 refuses (``biggest([])``) is outside the exercise, and a value holding a float is dropped,
 since a learner's correct sum in another order may differ in its last digit. The inputs are
 drawn from a generator seeded by the exercise's solution and tests, so one piece of code always
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pedrag.runtime.learning.code_runner import run_calls
+from pedrag.runtime.learning.code_runner import run_calls, same_value
 
 COUNT = 12
 """How many generated calls are kept at most (drawn from up to four times as many)."""
@@ -75,12 +77,17 @@ def _generated(
         if call.replace(" ", "") not in known:
             known.add(call.replace(" ", ""))
             calls.append(call)
-    values = run_calls(solution, calls, withheld)
-    if values is None:
+    declared = [call for call, _ in tests]
+    values = run_calls(solution, [*declared, *calls], withheld)
+    if values is None or not all(
+        value is not None and same_value(ast.literal_eval(value), ast.literal_eval(expect))
+        for value, (_, expect) in zip(values, tests, strict=False)
+    ):
+        # A solution that fails its own tests values nothing: a learner is never held to it.
         return ()
     kept = [
         (call, value)
-        for call, value in zip(calls, values, strict=True)
+        for call, value in zip(calls, values[len(declared) :], strict=True)
         if value is not None and not _holds_a_float(value)
     ]
     return tuple(kept[:COUNT])

@@ -178,8 +178,11 @@ FIRST = "def first(xs):\n    return xs[0]"
         (FIRST, (("first([1])", "1"), ("first('ab')", "'a'")), "none"),
         # a float value is dropped, so a mean yields nothing
         (MEAN, (("mean([1, 2])", "1.5"), ("mean([4])", "4.0")), "none"),
+        # a solution that fails its own declared test (or cannot run) values nothing
+        (FIRST, (("first([3, 1])", "1"),), "none"),
+        ("def first(xs):\n    return xs[", (("first([3, 1])", "3"),), "none"),
         # the solution refuses first([]): only non-empty lists are kept
-        (FIRST, (("first([3, 1])", "3"), ("first([])", "None")), "non-empty"),
+        (FIRST, (("first([3, 1])", "3"), ("first([5])", "5")), "non-empty"),
     ],
 )
 def test_what_is_not_drawn(solution: str | None, tests: Any, expected: str) -> None:
