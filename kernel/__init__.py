@@ -14,6 +14,7 @@ the runtime all call it, so a proof about a theory is a proof about the turn the
 - ``rungs`` — the hint ladder: rung names, parsing, the ladder's text, whether code is allowed;
 - ``errors`` — `PedragError`, the root of every exception pedrag raises on purpose.
 - ``suggest`` — "did you mean": the closest known name and the one wording of a suggestion.
+- ``code_rules`` — what a programming exercise's `forbid:` and `require:` mean in code.
 """
 
 if __name__ != "pedrag.kernel":  # DESIGN, layout: one import name per module
