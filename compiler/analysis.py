@@ -27,7 +27,7 @@ import hashlib
 import pickle
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -1328,18 +1328,29 @@ class Analysis:
         pairs: list[tuple[int, int, Outcome]] = []
         unknown = False
         for a in rules:
-            for b in candidates[a.id]:
-                forward = self.implies(a, b)
-                if forward.unknown:
-                    pairs.append((position[a.id], position[b.id], forward))
-                    unknown = True
-                    break
-                if not forward.unsat:
-                    continue
-                if b.index < a.index or not self.implies(b, a).unsat:
-                    pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
-                    break
+            first = self._first_redundant(a, candidates[a.id])
+            if first is not None:
+                b, outcome, undecided = first
+                pairs.append((position[a.id], position[b.id], outcome))
+                unknown = unknown or undecided
         return _Undecided(pairs) if unknown else pairs
+
+    def _first_redundant(
+        self, a: RuleInfo, asked: Iterable[RuleInfo]
+    ) -> tuple[RuleInfo, Outcome, bool] | None:
+        """The first rule b of ``asked`` that makes a redundant (a implies b, and b is before
+        a or does not imply a), with the finding's outcome; or the first b whose implication
+        the solver left undecided, with its outcome and True; None when no b of ``asked``
+        decides. The one reading of redundancy, for a cold search and one after an edit."""
+        for b in asked:
+            forward = self.implies(a, b)
+            if forward.unknown:
+                return b, forward, True
+            if not forward.unsat:
+                continue
+            if b.index < a.index or not self.implies(b, a).unsat:
+                return b, self.rule_status(a).holds, False
+        return None
 
     def _redundant_group_after(
         self, rules: list[RuleInfo], old_rules: list[RuleInfo], old_found: list[Finding]
@@ -1386,20 +1397,13 @@ class Analysis:
                     asked = (
                         b for b in candidates(a, added) if last is None or b.index < last.index
                     )
-            for b in asked:
-                forward = self.implies(a, b)
-                if forward.unknown:
-                    pairs.append((position[a.id], position[b.id], forward))
-                    unknown = True
-                    break
-                if not forward.unsat:
-                    continue
-                if b.index < a.index or not self.implies(b, a).unsat:
-                    pairs.append((position[a.id], position[b.id], self.rule_status(a).holds))
-                    break
-            else:
-                if last is not None:
-                    pairs.append((position[a.id], position[last.id], self.rule_status(a).holds))
+            first = self._first_redundant(a, asked)
+            if first is not None:
+                b, outcome, undecided = first
+                pairs.append((position[a.id], position[b.id], outcome))
+                unknown = unknown or undecided
+            elif last is not None:
+                pairs.append((position[a.id], position[last.id], self.rule_status(a).holds))
         return _Undecided(pairs) if unknown else pairs
 
     def beats(self, high: RuleInfo, low: RuleInfo) -> bool:
