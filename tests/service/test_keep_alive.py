@@ -19,17 +19,39 @@ from tests.service.servers import running_server
 REQUEST = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
+def _response(connection: socket.socket) -> bytes:
+    """One whole response (head and its Content-Length of body), however the server's
+    segments arrive; b"" when the connection is closed before any of it."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        piece = connection.recv(65536)
+        if not piece:
+            return received
+        received += piece
+    head, body = received.split(b"\r\n\r\n", 1)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        piece = connection.recv(65536)
+        assert piece, "the connection closed inside a response"
+        body += piece
+    return head
+
+
 def _status_after_idle(base: str, idle: float) -> bytes:
     """The first line of the answer to a second request on one connection, sent after it has
     been idle for ``idle`` seconds; b"" when the server has closed the connection."""
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as connection:
         connection.sendall(REQUEST)
-        assert connection.recv(65536).startswith(b"HTTP/1.1 200")
+        assert _response(connection).startswith(b"HTTP/1.1 200")
         time.sleep(idle)
         try:
             connection.sendall(REQUEST)
-            return connection.recv(65536).split(b"\r\n", 1)[0]
+            return _response(connection).split(b"\r\n", 1)[0]
         except (BrokenPipeError, ConnectionResetError):
             return b""
 
