@@ -270,10 +270,9 @@ SERVICE_PACKAGES = ("fastapi", "uvicorn", "httptools", "prometheus_client")
 """What `pedrag serve` imports beyond pedrag's own dependencies (the `service` extra)."""
 
 
-def _seconds(given: float | None, variable: str, default: float) -> float | str:
+def _seconds(given: float | None, option: str, variable: str, default: float) -> float | str:
     """A duration from its option, else its environment variable, else the default; a
     message (str) when it is not a number of seconds above 0."""
-    option = "--" + variable.removeprefix("PEDRAG_SERVE_").lower().replace("_", "-")
     if given is None:
         raw = os.environ.get(variable, "").strip()
         try:
@@ -321,14 +320,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     for option, variable, default in (
-        ("worker_timeout", "PEDRAG_SERVE_WORKER_TIMEOUT", 60.0),
-        ("keep_alive", "PEDRAG_SERVE_KEEP_ALIVE", 75.0),
+        ("--worker-timeout", "PEDRAG_SERVE_WORKER_TIMEOUT", 60.0),
+        ("--keep-alive", "PEDRAG_SERVE_KEEP_ALIVE", 75.0),
     ):
-        seconds = _seconds(getattr(args, option), variable, default)
+        name = option.removeprefix("--").replace("-", "_")
+        seconds = _seconds(getattr(args, name), option, variable, default)
         if isinstance(seconds, str):
             print(f"pedrag serve: {seconds}", file=sys.stderr)
             return 2
-        setattr(args, option, seconds)
+        setattr(args, name, seconds)
     if args.metrics_public:
         os.environ["PEDRAG_SERVE_METRICS_PUBLIC"] = "1"  # read by every worker
     if args.theories:

@@ -12,6 +12,7 @@ of probing in general.
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -72,9 +73,11 @@ _ASKED_STEP = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=512)
 def step_values(text: str) -> tuple[str, ...]:
     """The values of the calculations a hint asks for ("what is 7 times 4?" -> "28"), as
-    written numbers: a learner who states one has done that step."""
+    written numbers: a learner who states one has done that step. Kept by text: the texts
+    are the curriculum's hints, read for every hint on every turn (`material.steps_done`)."""
     out: list[str] = []
     for match in _ASKED_STEP.finditer(text):
         operator = _WORDED.get(match.group(2), match.group(2))
