@@ -93,12 +93,14 @@ class InProcess:
     """The baseline: one Tutor in this process on its own database of the same kind, turns
     one at a time, no HTTP; CPU is this process's (``time.process_time``)."""
 
-    def __init__(self, url: str, per_session: int) -> None:
+    def __init__(self, url: str, per_session: int, warm_sessions: int) -> None:
         self.store = SessionStore(fresh_database(url))
         self.tutor = Tutor(TheorySet.shipped(), None, None, self.store)
         self.per_session = per_session
-        self.tutor.turn(self.tutor.start("socratic", "mult_7x8", seed=-1), MESSAGES[0])  # warm
         self.sessions = 0
+        # Warmed as the servers' workers are: whole sessions, so that what a process builds
+        # once (each help ceiling's compiled eligibility) is not in either side's figure.
+        self.run(warm_sessions * per_session)
 
     def run(self, turns: int) -> tuple[list[float], float, float]:
         """``turns`` turns in sessions of ``per_session``: latencies, wall and CPU seconds."""
@@ -235,6 +237,14 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
     parser.add_argument("--turns-per-session", type=int, default=10)
     parser.add_argument(
+        "--warm-sessions",
+        type=int,
+        default=4,
+        help="whole sessions per worker (and in process) before measuring, three times over "
+        "for the workers: what a process builds once is not a turn's cost (0: no warm-up, "
+        "so each worker's first uses fall in the figure)",
+    )
+    parser.add_argument(
         "--sequential",
         type=int,
         default=200,
@@ -265,7 +275,7 @@ def main() -> int:
         chunk = max(1, args.turns // args.rounds)
         alone_chunk = max(1, args.sequential // args.rounds)
         for workers in workers_list:
-            in_process = InProcess(url, args.turns_per_session)
+            in_process = InProcess(url, args.turns_per_session, args.warm_sessions)
             with contextlib.ExitStack() as stack:
                 folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
                 servers = []
@@ -287,11 +297,22 @@ def main() -> int:
                     )
                     servers.append(Served(label, base, key, started[0].pid))
                 for server in servers:
-                    # Warm every worker (theory compile caches, connection pools) first: each
-                    # drive opens fresh connections, which the kernel hands to any worker.
+                    # Warm every worker first: each drive opens fresh connections, which the
+                    # kernel hands to any worker. A worker builds things once in its life (the
+                    # theory's compiled eligibility per help ceiling, about 20 ms each on first
+                    # use; connection pools; prepared statements), which a long-lived
+                    # deployment pays once, not per turn: whole sessions of the measured length
+                    # meet every ceiling the measured turns meet, in every worker.
+                    warm_turns = args.warm_sessions * workers * args.turns_per_session
                     for _ in range(3):
                         asyncio.run(
-                            drive(server.base, server.key, 8 * workers, min(args.clients, 8), 2)
+                            drive(
+                                server.base,
+                                server.key,
+                                warm_turns,
+                                min(args.clients, 8),
+                                args.turns_per_session,
+                            )
                         )
                 # Rounds alternate the baseline and the servers, so a change in the
                 # machine's load during the run falls on all alike.
