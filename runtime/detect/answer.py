@@ -34,7 +34,7 @@ from pedrag.runtime.detect.detector import AnswerKey, Finding, FindingKind
 from pedrag.runtime.detect.folding import ascii_fold
 from pedrag.runtime.detect.number_words import find_number_words, may_hold_number_words
 from pedrag.runtime.detect.spellings import find_spellings
-from pedrag.runtime.detect.text_answer import find_text_variants
+from pedrag.runtime.detect.text_answer import find_phrase_variants, find_text_variants
 from pedrag.runtime.learning.answer_reader import candidate_values, is_candidate_list
 
 # --- number words ---------------------------------------------------------------------------
@@ -672,6 +672,8 @@ def _find_words(text: str, words: Sequence[str]) -> Iterator[tuple[int, int]]:
     yield from _leet_spellings(folded, compact)
     if size == 1:
         yield from find_text_variants(folded, compact)
+    else:
+        yield from find_phrase_variants(folded, words)
     # A token that starts nothing below is passed over: both matches need the window's first
     # token to begin ``compact`` (it is ``words[0]``, or the first piece of letters run
     # together), except a one-word answer's plural, which is the token itself.

@@ -43,6 +43,7 @@ from pedrag.runtime.detect.text_answer import (
     _acrostic,
     _nato,
     allowed_edits,
+    find_phrase_variants,
     find_text_variants,
 )
 
@@ -61,6 +62,8 @@ def _find_words_every_token(text: str, words: Sequence[str]) -> Iterator[tuple[i
     yield from _leet_spellings(folded, compact)
     if size == 1:
         yield from find_text_variants(folded, compact)
+    else:
+        yield from find_phrase_variants(folded, words)
     for index in range(len(tokens)):
         window = tokens[index : index + size]
         if len(window) == size and (
