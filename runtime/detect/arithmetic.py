@@ -1,5 +1,6 @@
 """Arithmetic a reader evaluates in their head: "50 + 6", "60 - 4", "one less than 57",
-"half of 112", "twice 28", "the sum of 50 and 6", "7 squared".
+"half of 112", "twice 28", "the sum of 50 and 6", "7 squared", "4 dozen and 8", "take 60 and
+subtract 4".
 
 Runtime stage 7, part of the answer pass (issue 26, item 3). Takes the canonical view of a
 reply and the numbers the number reader found in it (anything with ``value``, ``start`` and
@@ -53,9 +54,13 @@ class Expression:
 
 _OPERATOR = re.compile(
     r"^\s*,?\s*\(?\s*(\+|-|\*|×|x|·|/|÷|plus|minus|times|multiplied\s+by|divided\s+by|over|"
-    r"added\s+to|take\s+away|less|and\s+then\s+add|then\s+add|then\s+subtract)\s*\(?\s*$",
+    r"added\s+to|take\s+away|less|"
+    # a step told as an instruction: "take 60 and subtract 4", "start at 50 and count up 6"
+    r"(?:(?:and|then|and\s+then)\s+)?(?:add|subtract|take\s+away|"
+    r"count\s+(?:up|on|forward|back|backwards?|down)(?:\s+by)?))\s*\(?\s*$",
     re.IGNORECASE,
 )
+_SUBTRACTS = re.compile(r"^(?:-|minus|take|less)$|subtract|take\s+away|back|down", re.IGNORECASE)
 # Word operations on the number that follows: "half of 112", "twice 28", "the square of 7".
 _PREFIX_OPERATION = re.compile(
     r"(?:(?P<half>\b(?:a\s+)?half\s+of(?:\s+the)?)"
@@ -73,7 +78,7 @@ _PREFIX_WORDS = re.compile(
     r"half|third|quarter|twice|doubl|tripl|thrice|times|sqrt|square|after|before|than", re.I
 )
 _SIGNED = re.compile(r"minus\b|-", re.IGNORECASE)
-_SUFFIX_OPERATIONS = re.compile(r"^\s*(squared|cubed|doubled|halved)\b", re.IGNORECASE)
+_SUFFIX_OPERATIONS = re.compile(r"\s*(squared|cubed|doubled|halved|dozens?)\b", re.IGNORECASE)
 # Operations on two numbers: "one less than 57", "6 more than 50", "the sum of 50 and 6".
 _BETWEEN = re.compile(
     r"^\s*(?P<less>less|fewer|smaller|lower)\s+than\s*$"
@@ -123,22 +128,33 @@ def evaluate_chain(operands: Sequence[Fraction], operators: Sequence[str]) -> Fr
                 return None
             terms[-1] /= operand
         else:
-            subtracts = word in ("-", "minus", "take", "less") or "subtract" in operator.lower()
-            signs.append(-1 if subtracts else 1)
+            signs.append(-1 if _SUBTRACTS.search(operator) else 1)
             terms.append(operand)
     return terms[0] + sum(sign * term for sign, term in zip(signs, terms[1:], strict=True))
 
 
 def _continued(
-    text: str, value: Fraction, start: int, numbers: Sequence[_Number], position: int
+    text: str,
+    value: Fraction,
+    start: int,
+    numbers: Sequence[_Number],
+    position: int,
+    end: int | None = None,
+    counted: bool = False,
 ) -> Iterator[Expression]:
-    """A word operation continued by an operator: "triple 18, plus 2"."""
+    """A word operation continued by an operator: "triple 18, plus 2", "8 squared minus 8";
+    ``end``: where the operation's words end (after the number, for a suffix); ``counted``: a
+    count of dozens, which "and" continues as "hundred and eight" does ("four dozen and 8")."""
     if position + 1 >= len(numbers):
         return
     following = numbers[position + 1]
-    operator = _OPERATOR.match(text[numbers[position].end : following.start])
-    if operator is not None and _small(following.value):
-        result = evaluate_chain((value, following.value), (operator.group(1),))
+    gap = text[numbers[position].end if end is None else end : following.start]
+    operator = _OPERATOR.match(gap)
+    word = operator.group(1) if operator is not None else None
+    if word is None and counted and gap.strip().lower() == "and":
+        word = "+"
+    if word is not None and _small(following.value):
+        result = evaluate_chain((value, following.value), (word,))
         if _small(result):
             assert result is not None
             operands = (numbers[position].value, following.value)
@@ -199,8 +215,13 @@ def expressions(text: str, numbers: Sequence[_Number]) -> Iterator[Expression]:
             word = suffix.group(1).lower()
             value = number.value
             result = {"squared": value * value, "cubed": value**3, "doubled": value * 2,
-                      "halved": value / 2}[word]  # fmt: skip
+                      "halved": value / 2, "dozen": value * 12, "dozens": value * 12}[word]  # fmt: skip
             yield Expression(result, number.start, suffix.end(), (value,))
+            if _small(result):
+                counted = word.startswith("dozen")
+                yield from _continued(
+                    text, result, number.start, numbers, position, suffix.end(), counted
+                )
         if position + 1 < len(numbers):
             following = numbers[position + 1]
             between = _BETWEEN.match(text[number.end : following.start])

@@ -47,7 +47,7 @@ DEFAULT_REPLACEMENT = (
 )
 
 _FENCE_START = re.compile(r"`{3,}|(?m:^[ \t]{0,3})~{3,}")
-_INDENTED = re.compile(r"^(?: {4}|\t)")
+_INDENTED = re.compile(r"(?: {4}|\t)")  # match(text, pos) anchors at pos; "^" would not
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 
 

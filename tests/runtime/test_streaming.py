@@ -193,3 +193,23 @@ def test_any_chunking_releases_the_same_text_and_never_leaks_an_open_fence(
     released += guard.finish()
     assert released == expected
     assert guard.verdict == StreamGuard(Detector(mode)).detector.check(reply)
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 1000])
+def test_an_indented_code_line_with_sentences_in_it_is_held_whole(cut: int) -> None:
+    """An indented line is a line of code, not prose to release a sentence at a time: its
+    pattern was anchored with "^", which ``match(text, pos)`` reads only at the start of the
+    whole text, so "print('Adding. Then summing. Done')" went out from "Then" on, the run of
+    code was cut in pieces judged apart, and a comment of sentences was released whole."""
+    code = (
+        "def solve(n):\n    print('Adding. Then summing. Done')\n    total = 0\n"
+        "    for i in range(n):\n        total += i\n    return total\n"
+    )
+    reply = f"Here it is:\n{code}Good luck."
+    guard = StreamGuard(Detector(CodeMode.STRICT))
+    released = "".join(stream(reply, list(range(cut, len(reply), cut)), guard))
+    assert released == f"Here it is:\n{DEFAULT_REPLACEMENT}\nGood luck."
+    comment = "Here:\n    # Add them. Then return the sum. It works\n    total = sum(xs)\nGo on."
+    guard = StreamGuard(Detector(CodeMode.STRICT))
+    released = "".join(stream(comment, list(range(cut, len(comment), cut)), guard))
+    assert "Add them" not in released and "It works" not in released
