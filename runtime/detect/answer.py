@@ -454,11 +454,21 @@ def _is_pronoun_one(tokens: Sequence[_Token], index: int) -> bool:
     return before in _PRONOUN_ONE_BEFORE or after in _PRONOUN_ONE_AFTER
 
 
+_DIGIT_LABEL = re.compile(r"\bdigits?\s*#?\s*\Z", re.IGNORECASE)
+_STATED_AFTER = re.compile(
+    r"\s*(?:[:=]|(?:is|was|will\s+be|should\s+be|must\s+be|becomes|equals|reads|has)\b)",
+    re.IGNORECASE,
+)
+
+
 def _is_label(text: str, mention: NumberMention) -> bool:
     """Whether the number names something rather than counts it: "step 4", "question #2",
     a list marker "4. " or "4) " at the start of a line."""
     if _label_before(text, mention.start):
-        return True
+        # "digit 1 is 5" names a position; "the digit 5" and "the digits 5 and 6" name values.
+        return not _DIGIT_LABEL.search(text, max(0, mention.start - 12), mention.start) or bool(
+            _STATED_AFTER.match(text, mention.end)
+        )
     before = text[max(0, mention.start - 24) : mention.start]
     return bool(
         _LIST_MARKER_BEFORE.search(before) and _LIST_MARKER_AFTER.match(text[mention.end :])
