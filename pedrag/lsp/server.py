@@ -3,7 +3,9 @@
 Language server entry. It publishes pedrag's own diagnostics (`pedrag.lsp.checking`): the
 front end's at once on every open and change, the compiler's (z3) checks after a short pause in
 typing, in a worker thread, dropped if the document changed meanwhile; until they arrive the
-previous ones stay shown, moved with the lines around the edit (never blanked). Hover shows a metric's
+previous ones stay shown, moved with the lines around the edit (never blanked); a version
+with a front-end error gets `pedrag check`'s findings and those last ones marked stale
+(`checking.with_last_findings`). Hover shows a metric's
 type, domain, default and writer, an action's rung and priority, a rung's meaning; completion
 offers metric names, enum values, history functions and keywords inside conditions, actions
 after `then:`, rungs after `rung:`/`set:`/...; go to definition and find references work for
@@ -20,7 +22,15 @@ from typing import Any
 
 from pedrag.kernel.suggest import suggested
 from pedrag.lsp import checking, heap
-from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
+from pedrag.lsp.checking import (
+    LspForms,
+    analyse,
+    carry_over,
+    compiles,
+    converter,
+    semantic_findings,
+    with_last_findings,
+)
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
@@ -215,8 +225,11 @@ def create_server() -> Any:
             )
             return
         if document(uri).version == version:
-            shown[uri] = (text, semantic_findings(found))
-            publish(uri, text, found, version)
+            if compiles(found):
+                shown[uri] = (text, semantic_findings(found))
+            # else the last findings stay, carried to this text by its keystroke (`refresh`)
+            last = shown[uri][1] if uri in shown and shown[uri][0] == text else []
+            publish(uri, text, with_last_findings(found, last, True), version)
         if checking.WARM_UP or heap.due():
             asyncio.ensure_future(when_idle())
 
@@ -246,7 +259,7 @@ def create_server() -> Any:
             if uri in shown:  # never blank the compiler's findings while it works again
                 old_text, old_findings = shown[uri]
                 shown[uri] = (text, carry_over(old_text, text, old_findings))
-                found = [*found, *shown[uri][1]]
+                found = with_last_findings(found, shown[uri][1], False)
             publish(uri, text, found, version)
         except Exception as exc:
             server.window_log_message(
@@ -528,6 +541,8 @@ def create_server() -> Any:
             if diagnostic.source != "pedrag":
                 continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            if data.get("stale"):
+                continue  # found in another version: its fix is not proved for this one
             help = data.get("help") or ""
             meant = suggested(help)
             single_line = diagnostic.range.start.line == diagnostic.range.end.line
