@@ -70,7 +70,8 @@ class Server:
                 if not ready:
                     from pedrag.lsp import checking, heap
 
-                    if not checking.warm_up():  # one at a time: a request may be waiting
+                    # One at a time, and given way to a request that comes meanwhile.
+                    if not checking.warm_up(self._waiting):
                         heap.collect_if_due()  # between requests, never inside one
                     continue
                 connection, _ = self.listener.accept()
@@ -79,6 +80,10 @@ class Server:
                         return
         finally:
             self.close()
+
+    def _waiting(self) -> bool:
+        """Whether a client waits in the socket's queue (idle work then gives way)."""
+        return bool(select.select([self.listener], [], [], 0)[0])
 
     def close(self) -> None:
         self.listener.close()
@@ -271,7 +276,7 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         status = command.run(args)
     if checking.WARMED - warmed:
         folder = os.getcwd()
-        checking.WARM_UP.append(lambda: _warm_up(folder, args))
+        checking.WARM_UP.append(lambda progress: _warm_up(folder, args, progress))
     reply = {
         "answer": "report",
         "stdout": out.getvalue(),
@@ -296,7 +301,7 @@ a report a solver timeout left undecided, nor one whose files changed while it w
 REPORTS_KEPT = 8
 
 
-def _warm_up(folder: str, args: Any) -> None:
+def _warm_up(folder: str, args: Any, progress: Any = None) -> None:
     """A request's files checked again with the process's memos alone (`checking.WARM_UP`:
     its first check read the on-disk cache), in the request's folder."""
     from pedrag.commands import check as command
@@ -308,7 +313,9 @@ def _warm_up(folder: str, args: Any) -> None:
         contextlib.redirect_stderr(io.StringIO()),
     ):
         finder = command._finder(args)
-        checking.check_files(args.paths, finder, not args.no_semantic, args.skip_non_pedrag)
+        checking.check_files(
+            args.paths, finder, not args.no_semantic, args.skip_non_pedrag, progress
+        )
 
 
 def _inputs(args: Any, argv: list[str]) -> bytes | None:

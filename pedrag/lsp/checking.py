@@ -190,38 +190,63 @@ document's first check in this process, which read the on-disk check cache
 process holds none of its answers and the first edit after it was a cold check (5 s at 5,000
 rules, in the language server and the check server alike). Checked again with the process's
 memos alone, that edit finds the answers in memory. The language server's and the check
-server's are queued here and run by each one's idle loop."""
+server's are queued here and run by each one's idle loop. Each is called with the progress
+callback its check passes to `check_loaded` (`warm_up`'s preemption)."""
 
 
-def warm_up() -> bool:
-    """Run the oldest queued re-check (`WARM_UP`); whether one ran. For idle time only: it
-    costs what a check of its files costs with nothing kept in memory. A failure is left to the
-    next real check to report, if it still fails."""
+class Preempted(BaseException):
+    """Idle work given way to a check someone waits for (`warm_up`). A BaseException, as the
+    check server's `TimeLimit` is, so that `check_loaded`'s `except Exception` (a checker bug
+    must not hide a file's other findings) does not report it as an internal error."""
+
+
+def warm_up(interrupted: Any = None) -> bool:
+    """Run the oldest queued re-check (`WARM_UP`); whether one ran or was started. For idle
+    time only: it costs what a check of its files costs with nothing kept in memory, seconds
+    at 5,000 rules, and the language server runs its checks one at a time, so a keystroke's
+    check queued behind it waited that long. `interrupted()` is asked before each of the
+    compiler's checks (the driver's progress callback): once it is true (an edit came, a
+    request is waiting) the re-check stops there and goes back to the front of the queue, for
+    the next idle time. Stopping between two checks leaves nothing half-made: each check's
+    answers are whole when it returns, and the unfinished analysis is neither kept nor saved.
+    A failure is left to the next real check to report, if it still fails."""
     import traceback
 
     if not WARM_UP:
         return False
     job = WARM_UP.pop(0)
+
+    def progress(_: str) -> None:
+        if interrupted is not None and interrupted():
+            raise Preempted
+
     try:
-        job()
+        job(progress)
+    except Preempted:
+        WARM_UP.insert(0, job)
     except Exception:
         traceback.print_exc()
     return True
 
 
-def _warm(text: str, path: str, config: Any) -> None:
+def _warm(text: str, path: str, config: Any, progress: Any = None) -> None:
     """The semantic run of `text` (a language server's document) with the process's memos
     alone: neither the on-disk cache nor the kept results (`RESULTS`), which would skip the
-    analysis this is for."""
+    analysis this is for. Nothing, once the document has changed since: its keystroke's check
+    made the answers for the new text, and loading the old one again would replace the front
+    end the next keystroke is spliced into."""
     from pedrag.compiler.driver import check_loaded
     from pedrag.dsl.parser import remembering
     from pedrag.dsl.resolve import remembering_resolved
     from pedrag.lsp.heap import quiet_collector
 
+    with _LOADING:
+        if any(p == path and t != text for t, p in LOADED):
+            return
     with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
         loaded = _load(text, path)
         try:
-            check_loaded([loaded], config)
+            check_loaded([loaded], config, progress=progress)
         finally:
             with _LOADING:
                 _READING.remove(loaded)
@@ -240,7 +265,11 @@ def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
 
 
 def check_files(
-    paths: list[str], config: Any, semantic: bool = True, pedrag_only: bool = False
+    paths: list[str],
+    config: Any,
+    semantic: bool = True,
+    pedrag_only: bool = False,
+    progress: Any = None,
 ) -> Any:
     """`driver.check_paths` in a process that checks again and again (the check server,
     `pedrag.commands._check_server`): each file is read from disk now, and its front end is spliced
@@ -283,7 +312,7 @@ def check_files(
             first = [_first_cache(f.path) for f in files]
             cache = next((c for c in first if c is not None), None)
             return check_loaded(
-                files, config, semantic, None, started, [str(p) for p in skipped], cache
+                files, config, semantic, progress, started, [str(p) for p in skipped], cache
             )
         finally:
             with _LOADING:
@@ -380,7 +409,7 @@ def _diagnostics(
     cache = _first_cache(path) if loaded.ok else None
     result = check_loaded([loaded], config, cache=cache)
     if cache is not None:
-        WARM_UP.append(lambda: _warm(text, path, config))
+        WARM_UP.append(lambda progress: _warm(text, path, config, progress))
     return list(result.diagnostics), not result.unsettled
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,6 +42,8 @@ work: a document's first check again with the process's memos alone, when that c
 on-disk cache (`checking.warm_up`: the first edit after opening a 5,000-rule file then costs
 a keystroke's re-check, not a cold check's 5 s), else a due whole collection of its heap
 (`heap.collect_if_due`): a keystroke then never pays either."""
+IDLE_CHECK = "pedrag: re-check of a document opened from the disk cache, while idle: "
+"""What the server logs when its idle re-check starts, ends or gives way to an edit."""
 CONDITION_KEYS = ("when", "never", "always", "compute")
 RUNG_KEYS = ("rung", "start", "set", "at_most", "at_least")
 ACTION_KEYS = ("then", "to")
@@ -165,6 +168,7 @@ def create_server() -> Any:
     # shown again (moved with the edit) while the next semantic run is under way.
     shown: dict[str, tuple[str, list[Any]]] = {}
     forms = LspForms()  # the published diagnostics' JSON forms, kept between publishes
+    edited = threading.Event()  # a document changed since the idle work was started
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -235,17 +239,31 @@ def create_server() -> Any:
 
     async def when_idle() -> None:
         """The idle work (`IDLE_SECONDS`), one piece at a time, once the editor has been idle
-        that long; a keystroke meanwhile puts the rest off to the end of its own semantic run."""
+        that long; a keystroke meanwhile puts the rest off to the end of its own semantic run,
+        and stops a re-check under way at its next check (`checking.warm_up`): the keystroke's
+        check runs in the same worker, and waited for the whole re-check before."""
         while checking.WARM_UP or heap.due():
             await asyncio.sleep(IDLE_SECONDS)
             if any(not task.done() for task in pending.values()):
                 return
             loop = asyncio.get_running_loop()
-            if not await loop.run_in_executor(checks, checking.warm_up):
+            edited.clear()
+            job = checking.WARM_UP[0] if checking.WARM_UP else None
+            if job is not None:
+                log(f"{IDLE_CHECK}started")
+            if not await loop.run_in_executor(checks, checking.warm_up, edited.is_set):
                 await loop.run_in_executor(checks, heap.collect_if_due)
                 return
+            stopped = bool(checking.WARM_UP) and checking.WARM_UP[0] is job
+            log(f"{IDLE_CHECK}{'put off for an edit' if stopped else 'done'}")
+
+    def log(message: str) -> None:
+        server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Log, message=message)
+        )
 
     def refresh(uri: str, delay: float) -> None:
+        edited.set()  # idle work under way gives way to this change's check (`warm_up`)
         doc = document(uri)
         text, version = doc.source, doc.version
         if not wanted(uri, text):

@@ -511,6 +511,61 @@ def test_a_first_check_from_the_disk_cache_is_warmed_when_idle_so_the_first_edit
     assert first_edit(warm=True, k=2) == ["r0"]
 
 
+def test_an_edit_during_the_idle_re_check_is_checked_without_waiting_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A generated file opened from the disk cache is re-checked when the editor idles; an
+    edit sent once that re-check has started stops it: the server says so before it
+    publishes the edit's semantic findings, which are `pedrag check`'s, and the re-check is
+    not done afterwards for the old text."""
+    import sys as system
+
+    system.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from theory_gen import generate
+
+    monkeypatch.setenv("PEDRAG_CACHE_DIR", str(tmp_path / "cache"))
+    text = generate(5000, 5, "weighted")
+    theory = tmp_path / "lsp.yaml"
+    theory.write_text(text, "utf-8")
+    for _ in range(2):  # the second check keeps the findings whole
+        subprocess.run(
+            [sys.executable, "-m", "pedrag.cli", "check", str(theory)],
+            capture_output=True,
+            env={**os.environ, "PEDRAG_DAEMON": "off"},
+            timeout=600,
+        )
+    client = Client()
+    try:
+        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client.notify("initialized", {})
+        uri = _open(client, tmp_path, text)
+        said: list[str] = []
+        while not said or not said[-1].endswith("started"):
+            message = client.notifications.get(timeout=120)
+            if message.get("method") == "window/logMessage":
+                said.append(message["params"]["message"])
+        at = text.index('when: "', text.index("\nrules:")) + len('when: "')
+        edited = text[:at] + "frustration >= 0.31 and " + text[at:]
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": edited}]},
+        )
+        seen: list[str] = []
+        while seen.count("publish 2") < 2:
+            message = client.notifications.get(timeout=120)
+            if message.get("method") == "window/logMessage":
+                seen.append(message["params"]["message"].rpartition(": ")[2])
+            elif message.get("method") == "textDocument/publishDiagnostics":
+                seen.append(f"publish {message['params'].get('version')}")
+                settled = message["params"]["diagnostics"]
+        assert "put off for an edit" in seen
+        assert seen.index("put off for an edit") < len(seen) - 1
+        assert "done" not in seen
+        assert _as_cli(settled) == _cli(tmp_path, edited)
+    finally:
+        client.close()
+
+
 def test_a_conflict_offers_its_proved_guard_as_a_quick_fix(client: Client, tmp_path: Path) -> None:
     conflict = (Path(__file__).resolve().parents[1] / "data/checks/conflict.yaml").read_text(
         "utf-8"
