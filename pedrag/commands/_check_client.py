@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pedrag.compiler.cache_folder import project_root as project_root
 from pedrag.kernel.errors import PedragError
 
 SERVER_ENV = "PEDRAG_DAEMON"
@@ -60,13 +61,6 @@ IN_PROCESS = frozenset(
 """Options the server does not honour (stdin, fixes that write files, the cache's own
 options and statistics, help): the client does not ask it. The server parses the command line
 with the CLI's own parser and refuses these too, abbreviated or not (`_check_server`)."""
-
-
-def project_root(folder: Path) -> Path:
-    for candidate in (folder, *folder.parents):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate
-    return folder
 
 
 SOCKET_BYTES = 100

@@ -35,7 +35,9 @@ has stopped waiting for it, and then starts afresh. PEDRAG_DAEMON=off makes `ped
 ignore a running server.
 
 The server listens on a local socket in the check cache's folder ($PEDRAG_CACHE_DIR or the
-platform's cache folder), readable by you only, and nowhere else; its log is beside it.
+platform's cache folder), readable by you only, and nowhere else; its log is beside it. A
+relative $PEDRAG_CACHE_DIR is taken from the project's root, so the server and clients in
+any folder of the project agree on it.
 
 exit status: 0 done (`status`: a server runs), 1 `status` with no server running or a server
 that did not start, 2 usage problem.

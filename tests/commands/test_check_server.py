@@ -208,6 +208,32 @@ def test_a_client_in_a_subfolder_of_the_project_is_answered_from_there(
     assert started_here.returncode == 0  # the subfolder's server is the project's
 
 
+def test_a_relative_cache_folder_is_the_project_s_from_every_folder(tmp_path: Path) -> None:
+    """With `PEDRAG_CACHE_DIR=.cache`, the server started at the project's root and a client
+    in a subfolder find one cache and one socket: the client is answered by the server, and
+    no cache is made in the subfolder (each read it from its own working folder before)."""
+    folder = tmp_path / "project"
+    shutil.copytree(ROOT / "theories", folder / "theories", ignore=shutil.ignore_patterns("*.py"))
+    (folder / "pyproject.toml").write_text("[tool.pedrag]\n", "utf-8")
+    made = Project(folder, Path(".cache"))
+    started = made.run("daemon", "start")
+    assert started.returncode == 0, started.stdout + started.stderr
+    pid = int(made.status()["pid"])  # type: ignore[call-overload]
+    try:
+        sub = folder / "theories"
+        found = made.served("socratic.yaml", cwd=sub)
+        assert found.stderr == ""
+        _same(found, made.in_process("socratic.yaml", cwd=sub))
+        assert (folder / ".cache").is_dir() and not (sub / ".cache").exists()
+        assert made.run("daemon", "status", cwd=sub).returncode == 0
+    finally:
+        made.run("daemon", "stop")
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_requests_that_fail_inside_the_server_leave_it_answering(project: Project) -> None:
     path = project.socket()
     key = project.status()["key"]
