@@ -177,13 +177,21 @@ def through_server(argv: list[str]) -> tuple[str, str, int] | None:
     try:
         reply = ask(path, request, seconds + MARGIN_SECONDS)
     except NoAnswer as exc:
+        # Said, whatever the cause: a server that exists and does not answer is never passed
+        # over in silence (a stale socket left by a killed server, one that died mid-check).
         if "timed out" in str(exc):
             print(
                 f"pedrag check: the check server did not answer in {seconds:g} s; checking "
                 "here (`pedrag daemon status` says what it holds)",
                 file=sys.stderr,
             )
-        return None  # none runs (a stale socket file) or it died: check here
+        else:
+            print(
+                f"pedrag check: the check server did not answer ({exc}); checking here "
+                "(`pedrag daemon status` says whether one runs, `pedrag daemon start` starts one)",
+                file=sys.stderr,
+            )
+        return None
     if reply.get("answer") == "refused":
         print(
             f"pedrag check: the check server refused: {reply.get('reason')}; checking here "

@@ -31,7 +31,8 @@ options the server leaves to it (-, --fix, --diff, --no-cache, --statistics, --e
 upgraded since it started: `pedrag daemon restart`), or when the check fails inside the
 server; it then says why. `pedrag check` from any folder of the project is answered by the
 project's server, its paths read from that folder. The server stops a check once its client
-has stopped waiting for it, and then starts afresh. PEDRAG_DAEMON=off makes `pedrag check`
+has stopped waiting for it, and then starts afresh on the same socket: the requests waiting
+meanwhile are answered once it is up again. PEDRAG_DAEMON=off makes `pedrag check`
 ignore a running server.
 
 The server listens on a local socket in the check cache's folder ($PEDRAG_CACHE_DIR or the

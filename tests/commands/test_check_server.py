@@ -284,6 +284,47 @@ def test_a_check_outlasting_its_client_is_stopped_and_the_server_starts_afresh(
     _restarted(project)
 
 
+def test_requests_queued_behind_a_stopped_check_are_answered_by_the_server_started_afresh(
+    project: Project,
+) -> None:
+    """A check stopped at its time limit makes the server start afresh; a request that was
+    waiting in the socket's queue behind it is answered by the new start (the same pid, its
+    counters new), where it was dropped unanswered when the socket was closed for the
+    restart. A `pedrag check` right after is answered too, and says nothing."""
+    (project.folder / "gen.yaml").write_text(generate(1000, 11, "weighted"), "utf-8")
+    path, status = project.socket(), project.status()
+    request = {
+        "op": "check",
+        "key": status["key"],
+        "cwd": str(project.folder),
+        "argv": ["check", "gen.yaml"],
+        "seconds": 0.05,
+    }
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stopped,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as queued,
+    ):
+        for client, sent in ((stopped, request), (queued, {"op": "status"})):
+            client.settimeout(120)
+            client.connect(str(path))
+            client.sendall(json.dumps(sent).encode())
+            client.shutdown(socket.SHUT_WR)
+        replies = []
+        for client in (stopped, queued):
+            chunks = []
+            while chunk := client.recv(1 << 16):
+                chunks.append(chunk)
+            replies.append(b"".join(chunks))
+    assert json.loads(replies[0])["answer"] == "fallback"
+    assert replies[1], "the queued request was dropped unanswered"
+    again = json.loads(replies[1])
+    assert again["answer"] == "status" and again["pid"] == status["pid"]
+    assert again["stopped"] == 0 and again["socket"] == str(path)  # a new start, same socket
+    found = project.served("dead-rule.yaml")
+    assert found.stderr == ""
+    _same(found, project.in_process("dead-rule.yaml"))
+
+
 def _restarted(project: Project) -> dict[str, object]:
     """The server's status once it answers again (it starts afresh after a stopped check)."""
     deadline = time.monotonic() + 120
@@ -347,8 +388,11 @@ def test_a_stuck_or_killed_server_does_not_hang_the_client(project: Project) -> 
     out, err = client.communicate(timeout=600)
     assert (client.returncode, out) == (fresh.returncode, fresh.stdout)
     assert "Traceback" not in err
+    assert "the check server did not answer" in err  # said, not passed over
     assert path.exists()  # killed: its socket file is stale
-    _same(project.run("check", "dead-rule.yaml"), fresh)
+    stale = project.run("check", "dead-rule.yaml")
+    _same(stale, fresh)
+    assert "the check server did not answer" in stale.stderr and "daemon start" in stale.stderr
     assert project.run("daemon", "status").returncode == 1
     restarted = project.run("daemon", "start")
     assert restarted.returncode == 0 and "started" in restarted.stdout
