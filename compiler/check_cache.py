@@ -18,7 +18,8 @@ asks z3 only about that rule and its pairs.
   (`Analysis.unknowns`), so a timeout is asked again.
 - **Where.** `$PEDRAG_CACHE_DIR`, else the platform's user cache folder (platformdirs:
   `~/.cache/pedrag` on Linux, `~/Library/Caches/pedrag` on macOS, `%LOCALAPPDATA%` on
-  Windows), under `check/`. `pedrag check --no-cache` neither reads nor writes it.
+  Windows), under `check/`; a relative setting is taken from the project's root, once per
+  process (`cache_folder.default_folder`). `pedrag check --no-cache` neither reads nor writes it.
 - **Parsed conditions** live in one more shard, keyed by the condition grammar: condition
   text -> AST, shared by every file checked (`ParsedShard`), so the front end of a re-check
   parses only the conditions an edit changed.

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pedrag.compiler.cache_folder import project_root as project_root
 from pedrag.kernel.errors import PedragError
 
 SERVER_ENV = "PEDRAG_DAEMON"
@@ -60,13 +61,6 @@ IN_PROCESS = frozenset(
 """Options the server does not honour (stdin, fixes that write files, the cache's own
 options and statistics, help): the client does not ask it. The server parses the command line
 with the CLI's own parser and refuses these too, abbreviated or not (`_check_server`)."""
-
-
-def project_root(folder: Path) -> Path:
-    for candidate in (folder, *folder.parents):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate
-    return folder
 
 
 SOCKET_BYTES = 100
@@ -183,13 +177,21 @@ def through_server(argv: list[str]) -> tuple[str, str, int] | None:
     try:
         reply = ask(path, request, seconds + MARGIN_SECONDS)
     except NoAnswer as exc:
+        # Said, whatever the cause: a server that exists and does not answer is never passed
+        # over in silence (a stale socket left by a killed server, one that died mid-check).
         if "timed out" in str(exc):
             print(
                 f"pedrag check: the check server did not answer in {seconds:g} s; checking "
                 "here (`pedrag daemon status` says what it holds)",
                 file=sys.stderr,
             )
-        return None  # none runs (a stale socket file) or it died: check here
+        else:
+            print(
+                f"pedrag check: the check server did not answer ({exc}); checking here "
+                "(`pedrag daemon status` says whether one runs, `pedrag daemon start` starts one)",
+                file=sys.stderr,
+            )
+        return None
     if reply.get("answer") == "refused":
         print(
             f"pedrag check: the check server refused: {reply.get('reason')}; checking here "

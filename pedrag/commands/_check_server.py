@@ -19,6 +19,7 @@ is answered `fallback` with the reason (the client says it and checks in its own
 a failure's traceback goes to the server's log. The server listens on nothing but its socket.
 
     python -m pedrag.commands._check_server SOCKET     (what `pedrag daemon start` runs)
+    python -m pedrag.commands._check_server SOCKET --listening FD   (the same, started afresh)
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ NOT_HONOURED = ("fix", "diff", "unsafe_fixes", "no_cache", "statistics", "explai
 
 
 class Server:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, listening: int | None = None) -> None:
+        """`listening`: the socket a server that starts afresh was listening on (`main`),
+        kept open across the restart; else a new socket is bound at `path`."""
         self.path = path
         self.key = server_key()
         self.started = time.time()
@@ -56,6 +59,11 @@ class Server:
         self.failed = 0
         self.stopped = 0  # checks stopped at their time limit (`check_within`)
         self.afresh = False  # one was: the process is started again (`main`)
+        if listening is not None:
+            self.listener = socket.socket(fileno=listening)
+            self.listener.set_inheritable(False)
+            self.inode = path.stat().st_ino
+            return
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.listener.bind(str(path))
@@ -70,7 +78,8 @@ class Server:
                 if not ready:
                     from pedrag.lsp import checking, heap
 
-                    if not checking.warm_up():  # one at a time: a request may be waiting
+                    # One at a time, and given way to a request that comes meanwhile.
+                    if not checking.warm_up(self._waiting):
                         heap.collect_if_due()  # between requests, never inside one
                     continue
                 connection, _ = self.listener.accept()
@@ -78,7 +87,12 @@ class Server:
                     if self._answer(connection) == "stop" or self.afresh:
                         return
         finally:
-            self.close()
+            if not self.afresh:  # else the socket stays open for the process started afresh
+                self.close()
+
+    def _waiting(self) -> bool:
+        """Whether a client waits in the socket's queue (idle work then gives way)."""
+        return bool(select.select([self.listener], [], [], 0)[0])
 
     def close(self) -> None:
         self.listener.close()
@@ -271,7 +285,7 @@ def check(request: dict[str, Any]) -> dict[str, Any]:
         status = command.run(args)
     if checking.WARMED - warmed:
         folder = os.getcwd()
-        checking.WARM_UP.append(lambda: _warm_up(folder, args))
+        checking.WARM_UP.append(lambda progress: _warm_up(folder, args, progress))
     reply = {
         "answer": "report",
         "stdout": out.getvalue(),
@@ -296,7 +310,7 @@ a report a solver timeout left undecided, nor one whose files changed while it w
 REPORTS_KEPT = 8
 
 
-def _warm_up(folder: str, args: Any) -> None:
+def _warm_up(folder: str, args: Any, progress: Any = None) -> None:
     """A request's files checked again with the process's memos alone (`checking.WARM_UP`:
     its first check read the on-disk cache), in the request's folder."""
     from pedrag.commands import check as command
@@ -308,7 +322,9 @@ def _warm_up(folder: str, args: Any) -> None:
         contextlib.redirect_stderr(io.StringIO()),
     ):
         finder = command._finder(args)
-        checking.check_files(args.paths, finder, not args.no_semantic, args.skip_non_pedrag)
+        checking.check_files(
+            args.paths, finder, not args.no_semantic, args.skip_non_pedrag, progress
+        )
 
 
 def _inputs(args: Any, argv: list[str]) -> bytes | None:
@@ -355,17 +371,32 @@ def _resident_kib() -> int | None:
     return None
 
 
+LISTENING = "--listening"
+"""`main`'s option: the file descriptor of the socket the server started afresh listens on."""
+
+
 def main(argv: list[str]) -> int:
-    server = Server(Path(argv[0]))
+    listening = int(argv[2]) if argv[1:2] == [LISTENING] else None
+    server = Server(Path(argv[0]), listening)
     # A `kill` (or the session's end) removes the socket on the way out, as `stop` does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     print(f"check server {os.getpid()} listening on {server.path}", flush=True)
     server.serve()
     if server.afresh:  # a check was cut short (`check_within`): nothing it left is kept
+        # The listening socket is handed to the new process: the requests queued behind the
+        # stopped check, and those that come while it starts, wait in the socket's queue and
+        # are answered once it serves. Closed and bound again, they were dropped (their
+        # clients, told nothing, checked in their own processes) and, until the new process
+        # bound it, `pedrag check` found no server and `pedrag daemon start` started another.
         print(f"check server {os.getpid()} starts afresh after a stopped check", flush=True)
         sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "pedrag.commands._check_server", argv[0]])
+        fd = server.listener.fileno()
+        os.set_inheritable(fd, True)
+        os.execv(
+            sys.executable,
+            [sys.executable, "-m", "pedrag.commands._check_server", argv[0], LISTENING, str(fd)],
+        )
     return 0
 
 

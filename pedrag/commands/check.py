@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pedrag.commands._check_client import colour as _colour
 from pedrag.commands._output import silence_stdout, write_output
+from pedrag.compiler.cache_folder import RELATIVE
 from pedrag.compiler.check_cache import CheckCache
 from pedrag.compiler.checks import catalog
 from pedrag.compiler.config import (
@@ -184,7 +185,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the parser's tables, the solver's answers, the graph answers of the set-level checks, "
         "the material check's findings and whole reports from earlier checks, kept by content "
         "in $PEDRAG_CACHE_DIR or the platform's cache folder; an edit re-parses and re-asks only "
-        "what it changed)",
+        f"what it changed; {RELATIVE})",
     )
     parser.add_argument(
         "--color",

@@ -31,11 +31,14 @@ options the server leaves to it (-, --fix, --diff, --no-cache, --statistics, --e
 upgraded since it started: `pedrag daemon restart`), or when the check fails inside the
 server; it then says why. `pedrag check` from any folder of the project is answered by the
 project's server, its paths read from that folder. The server stops a check once its client
-has stopped waiting for it, and then starts afresh. PEDRAG_DAEMON=off makes `pedrag check`
+has stopped waiting for it, and then starts afresh on the same socket: the requests waiting
+meanwhile are answered once it is up again. PEDRAG_DAEMON=off makes `pedrag check`
 ignore a running server.
 
 The server listens on a local socket in the check cache's folder ($PEDRAG_CACHE_DIR or the
-platform's cache folder), readable by you only, and nowhere else; its log is beside it.
+platform's cache folder), readable by you only, and nowhere else; its log is beside it. A
+relative $PEDRAG_CACHE_DIR is taken from the project's root, so the server and clients in
+any folder of the project agree on it.
 
 exit status: 0 done (`status`: a server runs), 1 `status` with no server running or a server
 that did not start, 2 usage problem.

@@ -16,6 +16,7 @@ from typing import Any
 from pedrag.commands._options import add_format_option
 from pedrag.commands._output import write_output
 from pedrag.commands.chat import TUTOR_ROLES, EndpointDown, ModelWatch, check_endpoint
+from pedrag.compiler.cache_folder import RELATIVE
 from pedrag.kernel.errors import PedragError
 from pedrag.kernel.suggest import did_you_mean
 
@@ -173,7 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append each finished session to this JSON Lines file and skip the sessions it "
         "already holds, so a rerun resumes (default with an endpoint: a file named after the "
         "grid and the models in $PEDRAG_CACHE_DIR or the platform's cache folder, so the "
-        "same command resumes; offline: none)",
+        f"same command resumes; offline: none; {RELATIVE})",
     )
     parser.add_argument(
         "--estimate",

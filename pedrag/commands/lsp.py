@@ -24,6 +24,11 @@ invariant violation. Editors hand it every YAML file: only pedrag files (a top-l
 `pedrag:` key, or a match in [tool.pedrag] files) get diagnostics, the others are left
 alone. Each diagnostic links to its check's page on the documentation site ([tool.pedrag]
 docs-url).
+
+A file with a front-end error (syntax, unknown name, type) gets what `pedrag check` gives it:
+those errors, and none of the compiler's findings. While you type through such an error, the
+findings of the last version that compiled stay shown, marked "(stale: ...)" as notes with no
+quick fix, until the file compiles again and is checked afresh.
 """
 EPILOG = """\
 examples:

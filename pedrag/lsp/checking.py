@@ -1,13 +1,14 @@
 """A document's diagnostics in the editor, and their LSP form.
 
 Language server stage. Takes a document's text and path; gives pedrag's diagnostics: the
-front end's at once, the compiler's (z3) checks when asked. A file whose conditions have
-front-end errors still gets the compiler's findings about its other rules: the broken
-conditions are masked (replaced by `false`, every offset kept) for the semantic run, and
-findings that depend on the whole rule set (coverage, unused items) are withheld until the
-file is clean. Parsed and resolved conditions are kept between keystrokes, and a document's
-first check reads the on-disk check cache. While a keystroke's semantic run is under way, the
-previous run's findings stay shown (`carry_over`), moved with the lines around the edit.
+front end's at once, the compiler's (z3) checks when asked. A file that does not compile (a
+front-end error) gets what `pedrag check` and the check server give it, its front end's
+findings alone; the editor also shows the findings of the last version that compiled, marked
+stale (`with_last_findings`), so typing through a broken state never blanks them and never
+passes a finding about another theory off as current. Parsed and resolved conditions are kept
+between keystrokes, and a document's first check reads the on-disk check cache. While a
+keystroke's semantic run is under way, the previous run's findings stay shown (`carry_over`),
+moved with the lines around the edit.
 """
 
 from __future__ import annotations
@@ -16,11 +17,6 @@ import threading
 from typing import Any
 
 from pedrag.lsp.positions import LineIndex, span_range
-
-# Findings about the whole rule set: wrong while a broken rule is masked.
-WHOLE_SET_CHECKS = frozenset(
-    {"coverage-gap", "unused-action", "unused-metric", "unwritten-metric", "switch-graph"}
-)
 
 
 def semantic_findings(diagnostics: list[Any]) -> list[Any]:
@@ -32,6 +28,47 @@ def semantic_findings(diagnostics: list[Any]) -> list[Any]:
         d
         for d in diagnostics
         if d.check in checks and checks[d.check].info.stage in ("semantic", "set")
+    ]
+
+
+STALE = "(stale: found in the last version that compiled) "
+"""How a finding shown from an earlier version starts its message (`with_last_findings`)."""
+
+
+def compiles(diagnostics: list[Any]) -> bool:
+    """Whether the document these diagnostics are about compiles: no front-end finding is an
+    error (`LoadedFile.ok`, the condition `driver.check_loaded` runs the compiler's checks
+    under). A semantic finding whose severity a configuration raised to error does not count."""
+    semantic = {id(d) for d in semantic_findings(diagnostics)}
+    return not any(d.severity.value == "error" and id(d) not in semantic for d in diagnostics)
+
+
+def with_last_findings(found: list[Any], last: list[Any], settled: bool) -> list[Any]:
+    """What the editor shows: `found` (this version's diagnostics) and the last semantic
+    findings, carried to this text (`carry_over`). Where this version compiles they stand for
+    the semantic run still to come (`settled` False: a keystroke's front-end publish) or are
+    replaced by it. Where it does not, no semantic run comes: the CLI reports the front end's
+    errors alone, and so does this, but a designer mid-edit still sees what the last version
+    that compiled was found to have, each marked stale (a note whose message says so, with no
+    fix to apply: a guard proved for another theory proves nothing here). The errors and
+    warnings are then exactly `pedrag check`'s for this text."""
+    from dataclasses import replace
+
+    from pedrag.dsl.diagnostics import Severity
+
+    if compiles(found):
+        return found if settled else [*found, *last]
+    return [
+        *found,
+        *(
+            replace(
+                finding,
+                severity=Severity.NOTE,
+                message=f"{STALE}{finding.message}",
+                data={"stale": True},
+            )
+            for finding in last
+        ),
     ]
 
 
@@ -76,32 +113,6 @@ def carry_over(old_text: str, new_text: str, findings: list[Any]) -> list[Any]:
         else:
             out.append(replace(finding, span=span, related=related))
     return out
-
-
-def _mask_broken_conditions(text: str, loaded: Any) -> tuple[str, set[str]]:
-    """`text` with every rule condition that has a front-end error replaced by `false`
-    (same length, newlines kept), and the ids of those rules."""
-    positions = loaded.positions
-    if positions is None:
-        return text, set()
-    masked: set[str] = set()
-    bad = [d.span for d in loaded.diagnostics if d.span is not None]
-    chars = list(text)
-    number = 0
-    while ("rules", number, "when") in positions.values:
-        start, end = positions.values[("rules", number, "when")]
-        first = positions.source.position(start)[0]
-        last = positions.source.position(max(start, end - 1))[0]
-        if any(first <= span.line <= last for span in bad) and end - start >= 5:
-            for offset in range(start, end):
-                chars[offset] = "\n" if text[offset] == "\n" else " "
-            chars[start : start + 5] = list("false")
-            rule_id = positions.source.text[
-                slice(*positions.values.get(("rules", number, "id"), (0, 0)))
-            ]
-            masked.add(rule_id.strip("'\""))
-        number += 1
-    return "".join(chars), masked
 
 
 class ParsedMemo(dict):  # type: ignore[type-arg]
@@ -179,38 +190,63 @@ document's first check in this process, which read the on-disk check cache
 process holds none of its answers and the first edit after it was a cold check (5 s at 5,000
 rules, in the language server and the check server alike). Checked again with the process's
 memos alone, that edit finds the answers in memory. The language server's and the check
-server's are queued here and run by each one's idle loop."""
+server's are queued here and run by each one's idle loop. Each is called with the progress
+callback its check passes to `check_loaded` (`warm_up`'s preemption)."""
 
 
-def warm_up() -> bool:
-    """Run the oldest queued re-check (`WARM_UP`); whether one ran. For idle time only: it
-    costs what a check of its files costs with nothing kept in memory. A failure is left to the
-    next real check to report, if it still fails."""
+class Preempted(BaseException):
+    """Idle work given way to a check someone waits for (`warm_up`). A BaseException, as the
+    check server's `TimeLimit` is, so that `check_loaded`'s `except Exception` (a checker bug
+    must not hide a file's other findings) does not report it as an internal error."""
+
+
+def warm_up(interrupted: Any = None) -> bool:
+    """Run the oldest queued re-check (`WARM_UP`); whether one ran or was started. For idle
+    time only: it costs what a check of its files costs with nothing kept in memory, seconds
+    at 5,000 rules, and the language server runs its checks one at a time, so a keystroke's
+    check queued behind it waited that long. `interrupted()` is asked before each of the
+    compiler's checks (the driver's progress callback): once it is true (an edit came, a
+    request is waiting) the re-check stops there and goes back to the front of the queue, for
+    the next idle time. Stopping between two checks leaves nothing half-made: each check's
+    answers are whole when it returns, and the unfinished analysis is neither kept nor saved.
+    A failure is left to the next real check to report, if it still fails."""
     import traceback
 
     if not WARM_UP:
         return False
     job = WARM_UP.pop(0)
+
+    def progress(_: str) -> None:
+        if interrupted is not None and interrupted():
+            raise Preempted
+
     try:
-        job()
+        job(progress)
+    except Preempted:
+        WARM_UP.insert(0, job)
     except Exception:
         traceback.print_exc()
     return True
 
 
-def _warm(text: str, path: str, config: Any) -> None:
+def _warm(text: str, path: str, config: Any, progress: Any = None) -> None:
     """The semantic run of `text` (a language server's document) with the process's memos
     alone: neither the on-disk cache nor the kept results (`RESULTS`), which would skip the
-    analysis this is for."""
+    analysis this is for. Nothing, once the document has changed since: its keystroke's check
+    made the answers for the new text, and loading the old one again would replace the front
+    end the next keystroke is spliced into."""
     from pedrag.compiler.driver import check_loaded
     from pedrag.dsl.parser import remembering
     from pedrag.dsl.resolve import remembering_resolved
     from pedrag.lsp.heap import quiet_collector
 
+    with _LOADING:
+        if any(p == path and t != text for t, p in LOADED):
+            return
     with quiet_collector(), remembering(PARSED), remembering_resolved(RESOLVED):
         loaded = _load(text, path)
         try:
-            check_loaded([loaded], config)
+            check_loaded([loaded], config, progress=progress)
         finally:
             with _LOADING:
                 _READING.remove(loaded)
@@ -229,7 +265,11 @@ def analyse(text: str, path: str, semantic: bool, config: Any) -> list[Any]:
 
 
 def check_files(
-    paths: list[str], config: Any, semantic: bool = True, pedrag_only: bool = False
+    paths: list[str],
+    config: Any,
+    semantic: bool = True,
+    pedrag_only: bool = False,
+    progress: Any = None,
 ) -> Any:
     """`driver.check_paths` in a process that checks again and again (the check server,
     `pedrag.commands._check_server`): each file is read from disk now, and its front end is spliced
@@ -272,7 +312,7 @@ def check_files(
             first = [_first_cache(f.path) for f in files]
             cache = next((c for c in first if c is not None), None)
             return check_loaded(
-                files, config, semantic, None, started, [str(p) for p in skipped], cache
+                files, config, semantic, progress, started, [str(p) for p in skipped], cache
             )
         finally:
             with _LOADING:
@@ -355,38 +395,22 @@ def _diagnostics(
     text: str, path: str, semantic: bool, config: Any, loaded: Any, file_config: Any
 ) -> tuple[list[Any], bool]:
     """The diagnostics, and whether they are settled (no solver question left undecided)."""
-    from pedrag.compiler.driver import check_loaded, check_text
+    from pedrag.compiler.driver import check_loaded
 
     # The keystroke's front-end run made these already, on the same text (`RESULTS`).
     front = _kept(False, text, path, file_config)
     if front is None:
         front = check_loaded([loaded], config, semantic=False).diagnostics
-    diagnostics = list(front)
     if not semantic:
-        return diagnostics, True
-    if not any(d.severity.value == "error" for d in diagnostics):
-        cache = _first_cache(path)
-        result = check_loaded([loaded], config, cache=cache)
-        if cache is not None:
-            WARM_UP.append(lambda: _warm(text, path, config))
-        return list(result.diagnostics), not result.unsettled
-    masked_text, masked = _mask_broken_conditions(text, loaded)
-    if not masked:
-        return diagnostics, True
-    again = check_text(masked_text, path, config)
-    if any(
-        d.severity.value == "error"
-        and d.check in ("syntax-error", "unknown-name", "type-error", "trust-boundary")
-        for d in again.diagnostics
-    ):
-        return diagnostics, True  # other front-end errors remain: nothing to prove yet
-    for diagnostic in again.diagnostics:
-        if diagnostic.check in WHOLE_SET_CHECKS:
-            continue
-        if any(item in {f"rule:{rule}" for rule in masked} for item in diagnostic.items):
-            continue
-        diagnostics.append(diagnostic)
-    return diagnostics, not again.unsettled
+        return list(front), True
+    # A file that does not compile gets its front end's findings alone, as `pedrag check`
+    # gives it: `check_loaded` decides that (`LoadedFile.ok`), not this module. The on-disk
+    # cache is read for the first check that can use it.
+    cache = _first_cache(path) if loaded.ok else None
+    result = check_loaded([loaded], config, cache=cache)
+    if cache is not None:
+        WARM_UP.append(lambda progress: _warm(text, path, config, progress))
+    return list(result.diagnostics), not result.unsettled
 
 
 def to_lsp(text: str | LineIndex, diagnostic: Any, uri: str, docs_url: str | None = None) -> Any:
@@ -430,6 +454,7 @@ def to_lsp(text: str | LineIndex, diagnostic: Any, uri: str, docs_url: str | Non
             "help": diagnostic.help,
             "suggested_rule": diagnostic.data.get("suggested_rule"),
             "guard": diagnostic.data.get("guard"),
+            "stale": bool(diagnostic.data.get("stale")),
         },
     )
 

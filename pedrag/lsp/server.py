@@ -3,7 +3,9 @@
 Language server entry. It publishes pedrag's own diagnostics (`pedrag.lsp.checking`): the
 front end's at once on every open and change, the compiler's (z3) checks after a short pause in
 typing, in a worker thread, dropped if the document changed meanwhile; until they arrive the
-previous ones stay shown, moved with the lines around the edit (never blanked). Hover shows a metric's
+previous ones stay shown, moved with the lines around the edit (never blanked); a version
+with a front-end error gets `pedrag check`'s findings and those last ones marked stale
+(`checking.with_last_findings`). Hover shows a metric's
 type, domain, default and writer, an action's rung and priority, a rung's meaning; completion
 offers metric names, enum values, history functions and keywords inside conditions, actions
 after `then:`, rungs after `rung:`/`set:`/...; go to definition and find references work for
@@ -15,12 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pedrag.kernel.suggest import suggested
 from pedrag.lsp import checking, heap
-from pedrag.lsp.checking import LspForms, analyse, carry_over, converter, semantic_findings
+from pedrag.lsp.checking import (
+    LspForms,
+    analyse,
+    carry_over,
+    compiles,
+    converter,
+    semantic_findings,
+    with_last_findings,
+)
 from pedrag.lsp.document import Index, Symbol, build_index
 from pedrag.lsp.positions import offset_at, position_at, word_at
 
@@ -31,6 +42,8 @@ work: a document's first check again with the process's memos alone, when that c
 on-disk cache (`checking.warm_up`: the first edit after opening a 5,000-rule file then costs
 a keystroke's re-check, not a cold check's 5 s), else a due whole collection of its heap
 (`heap.collect_if_due`): a keystroke then never pays either."""
+IDLE_CHECK = "pedrag: re-check of a document opened from the disk cache, while idle: "
+"""What the server logs when its idle re-check starts, ends or gives way to an edit."""
 CONDITION_KEYS = ("when", "never", "always", "compute")
 RUNG_KEYS = ("rung", "start", "set", "at_most", "at_least")
 ACTION_KEYS = ("then", "to")
@@ -155,6 +168,7 @@ def create_server() -> Any:
     # shown again (moved with the edit) while the next semantic run is under way.
     shown: dict[str, tuple[str, list[Any]]] = {}
     forms = LspForms()  # the published diagnostics' JSON forms, kept between publishes
+    edited = threading.Event()  # a document changed since the idle work was started
 
     def path_of(uri: str) -> str:
         from pygls.uris import to_fs_path
@@ -215,24 +229,41 @@ def create_server() -> Any:
             )
             return
         if document(uri).version == version:
-            shown[uri] = (text, semantic_findings(found))
-            publish(uri, text, found, version)
+            if compiles(found):
+                shown[uri] = (text, semantic_findings(found))
+            # else the last findings stay, carried to this text by its keystroke (`refresh`)
+            last = shown[uri][1] if uri in shown and shown[uri][0] == text else []
+            publish(uri, text, with_last_findings(found, last, True), version)
         if checking.WARM_UP or heap.due():
             asyncio.ensure_future(when_idle())
 
     async def when_idle() -> None:
         """The idle work (`IDLE_SECONDS`), one piece at a time, once the editor has been idle
-        that long; a keystroke meanwhile puts the rest off to the end of its own semantic run."""
+        that long; a keystroke meanwhile puts the rest off to the end of its own semantic run,
+        and stops a re-check under way at its next check (`checking.warm_up`): the keystroke's
+        check runs in the same worker, and waited for the whole re-check before."""
         while checking.WARM_UP or heap.due():
             await asyncio.sleep(IDLE_SECONDS)
             if any(not task.done() for task in pending.values()):
                 return
             loop = asyncio.get_running_loop()
-            if not await loop.run_in_executor(checks, checking.warm_up):
+            edited.clear()
+            job = checking.WARM_UP[0] if checking.WARM_UP else None
+            if job is not None:
+                log(f"{IDLE_CHECK}started")
+            if not await loop.run_in_executor(checks, checking.warm_up, edited.is_set):
                 await loop.run_in_executor(checks, heap.collect_if_due)
                 return
+            stopped = bool(checking.WARM_UP) and checking.WARM_UP[0] is job
+            log(f"{IDLE_CHECK}{'put off for an edit' if stopped else 'done'}")
+
+    def log(message: str) -> None:
+        server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Log, message=message)
+        )
 
     def refresh(uri: str, delay: float) -> None:
+        edited.set()  # idle work under way gives way to this change's check (`warm_up`)
         doc = document(uri)
         text, version = doc.source, doc.version
         if not wanted(uri, text):
@@ -246,7 +277,7 @@ def create_server() -> Any:
             if uri in shown:  # never blank the compiler's findings while it works again
                 old_text, old_findings = shown[uri]
                 shown[uri] = (text, carry_over(old_text, text, old_findings))
-                found = [*found, *shown[uri][1]]
+                found = with_last_findings(found, shown[uri][1], False)
             publish(uri, text, found, version)
         except Exception as exc:
             server.window_log_message(
@@ -528,6 +559,8 @@ def create_server() -> Any:
             if diagnostic.source != "pedrag":
                 continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            if data.get("stale"):
+                continue  # found in another version: its fix is not proved for this one
             help = data.get("help") or ""
             meant = suggested(help)
             single_line = diagnostic.range.start.line == diagnostic.range.end.line

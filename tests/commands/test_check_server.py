@@ -208,6 +208,32 @@ def test_a_client_in_a_subfolder_of_the_project_is_answered_from_there(
     assert started_here.returncode == 0  # the subfolder's server is the project's
 
 
+def test_a_relative_cache_folder_is_the_project_s_from_every_folder(tmp_path: Path) -> None:
+    """With `PEDRAG_CACHE_DIR=.cache`, the server started at the project's root and a client
+    in a subfolder find one cache and one socket: the client is answered by the server, and
+    no cache is made in the subfolder (each read it from its own working folder before)."""
+    folder = tmp_path / "project"
+    shutil.copytree(ROOT / "theories", folder / "theories", ignore=shutil.ignore_patterns("*.py"))
+    (folder / "pyproject.toml").write_text("[tool.pedrag]\n", "utf-8")
+    made = Project(folder, Path(".cache"))
+    started = made.run("daemon", "start")
+    assert started.returncode == 0, started.stdout + started.stderr
+    pid = int(made.status()["pid"])  # type: ignore[call-overload]
+    try:
+        sub = folder / "theories"
+        found = made.served("socratic.yaml", cwd=sub)
+        assert found.stderr == ""
+        _same(found, made.in_process("socratic.yaml", cwd=sub))
+        assert (folder / ".cache").is_dir() and not (sub / ".cache").exists()
+        assert made.run("daemon", "status", cwd=sub).returncode == 0
+    finally:
+        made.run("daemon", "stop")
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_requests_that_fail_inside_the_server_leave_it_answering(project: Project) -> None:
     path = project.socket()
     key = project.status()["key"]
@@ -256,6 +282,47 @@ def test_a_check_outlasting_its_client_is_stopped_and_the_server_starts_afresh(
     assert "stopped this check after 0.01 s" in found.stderr
     _same(found, project.in_process("gen.yaml", "--format", "json"))
     _restarted(project)
+
+
+def test_requests_queued_behind_a_stopped_check_are_answered_by_the_server_started_afresh(
+    project: Project,
+) -> None:
+    """A check stopped at its time limit makes the server start afresh; a request that was
+    waiting in the socket's queue behind it is answered by the new start (the same pid, its
+    counters new), where it was dropped unanswered when the socket was closed for the
+    restart. A `pedrag check` right after is answered too, and says nothing."""
+    (project.folder / "gen.yaml").write_text(generate(1000, 11, "weighted"), "utf-8")
+    path, status = project.socket(), project.status()
+    request = {
+        "op": "check",
+        "key": status["key"],
+        "cwd": str(project.folder),
+        "argv": ["check", "gen.yaml"],
+        "seconds": 0.05,
+    }
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stopped,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as queued,
+    ):
+        for client, sent in ((stopped, request), (queued, {"op": "status"})):
+            client.settimeout(120)
+            client.connect(str(path))
+            client.sendall(json.dumps(sent).encode())
+            client.shutdown(socket.SHUT_WR)
+        replies = []
+        for client in (stopped, queued):
+            chunks = []
+            while chunk := client.recv(1 << 16):
+                chunks.append(chunk)
+            replies.append(b"".join(chunks))
+    assert json.loads(replies[0])["answer"] == "fallback"
+    assert replies[1], "the queued request was dropped unanswered"
+    again = json.loads(replies[1])
+    assert again["answer"] == "status" and again["pid"] == status["pid"]
+    assert again["stopped"] == 0 and again["socket"] == str(path)  # a new start, same socket
+    found = project.served("dead-rule.yaml")
+    assert found.stderr == ""
+    _same(found, project.in_process("dead-rule.yaml"))
 
 
 def _restarted(project: Project) -> dict[str, object]:
@@ -321,8 +388,11 @@ def test_a_stuck_or_killed_server_does_not_hang_the_client(project: Project) -> 
     out, err = client.communicate(timeout=600)
     assert (client.returncode, out) == (fresh.returncode, fresh.stdout)
     assert "Traceback" not in err
+    assert "the check server did not answer" in err  # said, not passed over
     assert path.exists()  # killed: its socket file is stale
-    _same(project.run("check", "dead-rule.yaml"), fresh)
+    stale = project.run("check", "dead-rule.yaml")
+    _same(stale, fresh)
+    assert "the check server did not answer" in stale.stderr and "daemon start" in stale.stderr
     assert project.run("daemon", "status").returncode == 1
     restarted = project.run("daemon", "start")
     assert restarted.returncode == 0 and "started" in restarted.stdout
