@@ -177,6 +177,21 @@ def refers_back(hint: str) -> bool:
     return _REFERS_BACK.search(hint) is not None
 
 
+# A wording that presents itself as saying again what the tutor said before ("Let me put it
+# another way: ...", "In other words: ..."): as the session's first reply it rephrases a reply
+# the learner never had.
+_REPHRASES = re.compile(
+    r"\b(?:put it (?:another|a different) way|in other words|said differently"
+    r"|put differently|to rephrase|let me rephrase)\b",
+    re.I,
+)
+
+
+def rephrases(wording: str) -> bool:
+    """Whether ``wording`` says again, in other words, something said before it."""
+    return _REPHRASES.search(wording) is not None
+
+
 def shows_step(material: Material | None, message: str) -> bool:
     """Whether the learner's message states one of the solution's intermediate results (a step
     of their own working done)."""
