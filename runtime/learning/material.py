@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pedrag.kernel.code_steps import Step, has_step, solution_step, steps
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
@@ -83,6 +84,10 @@ class Material:
     # a learner who states one has done a step, so a hint that refers back to "that result"
     # has its antecedent in the learner's own working.
     results: tuple[str, ...] = ()
+    # Per hint of a programming exercise, the statement of the worked solution its step writes,
+    # with its loop depth there (`kernel.code_steps`), or None: a learner whose code has it has
+    # done that step.
+    code_steps: tuple[Step | None, ...] = ()
 
     @classmethod
     def from_exercise(
@@ -111,6 +116,10 @@ class Material:
                 exercise.prompt,
                 str(getattr(exercise, "answer", "") or ""),
                 tuple(getattr(exercise, "hints", ()) or ()),
+            ),
+            code_steps=tuple(
+                solution_step(text, exercise.solution or "") if text else None
+                for text in getattr(exercise, "hint_code", ()) or ()
             ),
         )
 
@@ -214,7 +223,27 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
     for index, hint in enumerate(material.hints):
         if stated & set(step_values(hint)):  # the value of the calculation this step asks for
             done = max(done, index + 1)
-    return min(done, len(material.hints))
+    return min(max(done, code_steps_done(material, message)), len(material.hints))
+
+
+def code_steps_done(material: Material, message: str) -> int:
+    """How many of the first hints of a programming exercise the learner's code has written
+    (`kernel.code_steps`), up to the first it has not: that one is their next step, whatever
+    later steps their code has (a product started at 0 has its update, not its start)."""
+    if not material.code_steps:
+        return 0
+    from pedrag.runtime.learning.grader import learner_code  # the one reader of code in a message
+
+    code = learner_code(message)
+    found = steps(code) if code else []
+    if not found:
+        return 0
+    done = 0
+    for step in material.code_steps:
+        if step is None or not has_step(step, found):
+            break
+        done += 1
+    return done
 
 
 def next_step(material: Material, said: Mapping[str, Any], message: str = "") -> str:

@@ -44,3 +44,41 @@ def test_a_later_restatement_may_say_it_puts_the_question_another_way(tutor: Tut
     tutor.turn(session, "hi")
     replies = [tutor.turn(session, "I don't understand the question.").tutor for _ in range(3)]
     assert any(REPHRASING.search(reply) for reply in replies), replies
+
+
+# Code whose first step (per the exercise's `hint_code:`) is done and whose second is not.
+FIRST_STEP_DONE = {
+    "sum_list_loop": "def total(nums):\n    total = 0\n    for x in nums:\n        total = x\n    return total",
+    "count_evens_loop": "def count_evens(nums):\n    count = 0\n    for n in nums:\n        count += 1\n    return count",
+    "max_list_loop": "def biggest(nums):\n    best = 0\n    for n in nums:\n        if n > best:\n            best = n\n    return best",
+    "count_char_loop": "def count_a(text):\n    count = 0\n    for i in range(len(text)):\n        count += 1\n    return count",
+    "running_product_loop": "def product(nums):\n    result = 0\n    for n in nums:\n        result *= n\n    return result",
+}
+
+
+def _hints(tutor: Tutor, exercise_id: str) -> list[str]:
+    return list(next(e for e in tutor.curriculum.exercises if e.id == exercise_id).hints)
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction"])
+@pytest.mark.parametrize("exercise_id", sorted(FIRST_STEP_DONE))
+def test_a_hint_after_code_is_the_first_step_the_code_has_not_done(
+    tutor: Tutor, theory: str, exercise_id: str
+) -> None:
+    session = tutor.start(theory, exercise_id, seed=0)
+    tutor.turn(session, f"```\n{FIRST_STEP_DONE[exercise_id]}\n```")
+    reply = tutor.turn(session, "I'm stuck, can you give me a hint?").tutor
+    first, second, *_ = _hints(tutor, exercise_id)
+    assert first not in reply, reply  # the step the learner's code has done
+    assert second in reply, reply
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction"])
+def test_a_total_reset_inside_the_loop_still_gets_the_step_of_setting_it_before(
+    tutor: Tutor, theory: str
+) -> None:
+    code = "def total(nums):\n    for n in nums:\n        result = 0\n        result += n\n    return result"
+    session = tutor.start(theory, "sum_list_loop", seed=0)
+    tutor.turn(session, f"```\n{code}\n```")
+    reply = tutor.turn(session, "I'm stuck, can you give me a hint?").tutor
+    assert _hints(tutor, "sum_list_loop")[0] in reply, reply
