@@ -145,9 +145,11 @@ class Material:
         )
         return (self.concept, "", where) if where else (self.concept, term, "")
 
-    def diagnose(self, message: str) -> str:
-        """The misconception the learner's message signals (its text), or ""."""
-        index = first_signalled(self.signals, message) if message else None
+    def diagnose(self, message: str, *, answer: bool = True) -> str:
+        """The misconception the learner's message signals (its text), or "". ``answer=False``:
+        the message is no answer (the grader's `NOT_ANSWERS`), so a wrong answer's words in it
+        signal nothing; its reasoning (the patterns) still may."""
+        index = first_signalled(self.signals, message, answers=answer) if message else None
         return self.misconceptions[index] if index is not None else ""
 
 
@@ -370,6 +372,7 @@ def turn_material(
     solved: str = "",
     ceiling: int | None = None,
     message: str = "",
+    answer: bool = True,
 ) -> dict[str, str]:
     """The material this turn may use, by placeholder name.
 
@@ -382,7 +385,8 @@ def turn_material(
     graded correct) is diagnosed first: a misconception it signals is this turn's
     ``diagnosis``, and the first wrong step of its working (``pedrag.runtime.learning.working``)
     its ``slip``, whenever the ``ceiling`` (default: ``rung``) allows H2, whatever the action
-    (issue 27: diagnosis before probing)."""
+    (issue 27: diagnosis before probing). ``answer=False``: the message is no answer (a demand
+    for it), so it is not diagnosed by the wrong answers it happens to contain."""
     out: dict[str, str] = {}
     if material is None:
         return out
@@ -399,7 +403,7 @@ def turn_material(
             out["unexplained"] = unexplained  # ... that no concept of the curriculum explains
         if elsewhere:
             out["elsewhere"] = elsewhere  # ... the topic, in another domain, that explains it
-    diagnosis = material.diagnose(message)
+    diagnosis = material.diagnose(message, answer=answer)
     allowed = (rung if ceiling is None else ceiling) >= 2
     if diagnosis and allowed:
         out["diagnosis"] = diagnosis
