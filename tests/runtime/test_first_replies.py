@@ -82,3 +82,16 @@ def test_a_total_reset_inside_the_loop_still_gets_the_step_of_setting_it_before(
     tutor.turn(session, f"```\n{code}\n```")
     reply = tutor.turn(session, "I'm stuck, can you give me a hint?").tutor
     assert _hints(tutor, "sum_list_loop")[0] in reply, reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("exercise_id", SAMPLE)
+@pytest.mark.parametrize("message", ["hi", "ok", "hello, let's start"])
+def test_a_first_reply_speaks_of_an_example_only_when_it_shows_one(
+    tutor: Tutor, theory: str, exercise_id: str, message: str
+) -> None:
+    session = tutor.start(theory, exercise_id, seed=0)
+    reply = tutor.turn(session, message).tutor
+    worked = next(e for e in tutor.curriculum.exercises if e.id == exercise_id).worked_example
+    if re.search(r"\bthis \w+(?: \w+)? example\b", reply, re.I):
+        assert worked is not None and worked.problem in reply, reply
