@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pedrag.kernel.ceiling import DEFAULT_START
+from pedrag.kernel.code_steps import solution_step
 from pedrag.kernel.misconceptions import SignalError, Signals, check_pattern
 from pedrag.kernel.rungs import rung_name
 from pedrag.kernel.sources import COURSE_ID_PATTERN
@@ -406,6 +407,7 @@ class Exercise(_Strict):
     )
     practises: list[Identifier] = Field(default_factory=list)
     hints: list[str] = Field(default_factory=list)
+    hint_code: list[str] = Field(default_factory=list)
     restatement: str | None = None
     worked_example: WorkedExample | None = None
     parallel: ParallelItem | None = None
@@ -418,6 +420,21 @@ class Exercise(_Strict):
     @classmethod
     def _accept_text(cls, value: Any) -> Any:
         return [_answer_text(v) for v in value] if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _hint_code_in_solution(self) -> Exercise:
+        # a step the solution does not write could never be told done, or be told done wrongly
+        if len(self.hint_code) > len(self.hints):
+            raise ValueError(
+                f"`hint_code` has {len(self.hint_code)} statements for {len(self.hints)} hints"
+            )
+        for index, text in enumerate(self.hint_code):
+            if text and solution_step(text, self.solution or "") is None:
+                raise ValueError(
+                    f"`hint_code` {index + 1} ({text!r}) is not one statement of the "
+                    "exercise's `solution`"
+                )
+        return self
 
 
 class Curriculum(_Strict):

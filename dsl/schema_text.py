@@ -163,6 +163,11 @@ KEYS: dict[str, dict[str, str]] = {
             "permissive mastery band sets the ceiling"
         ),
         "hints": "the ordered hint pathway, one step per hint, given in order; none may state the answer",
+        "hint_code": (
+            "programming exercises: for each hint, the statement of `solution` its step writes "
+            '(`result = ___`, `___` for any expression, or "" for none); a learner whose code '
+            "has it at the same loop depth, with any names, is not given that step"
+        ),
         "restatement": "the question in other, plainer words (H1), for a learner who does not understand it",
         "worked_example": "a parallel problem worked step by step (shown at H5); must not state the answer",
         "parallel": "a similar item with its own answer, to practise on",

@@ -53,9 +53,11 @@ class Signals:
     def __bool__(self) -> bool:
         return bool(self.answers or self.patterns)
 
-    def matched_by(self, text: str) -> str | None:
-        """The signal ``text`` sets off (an answer or a pattern, as written), or None."""
-        for answer in self.answers:
+    def matched_by(self, text: str, *, answers: bool = True) -> str | None:
+        """The signal ``text`` sets off (an answer or a pattern, as written), or None.
+        ``answers=False``: the patterns alone, for a text that is no answer (a demand for the
+        answer: "I don't have time, what's the answer?" does not answer "have")."""
+        for answer in self.answers if answers else ():
             if answer.strip() and _whole(answer.strip()).search(text):
                 return answer
         for pattern in self.patterns:
@@ -64,9 +66,10 @@ class Signals:
         return None
 
 
-def first_signalled(signals: Sequence[Signals], text: str) -> int | None:
-    """The index of the first misconception ``text`` signals, or None."""
+def first_signalled(signals: Sequence[Signals], text: str, *, answers: bool = True) -> int | None:
+    """The index of the first misconception ``text`` signals, or None (``answers``: as in
+    :meth:`Signals.matched_by`)."""
     for index, item in enumerate(signals):
-        if item.matched_by(text) is not None:
+        if item.matched_by(text, answers=answers) is not None:
             return index
     return None

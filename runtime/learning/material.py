@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pedrag.kernel.code_steps import Step, has_step, solution_step, steps
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
@@ -83,6 +84,10 @@ class Material:
     # a learner who states one has done a step, so a hint that refers back to "that result"
     # has its antecedent in the learner's own working.
     results: tuple[str, ...] = ()
+    # Per hint of a programming exercise, the statement of the worked solution its step writes,
+    # with its loop depth there (`kernel.code_steps`), or None: a learner whose code has it has
+    # done that step.
+    code_steps: tuple[Step | None, ...] = ()
 
     @classmethod
     def from_exercise(
@@ -112,6 +117,10 @@ class Material:
                 str(getattr(exercise, "answer", "") or ""),
                 tuple(getattr(exercise, "hints", ()) or ()),
             ),
+            code_steps=tuple(
+                solution_step(text, exercise.solution or "") if text else None
+                for text in getattr(exercise, "hint_code", ()) or ()
+            ),
         )
 
     def concept_for(self, message: str) -> tuple[str, str, str]:
@@ -136,9 +145,11 @@ class Material:
         )
         return (self.concept, "", where) if where else (self.concept, term, "")
 
-    def diagnose(self, message: str) -> str:
-        """The misconception the learner's message signals (its text), or ""."""
-        index = first_signalled(self.signals, message) if message else None
+    def diagnose(self, message: str, *, answer: bool = True) -> str:
+        """The misconception the learner's message signals (its text), or "". ``answer=False``:
+        the message is no answer (the grader's `NOT_ANSWERS`), so a wrong answer's words in it
+        signal nothing; its reasoning (the patterns) still may."""
+        index = first_signalled(self.signals, message, answers=answer) if message else None
         return self.misconceptions[index] if index is not None else ""
 
 
@@ -177,6 +188,21 @@ def refers_back(hint: str) -> bool:
     return _REFERS_BACK.search(hint) is not None
 
 
+# A wording that presents itself as saying again what the tutor said before ("Let me put it
+# another way: ...", "In other words: ..."): as the session's first reply it rephrases a reply
+# the learner never had.
+_REPHRASES = re.compile(
+    r"\b(?:put it (?:another|a different) way|in other words|said differently"
+    r"|put differently|to rephrase|let me rephrase)\b",
+    re.I,
+)
+
+
+def rephrases(wording: str) -> bool:
+    """Whether ``wording`` says again, in other words, something said before it."""
+    return _REPHRASES.search(wording) is not None
+
+
 def shows_step(material: Material | None, message: str) -> bool:
     """Whether the learner's message states one of the solution's intermediate results (a step
     of their own working done)."""
@@ -199,7 +225,27 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
     for index, hint in enumerate(material.hints):
         if stated & set(step_values(hint)):  # the value of the calculation this step asks for
             done = max(done, index + 1)
-    return min(done, len(material.hints))
+    return min(max(done, code_steps_done(material, message)), len(material.hints))
+
+
+def code_steps_done(material: Material, message: str) -> int:
+    """How many of the first hints of a programming exercise the learner's code has written
+    (`kernel.code_steps`), up to the first it has not: that one is their next step, whatever
+    later steps their code has (a product started at 0 has its update, not its start)."""
+    if not material.code_steps:
+        return 0
+    from pedrag.runtime.learning.grader import learner_code  # the one reader of code in a message
+
+    code = learner_code(message)
+    found = steps(code) if code else []
+    if not found:
+        return 0
+    done = 0
+    for step in material.code_steps:
+        if step is None or not has_step(step, found):
+            break
+        done += 1
+    return done
 
 
 def next_step(material: Material, said: Mapping[str, Any], message: str = "") -> str:
@@ -326,6 +372,7 @@ def turn_material(
     solved: str = "",
     ceiling: int | None = None,
     message: str = "",
+    answer: bool = True,
 ) -> dict[str, str]:
     """The material this turn may use, by placeholder name.
 
@@ -338,7 +385,8 @@ def turn_material(
     graded correct) is diagnosed first: a misconception it signals is this turn's
     ``diagnosis``, and the first wrong step of its working (``pedrag.runtime.learning.working``)
     its ``slip``, whenever the ``ceiling`` (default: ``rung``) allows H2, whatever the action
-    (issue 27: diagnosis before probing)."""
+    (issue 27: diagnosis before probing). ``answer=False``: the message is no answer (a demand
+    for it), so it is not diagnosed by the wrong answers it happens to contain."""
     out: dict[str, str] = {}
     if material is None:
         return out
@@ -355,7 +403,7 @@ def turn_material(
             out["unexplained"] = unexplained  # ... that no concept of the curriculum explains
         if elsewhere:
             out["elsewhere"] = elsewhere  # ... the topic, in another domain, that explains it
-    diagnosis = material.diagnose(message)
+    diagnosis = material.diagnose(message, answer=answer)
     allowed = (rung if ceiling is None else ceiling) >= 2
     if diagnosis and allowed:
         out["diagnosis"] = diagnosis

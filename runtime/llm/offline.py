@@ -31,7 +31,13 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from pedrag.runtime.learning.material import SHOWN_IN_FULL, fill, fingerprint, placeholders
+from pedrag.runtime.learning.material import (
+    SHOWN_IN_FULL,
+    fill,
+    fingerprint,
+    placeholders,
+    rephrases,
+)
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
 from pedrag.runtime.policy.policy_core import Contract
@@ -169,14 +175,18 @@ def fill_wording(
     worked example and then answered wrongly notices the same paragraph coming back, where the
     action's plain wording (work through yours the same way) moves them on.
     ``revising`` (the draft was refused): no reply that restates the question.
+    The session's first reply is never a wording that rephrases an earlier one ("Let me put it
+    another way"): there is none yet (the others are said, or else those are).
     """
+    count = int(said.get("count", 0) or 0)
+    if not count and not said.get("last_fp"):
+        wordings = [text for text in wordings if not rephrases(text)] or wordings
     values = {str(k): str(v) for k, v in material.items() if v}
     if values.get("diagnosis"):
         values.pop("misconception", None)  # named once, in the preface
     fresh = set(said.get("fresh", ()))
     recent = set(said.get("recent", ()))
     last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
-    count = int(said.get("count", 0) or 0)
     again = {name for name in SHOWN_IN_FULL if name in values and name not in fresh}
     filled: list[tuple[int, str]] = []  # (0 new, 1 other, 2 gives again what was had in full)
     for wording in wordings:

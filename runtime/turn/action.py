@@ -14,9 +14,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pedrag.kernel.sources import GROUNDED_TAG
+from pedrag.kernel.sources import GROUNDED_TAG, INTENT_METRIC
 from pedrag.runtime.course.grounding import Grounding, retrieve
 from pedrag.runtime.detect.detector import Detector, code_mode_for_ceiling
+from pedrag.runtime.learning.grader import NOT_ANSWERS
 from pedrag.runtime.learning.material import SAID, turn_material
 from pedrag.runtime.policy.policy_core import ground_for_action
 from pedrag.runtime.store.errors import StoreError
@@ -24,6 +25,12 @@ from pedrag.runtime.turn.context import TurnContext, TurnHost, explains_now, goa
 from pedrag.runtime.turn.contract import has_materials
 from pedrag.runtime.turn.session import ExerciseInfo
 from pedrag.runtime.turn.state import SessionState
+
+
+def _an_answer(context: TurnContext) -> bool:
+    """Whether the message may be an answer, as the grader decides it (`NOT_ANSWERS`): a
+    demand for the answer that says "have" was diagnosed as answering "have"."""
+    return context.state.metrics.get(INTENT_METRIC) not in NOT_ANSWERS
 
 
 def choose_action(context: TurnContext) -> None:
@@ -48,6 +55,7 @@ def choose_action(context: TurnContext) -> None:
         solved=solved_elsewhere(host, state, info),
         ceiling=contract.ceiling,
         message="" if context.solved_now else context.text,  # diagnosed before probing
+        answer=_an_answer(context),
     )
     materials = context.materials
     if not materials and GROUNDED_TAG in action.tags:
