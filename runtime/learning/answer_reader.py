@@ -466,11 +466,36 @@ _RANGE = re.compile(
 
 
 # The tutor's or the exercise's words quoted back ("you said 56", "the hint says 28"): what they
-# said, not what the learner commits to (was graded as the learner's answer).
-_QUOTED_BEFORE = re.compile(
+# said, not what the learner commits to (was graded as the learner's answer). One phrase for
+# both readers: before a number, and at the start of a text answer's clause ("the hint says
+# carbon dioxide" was graded correct as the learner's answer).
+_QUOTING = (
     r"\b(?:you|the\s+(?:tutor|question|hint|prompt|exercise|problem|book))\s+(?:just\s+)?"
     r"(?:said|says|say|wrote|writes|write|asked|asks|mentioned|told\s+me|meant|showed)"
-    r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?\s*$",
+    r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?"
+)
+_QUOTED_BEFORE = re.compile(rf"{_QUOTING}\s*$", re.IGNORECASE)
+_QUOTES_THE_TUTOR = re.compile(
+    rf"^\s*(?:(?:so|ok|okay|well|but|and|um+|hmm+)\b[\s,]*)*{_QUOTING}", re.IGNORECASE
+)
+# A "no" (or "nope", "scratch that", ...) after the answer, with nothing after it ("56? no",
+# "carbon dioxide, nope"): the learner takes the answer back and settles on none. Before, "56?
+# no" was graded correct as 56, while "56 no 55" (`_BARE_NO`) and "not 56" committed to
+# nothing. A tag asking for agreement ("56, no?", `_TAG_QUESTION`) is no retraction.
+_RETRACTION = re.compile(
+    r"(?:^|[\s,.;:!\-\u2013]+)(?:(?:oh|hmm+|um+|wait|actually|no)[\s,.!]+)*"
+    r"(?:no+|nope|nah|no\s+wait|scratch\s+that|never\s*mind|forget\s+(?:it|that)|"
+    r"ignore\s+that)[\s.!]*$",
+    re.IGNORECASE,
+)
+# "56? or no", "carbon dioxide or not": whether it is the answer, asked, not taken back.
+_OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
+# "is 56 right?", "is carbon dioxide the answer?": the answer said tentatively, as "is it 56?"
+# is (its echo was "is carbon dioxide correct"). A pronoun ("is it right?", "is that
+# correct?") names no answer and is left as it is.
+_IS_IT_RIGHT = re.compile(
+    r"^(\s*)(?:is|was|would)\s+(?!(?:it|that|this|mine|my\s+answer)\s)(.+?)\s+"
+    r"(?:right|correct|the\s+(?:right\s+|correct\s+)?answer)\s*\?\s*$",
     re.IGNORECASE,
 )
 # "56 no 55", "55, no, 56": a bare "no" between two numbers does not say which the learner
@@ -754,7 +779,7 @@ def read_message(
     the worked solution's intermediate values (never an answer: "that's 28, then I double it"
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
-    text = _TAG_QUESTION.sub("?", canonical(message))
+    text = _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", canonical(message)))
     # a hedge in brackets ("chloroplast (not sure)") is a hedge as after a comma: its "not"
     # negated the answer, so a text answer with it went ungraded
     text = ASIDE.sub(_hedge_aside, text)
@@ -764,6 +789,13 @@ def read_message(
         correction = match
     if correction is not None and text[correction.end() :].strip():
         text = " " * correction.end() + text[correction.end() :]
+    retraction = _RETRACTION.search(text)
+    if (
+        retraction is not None
+        and text[: retraction.start()].strip(" ,.;:!?")
+        and not _OR_BEFORE.search(text, 0, retraction.start() + 1)
+    ):
+        return Reading(None, "an answer taken back", steps=worked)
     if kind == "text":
         return _read_text(message, text, worked)
     if _BARE_NO.search(text):
@@ -906,9 +938,10 @@ def _alone(text: str, number: Number) -> bool:
 # -- text answers ------------------------------------------------------------------------------
 
 _LEAD_IN = re.compile(
-    r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|yes|yeah)\b[\s,]*)*"
+    r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|but|yes|yeah)\b[\s,]*)*"
     r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
-    r"my\s+answer\s+is|the\s+answer\s+is|answer\s*:|it'?s|it\s+is|is\s+it|could\s+it\s+be|"
+    r"my\s+answer\s+is|the\s+answer\s+is|is\s+the\s+answer|answer\s*:|it'?s|it\s+is|"
+    r"is\s+it|(?:is|was)n'?t\s+it|could\s+it\s+be|"
     r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
     # what code prints is the answer said ("it prints HiAda" was a remark, ungraded)
     r"it\s+(?:prints|outputs|shows|displays|will\s+print|would\s+print)|the\s+output\s+is|"
@@ -959,12 +992,18 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
     if parts and len(hedged) == len(parts):
         return Reading(None, "a hedge, no answer", steps=worked)  # "I think so", "not sure"
     parts = [_unhedged(c) for c in parts if c not in hedged]
+    quoted = [c for c in parts if _QUOTES_THE_TUTOR.match(c.text)]
+    parts = [c for c in parts if c not in quoted]
     kept = [c for c in parts if not asks_about(c) and not negated(c, c.end)]
     if not kept:
         reason = (
             "a question about the term"
             if any(asks_about(c) for c in parts)
-            else ("a negated answer" if parts else "no answer stated")
+            else "a negated answer"
+            if parts
+            else "the tutor's words quoted"
+            if quoted
+            else "no answer stated"
         )
         return Reading(None, reason, steps=worked)
     stated = " ".join(c.text.strip() for c in kept)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
-from pedrag.runtime.learning.working import first_slip, step_values
+from pedrag.runtime.learning.working import asked_values, first_slip, step_values
 
 if TYPE_CHECKING:
     from pedrag.compiler.check_cache import Memo
@@ -136,6 +136,11 @@ class Material:
         )
         return (self.concept, "", where) if where else (self.concept, term, "")
 
+    def asks(self, hint: str) -> tuple[str, ...]:
+        """The values ``hint`` asks the learner to work out (`working.asked_values`): its
+        calculation's, or the worked solution's step it asks for without one."""
+        return asked_values(hint, self.solution, self.results)
+
     def diagnose(self, message: str) -> str:
         """The misconception the learner's message signals (its text), or ""."""
         index = first_signalled(self.signals, message) if message else None
@@ -197,7 +202,7 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
         done = max(done, int(said.get("hints", 0)))
     stated = set(_NUMBER.findall(message))
     for index, hint in enumerate(material.hints):
-        if stated & set(step_values(hint)):  # the value of the calculation this step asks for
+        if stated & set(material.asks(hint)):  # the value of the calculation this step asks for
             done = max(done, index + 1)
     return min(done, len(material.hints))
 
@@ -434,7 +439,8 @@ def after_reply(
         if " ".join(text.split()) not in folded:
             continue
         if name == "hint":
-            asked = step_values(text)  # what the hint the learner now sees asks them to work out
+            # what the hint the learner now sees asks them to work out
+            asked = material.asks(text) if material is not None else step_values(text)
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
             # the step shown was the first the learner had not done
             new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
