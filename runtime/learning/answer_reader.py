@@ -474,7 +474,7 @@ _QUOTING = (
     r"(?:said|says|say|wrote|writes|write|asked|asks|mentioned|told\s+me|meant|showed)"
     r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?"
 )
-_QUOTED_BEFORE = re.compile(rf"{_QUOTING}\s*$", re.IGNORECASE)
+_QUOTED_BEFORE = re.compile(rf"{_QUOTING}(?:\s*[a-z]\s*=)?\s*$", re.IGNORECASE)  # "you said x = 4"
 _QUOTES_THE_TUTOR = re.compile(
     rf"^\s*(?:(?:so|ok|okay|well|but|and|um+|hmm+)\b[\s,]*)*{_QUOTING}", re.IGNORECASE
 )
@@ -766,6 +766,26 @@ def _sympy_name(name: str) -> Any:
     return getattr(sympy, name)
 
 
+def statement(message: str) -> str:
+    """The message's canonical text (:func:`canonical`) with a question asking whether an
+    answer is right said as that answer, tentatively: "56, right?", "mitochondria, isn't it?"
+    and "is 56 right?" read as "56?". Every kind of answer is read from this text (an
+    expression's too: "2x + 6, right?" committed to nothing while "is it 2x + 6?" was graded)."""
+    return _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", canonical(message)))
+
+
+def taken_back(text: str) -> bool:
+    """Whether the learner takes back what they said before ("56? no", "2x + 6, scratch
+    that"): a "no" after an answer with nothing after it, not one asking whether ("56? or
+    no"). Read on :func:`statement`'s text, by every kind of answer."""
+    retraction = _RETRACTION.search(text)
+    return (
+        retraction is not None
+        and bool(text[: retraction.start()].strip(" ,.;:!?"))
+        and not _OR_BEFORE.search(text, 0, retraction.start() + 1)
+    )
+
+
 def read_message(
     message: str,
     *,
@@ -779,7 +799,7 @@ def read_message(
     the worked solution's intermediate values (never an answer: "that's 28, then I double it"
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
-    text = _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", canonical(message)))
+    text = statement(message)
     # a hedge in brackets ("chloroplast (not sure)") is a hedge as after a comma: its "not"
     # negated the answer, so a text answer with it went ungraded
     text = ASIDE.sub(_hedge_aside, text)
@@ -789,12 +809,7 @@ def read_message(
         correction = match
     if correction is not None and text[correction.end() :].strip():
         text = " " * correction.end() + text[correction.end() :]
-    retraction = _RETRACTION.search(text)
-    if (
-        retraction is not None
-        and text[: retraction.start()].strip(" ,.;:!?")
-        and not _OR_BEFORE.search(text, 0, retraction.start() + 1)
-    ):
+    if taken_back(text):
         return Reading(None, "an answer taken back", steps=worked)
     if kind == "text":
         return _read_text(message, text, worked)

@@ -460,7 +460,9 @@ def _expression_key(answer: str) -> bool:
 def _grade_expression(message: str, key: AnswerKey) -> Grade:
     """An algebraic answer ("2x + 6"): the last stated expression, equal to the key's under
     SymPy's simplification."""
-    text = reader.canonical(message)
+    text = reader.statement(message)
+    if reader.taken_back(text):
+        return Grade("none", reason="an answer taken back")
     parts = [c for c in reader.clauses(text) if not reader.asks_about(c)]
     parts = [c for c in parts if not reader.negated(c, c.end)]
     if not parts:

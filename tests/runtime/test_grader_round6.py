@@ -40,6 +40,8 @@ ACCUMULATE = AnswerKey(
     accept=("result = result + n",),
     prompt="Which line inside the loop adds each number n to the running total result?",
 )
+EXPAND = AnswerKey("2x + 6", prompt="Expand 2(x + 3).")
+SOLVE = AnswerKey("x = 4", prompt="Solve 2x + 3 = 11.", solution="2x = 8, x = 4")
 VAR_UPDATE = AnswerKey(
     "7",
     accept=("seven",),
@@ -78,6 +80,8 @@ TAKEN_BACK += ["{a}, no wait", "{a}? hmm, no", "{a}. never mind", "{a} - no", "{
         (GAS, "oxygen"),
         (ACCUMULATE, "result += n"),
         (VAR_UPDATE, "it prints 7"),
+        (EXPAND, "2x + 6"),  # the expression reader too
+        (EXPAND, "2x + 5"),
     ],
 )
 def test_an_answer_taken_back_commits_to_nothing(key: AnswerKey, answer: str, shape: str) -> None:
@@ -120,6 +124,32 @@ def test_the_tutors_words_quoted_are_not_the_learners_answer(
     # what the learner then says is graded, whatever was quoted before it
     assert grade(f"{quote} {words}, so it's {words}", key).verdict == grade(words, key).verdict
     assert grade(f"{quote} {words} but I think oxygen", GAS).candidate == "oxygen"
+
+
+def test_an_answer_quoted_in_the_exercises_own_form_is_quoted() -> None:
+    assert grade("you said x = 4", SOLVE).verdict == "none"
+    assert grade("you said x = 4, so x = 4", SOLVE).verdict == "correct"
+    assert grade("you said x = 4, so x = 5", SOLVE).verdict == "wrong"
+
+
+@pytest.mark.parametrize(
+    "tag", ["{a}, right?", "{a}, correct?", "is {a} right?", "is {a} correct?"]
+)
+@pytest.mark.parametrize(
+    ("key", "right", "wrong"),
+    [
+        (MULT, "56", "54"),
+        (EXPAND, "2x + 6", "2x + 5"),
+        (GAS, "carbon dioxide", "oxygen"),
+        (ACCUMULATE, "result += n", "result = n"),
+    ],
+)
+def test_asking_whether_an_answer_is_right_grades_it_tentatively_in_every_reader(
+    key: AnswerKey, right: str, wrong: str, tag: str
+) -> None:
+    for answer, verdict in ((right, "correct"), (wrong, "wrong")):
+        result = grade(tag.format(a=answer), key)
+        assert (result.verdict, result.candidate) == (verdict, answer), result.reason
 
 
 # -- 3. a trace of the code before the answer --------------------------------------------------
