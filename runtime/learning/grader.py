@@ -343,6 +343,7 @@ def _step_on_the_way(step: str) -> Grade:
 # over ("total += n  # 2, then 6, then 12").
 _ASSIGNED = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)\s*([-+*/]?)=(?!=)\s*([^,\n#]*)")
 _NAMED = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\b|\bprint\(\s*([A-Za-z_]\w*)\s*\)")
+_OVER_A_LIST = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+\[([^\]\n]*)\]")
 _LITERAL = re.compile(r"""^\s*(?:(-?\d+(?:\.\d+)?)|'([^']*)'|"([^"]*)")\s*$""")
 _COMMENT_VALUE = re.compile(r"""'([^']*)'|"([^"]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])""")
 # "x is 5", "x = 5", "x was 5 at first", "total becomes 6": a name, then its value
@@ -367,6 +368,13 @@ def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
                 if literal is not None and not assigned.group(2) and not tuple_target:
                     found.setdefault(assigned.group(1), set()).add(_spelled(literal))
             names += [m.group(1) or m.group(2) for m in _NAMED.finditer(code)]
+            for loop in _OVER_A_LIST.finditer(code):
+                # "for n in [2, 4, 6]": n takes each item ("n is 2 then 4 then 6, total is 12"
+                # was a list of four numbers)
+                items = [_LITERAL.match(item) for item in loop.group(2).split(",")]
+                found.setdefault(loop.group(1), set()).update(
+                    _spelled(item) for item in items if item is not None
+                )
             for name in names if comment else ():
                 values = {_spelled(m) for m in _COMMENT_VALUE.finditer(comment)}
                 found.setdefault(name, set()).update(values)

@@ -161,6 +161,7 @@ TRACES = [
     (FOR_SUM, "total is 6"),
     (FOR_SUM, "total is 2 then 6"),
     (FOR_SUM, "total is 6 after the second pass"),
+    (FOR_SUM, "n is 2 then 4 then 6"),  # the items of the list it loops over
     (VAR_CONCAT, "name is Ada"),
     (VAR_CONCAT, "name is 'Ada'"),
 ]
