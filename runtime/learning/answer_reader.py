@@ -1012,7 +1012,8 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         return Reading(None, "a hedge, no answer", steps=worked)  # "I think so", "not sure"
     parts = [_unhedged(c) for c in parts if c not in hedged]
     quoted = [c for c in parts if _QUOTES_THE_TUTOR.match(c.text)]
-    parts = [c for c in parts if c not in quoted]
+    parts = [_after_quote(c) if c in quoted else c for c in parts]
+    parts = [c for c in parts if c.text.strip()]
     kept = [c for c in parts if not asks_about(c) and not negated(c, c.end)]
     if not kept:
         reason = (
@@ -1039,6 +1040,17 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         return Reading(None, "no answer stated", steps=worked)
     reason = "the stated answer" if len(cores) == 1 else "several statements"
     return Reading(" ".join(cores), reason, tentative=tentative, steps=worked, parts=tuple(cores))
+
+
+def _after_quote(clause: Clause) -> Clause:
+    """What a clause that quotes the tutor says after the quote: what follows a colon ("you
+    asked which gas: oxygen" is the answer "oxygen"), else nothing ("the hint says carbon
+    dioxide" is the tutor's words, not the learner's answer)."""
+    colon = clause.text.find(":")
+    kind = type(clause)  # a hedged clause stays hedged
+    if colon < 0:
+        return kind(clause.end, clause.end, "", clause.question)
+    return kind(clause.start + colon + 1, clause.end, clause.text[colon + 1 :], clause.question)
 
 
 _COPULA_END = re.compile(r"\b(?:is|are|was|were|be|it'?s)\s*$", re.IGNORECASE)

@@ -124,6 +124,11 @@ def test_the_tutors_words_quoted_are_not_the_learners_answer(
     # what the learner then says is graded, whatever was quoted before it
     assert grade(f"{quote} {words}, so it's {words}", key).verdict == grade(words, key).verdict
     assert grade(f"{quote} {words} but I think oxygen", GAS).candidate == "oxygen"
+    # after a colon, the learner's own words again ("you asked which gas: oxygen" went
+    # ungraded as a remark while "...: carbon dioxide" was correct)
+    for answer, verdict in (("carbon dioxide", "correct"), ("oxygen", "wrong")):
+        result = grade(f"{quote} which gas: {answer}", GAS)
+        assert (result.verdict, result.candidate) == (verdict, answer), result.reason
 
 
 def test_an_answer_quoted_in_the_exercises_own_form_is_quoted() -> None:
