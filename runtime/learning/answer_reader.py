@@ -497,7 +497,7 @@ _OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
 # correct?") names no answer and is left as it is.
 _IS_IT_RIGHT = re.compile(
     r"^(\s*)(?:is|was|would)\s+(?!(?:it|that|this|mine|my\s+answer)\s)(.+?)\s+"
-    r"(?:right|correct|the\s+(?:right\s+|correct\s+)?answer)\s*\?\s*$",
+    r"(?:right|correct|it|the\s+(?:right\s+|correct\s+)?answer)\s*\?\s*$",
     re.IGNORECASE,
 )
 # "56 no 55", "55, no, 56": a bare "no" between two numbers does not say which the learner
@@ -773,7 +773,13 @@ def statement(message: str) -> str:
     answer is right said as that answer, tentatively: "56, right?", "mitochondria, isn't it?"
     and "is 56 right?" read as "56?". Every kind of answer is read from this text (an
     expression's too: "2x + 6, right?" committed to nothing while "is it 2x + 6?" was graded)."""
-    return _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", canonical(message)))
+    text = _ELLIPSIS.sub(" ... ", canonical(message))
+    return _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", text))
+
+
+# "...54": dots trailing off, not a decimal point ("...54" committed to nothing, while "...56"
+# was correct as the whole message less its punctuation).
+_ELLIPSIS = re.compile(r"\.{2,}")
 
 
 def taken_back(text: str) -> bool:
@@ -958,13 +964,31 @@ def _alone(text: str, number: Number) -> bool:
 
 _LEAD_IN = re.compile(
     r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|but|yes|yeah)\b[\s,]*)*"
-    r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
-    r"my\s+answer\s+is|the\s+answer\s+is|is\s+the\s+answer|answer\s*:|it'?s|it\s+is|"
+    r"(?:(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
+    r"my\s+(?:final\s+)?answer\s+is|the\s+answer\s+is|is\s+the\s+answer|it'?s|it\s+is|"
     r"is\s+it|(?:is|was)n'?t\s+it|could\s+it\s+be|"
     r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
     # what code prints is the answer said ("it prints HiAda" was a remark, ungraded)
     r"it\s+(?:prints|outputs|shows|displays|will\s+print|would\s+print)|the\s+output\s+is|"
-    r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
+    # how sure the learner is, or that this is their pick: not the answer's words ("I'd go
+    # with nitrogen" was a remark, ungraded, while "I'd go with carbon dioxide" was correct)
+    r"(?:i'?d|i\s+would|i'?ll|i\s+will)\s+(?:go\s+with|say|guess|pick|choose)|"
+    r"let\s+me\s+guess|(?:i'?m\s+)?(?:pretty|quite|fairly|really)\s+sure|definitely|"
+    r"obviously|surely|certainly|of\s+course|hopefully|idk|dunno|something\s+like|kind\s+of|"
+    r"sort\s+of|try|"
+    r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b"
+    # "answer:", "my final answer:", "output:" (the "\b" above never follows a colon)
+    r"|(?:(?:my|the|final)\s+)*(?:answer|output)\s*:)[\s,:]*)*",
+    re.IGNORECASE,
+)
+# Words after a text answer that say how sure the learner is or that it is their answer, not
+# what it is ("carbon dioxide obviously" was a list of two candidates, ungraded, while
+# "nitrogen obviously" was wrong; "chloroplast is my answer" was correct, "mitochondria is my
+# answer" a remark). Cut as a hedge after it is (`_HEDGE_AFTER`).
+_FILLER_AFTER = re.compile(
+    r"(?:[\s,]+(?:-+\s+)?(?:obviously|definitely|surely|for\s+sure|certainly|of\s+course|lol|"
+    r"haha+|hah|hmm+|then|final\s+answer|(?:is|was)\s+(?:my|the)\s+(?:final\s+)?answer|is\s+it|"
+    r"it\s+is|right|correct|yes|yeah|ok(?:ay)?|[:;]-?[()dp]))+\s*$",
     re.IGNORECASE,
 )
 # How a learner says they are not certain, around an answer rather than in it.
@@ -975,13 +999,14 @@ _HEDGES = (
     r"as\s+far\s+as\s+i\s+(?:know|can\s+tell|remember)|afaik|iirc|"
     r"if\s+i\s+(?:remember|recall)(?:\s+(?:it\s+)?(?:correctly|rightly|right))?|"
     r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
-    r"or\s+something(?:\s+like\s+that)?"
+    r"or\s+something(?:\s+like\s+that)?|i\s+hope(?:\s+so)?|hopefully|idk|i\s+dunno|dunno|"
+    r"kinda|kind\s+of|sort\s+of|let\s+me\s+guess|at\s+a\s+guess"
 )
 _HEDGE_IN = re.compile(rf"(?<!\w)(?:{_HEDGES})(?!\w)", re.IGNORECASE)
 _HEDGE_AFTER_NUMBER = re.compile(rf"^[\s,]*(?:{_HEDGES})\s*[.!?]*\s*$", re.IGNORECASE)
 # A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
 # tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
-_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{_HEDGES}))+\s*$", re.IGNORECASE)
+_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:-+\s+)?(?:{_HEDGES}))+\s*$", re.IGNORECASE)
 # A clause that is only a hedge ("oxygen, as far as I know", "if I remember rightly, went"):
 # the answer is the other clause, said tentatively. Before, the hedge was read as a second
 # statement, and a wrong answer with it went ungraded while a right one was marked correct.
@@ -1032,9 +1057,12 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         or any(isinstance(c, _Hedged) for c in kept)
         or any(c.question for c in kept)
         or bool(_TENTATIVE.search(stated))
+        or bool(_HEDGE_IN.search(stated))
     )
     cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
-    cores = [_HEDGE_AFTER.sub("", core) for core in cores]
+    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]
+    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]  # either order
+    cores = [_MARKUP.sub("", core).strip() for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
     if not cores:
         return Reading(None, "no answer stated", steps=worked)
@@ -1051,6 +1079,11 @@ def _after_quote(clause: Clause) -> Clause:
     if colon < 0:
         return kind(clause.end, clause.end, "", clause.question)
     return kind(clause.start + colon + 1, clause.end, clause.text[colon + 1 :], clause.question)
+
+
+# A list bullet, a quote marker or emphasis around a text answer ("- result += n", "**went**"):
+# typing, not the answer's characters ("- result += n" was wrong, its "-" an operator).
+_MARKUP = re.compile(r"^(?:[-*>\u2022]\s+)+|^[*_`]+(?=\S)|(?<=\S)[*_`]+$")
 
 
 _COPULA_END = re.compile(r"\b(?:is|are|was|were|be|it'?s)\s*$", re.IGNORECASE)

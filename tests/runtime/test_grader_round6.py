@@ -157,6 +157,66 @@ def test_asking_whether_an_answer_is_right_grades_it_tentatively_in_every_reader
         assert (result.verdict, result.candidate) == (verdict, answer), result.reason
 
 
+# -- words around a text answer ------------------------------------------------------------------
+
+PAST = AnswerKey("went", prompt="What is the past tense of 'go'?")
+AROUND = [
+    "{a} obviously",
+    "definitely {a}",
+    "{a} for sure",
+    "{a} lol",
+    "{a} hmm",
+    "I'd go with {a}",
+    "I'll say {a}",
+    "let me guess, {a}",
+    "pretty sure it's {a}",
+    "my answer: {a}",
+    "final answer: {a}",
+    "{a} final answer",
+    "{a} is my answer",
+    "{a} is the answer",
+    "{a} it is",
+    "is {a} it?",
+    "{a} i hope",
+    "hopefully {a}",
+    "idk {a}",
+    "{a} kinda",
+    "something like {a}",
+    "try {a}",
+    "{a} - I guess",
+    "- {a}",
+    "**{a}**",
+    "`{a}`",
+    "{a} :)",
+]
+
+
+@pytest.mark.parametrize("shape", AROUND)
+@pytest.mark.parametrize(
+    ("key", "right", "wrong"),
+    [
+        (GAS, "carbon dioxide", "nitrogen"),
+        (PAST, "went", "goed"),
+        (ACCUMULATE, "result += n", "result -= n"),
+        (VAR_CONCAT, "Hi Ada", "Hi Bob"),
+    ],
+)
+def test_words_around_a_text_answer_grade_the_right_and_the_wrong_answer_alike(
+    key: AnswerKey, right: str, wrong: str, shape: str
+) -> None:
+    """Before, whether such a message was graded at all depended on whether its answer was
+    right: "I'd go with carbon dioxide" was correct and "I'd go with nitrogen" a remark;
+    "nitrogen obviously" was wrong and "carbon dioxide obviously" a list; "- result += n" was
+    wrong, its bullet read as an operator."""
+    for answer, verdict in ((right, "correct"), (wrong, "wrong")):
+        result = grade(shape.format(a=answer), key)
+        assert (result.verdict, result.candidate) == (verdict, answer), result.reason
+
+
+def test_dots_trailing_off_before_a_number_are_no_decimal_point() -> None:
+    assert (grade("...54", MULT).verdict, grade("...56", MULT).verdict) == ("wrong", "correct")
+
+
 # -- 3. a trace of the code before the answer --------------------------------------------------
 
 TRACES = [
