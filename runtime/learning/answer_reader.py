@@ -455,7 +455,10 @@ _TAG = (
 )
 _TAG_QUESTION = re.compile(
     rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?|"
-    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?)\s*$",
+    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?|"
+    # a question of its own asking whether it is right ("56. Am I right?", "went, is that it?")
+    r"[\s,.!]*(?:am\s+i\s+(?:right|correct)|(?:is|was)\s+(?:that|this|it)\s+(?:right|correct|"
+    r"it))\s*\?)\s*$",
     re.I,
 )
 _RANGE = re.compile(
@@ -975,10 +978,13 @@ _LEAD_IN = re.compile(
     r"(?:i'?d|i\s+would|i'?ll|i\s+will)\s+(?:go\s+with|say|guess|pick|choose)|"
     r"let\s+me\s+guess|(?:i'?m\s+)?(?:pretty|quite|fairly|really)\s+sure|definitely|"
     r"obviously|surely|certainly|of\s+course|hopefully|idk|dunno|something\s+like|kind\s+of|"
-    r"sort\s+of|try|"
+    r"sort\s+of|going\s+with|i'?m\s+going\s+with|guessing|my\s+(?:final\s+)?guess\s+is|"
+    r"(?:the\s+)?answer\s+(?:is|should\s+be|would\s+be|must\s+be)|(?:it\s+(?:should|has\s+to|"
+    r"would)|it'd|should|has\s+to|would)\s+be|(?:it'?s\s+)?gotta\s+be|i\s+feel\s+like(?=\s+it'?s\b|\s+it\s+is\b)|ans|"
     r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b"
-    # "answer:", "my final answer:", "output:" (the "\b" above never follows a colon)
-    r"|(?:(?:my|the|final)\s+)*(?:answer|output)\s*:)[\s,:]*)*",
+    # "answer:", "my final answer:", "output:", "ans -", and "=" ("that gives result += n"
+    # is "that = result += n" once operator words are read) (no "\b" follows a colon)
+    r"|(?:(?:my|the|final)\s+)*(?:answer|output|guess|ans)\s*[:\-]|=(?!=))[\s,:]*)*",
     re.IGNORECASE,
 )
 # Words after a text answer that say how sure the learner is or that it is their answer, not
@@ -988,7 +994,8 @@ _LEAD_IN = re.compile(
 _FILLER_AFTER = re.compile(
     r"(?:[\s,]+(?:-+\s+)?(?:obviously|definitely|surely|for\s+sure|certainly|of\s+course|lol|"
     r"haha+|hah|hmm+|then|final\s+answer|(?:is|was)\s+(?:my|the)\s+(?:final\s+)?answer|is\s+it|"
-    r"it\s+is|right|correct|yes|yeah|ok(?:ay)?|[:;]-?[()dp]))+\s*$",
+    r"it\s+is|right|correct|yes|yeah|ok(?:ay)?|[:;]-?[()dp]|final|\(\s*final(?:\s+answer)?\s*\)|"
+    r"(?:is|was)\s+my\s+(?:final\s+)?guess|please|thanks|thank\s+you))+\s*$",
     re.IGNORECASE,
 )
 # How a learner says they are not certain, around an answer rather than in it.
@@ -1000,7 +1007,7 @@ _HEDGES = (
     r"if\s+i\s+(?:remember|recall)(?:\s+(?:it\s+)?(?:correctly|rightly|right))?|"
     r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
     r"or\s+something(?:\s+like\s+that)?|i\s+hope(?:\s+so)?|hopefully|idk|i\s+dunno|dunno|"
-    r"kinda|kind\s+of|sort\s+of|let\s+me\s+guess|at\s+a\s+guess"
+    r"kinda|kind\s+of|sort\s+of|let\s+me\s+guess|at\s+a\s+guess|if\s+i\s+had\s+to\s+guess"
 )
 _HEDGE_IN = re.compile(rf"(?<!\w)(?:{_HEDGES})(?!\w)", re.IGNORECASE)
 _HEDGE_AFTER_NUMBER = re.compile(rf"^[\s,]*(?:{_HEDGES})\s*[.!?]*\s*$", re.IGNORECASE)
@@ -1017,12 +1024,13 @@ _CONVERSATION = re.compile(
     r"no\s+idea|next|continue|again|what|why|how|huh|lol|bye|good|fine|right|wait|hmm+|um+|"
     r"uh+|oh|ah|go\s+on|got\s+it|i\s+see|makes\s+sense|interesting|wow|awesome|amazing|"
     r"oops|alright|all\s+right|really|seriously|weird|strange|neat|sweet|damn|ugh+|argh+|"
+    r"correct|guess|ha(?:ha)+|he(?:he)+|"
     r"(?:give|tell|show)\s+me.*|can\s+you.*|please\s+.*|i\s+(?:need|want)\s+.*)$",
     re.IGNORECASE,
 )
 _REMARK = re.compile(
     r"\b(?:i|i'm|im|i've|i'll|me|my|mine|you|you're|your|we|us|our|this|it|give\s+up|nothing|"
-    r"anything|everything|hard|confus\w*|stuck|help|idea|know|understand|sure|boring|hate|"
+    r"anything|everything|something|yours|obvious|harder|hard|confus\w*|stuck|help|idea|know|understand|sure|boring|hate|"
     r"stupid|dumb|ugh|whatever|sorry|please|thanks?|lol|tired|easy|difficult|again|try\w*|"
     r"works?|hint\w*|answer|question|explain|tell|show|give|lost|frustrat\w*)\b",
     re.IGNORECASE,
@@ -1062,7 +1070,7 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
     cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
     cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]
     cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]  # either order
-    cores = [_MARKUP.sub("", core).strip() for core in cores]
+    cores = [_WRAPPED.sub(r"\1", _MARKUP.sub("", core).strip()).strip() for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
     if not cores:
         return Reading(None, "no answer stated", steps=worked)
@@ -1084,6 +1092,8 @@ def _after_quote(clause: Clause) -> Clause:
 # A list bullet, a quote marker or emphasis around a text answer ("- result += n", "**went**"):
 # typing, not the answer's characters ("- result += n" was wrong, its "-" an operator).
 _MARKUP = re.compile(r"^(?:[-*>\u2022]\s+)+|^[*_`]+(?=\S)|(?<=\S)[*_`]+$")
+# The whole answer in one pair of brackets ("(result += n)", "[went]"), none inside.
+_WRAPPED = re.compile(r"^[(\[]([^()\[\]]+)[)\]]$")
 
 
 _COPULA_END = re.compile(r"\b(?:is|are|was|were|be|it'?s)\s*$", re.IGNORECASE)

@@ -182,12 +182,27 @@ AROUND = [
     "idk {a}",
     "{a} kinda",
     "something like {a}",
-    "try {a}",
     "{a} - I guess",
     "- {a}",
     "**{a}**",
     "`{a}`",
     "{a} :)",
+    "going with {a}",
+    "my guess is {a}",
+    "guess: {a}",
+    "ans: {a}",
+    "it should be {a}",
+    "it'd be {a}",
+    "the answer would be {a}",
+    "{a} is my guess",
+    "{a} (final answer)",
+    "{a} - final",
+    "{a} please",
+    "{a}. Am I right?",
+    "{a}, is that it?",
+    "if I had to guess, {a}",
+    "({a})",
+    "that gives {a}",
 ]
 
 
@@ -211,6 +226,26 @@ def test_words_around_a_text_answer_grade_the_right_and_the_wrong_answer_alike(
     for answer, verdict in ((right, "correct"), (wrong, "wrong")):
         result = grade(shape.format(a=answer), key)
         assert (result.verdict, result.candidate) == (verdict, answer), result.reason
+
+
+@pytest.mark.parametrize(
+    "remark",
+    [
+        "is that right?",
+        "hopefully",
+        "should be fine",
+        "my guess is as good as yours",
+        "the answer should be obvious",
+        "try harder",
+        "I get it",
+        "it should be easy",
+        "haha",
+        "correct?",
+    ],
+)
+def test_a_remark_with_those_words_is_no_answer(remark: str) -> None:
+    # stripping the words around an answer must not leave a remark's rest as one: an attempt
+    assert grade(remark, GAS).verdict == "none"
 
 
 def test_dots_trailing_off_before_a_number_are_no_decimal_point() -> None:
