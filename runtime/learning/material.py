@@ -138,8 +138,17 @@ class Material:
 
     def asks(self, hint: str) -> tuple[str, ...]:
         """The values ``hint`` asks the learner to work out (`working.asked_values`): its
-        calculation's, or the worked solution's step it asks for without one."""
-        return asked_values(hint, self.solution, self.results)
+        calculation's, or the worked solution's step it asks for without one. A value read
+        from the solution is left out when a misconception declares it as its wrong answer
+        ("64", what is left of 144 after ten eights, for 144 / 8): the author says that
+        value, given, is the wrong answer, and a hint that does not calculate it ("How many
+        eights make 144?") must not make it a step."""
+        calculated = step_values(hint)
+        if calculated:
+            return calculated
+        declared = {answer.strip() for signals in self.signals for answer in signals.answers}
+        found = asked_values(hint, self.solution, self.results)
+        return tuple(value for value in found if value not in declared)
 
     def diagnose(self, message: str) -> str:
         """The misconception the learner's message signals (its text), or ""."""

@@ -324,6 +324,22 @@ def test_a_hint_asking_for_a_value_records_the_solution_step_it_asks_for(
     assert grade(exercise.answer, _key(exercise), asked=asked_steps(said)).verdict == "correct"
 
 
+def test_a_value_a_misconception_declares_wrong_is_never_read_from_the_solution(
+    tutor: Tutor,
+) -> None:
+    exercise = _exercise(tutor, "div_144_8")  # its misconception: "64" (what is left) as answer
+    material = Material.from_exercise(exercise)
+    for text in exercise.hints:
+        said = after_reply({}, text, {"hint": text}, material)
+        assert "64" not in asked_steps(said)
+        assert grade("64", _key(exercise), asked=asked_steps(said)).verdict == "wrong"
+    # a hint's own calculation is what it asks, whatever a misconception declares
+    exercise = _exercise(tutor, "mult_12x5")  # "What is 10 times 5?"; a misconception's "50"
+    text = exercise.hints[1]
+    said = after_reply({}, text, {"hint": text}, Material.from_exercise(exercise))
+    assert asked_steps(said) == ("50",)
+
+
 def test_a_hint_asking_no_value_records_none(tutor: Tutor) -> None:
     for exercise_id, hint in (("order_ops_3_4_5", 1), ("photo_organelle", 1), ("var_update", 1)):
         exercise = _exercise(tutor, exercise_id)
