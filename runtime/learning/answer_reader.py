@@ -455,7 +455,10 @@ _TAG = (
 )
 _TAG_QUESTION = re.compile(
     rf"(?:\s*,\s*(?:{_TAG})\s*\??|\s+(?:{_TAG})\s*\?|"
-    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?)\s*$",
+    r"\s*,\s*(?:right|correct|yes|yeah|no|ok(?:ay)?|true)\s*\?|"
+    # a question of its own asking whether it is right ("56. Am I right?", "went, is that it?")
+    r"[\s,.!]*(?:am\s+i\s+(?:right|correct)|(?:is|was)\s+(?:that|this|it)\s+(?:right|correct|"
+    r"it))\s*\?)\s*$",
     re.I,
 )
 _RANGE = re.compile(
@@ -466,11 +469,38 @@ _RANGE = re.compile(
 
 
 # The tutor's or the exercise's words quoted back ("you said 56", "the hint says 28"): what they
-# said, not what the learner commits to (was graded as the learner's answer).
-_QUOTED_BEFORE = re.compile(
+# said, not what the learner commits to (was graded as the learner's answer). One phrase for
+# both readers: before a number, and at the start of a text answer's clause ("the hint says
+# carbon dioxide" was graded correct as the learner's answer).
+_QUOTING = (
     r"\b(?:you|the\s+(?:tutor|question|hint|prompt|exercise|problem|book))\s+(?:just\s+)?"
     r"(?:said|says|say|wrote|writes|write|asked|asks|mentioned|told\s+me|meant|showed)"
-    r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?\s*$",
+    r"\s+(?:(?:that|it\s+was|it\s+is|it's|the\s+answer\s+(?:is|was))\s+)?[\"'\u201c\u2018]?"
+)
+_QUOTED_BEFORE = re.compile(rf"{_QUOTING}(?:\s*[a-z]\s*=)?\s*$", re.IGNORECASE)  # "you said x = 4"
+_QUOTES_THE_TUTOR = re.compile(
+    rf"^\s*(?:(?:so|ok|okay|well|but|and|um+|hmm+)\b[\s,]*)*{_QUOTING}", re.IGNORECASE
+)
+# A "no" (or "nope", "scratch that", ...) after the answer, with nothing after it ("56? no",
+# "carbon dioxide, nope"): the learner takes the answer back and settles on none. Before, "56?
+# no" was graded correct as 56, while "56 no 55" (`_BARE_NO`) and "not 56" committed to
+# nothing. A tag asking for agreement ("56, no?", `_TAG_QUESTION`) is no retraction.
+# (Looked for in the message's last characters only, `_NEAR`: searched from every position of
+# a long run of separators or "no, no, ...", it took 0.8 s of CPU for 4,000 characters.)
+_RETRACTION = re.compile(
+    r"(?<![\w'])(?:(?:oh|hmm+|um+|wait|actually|no)[\s,.!]+)*"
+    r"(?:no+|nope|nah|no\s+wait|scratch\s+that|never\s*mind|forget\s+(?:it|that)|"
+    r"ignore\s+that)[\s.!]*$",
+    re.IGNORECASE,
+)
+# "56? or no", "carbon dioxide or not": whether it is the answer, asked, not taken back.
+_OR_BEFORE = re.compile(r"\bor[\s,]*$", re.IGNORECASE)
+# "is 56 right?", "is carbon dioxide the answer?": the answer said tentatively, as "is it 56?"
+# is (its echo was "is carbon dioxide correct"). A pronoun ("is it right?", "is that
+# correct?") names no answer and is left as it is.
+_IS_IT_RIGHT = re.compile(
+    r"^(\s*)(?:is|was|would)\s+(?!(?:it|that|this|mine|my\s+answer)\s)(.+?)\s+"
+    r"(?:right|correct|it|the\s+(?:right\s+|correct\s+)?answer)\s*\?\s*$",
     re.IGNORECASE,
 )
 # "56 no 55", "55, no, 56": a bare "no" between two numbers does not say which the learner
@@ -741,6 +771,34 @@ def _sympy_name(name: str) -> Any:
     return getattr(sympy, name)
 
 
+def statement(message: str) -> str:
+    """The message's canonical text (:func:`canonical`) with a question asking whether an
+    answer is right said as that answer, tentatively: "56, right?", "mitochondria, isn't it?"
+    and "is 56 right?" read as "56?". Every kind of answer is read from this text (an
+    expression's too: "2x + 6, right?" committed to nothing while "is it 2x + 6?" was graded)."""
+    text = _ELLIPSIS.sub(" ... ", canonical(message))
+    return _IS_IT_RIGHT.sub(r"\1\2?", _TAG_QUESTION.sub("?", text))
+
+
+# "...54": dots trailing off, not a decimal point ("...54" committed to nothing, while "...56"
+# was correct as the whole message less its punctuation).
+_ELLIPSIS = re.compile(r"\.{2,}")
+
+
+def taken_back(text: str) -> bool:
+    """Whether the learner takes back what they said before ("56? no", "2x + 6, scratch
+    that"): a "no" after an answer with nothing after it, not one asking whether ("56? or
+    no"). Read on :func:`statement`'s text, by every kind of answer."""
+    tail = max(0, len(text) - _NEAR)
+    retraction = _RETRACTION.search(text, tail)
+    if retraction is None:
+        return False
+    before = text[: retraction.start()]
+    return bool(before.strip(" ,.;:!?-\u2013")) and not _OR_BEFORE.search(
+        before, max(0, len(before) - _NEAR)
+    )
+
+
 def read_message(
     message: str,
     *,
@@ -754,7 +812,7 @@ def read_message(
     the worked solution's intermediate values (never an answer: "that's 28, then I double it"
     is a step), ``restated`` the prompt's own spellings of the answer's value ("3/8" in "write
     3/8 as a decimal": copying it out is no answer)."""
-    text = _TAG_QUESTION.sub("?", canonical(message))
+    text = statement(message)
     # a hedge in brackets ("chloroplast (not sure)") is a hedge as after a comma: its "not"
     # negated the answer, so a text answer with it went ungraded
     text = ASIDE.sub(_hedge_aside, text)
@@ -764,6 +822,8 @@ def read_message(
         correction = match
     if correction is not None and text[correction.end() :].strip():
         text = " " * correction.end() + text[correction.end() :]
+    if taken_back(text):
+        return Reading(None, "an answer taken back", steps=worked)
     if kind == "text":
         return _read_text(message, text, worked)
     if _BARE_NO.search(text):
@@ -906,13 +966,36 @@ def _alone(text: str, number: Number) -> bool:
 # -- text answers ------------------------------------------------------------------------------
 
 _LEAD_IN = re.compile(
-    r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|yes|yeah)\b[\s,]*)*"
-    r"(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
-    r"my\s+answer\s+is|the\s+answer\s+is|answer\s*:|it'?s|it\s+is|is\s+it|could\s+it\s+be|"
+    r"^(?:(?:so|ok|okay|well|um+|uh+|hmm+|oh|then|and|but|yes|yeah)\b[\s,]*)*"
+    r"(?:(?:(?:i\s+(?:think|guess|believe|reckon|would\s+say|'d\s+say)|maybe|perhaps|probably|"
+    r"my\s+(?:final\s+)?answer\s+is|the\s+answer\s+is|is\s+the\s+answer|it'?s|it\s+is|"
+    r"is\s+it|(?:is|was)n'?t\s+it|could\s+it\s+be|"
     r"would\s+it\s+be|that'?s|that\s+is|it\s+must\s+be|must\s+be|it\s+would\s+be|"
     # what code prints is the answer said ("it prints HiAda" was a remark, ungraded)
     r"it\s+(?:prints|outputs|shows|displays|will\s+print|would\s+print)|the\s+output\s+is|"
-    r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b[\s,:]*)*",
+    # how sure the learner is, or that this is their pick: not the answer's words ("I'd go
+    # with nitrogen" was a remark, ungraded, while "I'd go with carbon dioxide" was correct)
+    r"(?:i'?d|i\s+would|i'?ll|i\s+will)\s+(?:go\s+with|say|guess|pick|choose)|"
+    r"let\s+me\s+guess|(?:i'?m\s+)?(?:pretty|quite|fairly|really)\s+sure|definitely|"
+    r"obviously|surely|certainly|of\s+course|hopefully|idk|dunno|something\s+like|kind\s+of|"
+    r"sort\s+of|going\s+with|i'?m\s+going\s+with|guessing|my\s+(?:final\s+)?guess\s+is|"
+    r"(?:the\s+)?answer\s+(?:is|should\s+be|would\s+be|must\s+be)|(?:it\s+(?:should|has\s+to|"
+    r"would)|it'd|should|has\s+to|would)\s+be|(?:it'?s\s+)?gotta\s+be|i\s+feel\s+like(?=\s+it'?s\b|\s+it\s+is\b)|ans|"
+    r"it\s+happens\s+in|in|at|on|by|the|a|an|that)\b"
+    # "answer:", "my final answer:", "output:", "ans -", and "=" ("that gives result += n"
+    # is "that = result += n" once operator words are read) (no "\b" follows a colon)
+    r"|(?:(?:my|the|final)\s+)*(?:answer|output|guess|ans)\s*[:\-]|=(?!=))[\s,:]*)*",
+    re.IGNORECASE,
+)
+# Words after a text answer that say how sure the learner is or that it is their answer, not
+# what it is ("carbon dioxide obviously" was a list of two candidates, ungraded, while
+# "nitrogen obviously" was wrong; "chloroplast is my answer" was correct, "mitochondria is my
+# answer" a remark). Cut as a hedge after it is (`_HEDGE_AFTER`).
+_FILLER_AFTER = re.compile(
+    r"(?:[\s,]+(?:-+\s+)?(?:obviously|definitely|surely|for\s+sure|certainly|of\s+course|lol|"
+    r"haha+|hah|hmm+|then|final\s+answer|(?:is|was)\s+(?:my|the)\s+(?:final\s+)?answer|is\s+it|"
+    r"it\s+is|right|correct|yes|yeah|ok(?:ay)?|[:;]-?[()dp]|final|\(\s*final(?:\s+answer)?\s*\)|"
+    r"(?:is|was)\s+my\s+(?:final\s+)?guess|please|thanks|thank\s+you))+\s*$",
     re.IGNORECASE,
 )
 # How a learner says they are not certain, around an answer rather than in it.
@@ -923,13 +1006,14 @@ _HEDGES = (
     r"as\s+far\s+as\s+i\s+(?:know|can\s+tell|remember)|afaik|iirc|"
     r"if\s+i\s+(?:remember|recall)(?:\s+(?:it\s+)?(?:correctly|rightly|right))?|"
     r"i\s+(?:could|might|may)\s+be\s+wrong(?:\s+though)?|correct\s+me\s+if\s+i'?m\s+wrong|"
-    r"or\s+something(?:\s+like\s+that)?"
+    r"or\s+something(?:\s+like\s+that)?|i\s+hope(?:\s+so)?|hopefully|idk|i\s+dunno|dunno|"
+    r"kinda|kind\s+of|sort\s+of|let\s+me\s+guess|at\s+a\s+guess|if\s+i\s+had\s+to\s+guess"
 )
 _HEDGE_IN = re.compile(rf"(?<!\w)(?:{_HEDGES})(?!\w)", re.IGNORECASE)
 _HEDGE_AFTER_NUMBER = re.compile(rf"^[\s,]*(?:{_HEDGES})\s*[.!?]*\s*$", re.IGNORECASE)
 # A hedge after the answer ("carbon dioxide i think", "went, maybe"): not part of it, so the
 # tutor's "That's right: carbon dioxide is correct" echoes the answer, not the hedge.
-_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:{_HEDGES}))+\s*$", re.IGNORECASE)
+_HEDGE_AFTER = re.compile(rf"(?:[\s,]+(?:-+\s+)?(?:{_HEDGES}))+\s*$", re.IGNORECASE)
 # A clause that is only a hedge ("oxygen, as far as I know", "if I remember rightly, went"):
 # the answer is the other clause, said tentatively. Before, the hedge was read as a second
 # statement, and a wrong answer with it went ungraded while a right one was marked correct.
@@ -940,12 +1024,13 @@ _CONVERSATION = re.compile(
     r"no\s+idea|next|continue|again|what|why|how|huh|lol|bye|good|fine|right|wait|hmm+|um+|"
     r"uh+|oh|ah|go\s+on|got\s+it|i\s+see|makes\s+sense|interesting|wow|awesome|amazing|"
     r"oops|alright|all\s+right|really|seriously|weird|strange|neat|sweet|damn|ugh+|argh+|"
+    r"correct|guess|ha(?:ha)+|he(?:he)+|"
     r"(?:give|tell|show)\s+me.*|can\s+you.*|please\s+.*|i\s+(?:need|want)\s+.*)$",
     re.IGNORECASE,
 )
 _REMARK = re.compile(
     r"\b(?:i|i'm|im|i've|i'll|me|my|mine|you|you're|your|we|us|our|this|it|give\s+up|nothing|"
-    r"anything|everything|hard|confus\w*|stuck|help|idea|know|understand|sure|boring|hate|"
+    r"anything|everything|something|yours|obvious|harder|hard|confus\w*|stuck|help|idea|know|understand|sure|boring|hate|"
     r"stupid|dumb|ugh|whatever|sorry|please|thanks?|lol|tired|easy|difficult|again|try\w*|"
     r"works?|hint\w*|answer|question|explain|tell|show|give|lost|frustrat\w*)\b",
     re.IGNORECASE,
@@ -959,12 +1044,19 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
     if parts and len(hedged) == len(parts):
         return Reading(None, "a hedge, no answer", steps=worked)  # "I think so", "not sure"
     parts = [_unhedged(c) for c in parts if c not in hedged]
+    quoted = [c for c in parts if _QUOTES_THE_TUTOR.match(c.text)]
+    parts = [_after_quote(c) if c in quoted else c for c in parts]
+    parts = [c for c in parts if c.text.strip()]
     kept = [c for c in parts if not asks_about(c) and not negated(c, c.end)]
     if not kept:
         reason = (
             "a question about the term"
             if any(asks_about(c) for c in parts)
-            else ("a negated answer" if parts else "no answer stated")
+            else "a negated answer"
+            if parts
+            else "the tutor's words quoted"
+            if quoted
+            else "no answer stated"
         )
         return Reading(None, reason, steps=worked)
     stated = " ".join(c.text.strip() for c in kept)
@@ -973,14 +1065,35 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         or any(isinstance(c, _Hedged) for c in kept)
         or any(c.question for c in kept)
         or bool(_TENTATIVE.search(stated))
+        or bool(_HEDGE_IN.search(stated))
     )
     cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
-    cores = [_HEDGE_AFTER.sub("", core) for core in cores]
+    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]
+    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]  # either order
+    cores = [_WRAPPED.sub(r"\1", _MARKUP.sub("", core).strip()).strip() for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
     if not cores:
         return Reading(None, "no answer stated", steps=worked)
     reason = "the stated answer" if len(cores) == 1 else "several statements"
     return Reading(" ".join(cores), reason, tentative=tentative, steps=worked, parts=tuple(cores))
+
+
+def _after_quote(clause: Clause) -> Clause:
+    """What a clause that quotes the tutor says after the quote: what follows a colon ("you
+    asked which gas: oxygen" is the answer "oxygen"), else nothing ("the hint says carbon
+    dioxide" is the tutor's words, not the learner's answer)."""
+    colon = clause.text.find(":")
+    kind = type(clause)  # a hedged clause stays hedged
+    if colon < 0:
+        return kind(clause.end, clause.end, "", clause.question)
+    return kind(clause.start + colon + 1, clause.end, clause.text[colon + 1 :], clause.question)
+
+
+# A list bullet, a quote marker or emphasis around a text answer ("- result += n", "**went**"):
+# typing, not the answer's characters ("- result += n" was wrong, its "-" an operator).
+_MARKUP = re.compile(r"^(?:[-*>\u2022]\s+)+|^[*_`]+(?=\S)|(?<=\S)[*_`]+$")
+# The whole answer in one pair of brackets ("(result += n)", "[went]"), none inside.
+_WRAPPED = re.compile(r"^[(\[]([^()\[\]]+)[)\]]$")
 
 
 _COPULA_END = re.compile(r"\b(?:is|are|was|were|be|it'?s)\s*$", re.IGNORECASE)

@@ -285,10 +285,13 @@ def _grade_number(
     assert targets is not None
     accepted, givens, steps = targets.accepted, targets.givens, targets.steps
     restated = targets.restated
+    traced, rest = _traced(message, key, numeric=True)
     reading = reader.read_message(
-        message, kind="number", givens=givens, steps=steps, restated=restated
+        rest if traced else message, kind="number", givens=givens, steps=steps, restated=restated
     )
     problem = targets.problem
+    if traced and not reading.committed:
+        return _step_on_the_way(traced)
     if not reading.committed or reading.value is None:
         return Grade("none", reason=reading.reason, work=consistent_work(reading, problem))
     answer = reading.answer or ""
@@ -312,9 +315,6 @@ def _grade_number(
             reason=f"{reading.reason}: the value of the step the last hint asked for",
             work=consistent_work(reading, problem),
         )
-    traced = _traced_step(message, key, reading.value)
-    if traced:
-        return _step_on_the_way(traced, reading, "a value the exercise's code gives on the way")
     step = correct_step(message, answer) if reading.value in targets.steps else ""
     if step:
         # "7 x 4 = 28" for 7 x 8: a step of the worked solution, worked out right, is where
@@ -330,11 +330,11 @@ def _grade_number(
     return _wrong(answer, reading, f"{reading.reason}, not equal to the answer", problem)
 
 
-def _step_on_the_way(step: str, reading: reader.Reading, why: str) -> Grade:
+def _step_on_the_way(step: str) -> Grade:
     return Grade(
         "none",
         facts=(f"the learner's step {step!r} is right, a step on the way, not the answer",),
-        reason=f"{reading.reason}: {why}",
+        reason="a trace of the code: a value the exercise's code gives on the way",
     )
 
 
@@ -343,6 +343,7 @@ def _step_on_the_way(step: str, reading: reader.Reading, why: str) -> Grade:
 # over ("total += n  # 2, then 6, then 12").
 _ASSIGNED = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)\s*([-+*/]?)=(?!=)\s*([^,\n#]*)")
 _NAMED = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\b|\bprint\(\s*([A-Za-z_]\w*)\s*\)")
+_OVER_A_LIST = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+\[([^\]\n]*)\]")
 _LITERAL = re.compile(r"""^\s*(?:(-?\d+(?:\.\d+)?)|'([^']*)'|"([^"]*)")\s*$""")
 _COMMENT_VALUE = re.compile(r"""'([^']*)'|"([^"]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])""")
 # "x is 5", "x = 5", "x was 5 at first", "total becomes 6": a name, then its value
@@ -367,6 +368,13 @@ def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
                 if literal is not None and not assigned.group(2) and not tuple_target:
                     found.setdefault(assigned.group(1), set()).add(_spelled(literal))
             names += [m.group(1) or m.group(2) for m in _NAMED.finditer(code)]
+            for loop in _OVER_A_LIST.finditer(code):
+                # "for n in [2, 4, 6]": n takes each item ("n is 2 then 4 then 6, total is 12"
+                # was a list of four numbers)
+                items = [_LITERAL.match(item) for item in loop.group(2).split(",")]
+                found.setdefault(loop.group(1), set()).update(
+                    _spelled(item) for item in items if item is not None
+                )
             for name in names if comment else ():
                 values = {_spelled(m) for m in _COMMENT_VALUE.finditer(comment)}
                 found.setdefault(name, set()).update(values)
@@ -401,31 +409,43 @@ def _of_the_variable(said: str, key: AnswerKey) -> str:
     return found.group(2).strip()
 
 
-def _traced_step(message: str, key: AnswerKey, value: Fraction | str | None) -> str:
-    """The learner's statement of a value the exercise's code gives a variable on the way ("x
-    is 5" on var_update, whose code starts "x = 5"; "total is 6" after the second pass), as
-    read, or "". Such a statement is a step of tracing the code, true of the code, not the
-    printed answer: it was graded wrong ("x is 5" as the wrong answer 5). A value the variable
-    never takes ("x is 9"), and a message naming no variable ("it prints 5"), are graded as
-    before; the answer's own value is graded as the answer."""
-    if value is None:
-        return ""
-    numeric = isinstance(value, Fraction)
+def _traced(message: str, key: AnswerKey, *, numeric: bool) -> tuple[str, str]:
+    """The learner's first statement of a value the exercise's code gives a variable on the way
+    ("x is 5" on var_update, whose code starts "x = 5"; "total is 6" after the second pass), as
+    read, or ""; and the message with every such statement blanked out (canonical for a numeric
+    key), which is what the learner commits to. Such a statement is a step of tracing the code,
+    true of the code, not the printed answer: it was graded wrong ("x is 5" as the wrong answer
+    5), and "x is 5 and then it prints 7" was a list of two numbers. A value the variable never
+    takes ("x is 9") and the answer's own value ("x is 7") stay in the message, graded."""
+    trace = _trace(key)
+    if not trace:
+        return "", message  # no code in the exercise (most): the message is read once, as sent
     text = reader.canonical(message) if numeric else message
-    for name, values in _trace(key).items():
+    first, first_at, rest = "", 0, text
+    for name, values in trace.items():
         for found in re.finditer(
             rf"(?<![\w.])({re.escape(name)})\s+{_TRACE_VERB}\s+['\"]?([^'\",;!?]+?)['\"]?"
-            r"(?=\s*(?:$|[,.;!?]|\s(?:at|after|before|on|when|then|first|now)\b))",
+            r"(?=\s*(?:$|[,.;!?]|\s(?:and|so|at|after|before|on|when|then|first|now)\b))",
             text,
             re.IGNORECASE,
         ):
-            said = _value_text(found.group(2).rstrip("."))
-            # the statement holds the answer the message commits to: no number after it ("x is
-            # 5, so 5" commits to 5, said again as the answer)
-            last = not numeric or not reader.numbers(text[found.end() :])
-            if said in values and (not numeric or said == f"= {value}") and last:
-                return found.group(0).strip()
-    return ""
+            if _value_text(found.group(2).rstrip(".")) not in values:
+                continue
+            end = found.end()
+            # the values it takes next, said on ("i is 2 then 5 then 8"): the same trace
+            while (more := _NEXT_VALUE.match(text, end)) and _value_text(more.group(1)) in values:
+                end = more.end()
+            if not first or found.start() < first_at:
+                first, first_at = text[found.start() : end].strip(), found.start()
+            rest = rest[: found.start()] + " " * (end - found.start()) + rest[end:]
+    return first, rest
+
+
+# A variable's next value in a trace, after its first: ", 5", " then 5", " and then 'Ada'".
+_NEXT_VALUE = re.compile(
+    r"""\s*,?\s*(?:and\s+)?(?:then\s+)?['"]?([^'",;!?\s]+?)['"]?(?=\s|$|[,.;!?])""",
+    re.IGNORECASE,
+)
 
 
 def _values(asked: Sequence[str]) -> frozenset[Fraction]:
@@ -448,7 +468,9 @@ def _expression_key(answer: str) -> bool:
 def _grade_expression(message: str, key: AnswerKey) -> Grade:
     """An algebraic answer ("2x + 6"): the last stated expression, equal to the key's under
     SymPy's simplification."""
-    text = reader.canonical(message)
+    text = reader.statement(message)
+    if reader.taken_back(text):
+        return Grade("none", reason="an answer taken back")
     parts = [c for c in reader.clauses(text) if not reader.asks_about(c)]
     parts = [c for c in parts if not reader.negated(c, c.end)]
     if not parts:
@@ -497,7 +519,10 @@ def _unspaced(text: str) -> str:
 
 
 def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ()) -> Grade:
-    reading = reader.read_message(message, kind="text")
+    traced, rest = _traced(message, key, numeric=False)
+    reading = reader.read_message(rest if traced else message, kind="text")
+    if traced and not reading.committed:
+        return _step_on_the_way(traced)
     if not reading.committed or reading.answer is None:
         return Grade("none", reason=reading.reason)
     said = reading.answer
@@ -507,9 +532,6 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if _as_written(said, wrong_answers):
         return _wrong(said, reading, f"{reading.reason}, a misconception's answer as written")
     spellings = (key.answer, *key.accept)
-    step = _traced_step(said, key, said)
-    if step:
-        return _step_on_the_way(step, reading, "a value the exercise's code gives on the way")
     said = _of_the_variable(said, key)
     if re.search(r"\d", said) and not any(re.search(r"\d", s) for s in spellings):
         return Grade("none", reason="a number does not answer a text question")

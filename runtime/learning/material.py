@@ -27,7 +27,7 @@ from pedrag.kernel.code_steps import Step, has_step, solution_step, steps
 from pedrag.kernel.misconceptions import Signals, first_signalled
 from pedrag.kernel.wording import MATERIAL_PLACEHOLDERS
 from pedrag.runtime.detect.folding import stem
-from pedrag.runtime.learning.working import first_slip, step_values
+from pedrag.runtime.learning.working import asked_values, first_slip, step_values
 
 if TYPE_CHECKING:
     from pedrag.compiler.check_cache import Memo
@@ -145,6 +145,20 @@ class Material:
         )
         return (self.concept, "", where) if where else (self.concept, term, "")
 
+    def asks(self, hint: str) -> tuple[str, ...]:
+        """The values ``hint`` asks the learner to work out (`working.asked_values`): its
+        calculation's, or the worked solution's step it asks for without one. A value read
+        from the solution is left out when a misconception declares it as its wrong answer
+        ("64", what is left of 144 after ten eights, for 144 / 8): the author says that
+        value, given, is the wrong answer, and a hint that does not calculate it ("How many
+        eights make 144?") must not make it a step."""
+        calculated = step_values(hint)
+        if calculated:
+            return calculated
+        declared = {answer.strip() for signals in self.signals for answer in signals.answers}
+        found = asked_values(hint, self.solution, self.results)
+        return tuple(value for value in found if value not in declared)
+
     def diagnose(self, message: str, *, answer: bool = True) -> str:
         """The misconception the learner's message signals (its text), or "". ``answer=False``:
         the message is no answer (the grader's `NOT_ANSWERS`), so a wrong answer's words in it
@@ -223,7 +237,7 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
         done = max(done, int(said.get("hints", 0)))
     stated = set(_NUMBER.findall(message))
     for index, hint in enumerate(material.hints):
-        if stated & set(step_values(hint)):  # the value of the calculation this step asks for
+        if stated & set(material.asks(hint)):  # the value of the calculation this step asks for
             done = max(done, index + 1)
     return min(max(done, code_steps_done(material, message)), len(material.hints))
 
@@ -482,7 +496,8 @@ def after_reply(
         if " ".join(text.split()) not in folded:
             continue
         if name == "hint":
-            asked = step_values(text)  # what the hint the learner now sees asks them to work out
+            # what the hint the learner now sees asks them to work out
+            asked = material.asks(text) if material is not None else step_values(text)
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
             # the step shown was the first the learner had not done
             new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)

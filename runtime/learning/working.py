@@ -87,6 +87,31 @@ def step_values(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=512)  # as step_values: read for every hint on every turn
+def asked_values(hint: str, solution: str, results: tuple[str, ...]) -> tuple[str, ...]:
+    """The values a hint asks the learner to work out: its calculation's (`step_values`), or,
+    for a hint that asks a question with no calculation in it ("Add the tens to 38 first. What
+    do you get?"), the worked solution's steps on a number the hint names whose value is one
+    of the solution's intermediate ``results`` ("38 + 40" in "38 + 47 = 38 + 40 + 7 = 78 + 7 =
+    85": "78"). Before, such a hint recorded no value, and the learner who did the step it
+    asked for had an attempt counted against them."""
+    calculated = step_values(hint)
+    if calculated or "?" not in hint:
+        return calculated
+    from pedrag.runtime.learning.answer_reader import canonical, numbers
+
+    named = {number.value for number in numbers(canonical(hint))}
+    out: list[str] = []
+    for match in _ASKED_STEP.finditer(solution):
+        left, right = Fraction(match.group(1)), Fraction(match.group(3))
+        if not {left, right} & named:
+            continue
+        value = _apply(left, _WORDED.get(match.group(2), match.group(2)), right)
+        if value is not None and value.denominator == 1 and str(value.numerator) in results:
+            out.append(str(value.numerator))
+    return tuple(dict.fromkeys(out))
+
+
 def correct_step(message: str, value: str) -> str:
     """The step of the learner's working that checks out and gives ``value`` ("23 x 40 = 920"
     for "920"), or "": a value graded as a wrong final answer may be a right step on the way.
@@ -120,5 +145,10 @@ def _step_giving(message: str, wanted: Fraction) -> str:
 
 
 def first_slip(message: str) -> str:
-    """The first step of the learner's working that does not check out, as written, or ""."""
-    return _equation_slip(message) or _list_slip(message)
+    """The first step of the learner's working that does not check out, as written, or "". A
+    step in words ("seven times four is 26") is read as the grader reads it, as `correct_step`
+    reads one (`answer_reader.canonical`), and quoted as read ("7 * 4 = 26"): read as written
+    only, a worded slip went unseen and the tutor probed in general."""
+    from pedrag.runtime.learning.answer_reader import canonical  # the one number-words reader
+
+    return _equation_slip(message) or _equation_slip(canonical(message)) or _list_slip(message)
