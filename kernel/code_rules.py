@@ -36,16 +36,38 @@ _INDIRECT = frozenset(
 )
 
 
+class CodeTooDeep(ValueError):
+    """Code whose syntax tree is too deep for this process to build (a 5,000-term sum, a
+    thousand nested brackets): Python's parser gives up with a RecursionError or a
+    MemoryError, not a SyntaxError. The rules cannot read it, so it is refused rather than
+    waved through: the sandbox, parsing it from a shallower stack, might run it."""
+
+    def __init__(self) -> None:
+        super().__init__("the code is nested too deeply to read")
+
+
+def parse_python(code: str) -> ast.Module | None:
+    """``code``'s syntax tree, or None when it is not Python (the tests then report it).
+    Raises :class:`CodeTooDeep` for code too deep to build a tree of: the one parser of a
+    learner's code, so every reader of it fails the same, closed way."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError):
+        raise CodeTooDeep() from None
+
+
 def forbidden_use(code: str, forbid: Sequence[str]) -> str | None:
     """The first use of a forbidden name in Python ``code``, read from its syntax tree: as a
     name (a call, or a variable of that name), a parameter, an attribute (`builtins.sum`), a
     string naming it, an import of it, or a way around writing it (`_INDIRECT`); None when
-    there is none or the code does not parse (the tests then report it)."""
+    there is none or the code does not parse (the tests then report it). Raises
+    :class:`CodeTooDeep` (`parse_python`)."""
     if not forbid:
         return None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = parse_python(code)
+    if tree is None:
         return None
     banned = set(forbid)
     # Any use of a builtin's name counts, the learner's own variable of that name included:
@@ -87,9 +109,8 @@ def missing_structure(code: str, require: Sequence[str]) -> str | None:
     and a loop that does nothing (`for n in nums: pass`) beside them is no loop either."""
     if not require:
         return None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = parse_python(code)
+    if tree is None:
         return None
     kinds = set()
     for node in ast.walk(tree):

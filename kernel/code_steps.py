@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from pedrag.kernel.code_rules import CodeTooDeep, parse_python
+
 WILDCARD = "___"  # the outline's blank: any expression
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BODIES = ("body", "orelse", "finalbody", "handlers")
@@ -75,12 +77,14 @@ def _header(statement: ast.stmt) -> ast.AST:
 
 
 def steps(code: str) -> list[Step]:
-    """Every statement of ``code`` with its loop depth, in order; [] when it does not parse."""
+    """Every statement of ``code`` with its loop depth, in order; [] when it does not parse,
+    or is too deep to read (`code_rules.parse_python`; its shapes are copied and compared
+    recursively, so a statement too deep for that reads as no step)."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+        tree = parse_python(code)
+        return list(_walk(tree.body, 0)) if tree is not None else []
+    except (CodeTooDeep, RecursionError, MemoryError):
         return []
-    return list(_walk(tree.body, 0))
 
 
 def _walk(body: list[ast.stmt], depth: int) -> Iterator[Step]:

@@ -9,13 +9,13 @@ code the exercise does not accept.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from pedrag.compiler.check_cache import Memo
 from pedrag.compiler.checks import CheckInfo
 from pedrag.dsl.diagnostics import Diagnostic, Severity
 from pedrag.dsl.loader import LoadedFile
-from pedrag.kernel.code_rules import forbidden_use, missing_structure
+from pedrag.kernel.code_rules import CodeTooDeep, forbidden_use, missing_structure
 
 INFO = CheckInfo(
     name="solution-breaks-exercise",
@@ -50,13 +50,8 @@ def run(files: list[LoadedFile], memo: Memo | None = None) -> Iterator[Diagnosti
         for index, exercise in enumerate(curriculum.model.exercises):
             if not exercise.tests or not exercise.solution:
                 continue  # only code is graded by `forbid:` and `require:`
-            used = forbidden_use(exercise.solution, exercise.forbid)
-            missing = missing_structure(exercise.solution, exercise.require)
-            if used is not None:
-                broken = f"uses {used}, which its `forbid:` list does not allow"
-            elif missing is not None:
-                broken = f"has no {missing} doing the work, which its `require:` asks for"
-            else:
+            broken = _broken(exercise.solution, exercise.forbid, exercise.require)
+            if broken is None:
                 continue
             path = ("exercises", index, "solution")
             span = loaded.positions.span(path) if loaded.positions else None
@@ -68,3 +63,17 @@ def run(files: list[LoadedFile], memo: Memo | None = None) -> Iterator[Diagnosti
                 items=(f"exercise:{exercise.id}",),
                 help=INFO.fix,
             )
+
+
+def _broken(solution: str, forbid: Sequence[str], require: Sequence[str]) -> str | None:
+    """What the solution does that its exercise does not allow, or None."""
+    try:
+        used = forbidden_use(solution, forbid)
+        missing = missing_structure(solution, require)
+    except CodeTooDeep as too_deep:  # a learner's code this deep is not graded either
+        return f"cannot be read: {too_deep}"
+    if used is not None:
+        return f"uses {used}, which its `forbid:` list does not allow"
+    if missing is not None:
+        return f"has no {missing} doing the work, which its `require:` asks for"
+    return None

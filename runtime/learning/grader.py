@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-from pedrag.kernel.code_rules import forbidden_use, missing_structure
+from pedrag.kernel.code_rules import CodeTooDeep, forbidden_use, missing_structure
 from pedrag.kernel.exact import decimal_fraction
 from pedrag.runtime.detect.detector import AnswerKey
 from pedrag.runtime.learning import answer_reader as reader
@@ -795,7 +795,16 @@ def _grade_code(
     author did not write, valued by the worked ``solution`` (`generated_tests`): code written
     for the declared tests alone (a table of their answers) does not pass."""
     digest = hashlib.sha256(" ".join(code.split()).encode("utf-8")).hexdigest()[:12]
-    used = forbidden_use(code, forbid)
+    try:
+        used = forbidden_use(code, forbid)
+        missing = missing_structure(code, require) if used is None else None
+    except CodeTooDeep as too_deep:  # unreadable, so unchecked: no credit, and no attempt
+        return Grade(
+            "error",
+            f"code:{digest}",
+            (f"the learner's code could not be graded: {too_deep}",),
+            reason="the code could not be read",
+        )
     if used is not None:
         return Grade(
             "wrong",
@@ -807,7 +816,6 @@ def _grade_code(
             reason=f"uses {used}, which the exercise forbids",
             work=True,
         )
-    missing = missing_structure(code, require)
     if missing is not None:
         return Grade(
             "wrong",

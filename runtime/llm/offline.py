@@ -245,6 +245,9 @@ def _spoken(ordered: list[str], prompt: str) -> list[tuple[str, str]]:
     return [*((text, text) for text in ordered), *restated, *around]
 
 
+QUOTE_MAX = 80
+"""The longest answer a reply quotes back: a learner who pastes a page of text as their
+answer is told it is wrong without the page read back to them."""
 _WRONG_FACT = re.compile(r"^the learner's answer (['\"])(.*)\1 is not correct$")
 _FAILED_TEST = re.compile(r"^test (.+) failed: got (.+), expected (.+)$")
 _RIGHT_STEP = re.compile(r"^the learner's step (['\"])(.*)\1 is right, a step on the way\b")
@@ -262,9 +265,10 @@ def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool =
     is still told a wrong answer was wrong (``pedrag.runtime.turn.supervision.fallbacks``)."""
     for fact in (fact.strip() for fact in facts):
         if match := _WRONG_FACT.match(fact):
-            if not quoting:
+            written = as_written(match.group(2), message)
+            if not quoting or len(written) > QUOTE_MAX:
                 return "Not quite, that isn't it."
-            return f"Not quite: {as_written(match.group(2), message)} isn't it."
+            return f"Not quite: {written} isn't it."
         if match := _RIGHT_STEP.match(fact):  # the grader's: "23 x 40 = 920" on the way
             if not quoting:
                 return "That step is right, but it is a step on the way, not the answer yet."
