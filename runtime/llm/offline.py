@@ -265,8 +265,10 @@ def grader_preface(facts: tuple[str, ...], message: str = "", *, quoting: bool =
     is still told a wrong answer was wrong (``pedrag.runtime.turn.supervision.fallbacks``)."""
     for fact in (fact.strip() for fact in facts):
         if match := _WRONG_FACT.match(fact):
+            if not quoting or len(match.group(2)) > QUOTE_MAX:  # before the search for it:
+                return "Not quite, that isn't it."  # a 4,000-word answer took 2 s to find
             written = as_written(match.group(2), message)
-            if not quoting or len(written) > QUOTE_MAX:
+            if len(written) > QUOTE_MAX:
                 return "Not quite, that isn't it."
             return f"Not quite: {written} isn't it."
         if match := _RIGHT_STEP.match(fact):  # the grader's: "23 x 40 = 920" on the way
