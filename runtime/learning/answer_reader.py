@@ -585,6 +585,11 @@ class Reading:
     #: A text answer's statements one by one ("quick? gracefully?" is two), so a grader can
     #: tell one answer said twice from several different guesses joined in ``answer``.
     parts: tuple[str, ...] = field(default=())
+    #: The message names an answer the learner does not stand by: taken back ("oxygen? no"),
+    #: negated ("not oxygen") or the tutor's words quoted ("the hint says oxygen"). Its words
+    #: are then no answer for anything read from them: the grade, and the misconception a
+    #: wrong answer's words signal (`grader.answer_words_signal`).
+    disowned: bool = False
 
     @property
     def committed(self) -> bool:
@@ -823,7 +828,7 @@ def read_message(
     if correction is not None and text[correction.end() :].strip():
         text = " " * correction.end() + text[correction.end() :]
     if taken_back(text):
-        return Reading(None, "an answer taken back", steps=worked)
+        return Reading(None, "an answer taken back", steps=worked, disowned=True)
     if kind == "text":
         return _read_text(message, text, worked)
     if _BARE_NO.search(text):
@@ -881,7 +886,7 @@ def read_message(
             if bounds
             else "no answer stated"
         )
-        return Reading(None, reason, steps=worked)
+        return Reading(None, reason, steps=worked, disowned=negations > 0 and not asked)
     bare = {n.value for n, result in candidates if not result}
     if len(bare) >= 2 or len({n.value for n, _ in candidates}) >= 2 and _RANGE.search(text):
         return Reading(None, "a list or range of candidates", steps=worked)
@@ -1058,7 +1063,8 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
             if quoted
             else "no answer stated"
         )
-        return Reading(None, reason, steps=worked)
+        disowned = reason in ("a negated answer", "the tutor's words quoted")
+        return Reading(None, reason, steps=worked, disowned=disowned)
     stated = " ".join(c.text.strip() for c in kept)
     tentative = (
         bool(hedged)

@@ -54,6 +54,7 @@ class Grade:
     tentative: bool = False  # "is it 56?": an attempt, graded as one
     work: bool = False  # the message's working is checkable and consistent (`shows_work`)
     value: Fraction | None = None  # a numeric answer's value: "55", "55.0" and "110/2" are one
+    disowned: bool = False  # its answer taken back, negated or quoted (`Reading.disowned`)
 
     @property
     def answer_identity(self) -> str | None:
@@ -190,6 +191,16 @@ def grade(
     return result
 
 
+def answer_words_signal(result: Grade, intent: object) -> bool:
+    """Whether the wrong answers a message names may signal a misconception (`Material.
+    diagnose`'s ``answer``), by the grader's reading of it: not when it is no answer (its
+    intent is one of `NOT_ANSWERS`) nor when the learner does not stand by the answer it names
+    (``disowned``: taken back, negated, the tutor's words quoted). Before, "oxygen? no" was
+    graded as no answer while the tutor still said "Plants do not take in oxygen..." to it, a
+    diagnosis of an answer the learner had withdrawn."""
+    return intent not in NOT_ANSWERS and not result.disowned
+
+
 def _correct(
     answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
 ) -> Grade:
@@ -293,7 +304,12 @@ def _grade_number(
     if traced and not reading.committed:
         return _step_on_the_way(traced)
     if not reading.committed or reading.value is None:
-        return Grade("none", reason=reading.reason, work=consistent_work(reading, problem))
+        return Grade(
+            "none",
+            reason=reading.reason,
+            work=consistent_work(reading, problem),
+            disowned=reading.disowned,
+        )
     answer = reading.answer or ""
     if units and reading.unit and not any(reader.same_text(reading.unit, unit) for unit in units):
         return _wrong(
@@ -470,11 +486,14 @@ def _grade_expression(message: str, key: AnswerKey) -> Grade:
     SymPy's simplification."""
     text = reader.statement(message)
     if reader.taken_back(text):
-        return Grade("none", reason="an answer taken back")
-    parts = [c for c in reader.clauses(text) if not reader.asks_about(c)]
-    parts = [c for c in parts if not reader.negated(c, c.end)]
+        return Grade("none", reason="an answer taken back", disowned=True)
+    asked = [c for c in reader.clauses(text) if not reader.asks_about(c)]
+    parts = [c for c in asked if not reader.negated(c, c.end)]
     if not parts:
-        return Grade("none", reason="a question about the term or a negated answer")
+        negated = bool(asked)  # "not 2x + 5": the learner's own words denied
+        return Grade(
+            "none", reason="a question about the term or a negated answer", disowned=negated
+        )
     last = parts[-1].text.split("=")[-1]
     said = reader._LEAD_IN.sub("", last.strip()).strip(" .!?")
     expression = reader.parse_expression(said)
@@ -524,7 +543,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if traced and not reading.committed:
         return _step_on_the_way(traced)
     if not reading.committed or reading.answer is None:
-        return Grade("none", reason=reading.reason)
+        return Grade("none", reason=reading.reason, disowned=reading.disowned)
     said = reading.answer
     if not reader.text_words(said) and not _as_written(said, (key.answer, *key.accept)):
         # brackets or punctuation alone ("(((", "?!") say nothing: were graded wrong, an attempt
