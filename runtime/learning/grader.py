@@ -368,9 +368,19 @@ _TRACE_VERB = r"(?:is|was|=|equals|becomes|became|holds|stores|starts\s+(?:at|as
 
 @functools.lru_cache(maxsize=256)  # once per exercise (its key)
 def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
-    """Each variable of the exercise's code and the values it takes on the way, read from the
-    prompt and the worked solution (the key's text, never the learner's), the answer's own
-    values left out: stating the answer is answering."""
+    """Each variable of the exercise's code and the values it takes on the way (`_taken`), the
+    answer's own values left out: stating the answer is answering."""
+    answers = {_value_text(s) for s in (key.answer, *key.accept)}
+    taken = _taken(key)
+    return {name: v - answers for name, v in taken.items() if v - answers}
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise (its key)
+def _taken(key: AnswerKey) -> dict[str, frozenset[str]]:
+    """Each variable of the exercise's code and every value it takes, read from the prompt and
+    the worked solution (the key's text, never the learner's): its literal assignments, the
+    items of a list it loops over, the values a line's comment lists for it, and what a
+    comment says it becomes ("# n becomes -2 after the fourth line")."""
     found: dict[str, set[str]] = {}
     for text in (key.prompt or "", key.solution or ""):
         for line in text.splitlines():
@@ -394,8 +404,16 @@ def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
             for name in names if comment else ():
                 values = {_spelled(m) for m in _COMMENT_VALUE.finditer(comment)}
                 found.setdefault(name, set()).update(values)
-    answers = {_value_text(s) for s in (key.answer, *key.accept)}
-    return {name: frozenset(v - answers) for name, v in found.items() if v - answers}
+            for said in _COMMENT_BECOMES.finditer(comment):
+                if said.group(1) in found:  # a variable of the code, not any word
+                    found[said.group(1)].add(_value_text(said.group(2)))
+    return {name: frozenset(values) for name, values in found.items() if values}
+
+
+# What a comment says a variable's value is ("# n becomes -2 after the fourth line").
+_COMMENT_BECOMES = re.compile(
+    rf"(?<![\w.])([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(-?\d+(?:\.\d+)?)(?![\w.])", re.IGNORECASE
+)
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -454,7 +472,44 @@ def _traced(message: str, key: AnswerKey, *, numeric: bool) -> tuple[str, str]:
             if not first or found.start() < first_at:
                 first, first_at = text[found.start() : end].strip(), found.start()
             rest = rest[: found.start()] + " " * (end - found.start()) + rest[end:]
+    if numeric:
+        for run in _RUN.finditer(rest):
+            end = _bare_trace_end(run, _taken(key), key)
+            if end is None:
+                continue
+            if not first or run.start() < first_at:
+                first, first_at = rest[run.start() : end].strip(" ,"), run.start()
+            rest = rest[: run.start()] + " " * (end - run.start()) + rest[end:]
     return first, rest
+
+
+# Two or more numbers said one after another ("10, 7, 4, 1, -2", "2 then 6 then 12"), none of
+# them an operand.
+_NUMBER_IN_RUN = r"-?\d+(?:\.\d+)?"
+_RUN = re.compile(
+    rf"(?<![\w.+*/^=-]){_NUMBER_IN_RUN}"
+    rf"(?:(?:\s*,\s*(?:and\s+)?(?:then\s+)?|\s+(?:and\s+)?then\s+){_NUMBER_IN_RUN}){{1,}}"
+    r"(?!\w|\.\d|\s*[-+*/^=x(])",
+    re.IGNORECASE,
+)
+
+
+def _bare_trace_end(
+    run: re.Match[str], taken: dict[str, frozenset[str]], key: AnswerKey
+) -> int | None:
+    """Where a bare trace of one variable ends, when ``run`` is one: each of its values is one
+    the variable takes, the answer's own value included ("10, 7, 4, 1" on while_countdown:
+    n takes 4, and 4 lines is the answer). Before, that 4 was a candidate beside the count
+    after it, and "10, 7, 4, 1, -2 so 5 lines" was a list, ungraded. A last value that is the
+    answer's stays in the message: a trace may end on what the code prints ("5 then 7")."""
+    values = [(v.group(), v.end()) for v in re.finditer(_NUMBER_IN_RUN, run.group())]
+    said = {_value_text(v) for v, _ in values}
+    if not any(said <= v for v in taken.values()):
+        return None
+    answers = {_value_text(s) for s in (key.answer, *key.accept)}
+    if _value_text(values[-1][0]) in answers:
+        return run.start() + values[-2][1]
+    return run.end()
 
 
 # A variable's next value in a trace, after its first: ", 5", " then 5", " and then 'Ada'".

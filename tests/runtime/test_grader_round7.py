@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pedrag.runtime.detect.detector import AnswerKey
-from pedrag.runtime.learning.grader import answer_words_signal, grade
+from pedrag.runtime.learning.grader import answer_words_signal, grade, grade_exercise
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.tutor import Tutor
 
@@ -82,3 +82,34 @@ def test_the_diagnosis_reads_answer_words_as_the_grader_does(
 ) -> None:
     assert answer_words_signal(grade(message, key), "attempt") is signal
     assert not answer_words_signal(grade(message, key), "solution_demand")
+
+
+# -- 2. a bare trace of a loop's values, then the count ------------------------------------------
+
+COUNTDOWN = ["10, 7, 4, 1", "10, 7, 4, 1, -2", "10 then 7 then 4 then 1", "n is 10, 7, 4, 1"]
+COUNTED = ["{trace} so {n} lines", "{trace}, so {n}", "it prints {trace} so {n} lines"]
+COUNTED += ["{trace}. That's {n} lines", "{trace} so the answer is {n}"]
+
+
+@pytest.mark.parametrize("shape", COUNTED)
+@pytest.mark.parametrize("trace", COUNTDOWN)
+def test_a_trace_of_the_loops_values_leaves_the_count_graded(
+    tutor: Tutor, trace: str, shape: str
+) -> None:
+    exercise = _exercise(tutor, "while_countdown")  # n takes 10, 7, 4, 1, then -2; 4 lines
+    for count, verdict in (("4", "correct"), ("5", "wrong"), ("6", "wrong")):
+        result = grade_exercise(shape.format(trace=trace, n=count), exercise)
+        assert (result.verdict, result.candidate) == (verdict, count), result.reason
+
+
+@pytest.mark.parametrize("trace", COUNTDOWN)
+def test_a_trace_of_the_loops_values_alone_is_a_step(tutor: Tutor, trace: str) -> None:
+    # "10, 7, 4, 1, -2" was correct as the 4 among the values
+    assert grade_exercise(trace, _exercise(tutor, "while_countdown")).verdict == "none"
+
+
+def test_values_the_code_never_gives_are_no_trace(tutor: Tutor) -> None:
+    exercise = _exercise(tutor, "while_countdown")
+    assert grade_exercise("10, 8, 6, 4 so 5 lines", exercise).verdict == "none"  # a list
+    assert grade_exercise("9, 6 so 4", exercise).verdict == "none"
+    assert grade_exercise("4 or 5", exercise).verdict == "none"
