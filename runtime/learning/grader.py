@@ -434,9 +434,10 @@ def _of_the_variable(said: str, key: AnswerKey) -> str:
     to nothing. An answer that is itself code ("result += n") is judged as written."""
     if any(reader.operators(spelling) for spelling in (key.answer, *key.accept)):
         return said
-    names = {
-        m.group(1) for t in (key.prompt or "", key.solution or "") for m in _ASSIGNED.finditer(t)
-    }
+    texts = (key.prompt or "", key.solution or "")
+    names = {m.group(1) for t in texts for m in _ASSIGNED.finditer(t)}
+    # a loop's variable too ("i is 2 then 5 then 9" on range_output, whose code assigns none)
+    names |= {m.group(1) for t in texts for m in _NAMED.finditer(t) if m.group(1)}
     found = re.match(rf"^\s*([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(\S.*)$", said, re.IGNORECASE)
     if found is None or found.group(1) not in names:
         return said
@@ -469,6 +470,8 @@ def _traced(message: str, key: AnswerKey, *, numeric: bool) -> tuple[str, str]:
             # the values it takes next, said on ("i is 2 then 5 then 8"): the same trace
             while (more := _NEXT_VALUE.match(text, end)) and _value_text(more.group(1)) in values:
                 end = more.end()
+            if not numeric and _goes_on_wrong(more, values):
+                continue  # "i is 2 then 5 then 9": the learner's sequence, graded whole
             if not first or found.start() < first_at:
                 first, first_at = text[found.start() : end].strip(), found.start()
             rest = rest[: found.start()] + " " * (end - found.start()) + rest[end:]
@@ -510,6 +513,18 @@ def _bare_trace_end(
     if _value_text(values[-1][0]) in answers:
         return run.start() + values[-2][1]
     return run.end()
+
+
+def _goes_on_wrong(more: re.Match[str] | None, values: frozenset[str]) -> bool:
+    """A trace of numbers that goes on with a number the variable never takes ("i is 2 then 5
+    then 9" on range_output, whose answer is the values i takes, "2 5 8"): said for a text
+    key, the whole run is the sequence the learner says the code gives, wrong at its end. Cut
+    where the values stop, it was graded wrong as "9" alone, an echo of a number the learner
+    never offered as the answer; for a number key the value after a trace is the one answer
+    ("total is 2 then 6 then 13": 13), as before."""
+    if more is None or not all(value.startswith("= ") for value in values):
+        return False
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", more.group(1)) is not None
 
 
 # A variable's next value in a trace, after its first: ", 5", " then 5", " and then 'Ada'".

@@ -113,3 +113,33 @@ def test_values_the_code_never_gives_are_no_trace(tutor: Tutor) -> None:
     assert grade_exercise("10, 8, 6, 4 so 5 lines", exercise).verdict == "none"  # a list
     assert grade_exercise("9, 6 so 4", exercise).verdict == "none"
     assert grade_exercise("4 or 5", exercise).verdict == "none"
+
+
+# -- 3. a trace of a text answer's values that goes wrong ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "echo"),
+    [
+        ("i is 2 then 5 then 9", "2 then 5 then 9"),  # was "9"
+        ("i is 2 then 9", "2 then 9"),  # was "9"
+        ("i is 2 then 6 then 18", "2 then 6 then 18"),  # was "6 then 18"
+        ("i is 2 then 5 then 9?", "2 then 5 then 9"),
+        ("2 then 5 then 9", "2 then 5 then 9"),  # the same sequence without the variable
+    ],
+)
+def test_a_wrong_trace_of_the_printed_values_is_graded_and_echoed_whole(
+    tutor: Tutor, message: str, echo: str
+) -> None:
+    result = grade_exercise(message, _exercise(tutor, "loop_range_output"))
+    assert (result.verdict, result.candidate) == ("wrong", echo), result.reason
+
+
+def test_a_trace_of_the_values_the_code_gives_is_still_a_step(tutor: Tutor) -> None:
+    exercise = _exercise(tutor, "loop_range_output")
+    assert grade_exercise("i is 2 then 5 then 8", exercise).verdict == "none"
+    right = grade_exercise("i is 2 then 5, so it prints 2 5 8", exercise)
+    assert (right.verdict, right.candidate) == ("correct", "2 5 8")
+    # a number key reads the value after a trace as its one answer, as before
+    total = grade_exercise("total is 2 then 6 then 13", _exercise(tutor, "for_sum_output"))
+    assert (total.verdict, total.candidate) == ("wrong", "13")
