@@ -564,11 +564,12 @@ def _grade_expression(message: str, key: AnswerKey) -> Grade:
         return Grade(
             "none", reason="a question about the term or a negated answer", disowned=negated
         )
-    last = parts[-1].text.split("=")[-1]
-    said = reader._LEAD_IN.sub("", last.strip()).strip(" .!?")
+    last = parts[-1]
+    said = reader.answer_core(last.text.split("=")[-1])
     expression = reader.parse_expression(said)
     target = reader.parse_expression(key.answer)
-    reading = reader.Reading(said, "the last stated expression")
+    tentative = reader.said_tentatively(last, text)
+    reading = reader.Reading(said, "the last stated expression", tentative=tentative)
     if expression is None or target is None:
         return Grade("none", reason="no expression stated")
     if any(_same_expression(expression, reader.parse_expression(a)) for a in key.accept) or (

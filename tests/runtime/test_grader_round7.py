@@ -11,6 +11,7 @@ tests/data/grading/messages.yaml (round 7).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
@@ -143,3 +144,34 @@ def test_a_trace_of_the_values_the_code_gives_is_still_a_step(tutor: Tutor) -> N
     # a number key reads the value after a trace as its one answer, as before
     total = grade_exercise("total is 2 then 6 then 13", _exercise(tutor, "for_sum_output"))
     assert (total.verdict, total.candidate) == ("wrong", "13")
+
+
+# -- 4. an expression answer is tentative as a number answer is ----------------------------------
+
+TENTATIVE = ["is it {a}?", "{a}?", "maybe {a}", "{a} I think", "I think it's {a}", "{a}, right?"]
+TENTATIVE += ["probably {a}", "isn't it {a}?", "{a}, not sure", "could it be {a}?"]
+
+
+@pytest.mark.parametrize("shape", TENTATIVE)
+@pytest.mark.parametrize(
+    ("key", "right", "wrong"), [(EXPAND, "2x + 6", "2x + 5"), (MULT, "56", "54")]
+)
+def test_an_answer_offered_tentatively_is_graded_as_one_in_every_reader(
+    key: AnswerKey, right: str, wrong: str, shape: str
+) -> None:
+    for answer, verdict in ((right, "correct"), (wrong, "wrong")):
+        result = grade(shape.format(a=answer), key)
+        assert (result.verdict, result.candidate, result.tentative) == (verdict, answer, True)
+
+
+@pytest.mark.parametrize("shape", ["{a}", "it's {a}", "{a}.", "the answer is {a}", "{a} obviously"])
+@pytest.mark.parametrize(("key", "answer"), [(EXPAND, "2x + 6"), (MULT, "56")])
+def test_an_answer_said_outright_is_not_tentative(key: AnswerKey, answer: str, shape: str) -> None:
+    result = grade(shape.format(a=answer), key)
+    assert (result.verdict, result.candidate, result.tentative) == ("correct", answer, False)
+
+
+def test_the_grader_reads_no_private_name_of_the_reader() -> None:
+    from pedrag.runtime.learning import grader
+
+    assert "reader._" not in inspect.getsource(grader)  # was reader._LEAD_IN
