@@ -590,6 +590,11 @@ class Reading:
     #: A text answer's statements one by one ("quick? gracefully?" is two), so a grader can
     #: tell one answer said twice from several different guesses joined in ``answer``.
     parts: tuple[str, ...] = field(default=())
+    #: The message names an answer the learner does not stand by: taken back ("oxygen? no"),
+    #: negated ("not oxygen") or the tutor's words quoted ("the hint says oxygen"). Its words
+    #: are then no answer for anything read from them: the grade, and the misconception a
+    #: wrong answer's words signal (`grader.answer_words_signal`).
+    disowned: bool = False
 
     @property
     def committed(self) -> bool:
@@ -832,7 +837,7 @@ def read_message(
     if correction is not None and text[correction.end() :].strip():
         text = " " * correction.end() + text[correction.end() :]
     if taken_back(text):
-        return Reading(None, "an answer taken back", steps=worked)
+        return Reading(None, "an answer taken back", steps=worked, disowned=True)
     if kind == "text":
         return _read_text(message, text, worked)
     if _BARE_NO.search(text):
@@ -890,7 +895,7 @@ def read_message(
             if bounds
             else "no answer stated"
         )
-        return Reading(None, reason, steps=worked)
+        return Reading(None, reason, steps=worked, disowned=negations > 0 and not asked)
     bare = {n.value for n, result in candidates if not result}
     if len(bare) >= 2 or len({n.value for n, _ in candidates}) >= 2 and _RANGE.search(text):
         return Reading(None, "a list or range of candidates", steps=worked)
@@ -899,9 +904,7 @@ def read_message(
         return Reading(None, "a list or range of candidates", steps=worked)
 
     clause = _clause_at(parts, final.start)
-    tentative = clause is not None and (
-        clause.question or bool(_TENTATIVE.search(clause.text)) or bool(_HEDGE_IN.search(text))
-    )
+    tentative = clause is not None and said_tentatively(clause, text)
     unit_match = _UNIT_AFTER.match(text[final.end :])
     return Reading(
         final.text,
@@ -911,6 +914,26 @@ def read_message(
         unit_match.group(1) if unit_match else "",
         worked,
     )
+
+
+def said_tentatively(clause: Clause, text: str) -> bool:
+    """Whether the answer ``clause`` states is offered rather than asserted: asked ("is it
+    56?", "2x + 6?"), with a word of doubt in it ("maybe 54"), or hedged anywhere in the
+    message ``text`` ("I think"). One rule for every kind of answer: an expression's was
+    never tentative ("is it 2x + 6?" graded as said outright)."""
+    return clause.question or bool(_TENTATIVE.search(clause.text) or _HEDGE_IN.search(text))
+
+
+def answer_core(clause_text: str) -> str:
+    """What a clause states as the answer, without the words leading into it ("I think it's
+    2x + 6" states "2x + 6"), a hedge or filler after it ("2x + 6 I think", "went obviously",
+    in either order) or the punctuation around it. One reading for the text answers and the
+    grader's expressions (which read the reader's private pattern before, and committed "2x +
+    6 I think" to nothing)."""
+    core = _LEAD_IN.sub("", clause_text.strip()).strip(" .!?,:;'\"")
+    for _ in range(2):
+        core = _FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core))
+    return core
 
 
 def _without_reasons(text: str, candidates: list[tuple[Number, bool]]) -> list[tuple[Number, bool]]:
@@ -1068,7 +1091,8 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
             if quoted
             else "no answer stated"
         )
-        return Reading(None, reason, steps=worked)
+        disowned = reason in ("a negated answer", "the tutor's words quoted")
+        return Reading(None, reason, steps=worked, disowned=disowned)
     stated = " ".join(c.text.strip() for c in kept)
     tentative = (
         bool(hedged)
@@ -1077,9 +1101,7 @@ def _read_text(message: str, text: str, worked: tuple[tuple[str, bool], ...]) ->
         or bool(_TENTATIVE.search(stated))
         or bool(_HEDGE_IN.search(stated))
     )
-    cores = [_LEAD_IN.sub("", c.text.strip()).strip(" .!?,:;'\"") for c in kept]
-    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]
-    cores = [_FILLER_AFTER.sub("", _HEDGE_AFTER.sub("", core)) for core in cores]  # either order
+    cores = [answer_core(c.text) for c in kept]
     cores = [_WRAPPED.sub(r"\1", _MARKUP.sub("", core).strip()).strip() for core in cores]
     cores = [core for core in cores if core and not _CONVERSATION.match(core)]
     if not cores:

@@ -54,6 +54,7 @@ class Grade:
     tentative: bool = False  # "is it 56?": an attempt, graded as one
     work: bool = False  # the message's working is checkable and consistent (`shows_work`)
     value: Fraction | None = None  # a numeric answer's value: "55", "55.0" and "110/2" are one
+    disowned: bool = False  # its answer taken back, negated or quoted (`Reading.disowned`)
 
     @property
     def answer_identity(self) -> str | None:
@@ -190,6 +191,16 @@ def grade(
     return result
 
 
+def answer_words_signal(result: Grade, intent: object) -> bool:
+    """Whether the wrong answers a message names may signal a misconception (`Material.
+    diagnose`'s ``answer``), by the grader's reading of it: not when it is no answer (its
+    intent is one of `NOT_ANSWERS`) nor when the learner does not stand by the answer it names
+    (``disowned``: taken back, negated, the tutor's words quoted). Before, "oxygen? no" was
+    graded as no answer while the tutor still said "Plants do not take in oxygen..." to it, a
+    diagnosis of an answer the learner had withdrawn."""
+    return intent not in NOT_ANSWERS and not result.disowned
+
+
 def _correct(
     answer: str, reading: reader.Reading, why: str, problem: frozenset[Fraction] | None = None
 ) -> Grade:
@@ -293,7 +304,12 @@ def _grade_number(
     if traced and not reading.committed:
         return _step_on_the_way(traced)
     if not reading.committed or reading.value is None:
-        return Grade("none", reason=reading.reason, work=consistent_work(reading, problem))
+        return Grade(
+            "none",
+            reason=reading.reason,
+            work=consistent_work(reading, problem),
+            disowned=reading.disowned,
+        )
     answer = reading.answer or ""
     if units and reading.unit and not any(reader.same_text(reading.unit, unit) for unit in units):
         return _wrong(
@@ -352,9 +368,19 @@ _TRACE_VERB = r"(?:is|was|=|equals|becomes|became|holds|stores|starts\s+(?:at|as
 
 @functools.lru_cache(maxsize=256)  # once per exercise (its key)
 def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
-    """Each variable of the exercise's code and the values it takes on the way, read from the
-    prompt and the worked solution (the key's text, never the learner's), the answer's own
-    values left out: stating the answer is answering."""
+    """Each variable of the exercise's code and the values it takes on the way (`_taken`), the
+    answer's own values left out: stating the answer is answering."""
+    answers = {_value_text(s) for s in (key.answer, *key.accept)}
+    taken = _taken(key)
+    return {name: v - answers for name, v in taken.items() if v - answers}
+
+
+@functools.lru_cache(maxsize=256)  # once per exercise (its key)
+def _taken(key: AnswerKey) -> dict[str, frozenset[str]]:
+    """Each variable of the exercise's code and every value it takes, read from the prompt and
+    the worked solution (the key's text, never the learner's): its literal assignments, the
+    items of a list it loops over, the values a line's comment lists for it, and what a
+    comment says it becomes ("# n becomes -2 after the fourth line")."""
     found: dict[str, set[str]] = {}
     for text in (key.prompt or "", key.solution or ""):
         for line in text.splitlines():
@@ -378,8 +404,16 @@ def _trace(key: AnswerKey) -> dict[str, frozenset[str]]:
             for name in names if comment else ():
                 values = {_spelled(m) for m in _COMMENT_VALUE.finditer(comment)}
                 found.setdefault(name, set()).update(values)
-    answers = {_value_text(s) for s in (key.answer, *key.accept)}
-    return {name: frozenset(v - answers) for name, v in found.items() if v - answers}
+            for said in _COMMENT_BECOMES.finditer(comment):
+                if said.group(1) in found:  # a variable of the code, not any word
+                    found[said.group(1)].add(_value_text(said.group(2)))
+    return {name: frozenset(values) for name, values in found.items() if values}
+
+
+# What a comment says a variable's value is ("# n becomes -2 after the fourth line").
+_COMMENT_BECOMES = re.compile(
+    rf"(?<![\w.])([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(-?\d+(?:\.\d+)?)(?![\w.])", re.IGNORECASE
+)
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -400,9 +434,10 @@ def _of_the_variable(said: str, key: AnswerKey) -> str:
     to nothing. An answer that is itself code ("result += n") is judged as written."""
     if any(reader.operators(spelling) for spelling in (key.answer, *key.accept)):
         return said
-    names = {
-        m.group(1) for t in (key.prompt or "", key.solution or "") for m in _ASSIGNED.finditer(t)
-    }
+    texts = (key.prompt or "", key.solution or "")
+    names = {m.group(1) for t in texts for m in _ASSIGNED.finditer(t)}
+    # a loop's variable too ("i is 2 then 5 then 9" on range_output, whose code assigns none)
+    names |= {m.group(1) for t in texts for m in _NAMED.finditer(t) if m.group(1)}
     found = re.match(rf"^\s*([A-Za-z_]\w*)\s+{_TRACE_VERB}\s+(\S.*)$", said, re.IGNORECASE)
     if found is None or found.group(1) not in names:
         return said
@@ -435,10 +470,61 @@ def _traced(message: str, key: AnswerKey, *, numeric: bool) -> tuple[str, str]:
             # the values it takes next, said on ("i is 2 then 5 then 8"): the same trace
             while (more := _NEXT_VALUE.match(text, end)) and _value_text(more.group(1)) in values:
                 end = more.end()
+            if not numeric and _goes_on_wrong(more, values):
+                continue  # "i is 2 then 5 then 9": the learner's sequence, graded whole
             if not first or found.start() < first_at:
                 first, first_at = text[found.start() : end].strip(), found.start()
             rest = rest[: found.start()] + " " * (end - found.start()) + rest[end:]
+    if numeric:
+        for run in _RUN.finditer(rest):
+            end = _bare_trace_end(run, _taken(key), key)
+            if end is None:
+                continue
+            if not first or run.start() < first_at:
+                first, first_at = rest[run.start() : end].strip(" ,"), run.start()
+            rest = rest[: run.start()] + " " * (end - run.start()) + rest[end:]
     return first, rest
+
+
+# Two or more numbers said one after another ("10, 7, 4, 1, -2", "2 then 6 then 12"), none of
+# them an operand.
+_NUMBER_IN_RUN = r"-?\d+(?:\.\d+)?"
+_RUN = re.compile(
+    rf"(?<![\w.+*/^=-]){_NUMBER_IN_RUN}"
+    rf"(?:(?:\s*,\s*(?:and\s+)?(?:then\s+)?|\s+(?:and\s+)?then\s+){_NUMBER_IN_RUN}){{1,}}"
+    r"(?!\w|\.\d|\s*[-+*/^=x(])",
+    re.IGNORECASE,
+)
+
+
+def _bare_trace_end(
+    run: re.Match[str], taken: dict[str, frozenset[str]], key: AnswerKey
+) -> int | None:
+    """Where a bare trace of one variable ends, when ``run`` is one: each of its values is one
+    the variable takes, the answer's own value included ("10, 7, 4, 1" on while_countdown:
+    n takes 4, and 4 lines is the answer). Before, that 4 was a candidate beside the count
+    after it, and "10, 7, 4, 1, -2 so 5 lines" was a list, ungraded. A last value that is the
+    answer's stays in the message: a trace may end on what the code prints ("5 then 7")."""
+    values = [(v.group(), v.end()) for v in re.finditer(_NUMBER_IN_RUN, run.group())]
+    said = {_value_text(v) for v, _ in values}
+    if not any(said <= v for v in taken.values()):
+        return None
+    answers = {_value_text(s) for s in (key.answer, *key.accept)}
+    if _value_text(values[-1][0]) in answers:
+        return run.start() + values[-2][1]
+    return run.end()
+
+
+def _goes_on_wrong(more: re.Match[str] | None, values: frozenset[str]) -> bool:
+    """A trace of numbers that goes on with a number the variable never takes ("i is 2 then 5
+    then 9" on range_output, whose answer is the values i takes, "2 5 8"): said for a text
+    key, the whole run is the sequence the learner says the code gives, wrong at its end. Cut
+    where the values stop, it was graded wrong as "9" alone, an echo of a number the learner
+    never offered as the answer; for a number key the value after a trace is the one answer
+    ("total is 2 then 6 then 13": 13), as before."""
+    if more is None or not all(value.startswith("= ") for value in values):
+        return False
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", more.group(1)) is not None
 
 
 # A variable's next value in a trace, after its first: ", 5", " then 5", " and then 'Ada'".
@@ -470,16 +556,20 @@ def _grade_expression(message: str, key: AnswerKey) -> Grade:
     SymPy's simplification."""
     text = reader.statement(message)
     if reader.taken_back(text):
-        return Grade("none", reason="an answer taken back")
-    parts = [c for c in reader.clauses(text) if not reader.asks_about(c)]
-    parts = [c for c in parts if not reader.negated(c, c.end)]
+        return Grade("none", reason="an answer taken back", disowned=True)
+    asked = [c for c in reader.clauses(text) if not reader.asks_about(c)]
+    parts = [c for c in asked if not reader.negated(c, c.end)]
     if not parts:
-        return Grade("none", reason="a question about the term or a negated answer")
-    last = parts[-1].text.split("=")[-1]
-    said = reader._LEAD_IN.sub("", last.strip()).strip(" .!?")
+        negated = bool(asked)  # "not 2x + 5": the learner's own words denied
+        return Grade(
+            "none", reason="a question about the term or a negated answer", disowned=negated
+        )
+    last = parts[-1]
+    said = reader.answer_core(last.text.split("=")[-1])
     expression = reader.parse_expression(said)
     target = reader.parse_expression(key.answer)
-    reading = reader.Reading(said, "the last stated expression")
+    tentative = reader.said_tentatively(last, text)
+    reading = reader.Reading(said, "the last stated expression", tentative=tentative)
     if expression is None or target is None:
         return Grade("none", reason="no expression stated")
     if any(_same_expression(expression, reader.parse_expression(a)) for a in key.accept) or (
@@ -524,7 +614,7 @@ def _grade_text(message: str, key: AnswerKey, wrong_answers: Sequence[str] = ())
     if traced and not reading.committed:
         return _step_on_the_way(traced)
     if not reading.committed or reading.answer is None:
-        return Grade("none", reason=reading.reason)
+        return Grade("none", reason=reading.reason, disowned=reading.disowned)
     said = reading.answer
     if not reader.text_words(said) and not _as_written(said, (key.answer, *key.accept)):
         # brackets or punctuation alone ("(((", "?!") say nothing: were graded wrong, an attempt

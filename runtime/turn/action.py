@@ -17,7 +17,7 @@ from typing import Any
 from pedrag.kernel.sources import GROUNDED_TAG, INTENT_METRIC
 from pedrag.runtime.course.grounding import Grounding, retrieve
 from pedrag.runtime.detect.detector import Detector, code_mode_for_ceiling
-from pedrag.runtime.learning.grader import NOT_ANSWERS
+from pedrag.runtime.learning.grader import answer_words_signal
 from pedrag.runtime.learning.material import SAID, turn_material
 from pedrag.runtime.policy.policy_core import ground_for_action
 from pedrag.runtime.store.errors import StoreError
@@ -28,9 +28,11 @@ from pedrag.runtime.turn.state import SessionState
 
 
 def _an_answer(context: TurnContext) -> bool:
-    """Whether the message may be an answer, as the grader decides it (`NOT_ANSWERS`): a
-    demand for the answer that says "have" was diagnosed as answering "have"."""
-    return context.state.metrics.get(INTENT_METRIC) not in NOT_ANSWERS
+    """Whether the message's answer words are the learner's answer, as the grader reads it
+    (`answer_words_signal`): a demand for the answer that says "have" was diagnosed as
+    answering "have", and "oxygen? no" as answering oxygen."""
+    intent = context.state.metrics.get(INTENT_METRIC)
+    return answer_words_signal(context.assessment.grade, intent)
 
 
 def choose_action(context: TurnContext) -> None:
