@@ -95,3 +95,23 @@ def test_a_first_reply_speaks_of_an_example_only_when_it_shows_one(
     worked = next(e for e in tutor.curriculum.exercises if e.id == exercise_id).worked_example
     if re.search(r"\bthis \w+(?: \w+)? example\b", reply, re.I):
         assert worked is not None and worked.problem in reply, reply
+
+
+# Sets the total and returns it, but replaces it with each number: step 2 of 3 not done.
+RETURNS_WITHOUT_ADDING = (
+    "def total(nums):\n    result = 0\n    for n in nums:\n        result = n\n    return result"
+)
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction"])
+def test_after_hint_two_code_that_returns_gets_hint_two_again_not_the_return_step(
+    tutor: Tutor, theory: str
+) -> None:
+    session = tutor.start(theory, "sum_list_loop", seed=0)
+    code = f"```\n{RETURNS_WITHOUT_ADDING}\n```"
+    tutor.turn(session, code)
+    second, third = _hints(tutor, "sum_list_loop")[1:3]
+    assert second in tutor.turn(session, "I'm stuck, can you give me a hint?").tutor
+    reply = tutor.turn(session, code).tutor  # the same code: it still does not add
+    assert third not in reply, reply  # "After the loop, return the running total": it does
+    assert second in reply, reply
