@@ -54,6 +54,11 @@ SHOWN_IN_FULL = ("example", "outline")
 CHECK = "material-reveals-answer"
 # What the learner's message shows or asks this turn: always new.
 ASKED = ("diagnosis", "slip", "unexplained", "elsewhere")
+# Shown-once material a learner's request (the classified `request`, docs/runtime.md "The
+# learner's requests") names: asked for this turn, it is new again, as the learner wants it
+# ("can you show me an example?" after the worked example gets the worked example, not
+# another question).
+REQUESTED = {"example": "example"}
 # The placeholders a wording may use, each filled from the material of the turn.
 PLACEHOLDERS = MATERIAL_PLACEHOLDERS
 PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -474,11 +479,12 @@ def turn_material(
     return out
 
 
-def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool:
-    """Whether the placeholder ``name`` would give the learner something not yet given."""
+def fresh(name: str, said: Mapping[str, Any], material: Material | None, request: str = "") -> bool:
+    """Whether the placeholder ``name`` would give the learner something not yet given, or
+    what their ``request`` this turn asks for (:data:`REQUESTED`)."""
     if material is None:
         return False
-    if name in ASKED:
+    if name in ASKED or REQUESTED.get(request) == name:
         return True  # what the learner's message shows or asks this turn
     if name == "hint":
         return max(int(said.get("hints", 0)), int(said.get("done", 0))) < len(material.hints)
@@ -487,14 +493,25 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     return False
 
 
+def requested(values: Mapping[str, str], request: str) -> list[str]:
+    """The placeholder of this turn's material (``values``) the learner's ``request`` names
+    (:data:`REQUESTED`), when the turn has it: a reply answers with it."""
+    name = REQUESTED.get(request, "")
+    return [name] if values.get(name) else []
+
+
 def fresh_names(
-    values: Mapping[str, str], said: Mapping[str, Any], material: Material | None
+    values: Mapping[str, str],
+    said: Mapping[str, Any],
+    material: Material | None,
+    request: str = "",
 ) -> list[str]:
     """The placeholders of this turn's material (``values``) that give the learner something new.
     A term they asked about that no concept explains (``unexplained``), or that another
     domain's does (``elsewhere``), is answered first, so the other new material waits a turn
-    (a wording that says so is put before the others)."""
-    names = [name for name in values if fresh(name, said, material)]
+    (a wording that says so is put before the others). ``request``: the learner's classified
+    request this turn."""
+    names = [name for name in values if fresh(name, said, material, request)]
     if "unexplained" in names or "elsewhere" in names:
         names = [name for name in names if name in ASKED]
     return names
