@@ -222,6 +222,33 @@ def rephrases(wording: str) -> bool:
     return _REPHRASES.search(wording) is not None
 
 
+# ... said as its opening words ("Let me put it another way: ..."), which can go.
+_REPHRASING_OPENER = re.compile(
+    r"^\s*(?:let me |to )?(?:put it (?:another|a different) way|in other words"
+    r"|said differently|put differently|rephrase)\s*[:,;.\u2014-]\s*",
+    re.I,
+)
+
+
+def first_reply_wordings(wordings: Sequence[str], said: Mapping[str, Any]) -> list[str]:
+    """``wordings`` as the session's first reply may use them: none that rephrases an earlier
+    reply (there is none); when every one does (an action whose only wording without material
+    is "Let me put it another way: ..."), each without its rephrasing opening words. Later
+    replies keep them all. The one rule for the offline actor's wordings and the fail-closed
+    replies alike."""
+    if int(said.get("count", 0) or 0) or said.get("last_fp"):
+        return list(wordings)
+    kept = [text for text in wordings if not rephrases(text)]
+    return kept or [_without_opener(text) for text in wordings]
+
+
+def _without_opener(text: str) -> str:
+    rest = _REPHRASING_OPENER.sub("", text, count=1)
+    if rest == text or not rest:
+        return text
+    return rest[0].upper() + rest[1:]
+
+
 def shows_step(material: Material | None, message: str) -> bool:
     """Whether the learner's message states one of the solution's intermediate results (a step
     of their own working done)."""

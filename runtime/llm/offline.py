@@ -35,8 +35,8 @@ from pedrag.runtime.learning.material import (
     SHOWN_IN_FULL,
     fill,
     fingerprint,
+    first_reply_wordings,
     placeholders,
-    rephrases,
 )
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
@@ -180,11 +180,11 @@ def fill_wording(
     an example?") is in every wording said, when one carries it: a request for an example is
     never answered with a request ("think of a similar problem").
     The session's first reply is never a wording that rephrases an earlier one ("Let me put it
-    another way"): there is none yet (the others are said, or else those are).
+    another way"): there is none yet (the others are said, or else those without their
+    opening words, `material.first_reply_wordings`).
     """
     count = int(said.get("count", 0) or 0)
-    if not count and not said.get("last_fp"):
-        wordings = [text for text in wordings if not rephrases(text)] or wordings
+    wordings = first_reply_wordings(wordings, said)
     values = {str(k): str(v) for k, v in material.items() if v}
     if values.get("diagnosis"):
         values.pop("misconception", None)  # named once, in the preface
@@ -363,11 +363,11 @@ class OfflineBackend:
 
     @staticmethod
     def _actor(plan: ActorPlan, message: str = "") -> str:
-        line = plan.template or SAFE_LINE
+        said = dict(plan.said)
+        line = first_reply_wordings([plan.template], said)[0] if plan.template else SAFE_LINE
         if not plan.wordings:
             return line
         material = dict(plan.material)
-        said = dict(plan.said)
         feeling = feeling_phrase(message)
         # A refused draft is written again quoting nothing of the learner's answer: the quote
         # may be what was refused ("2 6 12" holds the answer 12), the verdict stays.

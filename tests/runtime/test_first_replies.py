@@ -8,11 +8,14 @@ step the learner's own working, or code, has done already.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
+from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.tutor import Tutor
+from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 THEORIES = ("socratic", "constructivism", "direct_instruction", "srl")
 SAMPLE = ("mult_7x8", "add_46_29", "photo_gas_in", "for_sum_output", "sva_each_of")
@@ -115,3 +118,36 @@ def test_after_hint_two_code_that_returns_gets_hint_two_again_not_the_return_ste
     reply = tutor.turn(session, code).tutor  # the same code: it still does not add
     assert third not in reply, reply  # "After the loop, return the running total": it does
     assert second in reply, reply
+
+
+class _LeakingActor(OfflineBackend):
+    """The offline backend whose actor states the answer: every draft is refused, so the turn
+    fails closed to the action's template."""
+
+    @staticmethod
+    def _actor(plan: Any, message: str = "") -> str:
+        return "It's 56, since 7 x 8 = 56."
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("message", ["I don't understand the question.", "Can you help me?"])
+@pytest.mark.parametrize("exercise_id", ["mult_7x8", "sum_list"])
+def test_a_first_reply_without_a_restatement_does_not_say_it_puts_anything_another_way(
+    theory: str, message: str, exercise_id: str
+) -> None:
+    # the runtime fixture's exercises have no restatement: help_restate's only wording is its
+    # template, "Let me put it another way: what does this ... question give you, ..."
+    tutor = Tutor(shipped(), OfflineBackend(), CURRICULUM, MemoryStore())
+    reply = tutor.turn(tutor.start(theory, exercise_id, seed=0), message).tutor
+    assert not REPHRASING.search(reply), reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_first_reply_failed_closed_does_not_say_it_puts_anything_another_way(
+    theory: str,
+) -> None:
+    tutor = Tutor(shipped(), _LeakingActor(), None, MemoryStore())
+    result = tutor.turn(tutor.start(theory, "mult_7x8", seed=0), "I don't understand the question.")
+    assert result.audit["choice"]["action"] == "help_restate"
+    assert "56" not in result.tutor
+    assert not REPHRASING.search(result.tutor), result.tutor
