@@ -54,6 +54,11 @@ SHOWN_IN_FULL = ("example", "outline")
 CHECK = "material-reveals-answer"
 # What the learner's message shows or asks this turn: always new.
 ASKED = ("diagnosis", "slip", "unexplained", "elsewhere")
+# Shown-once material a learner's request (the classified `request`, docs/runtime.md "The
+# learner's requests") names: asked for this turn, it is new again, as the learner wants it
+# ("can you show me an example?" after the worked example gets the worked example, not
+# another question).
+REQUESTED = {"example": "example"}
 # The placeholders a wording may use, each filled from the material of the turn.
 PLACEHOLDERS = MATERIAL_PLACEHOLDERS
 PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -217,6 +222,33 @@ def rephrases(wording: str) -> bool:
     return _REPHRASES.search(wording) is not None
 
 
+# ... said as its opening words ("Let me put it another way: ..."), which can go.
+_REPHRASING_OPENER = re.compile(
+    r"^\s*(?:let me |to )?(?:put it (?:another|a different) way|in other words"
+    r"|said differently|put differently|rephrase)\s*[:,;.\u2014-]\s*",
+    re.I,
+)
+
+
+def first_reply_wordings(wordings: Sequence[str], said: Mapping[str, Any]) -> list[str]:
+    """``wordings`` as the session's first reply may use them: none that rephrases an earlier
+    reply (there is none); when every one does (an action whose only wording without material
+    is "Let me put it another way: ..."), each without its rephrasing opening words. Later
+    replies keep them all. The one rule for the offline actor's wordings and the fail-closed
+    replies alike."""
+    if int(said.get("count", 0) or 0) or said.get("last_fp"):
+        return list(wordings)
+    kept = [text for text in wordings if not rephrases(text)]
+    return kept or [_without_opener(text) for text in wordings]
+
+
+def _without_opener(text: str) -> str:
+    rest = _REPHRASING_OPENER.sub("", text, count=1)
+    if rest == text or not rest:
+        return text
+    return rest[0].upper() + rest[1:]
+
+
 def shows_step(material: Material | None, message: str) -> bool:
     """Whether the learner's message states one of the solution's intermediate results (a step
     of their own working done)."""
@@ -229,9 +261,17 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
     """How many of the hints (steps) the learner's working covers: the hints given when their
     working last showed a step (this turn's ``message`` included). Kept in the session's record
     (``said["done"]``), which only the runtime writes. A hint whose calculation's value the
-    learner stated ("23 x 40 = 920" for "Work out 23 times 40") is done with those before it."""
+    learner stated ("23 x 40 = 920" for "Work out 23 times 40") is done with those before it.
+    On a programming exercise only the learner's latest code tells (:func:`latest_code`): its
+    numbers are constants of the code, not results of a step, and a step an earlier version
+    had and this one lost is not done."""
     done = int(said.get("done", 0))
-    if material is None or not message:
+    if material is None:
+        return done
+    code = latest_code(said, material, message)
+    if code is not None:
+        return min(code, len(material.hints))
+    if not message:
         return done
     if shows_step(material, message):
         done = max(done, int(said.get("hints", 0)))
@@ -239,27 +279,53 @@ def steps_done(said: Mapping[str, Any], material: Material | None, message: str)
     for index, hint in enumerate(material.hints):
         if stated & set(material.asks(hint)):  # the value of the calculation this step asks for
             done = max(done, index + 1)
-    return min(max(done, code_steps_done(material, message)), len(material.hints))
+    return min(done, len(material.hints))
 
 
-def code_steps_done(material: Material, message: str) -> int:
+def latest_code(said: Mapping[str, Any], material: Material, message: str) -> int | None:
+    """How many of the first hints of a programming exercise the learner's latest code has
+    done (:func:`code_steps_done` on this turn's ``message``, else the record's
+    ``said["code"]``), or None before the learner has shown code that parses: the hint to
+    show is then the first step that code has not done, whatever hints came before it."""
+    if not material.code_steps:
+        return None
+    code = code_steps_done(material, message) if message else None
+    if code is None and "code" in said:
+        code = int(said["code"])
+    return code
+
+
+def code_steps_done(material: Material, message: str) -> int | None:
     """How many of the first hints of a programming exercise the learner's code has written
     (`kernel.code_steps`), up to the first it has not: that one is their next step, whatever
-    later steps their code has (a product started at 0 has its update, not its start)."""
+    later steps their code has (a product started at 0 has its update, not its start). None
+    when the message holds no code that parses."""
     if not material.code_steps:
-        return 0
+        return None
     from pedrag.runtime.learning.grader import learner_code  # the one reader of code in a message
 
     code = learner_code(message)
     found = steps(code) if code else []
     if not found:
-        return 0
+        return None
     done = 0
     for step in material.code_steps:
         if step is None or not has_step(step, found):
             break
         done += 1
     return done
+
+
+def hint_index(material: Material, said: Mapping[str, Any], message: str = "") -> int:
+    """The index of the hint to show: on a programming exercise whose learner has shown code,
+    the first step their latest code has not done (a hint given before is said again while
+    the code still lacks its step, and never one the code has done); otherwise the next one
+    in order, skipping the steps the learner's working has done. The last stays once all
+    are given or done."""
+    done = steps_done(said, material, message)
+    if latest_code(said, material, message) is not None:
+        return min(done, len(material.hints) - 1)
+    return min(max(int(said.get("hints", 0)), done), len(material.hints) - 1)
 
 
 def next_step(material: Material, said: Mapping[str, Any], message: str = "") -> str:
@@ -270,7 +336,7 @@ def next_step(material: Material, said: Mapping[str, Any], message: str = "") ->
     hints = material.hints
     done = steps_done(said, material, message)
     given = int(said.get("hints", 0))
-    index = min(max(given, done), len(hints) - 1)
+    index = hint_index(material, said, message)
     start = index
     while start > 0 and start > done and refers_back(hints[start]):
         start -= 1
@@ -440,11 +506,12 @@ def turn_material(
     return out
 
 
-def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool:
-    """Whether the placeholder ``name`` would give the learner something not yet given."""
+def fresh(name: str, said: Mapping[str, Any], material: Material | None, request: str = "") -> bool:
+    """Whether the placeholder ``name`` would give the learner something not yet given, or
+    what their ``request`` this turn asks for (:data:`REQUESTED`)."""
     if material is None:
         return False
-    if name in ASKED:
+    if name in ASKED or REQUESTED.get(request) == name:
         return True  # what the learner's message shows or asks this turn
     if name == "hint":
         return max(int(said.get("hints", 0)), int(said.get("done", 0))) < len(material.hints)
@@ -453,14 +520,25 @@ def fresh(name: str, said: Mapping[str, Any], material: Material | None) -> bool
     return False
 
 
+def requested(values: Mapping[str, str], request: str) -> list[str]:
+    """The placeholder of this turn's material (``values``) the learner's ``request`` names
+    (:data:`REQUESTED`), when the turn has it: a reply answers with it."""
+    name = REQUESTED.get(request, "")
+    return [name] if values.get(name) else []
+
+
 def fresh_names(
-    values: Mapping[str, str], said: Mapping[str, Any], material: Material | None
+    values: Mapping[str, str],
+    said: Mapping[str, Any],
+    material: Material | None,
+    request: str = "",
 ) -> list[str]:
     """The placeholders of this turn's material (``values``) that give the learner something new.
     A term they asked about that no concept explains (``unexplained``), or that another
     domain's does (``elsewhere``), is answered first, so the other new material waits a turn
-    (a wording that says so is put before the others)."""
-    names = [name for name in values if fresh(name, said, material)]
+    (a wording that says so is put before the others). ``request``: the learner's classified
+    request this turn."""
+    names = [name for name in values if fresh(name, said, material, request)]
     if "unexplained" in names or "elsewhere" in names:
         names = [name for name in names if name in ASKED]
     return names
@@ -479,7 +557,8 @@ def after_reply(
     when the reply the learner saw contains it. ``keep_text=False`` (transcripts off) keeps
     only fingerprints: a reply can echo the learner's own words ("Not quite: 54 isn't it").
     ``message`` (the learner's, when not graded correct) moves the steps their working has
-    done (:func:`steps_done`): only the count is kept, never the text."""
+    done (:func:`steps_done`): only the count is kept, never the text (``said["code"]``: the
+    steps their latest code has done, on a programming exercise)."""
     folded = " ".join(reply.split())
     new: dict[str, Any] = {
         "hints": int(said.get("hints", 0)),
@@ -491,6 +570,9 @@ def after_reply(
         "last_fp": fingerprint(reply),
         "count": int(said.get("count", 0)) + 1,
     }
+    code = latest_code(said, material, message) if material is not None else None
+    if code is not None:
+        new["code"] = code
     asked = asked_steps(said)
     for name, text in used.items():
         if " ".join(text.split()) not in folded:
@@ -500,7 +582,8 @@ def after_reply(
             asked = material.asks(text) if material is not None else step_values(text)
         if name == "hint" and material is not None and new["hints"] < len(material.hints):
             # the step shown was the first the learner had not done
-            new["hints"] = min(len(material.hints), max(new["hints"], new["done"]) + 1)
+            shown = hint_index(material, said, message) + 1
+            new["hints"] = min(len(material.hints), max(new["hints"], shown))
         elif name == "misconception":
             new["misconceptions"] += 1
         if name in SHOWN_ONCE and name not in new["shown"]:

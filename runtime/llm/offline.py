@@ -35,8 +35,8 @@ from pedrag.runtime.learning.material import (
     SHOWN_IN_FULL,
     fill,
     fingerprint,
+    first_reply_wordings,
     placeholders,
-    rephrases,
 )
 from pedrag.runtime.llm.interface import ActorPlan, LLMRequest, LLMResponse, LLMStream
 from pedrag.runtime.llm.offline_grounded import grounded_reply
@@ -171,41 +171,59 @@ def fill_wording(
     added, or another grader's line before it) is passed over while another can be said: the
     learner reads the same sentences twice in a row.
     Wordings that would give again material the learner had in full (``SHOWN_IN_FULL``: the
-    worked example they were shown, word for word) come after all of that: a learner who got a
+    worked example they were shown, word for word) come after all of that, a reply said
+    before included (its preface may differ, its paragraph would not): a learner who got a
     worked example and then answered wrongly notices the same paragraph coming back, where the
     action's plain wording (work through yours the same way) moves them on.
     ``revising`` (the draft was refused): no reply that restates the question.
+    Material the learner asked for by name this turn (``said["requested"]``: "can you show me
+    an example?") is in every wording said, when one carries it: a request for an example is
+    never answered with a request ("think of a similar problem").
     The session's first reply is never a wording that rephrases an earlier one ("Let me put it
-    another way"): there is none yet (the others are said, or else those are).
+    another way"): there is none yet (the others are said, or else those without their
+    opening words, `material.first_reply_wordings`).
     """
     count = int(said.get("count", 0) or 0)
-    if not count and not said.get("last_fp"):
-        wordings = [text for text in wordings if not rephrases(text)] or wordings
+    wordings = first_reply_wordings(wordings, said)
     values = {str(k): str(v) for k, v in material.items() if v}
     if values.get("diagnosis"):
         values.pop("misconception", None)  # named once, in the preface
     fresh = set(said.get("fresh", ()))
-    recent = set(said.get("recent", ()))
     last = str(said.get("last_fp") or fingerprint(str(said.get("last", ""))))
     again = {name for name in SHOWN_IN_FULL if name in values and name not in fresh}
+    asked = set(said.get("requested", ()))
     filled: list[tuple[int, str]] = []  # (0 new, 1 other, 2 gives again what was had in full)
+    answers: list[tuple[int, str]] = []  # ... of those, the ones that carry what was asked for
     for wording in wordings:
         text = fill(wording, values)
         if text is not None and all(text != other for _, other in filled):
             names = placeholders(wording)
             group = 0 if fresh.intersection(names) else 2 if again.intersection(names) else 1
             filled.append((group, text))
+            if asked.intersection(names):
+                answers.append((group, text))
+    filled = answers or filled
     if not filled:
         return ""
     prompt = values.get("prompt", "")
-    candidates = [
-        *_spoken(_rotations(filled, (0, 1), count), prompt),
-        *_spoken(_rotations(filled, (2,), count), prompt),
-    ]
-    if revising and prompt:
-        candidates = [pair for pair in candidates if prompt not in pair[0]] or candidates
-    replies = [(f"{prefix} {text}" if prefix else text, body) for text, body in candidates]
     previous = " ".join(str(said.get("last", "")).split())
+    replies: list[str] = []
+    for groups in ((0, 1), (2,)):  # what was had in full only once nothing else can be said
+        candidates = _spoken(_rotations(filled, groups, count), prompt)
+        if revising and prompt:
+            candidates = [pair for pair in candidates if prompt not in pair[0]] or candidates
+        spoken = [(f"{prefix} {text}" if prefix else text, body) for text, body in candidates]
+        replies += [text for text, _ in spoken]
+        reply = _unsaid(spoken, said, last, previous)
+        if reply:
+            return reply
+    return replies[0]
+
+
+def _unsaid(replies: list[tuple[str, str]], said: dict[str, Any], last: str, previous: str) -> str:
+    """The first reply not said in the session whose wording is not the previous reply's, else
+    the first not said, else the first said before but not the previous reply, else ""."""
+    recent = set(said.get("recent", ()))
     unsaid: list[str] = []  # not said in the session, in order
     others: list[str] = []  # said before, but not the previous reply
     for text, body in replies:
@@ -218,7 +236,7 @@ def fill_wording(
             return text  # ... and not the previous reply's wording in other words
         else:
             unsaid.append(text)
-    return next(iter(unsaid or others), replies[0][0])
+    return next(iter(unsaid or others), "")
 
 
 def _rotations(filled: list[tuple[int, str]], groups: tuple[int, ...], count: int) -> list[str]:
@@ -351,11 +369,11 @@ class OfflineBackend:
 
     @staticmethod
     def _actor(plan: ActorPlan, message: str = "") -> str:
-        line = plan.template or SAFE_LINE
+        said = dict(plan.said)
+        line = first_reply_wordings([plan.template], said)[0] if plan.template else SAFE_LINE
         if not plan.wordings:
             return line
         material = dict(plan.material)
-        said = dict(plan.said)
         feeling = feeling_phrase(message)
         # A refused draft is written again quoting nothing of the learner's answer: the quote
         # may be what was refused ("2 6 12" holds the answer 12), the verdict stays.

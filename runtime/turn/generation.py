@@ -9,7 +9,8 @@ turn's teaching material and what the tutor had said before. The hidden answer i
 
 from __future__ import annotations
 
-from pedrag.runtime.learning.material import fresh_names
+from pedrag.kernel.sources import REQUEST_METRIC
+from pedrag.runtime.learning.material import fresh_names, requested
 from pedrag.runtime.turn.context import HISTORY, TurnContext
 from pedrag.runtime.turn.generator import GenerationInput
 
@@ -18,6 +19,8 @@ def generation_input(context: TurnContext) -> GenerationInput:
     state, policy, choice = context.state, context.policy, context.choice
     action, contract, said = context.action, context.contract, context.said
     info = context.exercise
+    request = str(state.metrics.get(REQUEST_METRIC) or "")  # a theory may not declare it
+    asked = requested(context.material, request) if info is not None else []
     return GenerationInput(
         theory_name=policy.theory_name,
         theory_description=(policy.description or "").strip(),
@@ -39,7 +42,8 @@ def generation_input(context: TurnContext) -> GenerationInput:
         variants=tuple(getattr(action, "variants", ())),
         material=context.material if info is not None else None,
         said={
-            "fresh": fresh_names(context.material, said, info.material if info else None),
+            "fresh": fresh_names(context.material, said, info.material if info else None, request),
+            **({"requested": asked} if asked else {}),
             "recent": list(said.get("recent", ())),
             "last": str(said.get("last", "")),
             "last_fp": str(said.get("last_fp", "")),

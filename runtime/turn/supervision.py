@@ -20,7 +20,7 @@ from pedrag.kernel.rungs import rung_name
 from pedrag.runtime.course.grounding import pointer_reply, unsupported_claim
 from pedrag.runtime.detect.detector import Detector, DetectorVerdict, code_mode_for_ceiling
 from pedrag.runtime.learning.material import fingerprint as fingerprint_of
-from pedrag.runtime.learning.material import placeholders
+from pedrag.runtime.learning.material import first_reply_wordings, placeholders
 from pedrag.runtime.llm.interface import LLMError
 from pedrag.runtime.llm.offline import AROUND, grader_preface
 from pedrag.runtime.store.safe_text import clean_text
@@ -177,7 +177,8 @@ def fallbacks(context: TurnContext, topic: str, *, opening: bool = True) -> list
         for text in getattr(action, "variants", ())
         if not set(placeholders(text)) - {"topic"}
     ]
-    base = [template_reply(action, topic), *plain, SAFE_LINE]
+    # as the session's first reply, no line that says it puts an earlier reply another way
+    base = [*first_reply_wordings([template_reply(action, topic), *plain], context.said), SAFE_LINE]
     # the same lines with a few content-free words around them, for a long session
     around = [frame.replace("{wording}", line) for frame in AROUND for line in base]
     bare = list(dict.fromkeys([*base, *around]))

@@ -8,11 +8,14 @@ step the learner's own working, or code, has done already.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
+from pedrag.runtime.llm.offline import OfflineBackend
 from pedrag.runtime.store.memory import MemoryStore
 from pedrag.runtime.turn.tutor import Tutor
+from tests.runtime.tutor_fixtures import CURRICULUM, shipped
 
 THEORIES = ("socratic", "constructivism", "direct_instruction", "srl")
 SAMPLE = ("mult_7x8", "add_46_29", "photo_gas_in", "for_sum_output", "sva_each_of")
@@ -95,3 +98,56 @@ def test_a_first_reply_speaks_of_an_example_only_when_it_shows_one(
     worked = next(e for e in tutor.curriculum.exercises if e.id == exercise_id).worked_example
     if re.search(r"\bthis \w+(?: \w+)? example\b", reply, re.I):
         assert worked is not None and worked.problem in reply, reply
+
+
+# Sets the total and returns it, but replaces it with each number: step 2 of 3 not done.
+RETURNS_WITHOUT_ADDING = (
+    "def total(nums):\n    result = 0\n    for n in nums:\n        result = n\n    return result"
+)
+
+
+@pytest.mark.parametrize("theory", ["socratic", "direct_instruction"])
+def test_after_hint_two_code_that_returns_gets_hint_two_again_not_the_return_step(
+    tutor: Tutor, theory: str
+) -> None:
+    session = tutor.start(theory, "sum_list_loop", seed=0)
+    code = f"```\n{RETURNS_WITHOUT_ADDING}\n```"
+    tutor.turn(session, code)
+    second, third = _hints(tutor, "sum_list_loop")[1:3]
+    assert second in tutor.turn(session, "I'm stuck, can you give me a hint?").tutor
+    reply = tutor.turn(session, code).tutor  # the same code: it still does not add
+    assert third not in reply, reply  # "After the loop, return the running total": it does
+    assert second in reply, reply
+
+
+class _LeakingActor(OfflineBackend):
+    """The offline backend whose actor states the answer: every draft is refused, so the turn
+    fails closed to the action's template."""
+
+    @staticmethod
+    def _actor(plan: Any, message: str = "") -> str:
+        return "It's 56, since 7 x 8 = 56."
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+@pytest.mark.parametrize("message", ["I don't understand the question.", "Can you help me?"])
+@pytest.mark.parametrize("exercise_id", ["mult_7x8", "sum_list"])
+def test_a_first_reply_without_a_restatement_does_not_say_it_puts_anything_another_way(
+    theory: str, message: str, exercise_id: str
+) -> None:
+    # the runtime fixture's exercises have no restatement: help_restate's only wording is its
+    # template, "Let me put it another way: what does this ... question give you, ..."
+    tutor = Tutor(shipped(), OfflineBackend(), CURRICULUM, MemoryStore())
+    reply = tutor.turn(tutor.start(theory, exercise_id, seed=0), message).tutor
+    assert not REPHRASING.search(reply), reply
+
+
+@pytest.mark.parametrize("theory", THEORIES)
+def test_a_first_reply_failed_closed_does_not_say_it_puts_anything_another_way(
+    theory: str,
+) -> None:
+    tutor = Tutor(shipped(), _LeakingActor(), None, MemoryStore())
+    result = tutor.turn(tutor.start(theory, "mult_7x8", seed=0), "I don't understand the question.")
+    assert result.audit["choice"]["action"] == "help_restate"
+    assert "56" not in result.tutor
+    assert not REPHRASING.search(result.tutor), result.tutor
