@@ -13,6 +13,8 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
+from pedrag.kernel.errors import PedragError
+
 # What can reach a forbidden name without writing it (`eval("su" + "m")`,
 # `getattr(builtins, name)`, `math.__dict__["fs" + "um"]`, `operator.attrgetter(...)`): with a
 # `forbid:` list, code that uses these is not accepted either.
@@ -36,7 +38,7 @@ _INDIRECT = frozenset(
 )
 
 
-class CodeTooDeep(ValueError):
+class CodeTooDeep(PedragError, ValueError):
     """Code whose syntax tree is too deep for this process to build (a 5,000-term sum, a
     thousand nested brackets): Python's parser gives up with a RecursionError or a
     MemoryError, not a SyntaxError. The rules cannot read it, so it is refused rather than

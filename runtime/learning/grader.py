@@ -477,12 +477,12 @@ def _traced(message: str, key: AnswerKey, *, numeric: bool) -> tuple[str, str]:
             rest = rest[: found.start()] + " " * (end - found.start()) + rest[end:]
     if numeric:
         for run in _RUN.finditer(rest):
-            end = _bare_trace_end(run, _taken(key), key)
-            if end is None:
+            run_end = _bare_trace_end(run, _taken(key), key)
+            if run_end is None:
                 continue
             if not first or run.start() < first_at:
-                first, first_at = rest[run.start() : end].strip(" ,"), run.start()
-            rest = rest[: run.start()] + " " * (end - run.start()) + rest[end:]
+                first, first_at = rest[run.start() : run_end].strip(" ,"), run.start()
+            rest = rest[: run.start()] + " " * (run_end - run.start()) + rest[run_end:]
     return first, rest
 
 
