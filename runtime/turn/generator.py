@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pedrag.runtime.course.grounding import Grounding, passages_block
+from pedrag.runtime.learning.material import first_reply_wordings
 from pedrag.runtime.llm.interface import ActorPlan, LLMBackend, LLMRequest, LLMResponse
 from pedrag.runtime.policy.policy_core import Contract
 from pedrag.runtime.turn.classifier import frame_message
@@ -238,8 +239,12 @@ def _metric_text(value: Any) -> str:
 
 
 def turn_block(given: GenerationInput) -> str:
-    """The per-turn system message: everything the policy decided for this turn."""
+    """The per-turn system message: everything the policy decided for this turn. The
+    template as the session's first reply may say it (`material.first_reply_wordings`): a
+    model was told to open with "Let me put it another way" when there was nothing before."""
     template = fill_template(given.template, given.topic)
+    if template:
+        template = first_reply_wordings([template], given.said or {})[0]
     metrics = ", ".join(
         f"{key} {_metric_text(value)}" for key, value in sorted(given.metrics.items())
     )

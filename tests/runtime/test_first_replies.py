@@ -151,3 +151,34 @@ def test_a_first_reply_failed_closed_does_not_say_it_puts_anything_another_way(
     assert result.audit["choice"]["action"] == "help_restate"
     assert "56" not in result.tutor
     assert not REPHRASING.search(result.tutor), result.tutor
+
+
+def test_a_models_first_turn_is_not_told_to_put_anything_another_way() -> None:
+    """The offline wordings and the fail-closed replies already kept "Let me put it another
+    way" out of a first reply; a model was still handed that template as the wording to use
+    (socratic help_restate, its only template): the same rule now shapes the prompt's line."""
+    from pedrag.runtime.llm.offline import OfflineBackend
+    from pedrag.runtime.policy.theory_set import TheorySet
+    from pedrag.runtime.turn.generator import TEMPLATE_MARK
+
+    requests = []
+
+    class Recording(OfflineBackend):
+        def complete(self, request):  # type: ignore[no-untyped-def]
+            if request.role == "actor":
+                requests.append(request)
+            return super().complete(request)
+
+    tutor = Tutor(TheorySet.shipped(), Recording(), None, MemoryStore())
+    session = tutor.start("socratic", "mult_7x8", seed=0)
+    first = tutor.turn(session, "I don't understand the question")
+    second = tutor.turn(session, "I don't understand the question")
+    assert (first.action, second.action) == ("help_restate", "help_restate")
+
+    def template_line(index: int) -> str:
+        turn_block = requests[index].messages[-2][1]
+        return next(line for line in turn_block.splitlines() if line.startswith(TEMPLATE_MARK))
+
+    assert "another way" not in template_line(0).lower()
+    assert "What does this arithmetic question give you" in template_line(0)
+    assert "another way" in template_line(-1).lower()  # a later turn may say it again
