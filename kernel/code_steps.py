@@ -16,7 +16,8 @@ so a step is never "done" in a way the solution itself does not do it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 
 from pedrag.kernel.code_rules import CodeTooDeep, parse_python
 
@@ -80,11 +81,18 @@ def steps(code: str) -> list[Step]:
     """Every statement of ``code`` with its loop depth, in order; [] when it does not parse,
     or is too deep to read (`code_rules.parse_python`; its shapes are copied and compared
     recursively, so a statement too deep for that reads as no step)."""
+    return list(_steps(code))
+
+
+@functools.lru_cache(maxsize=64)
+def _steps(code: str) -> tuple[Step, ...]:
+    """:func:`steps`, parsed once per code: a turn asks of the same code several times (the
+    hints it has done, the hint to show, after the reply). The shapes are shared: read only."""
     try:
         tree = parse_python(code)
-        return list(_walk(tree.body, 0)) if tree is not None else []
+        return tuple(_walk(tree.body, 0)) if tree is not None else ()
     except (CodeTooDeep, RecursionError, MemoryError):
-        return []
+        return ()
 
 
 def _walk(body: list[ast.stmt], depth: int) -> Iterator[Step]:
@@ -144,7 +152,7 @@ def solution_step(text: str, solution: str) -> Step | None:
     )
 
 
-def has_step(step: Step, found: list[Step]) -> bool:
+def has_step(step: Step, found: Sequence[Step]) -> bool:
     """Whether code whose statements are ``found`` (:func:`steps`) has ``step``."""
     depth, wanted = step
     return any(depth == at and matches(wanted, shaped) for at, shaped in found)
