@@ -209,25 +209,18 @@ def refers_back(hint: str) -> bool:
 
 # A wording that presents itself as saying again what the tutor said before ("Let me put it
 # another way: ...", "In other words: ..."): as the session's first reply it rephrases a reply
-# the learner never had.
-_REPHRASES = re.compile(
-    r"\b(?:put it (?:another|a different) way|in other words|said differently"
-    r"|put differently|to rephrase|let me rephrase)\b",
-    re.I,
+# the learner never had. One list of those phrases, read anywhere in a wording and as its
+# opening words (which can go).
+_REPHRASING = r"put it (?:another|a different) way|in other words|said differently|put differently"
+_REPHRASES = re.compile(rf"\b(?:{_REPHRASING}|to rephrase|let me rephrase)\b", re.I)
+_REPHRASING_OPENER = re.compile(
+    rf"^\s*(?:let me |to )?(?:{_REPHRASING}|rephrase)\s*[:,;.\u2014-]\s*", re.I
 )
 
 
 def rephrases(wording: str) -> bool:
     """Whether ``wording`` says again, in other words, something said before it."""
     return _REPHRASES.search(wording) is not None
-
-
-# ... said as its opening words ("Let me put it another way: ..."), which can go.
-_REPHRASING_OPENER = re.compile(
-    r"^\s*(?:let me |to )?(?:put it (?:another|a different) way|in other words"
-    r"|said differently|put differently|rephrase)\s*[:,;.\u2014-]\s*",
-    re.I,
-)
 
 
 def first_reply_wordings(wordings: Sequence[str], said: Mapping[str, Any]) -> list[str]:
